@@ -1,0 +1,100 @@
+"""Exceptions of the core: one root, :class:`ItascError`, with specific subclasses.
+
+Every message names what is wrong and, where there is a finite set, the valid choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def _choices(names: Iterable[str], limit: int = 40) -> str:
+    items = list(names)
+    shown = ", ".join(repr(n) for n in items[:limit])
+    if len(items) > limit:
+        shown += f", ... ({len(items) - limit} more)"
+    return shown or "(none)"
+
+
+class ItascError(Exception):
+    """Root of every error raised by itasc_ros."""
+
+
+class UrdfError(ItascError):
+    """The URDF cannot be turned into a kinematic tree."""
+
+
+class UrdfSyntaxError(UrdfError):
+    """The URDF is not well-formed XML, is not a ``<robot>``, or is hostile (entities, size)."""
+
+
+class UrdfStructureError(UrdfError):
+    """The URDF's links and joints do not form one tree (cycle, two roots, missing link...)."""
+
+
+class UnsupportedJointError(UrdfError):
+    """A joint type the tree cannot represent (floating, planar, unknown)."""
+
+
+class InvalidJointError(UrdfError):
+    """A joint is malformed: zero or non-finite axis, non-finite origin, bad mimic."""
+
+
+class DuplicateNameError(UrdfError):
+    """Two links or two joints share a name."""
+
+
+class UnknownNameError(ItascError, KeyError):
+    """A link, joint or frame name that the model does not have."""
+
+    def __init__(self, kind: str, name: str, valid: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.valid = list(valid)
+        super().__init__(f"unknown {kind} {name!r}; {kind}s are: {_choices(self.valid)}")
+
+    def __str__(self) -> str:  # KeyError would quote the message otherwise
+        return str(self.args[0])
+
+
+class UnknownLinkError(UnknownNameError):
+    """A link (frame) that the tree does not have."""
+
+    def __init__(self, name: str, valid: Iterable[str]) -> None:
+        super().__init__("link", name, valid)
+
+
+class UnknownJointError(UnknownNameError):
+    """A joint that the tree does not have (or that is not active)."""
+
+    def __init__(self, name: str, valid: Iterable[str]) -> None:
+        super().__init__("joint", name, valid)
+
+
+class ConfigurationError(ItascError, ValueError):
+    """A joint vector or another numeric input of the wrong shape or with NaN/Inf."""
+
+
+class ConstraintError(ItascError, ValueError):
+    """A constraint is configured with invalid values (unknown axis, negative gain...)."""
+
+
+class SolverError(ItascError, ValueError):
+    """An unknown solver option or invalid solver parameter."""
+
+
+__all__ = [
+    "ConfigurationError",
+    "ConstraintError",
+    "DuplicateNameError",
+    "InvalidJointError",
+    "ItascError",
+    "SolverError",
+    "UnknownJointError",
+    "UnknownLinkError",
+    "UnknownNameError",
+    "UnsupportedJointError",
+    "UrdfError",
+    "UrdfStructureError",
+    "UrdfSyntaxError",
+]

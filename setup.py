@@ -1,0 +1,65 @@
+"""ament_python / pip setup for itasc_ros."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "itasc_ros"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*", "bench", "bench.*"]),
+    package_data={PACKAGE: ["py.typed"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
+        (f"share/{PACKAGE}/rviz", glob("rviz/*.rviz")),
+    ],
+    python_requires=">=3.10",
+    install_requires=["numpy", "urdfdom-py", "rosbags>=0.11", "matplotlib"],
+    extras_require={
+        # Real rclpy + Fast DDS + messages as wheels, for machines without a ROS install.
+        "ros": [
+            "ros-rclpy",
+            "ros-rmw-fastrtps-cpp",
+            "ros-geometry-msgs",
+            "ros-sensor-msgs",
+            "ros-std-msgs",
+            "ros-std-srvs",
+            "ros-trajectory-msgs",
+            "ros-visualization-msgs",
+            "ros-diagnostic-msgs",
+        ],
+        "test": [
+            "pytest",
+            "hypothesis",
+            "pin",
+            "example-robot-data",
+            "ruff",
+            "mypy",
+            "colcon-core",
+            "colcon-ros",
+            "ros-ament-package",
+        ],
+        "bench": ["pytracik", "pin", "example-robot-data"],
+    },
+    zip_safe=True,
+    maintainer="itasc_ros developers",
+    maintainer_email="itasc-ros@example.org",
+    description="iTaSC constraint-based velocity IK node for ROS 2",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "itasc_node = itasc_ros.ros.node:main",
+            "itasc_sim_robot = itasc_ros.tools.sim_robot:main",
+            "itasc-demo = itasc_ros.tools.demo:main",
+            "itasc-record = itasc_ros.tools.record:main",
+            "itasc-replay = itasc_ros.tools.replay:main",
+            "itasc-bench = itasc_ros.tools.bench:main",
+        ],
+    },
+)
