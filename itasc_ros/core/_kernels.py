@@ -1,0 +1,123 @@
+"""Compiled kernels of the kinematic tree (numba, cached on disk).
+
+Internal: the public API is :class:`itasc_ros.core.tree.KinematicTree`. The kernels write into
+preallocated arrays and allocate nothing.
+
+Joint arrays (one entry per URDF joint, parents before children; joint k moves link k + 1,
+link 0 is the root):
+    parent (nj,) int64: parent link index.
+    origin (nj, 4, 4): joint frame in the parent link frame.
+    jtype (nj,) int64: 0 fixed, 1 revolute/continuous, 2 prismatic.
+    axis (nj, 3): unit axis in the joint frame.
+    qidx (nj,) int64: index into the full active joint vector (-1 for fixed).
+    mult, offs (nj,): value = mult * q[qidx] + offs (1, 0 unless mimic).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, fastmath=False, nogil=True)
+def forward_all(q, parent, origin, jtype, axis, qidx, mult, offs, out):  # type: ignore[no-untyped-def]
+    """Poses (n_links, 4, 4) of every link in the root frame, written into ``out``."""
+    for i in range(4):
+        for j in range(4):
+            out[0, i, j] = 1.0 if i == j else 0.0
+    nj = parent.shape[0]
+    m = np.empty((4, 4))
+    r = np.empty((3, 3))
+    for k in range(nj):
+        p = parent[k]
+        # m = out[p] @ origin[k]
+        for i in range(3):
+            for j in range(4):
+                s = 0.0
+                for t in range(4):
+                    s += out[p, i, t] * origin[k, t, j]
+                m[i, j] = s
+        c = k + 1
+        jt = jtype[k]
+        if jt == 0:
+            for i in range(3):
+                for j in range(4):
+                    out[c, i, j] = m[i, j]
+        else:
+            val = mult[k] * q[qidx[k]] + offs[k]
+            ax, ay, az = axis[k, 0], axis[k, 1], axis[k, 2]
+            if jt == 1:
+                ca = math.cos(val)
+                sa = math.sin(val)
+                v = 1.0 - ca
+                r[0, 0] = ca + ax * ax * v
+                r[0, 1] = ax * ay * v - az * sa
+                r[0, 2] = ax * az * v + ay * sa
+                r[1, 0] = ay * ax * v + az * sa
+                r[1, 1] = ca + ay * ay * v
+                r[1, 2] = ay * az * v - ax * sa
+                r[2, 0] = az * ax * v - ay * sa
+                r[2, 1] = az * ay * v + ax * sa
+                r[2, 2] = ca + az * az * v
+                for i in range(3):
+                    for j in range(3):
+                        out[c, i, j] = m[i, 0] * r[0, j] + m[i, 1] * r[1, j] + m[i, 2] * r[2, j]
+                    out[c, i, 3] = m[i, 3]
+            else:
+                for i in range(3):
+                    for j in range(3):
+                        out[c, i, j] = m[i, j]
+                    out[c, i, 3] = m[i, 3] + val * (m[i, 0] * ax + m[i, 1] * ay + m[i, 2] * az)
+        out[c, 3, 0] = 0.0
+        out[c, 3, 1] = 0.0
+        out[c, 3, 2] = 0.0
+        out[c, 3, 3] = 1.0
+
+
+@njit(cache=True, fastmath=False, nogil=True)
+def jacobian_full(poses, link, chain, chain_len, jtype, axis, qidx, mult, point, out):  # type: ignore[no-untyped-def]
+    """Geometric Jacobian (6, n_full) of ``link`` at ``point`` (root frame), into ``out``.
+
+    Rows 0-2: linear velocity of the point [m/s per unit]; rows 3-5: angular velocity
+    [rad/s per unit]; both in the root frame. ``chain[link, :chain_len[link]]`` lists the
+    joints between the root and the link.
+    """
+    out[:, :] = 0.0
+    px, py, pz = point[0], point[1], point[2]
+    for i in range(chain_len[link]):
+        k = chain[link, i]
+        jt = jtype[k]
+        if jt == 0:
+            continue
+        c = k + 1
+        ax, ay, az = axis[k, 0], axis[k, 1], axis[k, 2]
+        zx = poses[c, 0, 0] * ax + poses[c, 0, 1] * ay + poses[c, 0, 2] * az
+        zy = poses[c, 1, 0] * ax + poses[c, 1, 1] * ay + poses[c, 1, 2] * az
+        zz = poses[c, 2, 0] * ax + poses[c, 2, 1] * ay + poses[c, 2, 2] * az
+        col = qidx[k]
+        g = mult[k]
+        if jt == 1:
+            dx = px - poses[c, 0, 3]
+            dy = py - poses[c, 1, 3]
+            dz = pz - poses[c, 2, 3]
+            out[0, col] += g * (zy * dz - zz * dy)
+            out[1, col] += g * (zz * dx - zx * dz)
+            out[2, col] += g * (zx * dy - zy * dx)
+            out[3, col] += g * zx
+            out[4, col] += g * zy
+            out[5, col] += g * zz
+        else:
+            out[0, col] += g * zx
+            out[1, col] += g * zy
+            out[2, col] += g * zz
+
+
+@njit(cache=True, nogil=True)
+def select_columns(full, sel, out):  # type: ignore[no-untyped-def]
+    """out[:, i] = full[:, sel[i]] for a (6, n_full) Jacobian; no allocation."""
+    for i in range(sel.shape[0]):
+        s = sel[i]
+        for r in range(full.shape[0]):
+            out[r, i] = full[r, s]

@@ -1,0 +1,347 @@
+"""KinematicTree: the whole URDF tree, forward kinematics and Jacobians of any link.
+
+The tree keeps every link of the URDF. Its *active joints* are the movable, non-mimic joints
+(``joint_names``, URDF order); mimic joints follow their leader and are folded into its
+Jacobian column. :meth:`KinematicTree.select_joints` restricts the active joints to a subset
+(the others are held at set values), e.g. to control one arm of a two-armed robot.
+
+Conventions: poses are (4, 4) in the root link frame; Jacobians are (6, n) with rows 0-2 the
+linear velocity of the link origin and rows 3-5 the angular velocity, both in the root frame
+(Pinocchio's LOCAL_WORLD_ALIGNED).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _kernels, spatial
+from .errors import ConfigurationError, UnknownJointError, UnknownLinkError, UrdfSyntaxError
+from .urdf import JointSpec, RobotSpec, parse_urdf
+
+Array = NDArray[np.float64]
+
+_JTYPE = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2}
+
+
+class _Model:
+    """Immutable joint arrays shared by a tree and its restricted views."""
+
+    def __init__(self, spec: RobotSpec) -> None:
+        self.spec = spec
+        children: dict[str, list[JointSpec]] = {}
+        child_links = set()
+        for j in spec.joints:
+            children.setdefault(j.parent, []).append(j)
+            child_links.add(j.child)
+        root = next(n for n in spec.links if n not in child_links)
+        # Parents before children (breadth first), siblings in document order.
+        order: list[JointSpec] = []
+        queue = [root]
+        while queue:
+            link = queue.pop(0)
+            for j in children.get(link, []):
+                order.append(j)
+                queue.append(j.child)
+        self.root = root
+        self.link_names = [root] + [j.child for j in order]
+        self.link_index = {n: i for i, n in enumerate(self.link_names)}
+        self.joints = order
+        # Active joints: movable, not mimic, in URDF document order.
+        self.active = [j.name for j in spec.joints if j.type != "fixed" and j.mimic is None]
+        active_idx = {n: i for i, n in enumerate(self.active)}
+        by_name = {j.name: j for j in spec.joints}
+        nj = len(order)
+        self.parent = np.zeros(nj, dtype=np.int64)
+        self.origin = np.zeros((nj, 4, 4))
+        self.jtype = np.zeros(nj, dtype=np.int64)
+        self.axis = np.zeros((nj, 3))
+        self.qidx = np.full(nj, -1, dtype=np.int64)
+        self.mult = np.ones(nj)
+        self.offs = np.zeros(nj)
+        for k, j in enumerate(order):
+            self.parent[k] = self.link_index[j.parent]
+            self.origin[k] = j.origin
+            self.jtype[k] = _JTYPE[j.type]
+            self.axis[k] = j.axis
+            if j.type == "fixed":
+                continue
+            # Resolve a mimic chain to its leader: value = mult * q_leader + offs.
+            mult, offs, lead = 1.0, 0.0, j
+            while lead.mimic is not None:
+                mult, offs = mult * lead.mimic.multiplier, offs * lead.mimic.multiplier
+                offs += lead.mimic.offset
+                lead = by_name[lead.mimic.joint]
+            self.qidx[k] = active_idx[lead.name]
+            self.mult[k], self.offs[k] = mult, offs
+        # For each link, the joints from the root down to it.
+        nl = len(self.link_names)
+        chains: list[list[int]] = [[]]
+        for k in range(nj):
+            chains.append([*chains[int(self.parent[k])], k])
+        width = max(1, max(len(c) for c in chains))
+        self.chain = np.zeros((nl, width), dtype=np.int64)
+        self.chain_len = np.zeros(nl, dtype=np.int64)
+        for i, c in enumerate(chains):
+            self.chain[i, : len(c)] = c
+            self.chain_len[i] = len(c)
+        specs = [by_name[n] for n in self.active]
+        self.lower = np.array([s.lower if s.type != "continuous" else -math.inf for s in specs])
+        self.upper = np.array([s.upper if s.type != "continuous" else math.inf for s in specs])
+        self.velocity = np.array([s.velocity for s in specs])
+        self.types = [s.type for s in specs]
+
+
+class KinematicTree:
+    """Forward kinematics and Jacobians of every link of a URDF tree.
+
+    Build with :meth:`from_urdf` or :meth:`from_urdf_file`. The array-returning methods
+    allocate their result; the scene's control tick uses :meth:`compute`, :meth:`pose_ref`
+    and :meth:`jacobian_into`, which do not.
+    """
+
+    def __init__(self, model: _Model, active: Sequence[str] | None = None,
+                 q_fixed: ArrayLike | None = None) -> None:
+        self._m = model
+        names = list(model.active if active is None else active)
+        full_idx = {n: i for i, n in enumerate(model.active)}
+        for n in names:
+            if n not in full_idx:
+                raise UnknownJointError(n, model.active)
+        if len(set(names)) != len(names):
+            raise ConfigurationError(f"joint names repeat in {names}")
+        self._names = names
+        self._sel = np.array([full_idx[n] for n in names], dtype=np.int64)
+        self._q_full = np.zeros(len(model.active))
+        if q_fixed is not None:
+            self.set_fixed_positions(q_fixed)
+        self._poses = np.zeros((len(model.link_names), 4, 4))
+        self._jfull = np.zeros((6, len(model.active)))
+        self._dirty = True
+
+    # ----------------------------------------------------------------------- construction
+    @classmethod
+    def from_urdf(cls, xml: str | bytes) -> KinematicTree:
+        """Build the tree of a URDF document (str or bytes).
+
+        Raises:
+            UrdfError: a subclass naming what is wrong (see :mod:`itasc_ros.core.urdf`).
+        """
+        return cls(_Model(parse_urdf(xml)))
+
+    @classmethod
+    def from_urdf_file(cls, path: str | Path) -> KinematicTree:
+        """Build the tree of a URDF file.
+
+        Raises:
+            UrdfSyntaxError: the file cannot be read.
+        """
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise UrdfSyntaxError(f"cannot read URDF file {str(path)!r}: {exc}") from exc
+        return cls.from_urdf(data)
+
+    def select_joints(self, names: Sequence[str], q_fixed: ArrayLike | None = None) -> KinematicTree:
+        """A view of the same tree whose active joints are ``names`` (in that order).
+
+        Args:
+            names: active joints of the view; a subset of this tree's full joint list.
+            q_fixed: (n_full,) positions at which the other joints are held, in the order of
+                :attr:`all_joint_names` (default: zeros).
+
+        Raises:
+            UnknownJointError: a name that is not a movable, non-mimic joint.
+        """
+        return KinematicTree(self._m, names, self._q_full if q_fixed is None else q_fixed)
+
+    def set_fixed_positions(self, q_full: ArrayLike) -> None:
+        """Set the positions (n_full,) of the joints that are not active in this view."""
+        q = np.asarray(q_full, dtype=float)
+        if q.shape != self._q_full.shape or not np.all(np.isfinite(q)):
+            raise ConfigurationError(
+                f"fixed positions must be {self._q_full.shape[0]} finite values in the order "
+                f"{self._m.active}; got shape {q.shape}"
+            )
+        self._q_full[:] = q
+        self._dirty = True
+
+    # ----------------------------------------------------------------------- description
+    @property
+    def joint_names(self) -> list[str]:
+        """Active joints, in the column order of Jacobians and of ``q``."""
+        return list(self._names)
+
+    @property
+    def all_joint_names(self) -> list[str]:
+        """Every movable, non-mimic joint of the URDF (URDF order)."""
+        return list(self._m.active)
+
+    @property
+    def link_names(self) -> list[str]:
+        """Every link of the tree, parents before children."""
+        return list(self._m.link_names)
+
+    @property
+    def root_link(self) -> str:
+        """The root link: the frame of every pose and Jacobian."""
+        return self._m.root
+
+    @property
+    def name(self) -> str:
+        """The robot's name in the URDF."""
+        return self._m.spec.name
+
+    @property
+    def n_joints(self) -> int:
+        """Number of active joints."""
+        return len(self._names)
+
+    @property
+    def joints(self) -> list[JointSpec]:
+        """Every URDF joint (fixed and mimic ones too), parents before children."""
+        return list(self._m.joints)
+
+    @property
+    def lower(self) -> Array:
+        """(n,) position lower limits [rad or m]; -inf for continuous joints."""
+        return self._m.lower[self._sel].copy()
+
+    @property
+    def upper(self) -> Array:
+        """(n,) position upper limits [rad or m]; +inf for continuous joints."""
+        return self._m.upper[self._sel].copy()
+
+    @property
+    def velocity_limits(self) -> Array:
+        """(n,) velocity limits [rad/s or m/s]; +inf where the URDF gives none."""
+        return self._m.velocity[self._sel].copy()
+
+    @property
+    def joint_types(self) -> list[str]:
+        """URDF type of each active joint ('revolute', 'continuous' or 'prismatic')."""
+        return [self._m.types[i] for i in self._sel]
+
+    def link_index(self, link: str) -> int:
+        """Index of a link for :meth:`pose_ref` / :meth:`jacobian_into`.
+
+        Raises:
+            UnknownLinkError: naming the links of the tree.
+        """
+        try:
+            return self._m.link_index[link]
+        except (KeyError, TypeError):
+            raise UnknownLinkError(str(link), self._m.link_names) from None
+
+    def joint_index(self, joint: str) -> int:
+        """Index of an active joint in ``q``.
+
+        Raises:
+            UnknownJointError: naming the active joints.
+        """
+        try:
+            return self._names.index(joint)
+        except ValueError:
+            raise UnknownJointError(joint, self._names) from None
+
+    def neutral(self) -> Array:
+        """(n,) a configuration within limits: mid-range, or 0 for unlimited joints."""
+        lo, hi = self.lower, self.upper
+        mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)
+        return np.asarray(mid, dtype=float)
+
+    # ----------------------------------------------------------------------- no-alloc API
+    def compute(self, q: Array) -> None:
+        """Compute every link pose for ``q`` (n,) [rad or m] into the internal buffer.
+
+        Raises:
+            ConfigurationError: wrong length or non-finite values.
+        """
+        if q.shape != self._sel.shape:
+            raise ConfigurationError(
+                f"q has shape {np.shape(q)}; expected ({len(self._names)},) for joints "
+                f"{self._names}"
+            )
+        if not math.isfinite(float(np.dot(q, q))):
+            raise ConfigurationError(f"q has NaN, Inf or huge values: {np.asarray(q).tolist()}")
+        self._q_full[self._sel] = q
+        m = self._m
+        _kernels.forward_all(
+            self._q_full, m.parent, m.origin, m.jtype, m.axis, m.qidx, m.mult, m.offs, self._poses
+        )
+        self._dirty = False
+
+    def pose_ref(self, link_idx: int) -> Array:
+        """(4, 4) view of a link's pose from the last :meth:`compute` (do not modify)."""
+        return self._poses[link_idx]
+
+    def jacobian_into(self, link_idx: int, out: Array, point: Array | None = None) -> Array:
+        """(6, n) Jacobian of a link from the last :meth:`compute`, written into ``out``.
+
+        Args:
+            link_idx: from :meth:`link_index`.
+            out: (6, n) preallocated output.
+            point: (3,) root-frame point whose velocity the linear rows give (default: the
+                link origin).
+        """
+        m = self._m
+        p = self._poses[link_idx, :3, 3] if point is None else point
+        _kernels.jacobian_full(
+            self._poses, link_idx, m.chain, m.chain_len, m.jtype, m.axis, m.qidx, m.mult, p,
+            self._jfull,
+        )
+        _kernels.select_columns(self._jfull, self._sel, out)
+        return out
+
+    # ----------------------------------------------------------------------- convenience API
+    def _q(self, q: ArrayLike) -> Array:
+        arr = np.ascontiguousarray(q, dtype=np.float64)
+        if arr.ndim != 1:
+            arr = arr.reshape(-1)
+        return arr
+
+    def forward_kinematics(self, q: ArrayLike, link: str) -> Array:
+        """(4, 4) pose of ``link`` in the root frame at configuration ``q`` (n,)."""
+        idx = self.link_index(link)
+        self.compute(self._q(q))
+        return self._poses[idx].copy()
+
+    def all_poses(self, q: ArrayLike) -> dict[str, Array]:
+        """Pose (4, 4) of every link in the root frame, by link name."""
+        self.compute(self._q(q))
+        return {n: self._poses[i].copy() for i, n in enumerate(self._m.link_names)}
+
+    def jacobian(self, q: ArrayLike, link: str) -> Array:
+        """(6, n) geometric Jacobian of ``link`` (origin) in the root frame at ``q``."""
+        idx = self.link_index(link)
+        self.compute(self._q(q))
+        return self.jacobian_into(idx, np.empty((6, len(self._names))))
+
+    def relative_transform(self, q: ArrayLike, frame: str, link: str) -> Array:
+        """(4, 4) pose of ``link`` expressed in ``frame`` (both links of the tree)."""
+        i, j = self.link_index(frame), self.link_index(link)
+        self.compute(self._q(q))
+        return spatial.pose_inverse(self._poses[i]) @ self._poses[j]
+
+    def clamp(self, q: ArrayLike) -> Array:
+        """``q`` clipped into the position limits."""
+        return np.clip(np.asarray(q, dtype=float), self._m.lower[self._sel], self._m.upper[self._sel])
+
+    def random_configuration(self, rng: np.random.Generator) -> Array:
+        """(n,) uniform within limits; unlimited joints in [-pi, pi]."""
+        lo = np.where(np.isfinite(self.lower), self.lower, -math.pi)
+        hi = np.where(np.isfinite(self.upper), self.upper, math.pi)
+        return rng.uniform(lo, hi)
+
+    def __repr__(self) -> str:
+        return (
+            f"KinematicTree({self.name!r}, root={self.root_link!r}, "
+            f"{len(self._m.link_names)} links, {self.n_joints} active joints)"
+        )
+
+
+__all__ = ["KinematicTree"]

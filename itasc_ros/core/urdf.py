@@ -1,0 +1,449 @@
+"""URDF -> joint/link description, with clear errors for bad or hostile URDFs.
+
+Parsing uses ``urdf_parser_py`` (PyPI ``urdfdom-py``) on an XML tree that was first read by a
+hardened lxml parser (no entity expansion, no network, bounded size and depth). Unknown tags and
+attributes are accepted silently, as robot_state_publisher and RViz accept them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import threading
+import xml.parsers.expat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from lxml import etree
+
+from . import spatial
+from .errors import (
+    DuplicateNameError,
+    InvalidJointError,
+    UnsupportedJointError,
+    UrdfStructureError,
+    UrdfSyntaxError,
+    _choices,
+)
+
+MAX_URDF_BYTES = 64 * 1024 * 1024
+"""Largest URDF accepted [bytes] (real ones are below a few MB)."""
+
+MAX_XML_DEPTH = 64
+"""Deepest XML nesting accepted (URDF needs about 5)."""
+
+SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+"""Joint types the kinematic tree represents; mimic joints of the movable ones too."""
+
+
+@dataclass(frozen=True)
+class MimicSpec:
+    """A mimic relation: value = multiplier * value(joint) + offset."""
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """One URDF joint, checked.
+
+    Attributes:
+        name: joint name.
+        type: one of :data:`SUPPORTED_JOINT_TYPES`.
+        parent: parent link name.
+        child: child link name.
+        origin: (4, 4) pose of the joint frame in the parent link frame.
+        axis: (3,) unit axis in the joint frame.
+        lower: position lower limit [rad or m] (-inf when unlimited).
+        upper: position upper limit [rad or m] (+inf when unlimited).
+        velocity: velocity limit [rad/s or m/s] (+inf when the URDF gives none).
+        mimic: mimic relation, or None.
+    """
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray = field(repr=False)
+    axis: np.ndarray = field(repr=False)
+    lower: float = -math.inf
+    upper: float = math.inf
+    velocity: float = math.inf
+    mimic: MimicSpec | None = None
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """A checked URDF: its name, links, and joints (in document order)."""
+
+    name: str
+    links: list[str]
+    joints: list[JointSpec]
+
+
+_PARSER_KW = {
+    "resolve_entities": False,
+    "no_network": True,
+    "huge_tree": False,
+    "remove_comments": True,
+    "remove_pis": True,
+    "load_dtd": False,
+}
+
+
+_XML_DECL_ENCODING = re.compile(r"""^(\ufeff?<\?xml\s[^>]*?\bencoding\s*=\s*)(["'])[^"']*\2""")
+
+_XACRO_NS = "{http://www.ros.org/wiki/xacro}"
+
+_XACRO_HINT = (
+    " (this looks like an unexpanded xacro file: run `xacro robot.urdf.xacro > robot.urdf` "
+    "and load the result)"
+)
+
+_DTD_MESSAGE = (
+    "URDF has a <!DOCTYPE> declaration; DTDs and XML entities (<!ENTITY>) are not accepted "
+    "in a URDF (they allow entity-expansion and external-file attacks)"
+)
+
+_DEPTH_MESSAGE = f"URDF nests more than {MAX_XML_DEPTH} XML elements deep (URDF needs about 5)"
+
+_urdf_parser_lock = threading.Lock()
+
+
+def _to_bytes(xml: str | bytes) -> bytes:
+    if isinstance(xml, bytes):
+        return xml
+    if isinstance(xml, str):
+        # A str is already decoded: its XML declaration's encoding no longer applies.
+        return _XML_DECL_ENCODING.sub(r"\1\2UTF-8\2", xml, count=1).encode("utf-8")
+    raise UrdfSyntaxError(f"URDF must be str or bytes, got {type(xml).__name__}")
+
+
+class _PrologEnd(Exception):
+    """Raised inside the expat prolog scan to stop it."""
+
+
+def _has_doctype(data: bytes) -> bool:
+    """Whether the prolog (before the root element) has a ``<!DOCTYPE``.
+
+    Scanned with expat, which stops at the DOCTYPE's start, before any entity is declared or
+    expanded, or at the root element's start. Undecidable input (bad bytes, an encoding expat
+    lacks) gives False and is left to lxml, which rejects DTDs too.
+    """
+    parser = xml.parsers.expat.ParserCreate()
+
+    def stop(*_: object) -> None:
+        raise _PrologEnd
+
+    found: list[bool] = []
+
+    def doctype(*_: object) -> None:
+        found.append(True)
+        raise _PrologEnd
+
+    parser.StartDoctypeDeclHandler = doctype
+    parser.StartElementHandler = stop
+    with contextlib.suppress(_PrologEnd, xml.parsers.expat.ExpatError, ValueError, LookupError):
+        parser.Parse(data, True)
+    return bool(found)
+
+
+def _parse_xml(xml: str | bytes) -> etree._Element:
+    data = _to_bytes(xml)
+    if len(data) > MAX_URDF_BYTES:
+        raise UrdfSyntaxError(
+            f"URDF is {len(data)} bytes; the largest accepted is {MAX_URDF_BYTES} bytes"
+        )
+    if not data.strip():
+        raise UrdfSyntaxError("URDF is empty: expected a <robot> document")
+    if _has_doctype(data):
+        raise UrdfSyntaxError(_DTD_MESSAGE)
+    try:
+        root = etree.fromstring(data, etree.XMLParser(**_PARSER_KW))  # type: ignore[arg-type]
+    except etree.XMLSyntaxError as exc:
+        if "Excessive depth" in str(exc):
+            raise UrdfSyntaxError(_DEPTH_MESSAGE) from exc
+        raise UrdfSyntaxError(f"URDF is not well-formed XML: {exc}") from exc
+    if root is None:
+        raise UrdfSyntaxError("URDF is empty: expected a <robot> document")
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
+        raise UrdfSyntaxError(_DTD_MESSAGE)
+    if root.tag != "robot":
+        shown = root.tag.replace(_XACRO_NS, "xacro:") if isinstance(root.tag, str) else root.tag
+        raise UrdfSyntaxError(
+            f"URDF root element is <{shown}>; expected <robot>"
+            + (_XACRO_HINT if str(root.tag).startswith(_XACRO_NS) else "")
+        )
+    for el in root.iter():
+        if isinstance(el, etree._Entity):
+            raise UrdfSyntaxError("URDF uses XML entities; they are not accepted")
+    if _max_depth(root) > MAX_XML_DEPTH:
+        raise UrdfSyntaxError(_DEPTH_MESSAGE)
+    return root
+
+
+def _max_depth(root: etree._Element) -> int:
+    best = 0
+    stack = [(root, 1)]
+    while stack:
+        el, d = stack.pop()
+        best = max(best, d)
+        if d <= MAX_XML_DEPTH:
+            stack.extend((c, d + 1) for c in el)
+    return best
+
+
+@contextlib.contextmanager
+def _quiet_urdf_parser() -> Iterator[list[str]]:
+    """Silence urdf_parser_py's per-attribute warnings on stderr; collect them instead.
+
+    ``on_error`` is a module global of urdf_parser_py, so concurrent parses are serialized.
+    """
+    from urdf_parser_py.xml_reflection import core
+
+    messages: list[str] = []
+    with _urdf_parser_lock:
+        saved = core.on_error
+        core.on_error = messages.append
+        try:
+            yield messages
+        finally:
+            core.on_error = saved
+
+
+def _finite_vec(values: object, what: str, n: int = 3) -> np.ndarray:
+    try:
+        v = np.asarray(values, dtype=float).reshape(n)
+    except (TypeError, ValueError) as exc:
+        raise InvalidJointError(f"{what} must be {n} numbers, got {values!r}") from exc
+    if not np.all(np.isfinite(v)):
+        raise InvalidJointError(f"{what} has a non-finite value: {v.tolist()}")
+    return v
+
+
+def _origin(origin: object, what: str) -> np.ndarray:
+    if origin is None:
+        return np.eye(4)
+    xyz = _finite_vec(getattr(origin, "xyz", None) or [0.0, 0.0, 0.0], f"{what} origin xyz")
+    rpy = _finite_vec(getattr(origin, "rpy", None) or [0.0, 0.0, 0.0], f"{what} origin rpy")
+    return spatial.make_pose(spatial.rpy_to_matrix(*rpy), xyz)
+
+
+def _float_or(value: object, default: float) -> float:
+    if value is None:
+        return default
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+
+
+def parse_urdf(xml: str | bytes) -> RobotSpec:
+    """Parse and check a URDF.
+
+    Args:
+        xml: the URDF document (str or bytes; an XML declaration is fine).
+
+    Returns:
+        The checked description of links and joints.
+
+    Raises:
+        UrdfSyntaxError: not XML, not ``<robot>``, entities, too large or too deep.
+        DuplicateNameError: two links or two joints share a name.
+        UnsupportedJointError: floating, planar or unknown joint type.
+        InvalidJointError: zero/non-finite axis, non-finite origin or limits, bad mimic.
+        UrdfStructureError: missing link, cycle, several roots.
+    """
+    root = _parse_xml(xml)
+    # Check names and types on the raw XML first: urdf_parser_py is lenient about them.
+    link_names = [el.get("name") for el in root.findall("link")]
+    if any(n is None or n == "" for n in link_names):
+        raise UrdfSyntaxError("a <link> has no name attribute")
+    _check_unique("link", link_names)  # type: ignore[arg-type]
+    raw_joints = root.findall("joint")
+    joint_names = [el.get("name") for el in raw_joints]
+    if any(n is None or n == "" for n in joint_names):
+        raise UrdfSyntaxError("a <joint> has no name attribute")
+    _check_unique("joint", joint_names)  # type: ignore[arg-type]
+    for el in raw_joints:
+        jname = el.get("name")
+        jtype = el.get("type")
+        if jtype not in SUPPORTED_JOINT_TYPES:
+            has = f"has type {jtype!r}" if jtype is not None else "has no type attribute"
+            raise UnsupportedJointError(
+                f"joint {jname!r} {has}; supported types are: "
+                + ", ".join(SUPPORTED_JOINT_TYPES)
+                + (
+                    " (a floating base is not part of the arm's tree: give the root link a"
+                    " fixed pose instead)"
+                    if jtype in ("floating", "planar")
+                    else ""
+                )
+            )
+        for tag in ("parent", "child"):
+            subs = el.findall(tag)
+            if not subs or not subs[0].get("link"):
+                raise UrdfStructureError(f"joint {jname!r} has no <{tag} link=...>")
+            if len(subs) > 1:
+                raise UrdfStructureError(
+                    f"joint {jname!r} has {len(subs)} <{tag}> elements; a joint has exactly one"
+                )
+        axis_el = el.find("axis")
+        if axis_el is not None:
+            xyz = axis_el.get("xyz")
+            if xyz is None:
+                raise InvalidJointError(f"joint {jname!r} has an <axis> without xyz=...")
+            _finite_vec(xyz.split(), f"joint {jname!r} axis")
+
+    from urdf_parser_py import urdf as up
+    from urdf_parser_py.xml_reflection.core import Path
+
+    with _quiet_urdf_parser():
+        try:
+            robot = up.URDF.from_xml(root, Path(up.URDF.XML_REFL.tag, tree=etree.ElementTree(root)))
+        except Exception as exc:  # urdf_parser_py raises many kinds for bad values
+            msg = " ".join(str(exc).split())
+            hint = _XACRO_HINT if ("${" in msg or "$(" in msg) else ""
+            raise UrdfSyntaxError(f"URDF could not be read: {msg}{hint}") from exc
+
+    joints = [_joint_spec(j) for j in robot.joints]
+    spec = RobotSpec(name=str(root.get("name") or ""), links=list(link_names), joints=joints)  # type: ignore[arg-type]
+    _check_structure(spec)
+    return spec
+
+
+def _check_unique(kind: str, names: list[str]) -> None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise DuplicateNameError(f"two {kind}s are named {n!r}; {kind} names must be unique")
+        seen.add(n)
+
+
+def _joint_spec(j: object) -> JointSpec:
+    name = str(getattr(j, "name", ""))
+    jtype = str(getattr(j, "type", ""))
+    origin = _origin(getattr(j, "origin", None), f"joint {name!r}")
+    axis_raw = getattr(j, "axis", None)
+    axis = _finite_vec(axis_raw if axis_raw is not None else [1.0, 0.0, 0.0], f"joint {name!r} axis")
+    norm = float(np.linalg.norm(axis))
+    if jtype != "fixed":
+        if norm < 1e-9:
+            raise InvalidJointError(f"joint {name!r} has a zero-length axis {axis.tolist()}")
+        axis = axis / norm
+    lower, upper, velocity = -math.inf, math.inf, math.inf
+    lim = getattr(j, "limit", None)
+    if lim is not None:
+        vel = _float_or(getattr(lim, "velocity", None), math.inf)
+        if math.isnan(vel) or vel < 0:
+            raise InvalidJointError(f"joint {name!r} has velocity limit {vel}; expected >= 0")
+        velocity = vel if vel > 0 else math.inf
+        if jtype in ("revolute", "prismatic"):
+            lower = _float_or(getattr(lim, "lower", None), 0.0)
+            upper = _float_or(getattr(lim, "upper", None), 0.0)
+            if math.isnan(lower) or math.isnan(upper) or lower > upper:
+                raise InvalidJointError(
+                    f"joint {name!r} has limits lower={lower}, upper={upper}; expected lower <= upper"
+                )
+    elif jtype in ("revolute", "prismatic"):
+        raise InvalidJointError(f"{jtype} joint {name!r} has no <limit>; URDF requires one")
+    mimic = None
+    m = getattr(j, "mimic", None)
+    if m is not None and jtype != "fixed":
+        mult = _float_or(getattr(m, "multiplier", None), 1.0)
+        off = _float_or(getattr(m, "offset", None), 0.0)
+        if not (math.isfinite(mult) and math.isfinite(off)):
+            raise InvalidJointError(f"joint {name!r} has a non-finite mimic multiplier/offset")
+        mimic = MimicSpec(str(getattr(m, "joint", "")), mult, off)
+    return JointSpec(
+        name=name,
+        type=jtype,
+        parent=str(j.parent),  # type: ignore[attr-defined]
+        child=str(j.child),  # type: ignore[attr-defined]
+        origin=origin,
+        axis=axis,
+        lower=lower,
+        upper=upper,
+        velocity=velocity,
+        mimic=mimic,
+    )
+
+
+def _check_structure(spec: RobotSpec) -> None:
+    links = set(spec.links)
+    if not links:
+        raise UrdfStructureError(f"robot {spec.name!r} has no <link>")
+    parent_of: dict[str, str] = {}
+    for j in spec.joints:
+        for role, link in (("parent", j.parent), ("child", j.child)):
+            if link not in links:
+                raise UrdfStructureError(
+                    f"joint {j.name!r} names {role} link {link!r}, which is not a <link>; links "
+                    f"are: {', '.join(repr(n) for n in spec.links[:40])}"
+                )
+        if j.parent == j.child:
+            raise UrdfStructureError(f"joint {j.name!r} connects link {j.child!r} to itself")
+        if j.child in parent_of:
+            raise UrdfStructureError(
+                f"link {j.child!r} is the child of two joints ({parent_of[j.child]!r} and "
+                f"{j.name!r}); a URDF is a tree"
+            )
+        parent_of[j.child] = j.name
+    roots = [n for n in spec.links if n not in parent_of]
+    if not roots:
+        raise UrdfStructureError("the joints form a cycle: every link has a parent, no root")
+    if len(roots) > 1:
+        raise UrdfStructureError(
+            f"URDF has {len(roots)} root links ({', '.join(repr(r) for r in roots[:10])}); "
+            "exactly one link must have no parent joint"
+        )
+    # Reachability from the root: links left over sit on a cycle.
+    children: dict[str, list[str]] = {}
+    for j in spec.joints:
+        children.setdefault(j.parent, []).append(j.child)
+    seen = {roots[0]}
+    stack = [roots[0]]
+    while stack:
+        for c in children.get(stack.pop(), []):
+            if c not in seen:
+                seen.add(c)
+                stack.append(c)
+    if len(seen) != len(links):
+        cyc = sorted(links - seen)
+        raise UrdfStructureError(
+            f"the joints form a cycle through links {', '.join(repr(c) for c in cyc[:10])}"
+        )
+    by_name = {j.name: j for j in spec.joints}
+    for j in spec.joints:
+        if j.mimic is None:
+            continue
+        seen_m = {j.name}
+        k = j
+        while k.mimic is not None:
+            lead = by_name.get(k.mimic.joint)
+            if lead is None or lead.type == "fixed":
+                movable = [n for n, s in by_name.items() if s.type != "fixed" and n != k.name]
+                raise InvalidJointError(
+                    f"joint {k.name!r} mimics {k.mimic.joint!r}, which is not a movable joint; "
+                    f"movable joints are: {_choices(movable)}"
+                )
+            if lead.name in seen_m:
+                raise InvalidJointError(f"mimic joints form a loop through {j.name!r}")
+            seen_m.add(lead.name)
+            k = lead
+
+
+__all__ = [
+    "MAX_URDF_BYTES",
+    "MAX_XML_DEPTH",
+    "SUPPORTED_JOINT_TYPES",
+    "JointSpec",
+    "MimicSpec",
+    "RobotSpec",
+    "parse_urdf",
+]

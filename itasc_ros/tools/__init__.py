@@ -1,0 +1,1 @@
+"""Console scripts: demo, record, replay, bench, simulated robot."""

@@ -1,0 +1,529 @@
+"""The interactive-marker server against a client that behaves like RViz's.
+
+Oracle: the protocol of ros-visualization/interactive_markers (InteractiveMarkerClient in
+src/interactive_marker_client.cpp, as used by RViz): the client subscribes to ``update``, asks
+``get_interactive_markers`` for the full state, drops updates with ``seq_num <=`` the service's
+``sequence_number`` and treats any ``seq_num != last + 1`` as a gap (RViz resets on it). The
+server runs in its own process (test/im_server_process.py) over shared-memory DDS in a private
+domain; this process is the client. The 6-DOF marker layout is checked against
+visualization_tutorials ``make6DofMarker`` (box + rotate/move about x, z, y).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import Pose
+from im_server_process import (
+    EFFECTOR_XYZ,
+    FRAME,
+    INITIAL_XYZ,
+    MARKER,
+    NAMESPACE,
+    NODE_NAMESPACE,
+)
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from visualization_msgs.msg import (
+    InteractiveMarker,
+    InteractiveMarkerControl,
+    InteractiveMarkerFeedback,
+    InteractiveMarkerUpdate,
+)
+from visualization_msgs.srv import GetInteractiveMarkers
+
+from itasc_ros.core.spatial import quat_to_matrix
+from itasc_ros.ros.interactive_marker_server import (
+    CLIENT_LOCK_TIMEOUT,
+    SNAP_TO_EFFECTOR,
+    InteractiveMarkerServer,
+    make_6dof_marker,
+)
+from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+
+pytestmark = pytest.mark.dds
+
+REPO = Path(__file__).resolve().parents[1]
+DOMAIN = private_domain_id(os.getpid() + 71)  # this module's own domain
+NS = f"{NODE_NAMESPACE}/{NAMESPACE}"  # '/im_test/target_marker'
+N_EVENTS = 1000
+WINDOW = 8  # feedback messages in flight at once [-]
+TIMEOUT = 10.0  # [s]
+
+# (name, interaction mode, axis of the control in the marker frame), as in make6DofMarker.
+EXPECTED_CONTROLS = [
+    ("move_rotate_3d", InteractiveMarkerControl.MOVE_ROTATE_3D, None),
+    ("rotate_x", InteractiveMarkerControl.ROTATE_AXIS, (1.0, 0.0, 0.0)),
+    ("move_x", InteractiveMarkerControl.MOVE_AXIS, (1.0, 0.0, 0.0)),
+    ("rotate_z", InteractiveMarkerControl.ROTATE_AXIS, (0.0, 0.0, 1.0)),
+    ("move_z", InteractiveMarkerControl.MOVE_AXIS, (0.0, 0.0, 1.0)),
+    ("rotate_y", InteractiveMarkerControl.ROTATE_AXIS, (0.0, 1.0, 0.0)),
+    ("move_y", InteractiveMarkerControl.MOVE_AXIS, (0.0, 1.0, 0.0)),
+]
+
+
+def make_pose(x: float, y: float, z: float, yaw: float = 0.0) -> Pose:
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = x, y, z
+    pose.orientation.z, pose.orientation.w = math.sin(yaw / 2.0), math.cos(yaw / 2.0)
+    return pose
+
+
+def xyz(pose: Pose) -> tuple[float, float, float]:
+    return (pose.position.x, pose.position.y, pose.position.z)
+
+
+def same_pose(a: Pose, b: Pose) -> bool:
+    pa = (*xyz(a), a.orientation.x, a.orientation.y, a.orientation.z, a.orientation.w)
+    pb = (*xyz(b), b.orientation.x, b.orientation.y, b.orientation.z, b.orientation.w)
+    return all(u == v for u, v in zip(pa, pb, strict=True))  # bit-exact over CDR
+
+
+def wait_until(pred: Callable[[], bool], timeout: float = TIMEOUT, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.002)
+
+
+def reliable(depth: int) -> QoSProfile:
+    return QoSProfile(depth=depth, reliability=ReliabilityPolicy.RELIABLE)
+
+
+# --------------------------------------------------------------------------- 6-DOF marker layout
+def check_6dof_layout(marker: InteractiveMarker) -> None:
+    assert [c.name for c in marker.controls] == [n for n, _, _ in EXPECTED_CONTROLS]
+    for control, (_, mode, axis) in zip(marker.controls, EXPECTED_CONTROLS, strict=True):
+        assert control.interaction_mode == mode
+        assert control.orientation_mode == InteractiveMarkerControl.INHERIT
+        q = control.orientation
+        assert math.isclose(q.x**2 + q.y**2 + q.z**2 + q.w**2, 1.0, abs_tol=1e-12)
+        if axis is not None:  # a control acts along the x axis of its orientation
+            x_axis = quat_to_matrix((q.x, q.y, q.z, q.w))[:, 0]  # (3,)
+            assert np.allclose(np.abs(x_axis), axis, atol=1e-12)
+    box = marker.controls[0]
+    assert box.always_visible
+    assert len(box.markers) == 1 and box.markers[0].scale.x == pytest.approx(0.45 * marker.scale)
+
+
+def test_make_6dof_marker_layout() -> None:
+    pose = make_pose(0.1, 0.2, 0.3, yaw=0.5)
+    marker = make_6dof_marker("goal", "world", pose, scale=0.3, description="Goal")
+    assert (marker.name, marker.header.frame_id, marker.description) == ("goal", "world", "Goal")
+    assert marker.header.stamp.sec == 0 and marker.header.stamp.nanosec == 0
+    assert marker.scale == pytest.approx(0.3)
+    assert same_pose(marker.pose, pose) and marker.pose is not pose
+    check_6dof_layout(marker)
+    assert [(e.id, e.parent_id, e.title) for e in marker.menu_entries] == [(1, 0, SNAP_TO_EFFECTOR)]
+    assert make_6dof_marker("goal", "world", pose, menu=False).menu_entries == []
+    with pytest.raises(ValueError, match="scale"):
+        make_6dof_marker("goal", "world", pose, scale=0.0)
+
+
+# --------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen[bytes]]:
+    env = local_dds_env(DOMAIN)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    log_path = tmp_path_factory.mktemp("im_server") / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, str(REPO / "test" / "im_server_process.py")],
+            env=env,
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.returncode not in (0, -signal.SIGINT, -signal.SIGKILL):
+            print(log_path.read_text(errors="replace"))
+
+
+@pytest.fixture(scope="module")
+def ros() -> Iterator[tuple[Context, SingleThreadedExecutor]]:
+    apply_local_dds_env(DOMAIN)
+    context = Context()
+    rclpy.init(context=context, domain_id=DOMAIN, signal_handler_options=SignalHandlerOptions.NO)
+    executor = SingleThreadedExecutor(context=context)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        yield context, executor
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        rclpy.shutdown(context=context)
+        thread.join(timeout=2.0)
+
+
+class RvizLikeClient:
+    """The client side of the protocol, with RViz's sequence-number rules.
+
+    Subscribes to ``update`` first, then asks the service; updates queued before the answer with
+    ``seq_num <=`` its ``sequence_number`` are dropped; every later UPDATE must have exactly the
+    next ``seq_num`` — anything else is recorded in :attr:`gaps` (RViz would reset).
+    """
+
+    def __init__(self, context: Context, executor: SingleThreadedExecutor, name: str) -> None:
+        self.client_id = f"/{name}"
+        self.node = rclpy.create_node(name, context=context)
+        self.cond = threading.Condition()
+        self.queued: list[InteractiveMarkerUpdate] = []  # before the service answered
+        self.updates: list[InteractiveMarkerUpdate] = []  # accepted UPDATEs, in order
+        self.gaps: list[tuple[int, int]] = []  # (expected, received)
+        self.keep_alive_seqs: list[int] = []
+        self.init_seq: int | None = None
+        self.last_seq: int | None = None
+        self.sub = self.node.create_subscription(
+            InteractiveMarkerUpdate, f"{NS}/update", self._on_update, reliable(100)
+        )
+        self.pub = self.node.create_publisher(
+            InteractiveMarkerFeedback, f"{NS}/feedback", reliable(100)
+        )
+        self.cli = self.node.create_client(GetInteractiveMarkers, f"{NS}/get_interactive_markers")
+        executor.add_node(self.node)
+
+    def _accept(self, msg: InteractiveMarkerUpdate) -> None:
+        assert self.init_seq is not None
+        if msg.seq_num <= (self.last_seq if self.last_seq is not None else self.init_seq):
+            return  # already contained in the service's answer
+        expected = (self.last_seq if self.last_seq is not None else self.init_seq) + 1
+        if msg.seq_num != expected:
+            self.gaps.append((expected, msg.seq_num))
+        self.last_seq = msg.seq_num
+        self.updates.append(msg)
+
+    def _on_update(self, msg: InteractiveMarkerUpdate) -> None:
+        with self.cond:
+            if msg.type == InteractiveMarkerUpdate.KEEP_ALIVE:
+                self.keep_alive_seqs.append(msg.seq_num)
+            elif self.init_seq is None:
+                self.queued.append(msg)
+            else:
+                self._accept(msg)
+            self.cond.notify_all()
+
+    def connect(self) -> GetInteractiveMarkers.Response:
+        """Wait until the update topic flows, then get the full state (as RViz does)."""
+        wait_until(lambda: bool(self.keep_alive_seqs), what="a KEEP_ALIVE (update matched)")
+        assert self.cli.wait_for_service(timeout_sec=TIMEOUT)
+        future = self.cli.call_async(GetInteractiveMarkers.Request())
+        wait_until(future.done, what="the get_interactive_markers answer")
+        response = future.result()
+        assert response is not None
+        with self.cond:
+            self.init_seq = response.sequence_number
+            for msg in self.queued:
+                self._accept(msg)
+            self.queued = []
+        wait_until(lambda: self.pub.get_subscription_count() >= 1, what="feedback matched")
+        return response
+
+    def get_state(self) -> GetInteractiveMarkers.Response:
+        future = self.cli.call_async(GetInteractiveMarkers.Request())
+        wait_until(future.done, what="the get_interactive_markers answer")
+        response = future.result()
+        assert response is not None
+        return response
+
+    def send(
+        self,
+        pose: Pose,
+        *,
+        client_id: str | None = None,
+        marker: str = MARKER,
+        event: int = InteractiveMarkerFeedback.POSE_UPDATE,
+        menu_entry_id: int = 0,
+    ) -> None:
+        fb = InteractiveMarkerFeedback(
+            client_id=self.client_id if client_id is None else client_id,
+            marker_name=marker,
+            control_name="move_rotate_3d",
+            event_type=event,
+            pose=pose,
+            menu_entry_id=menu_entry_id,
+        )
+        fb.header.frame_id = FRAME
+        fb.header.stamp = self.node.get_clock().now().to_msg()
+        self.pub.publish(fb)
+
+    def n_updates(self) -> int:
+        with self.cond:
+            return len(self.updates)
+
+    def wait_updates(self, n: int, timeout: float = TIMEOUT) -> list[InteractiveMarkerUpdate]:
+        """Wait until at least ``n`` UPDATEs were accepted; returns a copy of the list."""
+        with self.cond:
+            ok = self.cond.wait_for(lambda: len(self.updates) >= n, timeout=timeout)
+            assert ok, f"{len(self.updates)} of {n} UPDATEs after {timeout} s; gaps {self.gaps}"
+            return list(self.updates)
+
+
+@pytest.fixture(scope="module")
+def client_a(
+    server_process: subprocess.Popen[bytes], ros: tuple[Context, SingleThreadedExecutor]
+) -> RvizLikeClient:
+    assert server_process.poll() is None
+    return RvizLikeClient(*ros, "rviz_a")
+
+
+# --------------------------------------------------------------------------- protocol tests
+def test_service_gives_full_state(client_a: RvizLikeClient) -> None:
+    response = client_a.connect()
+    assert response.sequence_number == 1  # insert + set_menu applied as one batch
+    assert [m.name for m in response.markers] == [MARKER]
+    marker = response.markers[0]
+    assert marker.header.frame_id == FRAME
+    assert xyz(marker.pose) == INITIAL_XYZ
+    check_6dof_layout(marker)
+    assert [(e.id, e.title) for e in marker.menu_entries] == [(1, SNAP_TO_EFFECTOR), (2, "Do nothing")]
+    # KEEP_ALIVE carries the current seq_num.
+    assert client_a.keep_alive_seqs[-1] == 1
+
+
+def test_pose_update_is_echoed_with_next_seq_num(client_a: RvizLikeClient) -> None:
+    n0 = client_a.n_updates()
+    pose = make_pose(0.5, 0.1, 0.2, yaw=0.3)
+    client_a.send(pose)
+    update = client_a.wait_updates(n0 + 1)[n0]
+    assert update.seq_num == client_a.init_seq + n0 + 1 == 2
+    assert update.type == InteractiveMarkerUpdate.UPDATE
+    assert update.server_id == NS
+    assert (len(update.markers), len(update.erases), len(update.poses)) == (0, 0, 1)
+    echoed = update.poses[0]
+    assert echoed.name == MARKER and same_pose(echoed.pose, pose)
+    assert echoed.header.frame_id == FRAME  # the marker's zero-stamp header is kept
+    assert client_a.gaps == []
+
+
+def test_1000_feedback_events_gap_free(client_a: RvizLikeClient) -> None:
+    n0 = client_a.n_updates()
+    rng = np.random.default_rng(7)
+    poses = [make_pose(*rng.uniform(-1.0, 1.0, 3), yaw=rng.uniform(-3, 3)) for _ in range(N_EVENTS)]
+    t0 = time.monotonic()
+    for i, pose in enumerate(poses):
+        if i >= WINDOW:  # pace: at most WINDOW feedback messages in flight
+            client_a.wait_updates(n0 + i - WINDOW + 1)
+        client_a.send(pose)
+    updates = client_a.wait_updates(n0 + N_EVENTS)[n0:]
+    elapsed = time.monotonic() - t0
+    print(f"{N_EVENTS} feedback round trips in {elapsed:.2f} s")
+    assert client_a.gaps == []
+    seqs = [u.seq_num for u in updates]
+    assert seqs == list(range(seqs[0], seqs[0] + N_EVENTS))
+    # One UPDATE per feedback, each echoing that feedback's pose, in order.
+    assert all(len(u.poses) == 1 and same_pose(u.poses[0].pose, p) for u, p in zip(updates, poses))
+
+
+def test_late_client_gets_current_pose_and_seq_num(
+    client_a: RvizLikeClient, ros: tuple[Context, SingleThreadedExecutor]
+) -> None:
+    last = client_a.wait_updates(client_a.n_updates())[-1]
+    late = RvizLikeClient(*ros, "rviz_late")
+    response = late.connect()
+    assert response.sequence_number == last.seq_num
+    assert same_pose(response.markers[0].pose, last.poses[0].pose)
+    check_6dof_layout(response.markers[0])
+    # Both clients see the next change with the same, next seq_num.
+    n_a = client_a.n_updates()
+    pose = make_pose(0.3, 0.3, 0.3)
+    client_a.send(pose)
+    upd_a = client_a.wait_updates(n_a + 1)[n_a]
+    upd_late = late.wait_updates(1)[0]
+    assert upd_a.seq_num == upd_late.seq_num == last.seq_num + 1
+    assert same_pose(upd_late.poses[0].pose, pose)
+    assert client_a.gaps == [] and late.gaps == []
+    late.node.destroy_node()
+
+
+def test_other_client_ignored_within_lock_timeout(client_a: RvizLikeClient) -> None:
+    n0 = client_a.n_updates()
+    mine = make_pose(0.1, 0.0, 0.5)
+    client_a.send(mine)
+    client_a.wait_updates(n0 + 1)
+    t_accepted = time.monotonic()
+    # Another RViz grabs the marker right away: ignored. The next feedback from the owner is
+    # the next UPDATE (feedback is handled in order), so the intruder produced none.
+    intruder = make_pose(-0.7, -0.7, -0.7)
+    client_a.send(intruder, client_id="/rviz_b")
+    owner = make_pose(0.2, 0.0, 0.5)
+    client_a.send(owner)
+    update = client_a.wait_updates(n0 + 2)[n0 + 1]
+    assert same_pose(update.poses[0].pose, owner)
+    assert time.monotonic() - t_accepted < CLIENT_LOCK_TIMEOUT
+    assert same_pose(client_a.get_state().markers[0].pose, owner)
+    # After the lock timeout the other client may take over.
+    time.sleep(CLIENT_LOCK_TIMEOUT + 0.1)
+    taker = make_pose(-0.2, 0.4, 0.1)
+    client_a.send(taker, client_id="/rviz_b")
+    update = client_a.wait_updates(n0 + 3)[n0 + 2]
+    assert same_pose(update.poses[0].pose, taker)
+    # ... and now the first client is the one locked out.
+    client_a.send(make_pose(0.9, 0.9, 0.9))
+    client_a.send(taker, client_id="/rviz_b", event=InteractiveMarkerFeedback.MOUSE_UP)
+    back = make_pose(0.0, 0.1, 0.2)
+    client_a.send(back, client_id="/rviz_b")
+    update = client_a.wait_updates(n0 + 4)[n0 + 3]
+    assert same_pose(update.poses[0].pose, back)
+    assert client_a.gaps == []
+    time.sleep(CLIENT_LOCK_TIMEOUT + 0.1)  # release the lock for the tests below
+
+
+def test_unknown_marker_ignored(client_a: RvizLikeClient) -> None:
+    n0 = client_a.n_updates()
+    client_a.send(make_pose(5.0, 5.0, 5.0), marker="no_such_marker")
+    valid = make_pose(0.0, 0.0, 0.4)
+    client_a.send(valid)
+    updates = client_a.wait_updates(n0 + 1)
+    time.sleep(0.05)
+    assert client_a.n_updates() == n0 + 1
+    assert same_pose(updates[n0].poses[0].pose, valid) and updates[n0].poses[0].name == MARKER
+    state = client_a.get_state()
+    assert [m.name for m in state.markers] == [MARKER]
+    assert client_a.gaps == []
+
+
+def test_menu_select_dispatches_by_entry_id(client_a: RvizLikeClient) -> None:
+    n0 = client_a.n_updates()
+    here = client_a.get_state().markers[0].pose
+    # Entry 2 does nothing and entry 99 does not exist: no UPDATE; entry 1 snaps the marker.
+    for entry in (2, 99, 1):
+        client_a.send(here, event=InteractiveMarkerFeedback.MENU_SELECT, menu_entry_id=entry)
+    update = client_a.wait_updates(n0 + 1)[n0]
+    time.sleep(0.05)
+    assert client_a.n_updates() == n0 + 1
+    assert xyz(update.poses[0].pose) == EFFECTOR_XYZ
+    assert client_a.gaps == []
+
+
+def test_server_process_exits_cleanly_and_erases(
+    client_a: RvizLikeClient, server_process: subprocess.Popen[bytes]
+) -> None:
+    n0 = client_a.n_updates()
+    server_process.send_signal(signal.SIGINT)
+    assert server_process.wait(timeout=5.0) == 0
+    update = client_a.wait_updates(n0 + 1)[n0]
+    assert list(update.erases) == [MARKER]
+    assert client_a.gaps == []
+
+
+# --------------------------------------------------------------------------- in-process API
+@pytest.fixture
+def local_server(
+    ros: tuple[Context, SingleThreadedExecutor],
+) -> Iterator[tuple[InteractiveMarkerServer, list[InteractiveMarkerUpdate]]]:
+    context, executor = ros
+    node = rclpy.create_node("im_local", namespace="/im_local", context=context)
+    server = InteractiveMarkerServer(node, "~/marker", keep_alive_period=0.0)
+    received: list[InteractiveMarkerUpdate] = []
+    listener = rclpy.create_node("im_local_listener", context=context)
+    sub = listener.create_subscription(
+        InteractiveMarkerUpdate, "/im_local/im_local/marker/update", received.append, reliable(1000)
+    )
+    executor.add_node(listener)
+    executor.add_node(node)
+    wait_until(lambda: sub.get_publisher_count() >= 1, what="local update matched")
+    try:
+        yield server, received
+    finally:
+        server.shutdown()
+        executor.remove_node(node)
+        executor.remove_node(listener)
+        node.destroy_node()
+        listener.destroy_node()
+
+
+def test_api_pending_changes_and_seq_num(
+    local_server: tuple[InteractiveMarkerServer, list[InteractiveMarkerUpdate]],
+) -> None:
+    server, received = local_server
+    assert server.server_id == "/im_local/im_local/marker"
+    assert server.seq_num == 0 and not server.apply_changes()  # nothing pending: no UPDATE
+    a = make_6dof_marker("a", "base", make_pose(1.0, 0.0, 0.0), menu=False)
+    server.insert(a)
+    a.pose.position.x = 9.0  # the server holds a copy
+    assert server.get("a").pose.position.x == 1.0
+    assert server.names() == []  # pending until applied
+    assert not server.set_pose("nope", make_pose(0.0, 0.0, 0.0))
+    assert server.set_pose("a", make_pose(2.0, 0.0, 0.0))  # folds into the pending insert
+    server.insert(make_6dof_marker("b", "base", make_pose(0.0, 1.0, 0.0)))
+    assert server.erase("b")  # never published: simply dropped
+    assert server.apply_changes() and server.seq_num == 1
+    wait_until(lambda: len(received) == 1, what="UPDATE 1")
+    assert [m.name for m in received[0].markers] == ["a"] and received[0].seq_num == 1
+    assert received[0].markers[0].pose.position.x == 2.0
+
+    # Pose-only change: goes out in `poses`, keeps the header unless a frame is given.
+    server.set_pose("a", make_pose(3.0, 0.0, 0.0))
+    assert server.get("a").pose.position.x == 3.0 and server.names() == ["a"]
+    server.apply_changes()
+    header = received[0].markers[0].header
+    header.frame_id = "world"
+    server.set_pose("a", make_pose(4.0, 0.0, 0.0), header)
+    server.apply_changes()
+    wait_until(lambda: len(received) == 3, what="UPDATE 3")
+    assert [(u.seq_num, len(u.markers), len(u.poses)) for u in received[1:]] == [(2, 0, 1), (3, 0, 1)]
+    assert received[1].poses[0].header.frame_id == "base"
+    assert received[2].poses[0].header.frame_id == "world"
+
+    calls: list[int] = []
+    assert server.set_menu("a", ["one", "two"], lambda i, fb: calls.append(i))
+    assert not server.set_menu("nope", ["x"], None)
+    assert [e.id for e in server.get("a").menu_entries] == [1, 2]
+    assert server.get("a").pose.position.x == 4.0
+    server.apply_changes()
+    assert not server.erase("nope")
+    server.clear()
+    assert server.get("a") is None
+    server.apply_changes()
+    wait_until(lambda: len(received) == 5, what="UPDATE 5")
+    assert [m.name for m in received[3].markers] == ["a"]
+    assert len(received[3].markers[0].menu_entries) == 2
+    assert list(received[4].erases) == ["a"] and server.names() == []
+    assert [u.seq_num for u in received] == [1, 2, 3, 4, 5]
+
+
+def test_api_concurrent_apply_keeps_seq_order(
+    local_server: tuple[InteractiveMarkerServer, list[InteractiveMarkerUpdate]],
+) -> None:
+    server, received = local_server
+    server.insert(make_6dof_marker("a", "base", make_pose(0.0, 0.0, 0.0)))
+    server.apply_changes()
+    n_threads, n_each = 4, 100
+
+    def worker(k: int) -> None:
+        for i in range(n_each):
+            server.set_pose("a", make_pose(float(k), float(i), 0.0))
+            server.apply_changes()
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    n = server.seq_num
+    assert n_each < n <= 1 + n_threads * n_each  # concurrent set_pose may share one batch
+    wait_until(lambda: len(received) == n, what=f"{n} UPDATEs")
+    assert [u.seq_num for u in received] == list(range(1, n + 1))  # published in seq order
