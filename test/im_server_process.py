@@ -4,7 +4,8 @@ Run as ``python test/im_server_process.py`` with the repository on PYTHONPATH an
 environment (``itasc_ros.tools.dds_env.local_dds_env``). It serves one 6-DOF marker named
 ``target`` in frame ``base`` on ``/im_test/target_marker``, echoes each accepted POSE_UPDATE to all
 clients (one UPDATE per feedback), moves the marker to :data:`EFFECTOR_XYZ` on the menu entry
-"Snap to effector", prints ``READY`` once serving, and exits cleanly on SIGINT or SIGTERM.
+"Snap to effector" (id 1), does nothing on "Do nothing" (id 2), prints ``READY`` once serving,
+and exits cleanly on SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ MARKER = "target"
 FRAME = "base"
 INITIAL_XYZ = (0.4, 0.0, 0.3)
 EFFECTOR_XYZ = (0.25, -0.1, 0.6)
+BAD_XYZ = (-9.0, -9.0, -9.0)
 
 
 def main() -> int:
@@ -49,17 +51,24 @@ def main() -> int:
 
     def on_menu(entry_id: int, feedback: InteractiveMarkerFeedback) -> None:
         del feedback
-        if entry_id == 1:  # SNAP_TO_EFFECTOR
-            pose = Pose()
-            pose.position.x, pose.position.y, pose.position.z = EFFECTOR_XYZ
-            pose.orientation.w = 1.0
-            server.set_pose(MARKER, pose)
-            server.apply_changes()
+        if entry_id == 2:  # "Do nothing"
+            return
+        # Entry 1 snaps to the effector; any other id (which the server must not pass on) makes
+        # the marker jump to BAD_XYZ, where the test would see it.
+        pose = Pose()
+        pose.position.x, pose.position.y, pose.position.z = (
+            EFFECTOR_XYZ if entry_id == 1 else BAD_XYZ
+        )
+        pose.orientation.w = 1.0
+        server.set_pose(MARKER, pose)
+        server.apply_changes()
 
     pose = Pose()
     pose.position.x, pose.position.y, pose.position.z = INITIAL_XYZ
     pose.orientation.w = 1.0
-    server.insert(make_6dof_marker(MARKER, FRAME, pose, scale=0.2, description="target"), on_feedback)
+    server.insert(
+        make_6dof_marker(MARKER, FRAME, pose, scale=0.2, description="target"), on_feedback
+    )
     server.set_menu(MARKER, [SNAP_TO_EFFECTOR, "Do nothing"], on_menu)
     server.apply_changes()
 

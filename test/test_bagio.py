@@ -107,11 +107,15 @@ def test_topic_filter(tmp_path: Path, storage: str) -> None:
     assert list(read_bag(path, topics=["/not/in/bag"])) == []
 
 
-@pytest.mark.parametrize(("storage", "ext", "version"), [("mcap", ".mcap", 9), ("sqlite3", ".db3", 8)])
+@pytest.mark.parametrize(
+    ("storage", "ext", "version"), [("mcap", ".mcap", 9), ("sqlite3", ".db3", 8)]
+)
 def test_files_and_metadata(tmp_path: Path, storage: str, ext: str, version: int) -> None:
     path = tmp_path / "bag"
     _write_sample_bag(path, storage, n=5)
-    meta = YAML(typ="safe").load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    meta = YAML(typ="safe").load((path / "metadata.yaml").read_text())[
+        "rosbag2_bagfile_information"
+    ]
     assert meta["version"] == version
     assert meta["storage_identifier"] == storage
     assert meta["message_count"] == 5 + 1 + 1 + 5
@@ -260,7 +264,7 @@ def test_errors(tmp_path: Path) -> None:
             bag.write_raw("/b", 1, b"\x00\x01\x00\x00")
         with pytest.raises(BagError, match="negative"):
             bag.write("/a", -1, float64_multi_array_msg([1.0]))
-        with pytest.raises(BagError, match="no .msg file was found"):
+        with pytest.raises(BagError, match=r"no \.msg file was found"):
             bag.add_topic("/c", "no_such_msgs/msg/Thing")
         with pytest.raises(BagError, match="must look like"):
             bag.add_topic("/c", "JointState")

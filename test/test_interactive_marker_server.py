@@ -11,8 +11,10 @@ visualization_tutorials ``make6DofMarker`` (box + rotate/move about x, z, y).
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -33,6 +35,7 @@ from im_server_process import (
     NAMESPACE,
     NODE_NAMESPACE,
 )
+from rclpy.client import Client
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -60,8 +63,9 @@ REPO = Path(__file__).resolve().parents[1]
 DOMAIN = private_domain_id(os.getpid() + 71)  # this module's own domain
 NS = f"{NODE_NAMESPACE}/{NAMESPACE}"  # '/im_test/target_marker'
 N_EVENTS = 1000
-WINDOW = 8  # feedback messages in flight at once [-]
+WINDOW = 32  # feedback messages in flight at once [-]
 TIMEOUT = 10.0  # [s]
+_LOCAL_IDS = itertools.count()
 
 # (name, interaction mode, axis of the control in the marker frame), as in make6DofMarker.
 EXPECTED_CONTROLS = [
@@ -82,6 +86,11 @@ def make_pose(x: float, y: float, z: float, yaw: float = 0.0) -> Pose:
     return pose
 
 
+def random_pose(rng: np.random.Generator) -> Pose:
+    x, y, z = (float(v) for v in rng.uniform(-1.0, 1.0, 3))
+    return make_pose(x, y, z, yaw=float(rng.uniform(-3.0, 3.0)))
+
+
 def xyz(pose: Pose) -> tuple[float, float, float]:
     return (pose.position.x, pose.position.y, pose.position.z)
 
@@ -98,6 +107,12 @@ def wait_until(pred: Callable[[], bool], timeout: float = TIMEOUT, what: str = "
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.002)
+
+
+def must_get(server: InteractiveMarkerServer, name: str) -> InteractiveMarker:
+    marker = server.get(name)
+    assert marker is not None
+    return marker
 
 
 def reliable(depth: int) -> QoSProfile:
@@ -128,7 +143,9 @@ def test_make_6dof_marker_layout() -> None:
     assert marker.scale == pytest.approx(0.3)
     assert same_pose(marker.pose, pose) and marker.pose is not pose
     check_6dof_layout(marker)
-    assert [(e.id, e.parent_id, e.title) for e in marker.menu_entries] == [(1, 0, SNAP_TO_EFFECTOR)]
+    assert [(e.id, e.parent_id, e.title) for e in marker.menu_entries] == [
+        (1, 0, SNAP_TO_EFFECTOR)
+    ]
     assert make_6dof_marker("goal", "world", pose, menu=False).menu_entries == []
     with pytest.raises(ValueError, match="scale"):
         make_6dof_marker("goal", "world", pose, scale=0.0)
@@ -195,6 +212,7 @@ class RvizLikeClient:
         self.gaps: list[tuple[int, int]] = []  # (expected, received)
         self.keep_alive_seqs: list[int] = []
         self.init_seq: int | None = None
+        self.initial: GetInteractiveMarkers.Response | None = None
         self.last_seq: int | None = None
         self.sub = self.node.create_subscription(
             InteractiveMarkerUpdate, f"{NS}/update", self._on_update, reliable(100)
@@ -202,7 +220,9 @@ class RvizLikeClient:
         self.pub = self.node.create_publisher(
             InteractiveMarkerFeedback, f"{NS}/feedback", reliable(100)
         )
-        self.cli = self.node.create_client(GetInteractiveMarkers, f"{NS}/get_interactive_markers")
+        self.cli: Client = self.node.create_client(
+            GetInteractiveMarkers, f"{NS}/get_interactive_markers"
+        )
         executor.add_node(self.node)
 
     def _accept(self, msg: InteractiveMarkerUpdate) -> None:
@@ -269,6 +289,12 @@ class RvizLikeClient:
         fb.header.stamp = self.node.get_clock().now().to_msg()
         self.pub.publish(fb)
 
+    def current_seq(self) -> int:
+        """The seq_num this client's state is at."""
+        with self.cond:
+            assert self.init_seq is not None
+            return self.last_seq if self.last_seq is not None else self.init_seq
+
     def n_updates(self) -> int:
         with self.cond:
             return len(self.updates)
@@ -286,42 +312,50 @@ def client_a(
     server_process: subprocess.Popen[bytes], ros: tuple[Context, SingleThreadedExecutor]
 ) -> RvizLikeClient:
     assert server_process.poll() is None
-    return RvizLikeClient(*ros, "rviz_a")
+    client = RvizLikeClient(*ros, "rviz_a")
+    client.initial = client.connect()
+    return client
 
 
 # --------------------------------------------------------------------------- protocol tests
 def test_service_gives_full_state(client_a: RvizLikeClient) -> None:
-    response = client_a.connect()
+    response = client_a.initial  # asked right after the update topic flowed, as RViz does
+    assert response is not None
     assert response.sequence_number == 1  # insert + set_menu applied as one batch
     assert [m.name for m in response.markers] == [MARKER]
     marker = response.markers[0]
     assert marker.header.frame_id == FRAME
     assert xyz(marker.pose) == INITIAL_XYZ
     check_6dof_layout(marker)
-    assert [(e.id, e.title) for e in marker.menu_entries] == [(1, SNAP_TO_EFFECTOR), (2, "Do nothing")]
+    assert [(e.id, e.title) for e in marker.menu_entries] == [
+        (1, SNAP_TO_EFFECTOR),
+        (2, "Do nothing"),
+    ]
     # KEEP_ALIVE carries the current seq_num.
-    assert client_a.keep_alive_seqs[-1] == 1
+    assert client_a.keep_alive_seqs[0] == 1
 
 
 def test_pose_update_is_echoed_with_next_seq_num(client_a: RvizLikeClient) -> None:
-    n0 = client_a.n_updates()
+    n0, seq0 = client_a.n_updates(), client_a.current_seq()
     pose = make_pose(0.5, 0.1, 0.2, yaw=0.3)
     client_a.send(pose)
     update = client_a.wait_updates(n0 + 1)[n0]
-    assert update.seq_num == client_a.init_seq + n0 + 1 == 2
+    assert update.seq_num == seq0 + 1
     assert update.type == InteractiveMarkerUpdate.UPDATE
     assert update.server_id == NS
     assert (len(update.markers), len(update.erases), len(update.poses)) == (0, 0, 1)
     echoed = update.poses[0]
     assert echoed.name == MARKER and same_pose(echoed.pose, pose)
-    assert echoed.header.frame_id == FRAME  # the marker's zero-stamp header is kept
+    # The marker's header has a zero stamp (latest TF), so it is kept, not the feedback's.
+    assert echoed.header.frame_id == FRAME
+    assert (echoed.header.stamp.sec, echoed.header.stamp.nanosec) == (0, 0)
     assert client_a.gaps == []
 
 
 def test_1000_feedback_events_gap_free(client_a: RvizLikeClient) -> None:
     n0 = client_a.n_updates()
     rng = np.random.default_rng(7)
-    poses = [make_pose(*rng.uniform(-1.0, 1.0, 3), yaw=rng.uniform(-3, 3)) for _ in range(N_EVENTS)]
+    poses = [random_pose(rng) for _ in range(N_EVENTS)]
     t0 = time.monotonic()
     for i, pose in enumerate(poses):
         if i >= WINDOW:  # pace: at most WINDOW feedback messages in flight
@@ -334,7 +368,10 @@ def test_1000_feedback_events_gap_free(client_a: RvizLikeClient) -> None:
     seqs = [u.seq_num for u in updates]
     assert seqs == list(range(seqs[0], seqs[0] + N_EVENTS))
     # One UPDATE per feedback, each echoing that feedback's pose, in order.
-    assert all(len(u.poses) == 1 and same_pose(u.poses[0].pose, p) for u, p in zip(updates, poses))
+    assert all(
+        len(u.poses) == 1 and same_pose(u.poses[0].pose, p)
+        for u, p in zip(updates, poses, strict=True)
+    )
 
 
 def test_late_client_gets_current_pose_and_seq_num(
@@ -435,12 +472,17 @@ def local_server(
     ros: tuple[Context, SingleThreadedExecutor],
 ) -> Iterator[tuple[InteractiveMarkerServer, list[InteractiveMarkerUpdate]]]:
     context, executor = ros
-    node = rclpy.create_node("im_local", namespace="/im_local", context=context)
+    node = rclpy.create_node(
+        f"im_local_{next(_LOCAL_IDS)}", namespace="/im_local", context=context
+    )
     server = InteractiveMarkerServer(node, "~/marker", keep_alive_period=0.0)
     received: list[InteractiveMarkerUpdate] = []
-    listener = rclpy.create_node("im_local_listener", context=context)
+    listener = rclpy.create_node(f"im_local_listener_{next(_LOCAL_IDS)}", context=context)
     sub = listener.create_subscription(
-        InteractiveMarkerUpdate, "/im_local/im_local/marker/update", received.append, reliable(1000)
+        InteractiveMarkerUpdate,
+        f"{node.get_fully_qualified_name()}/marker/update",
+        received.append,
+        reliable(1000),
     )
     executor.add_node(listener)
     executor.add_node(node)
@@ -459,12 +501,12 @@ def test_api_pending_changes_and_seq_num(
     local_server: tuple[InteractiveMarkerServer, list[InteractiveMarkerUpdate]],
 ) -> None:
     server, received = local_server
-    assert server.server_id == "/im_local/im_local/marker"
+    assert re.fullmatch(r"/im_local/im_local_\d+/marker", server.server_id)
     assert server.seq_num == 0 and not server.apply_changes()  # nothing pending: no UPDATE
     a = make_6dof_marker("a", "base", make_pose(1.0, 0.0, 0.0), menu=False)
     server.insert(a)
     a.pose.position.x = 9.0  # the server holds a copy
-    assert server.get("a").pose.position.x == 1.0
+    assert must_get(server, "a").pose.position.x == 1.0
     assert server.names() == []  # pending until applied
     assert not server.set_pose("nope", make_pose(0.0, 0.0, 0.0))
     assert server.set_pose("a", make_pose(2.0, 0.0, 0.0))  # folds into the pending insert
@@ -477,22 +519,25 @@ def test_api_pending_changes_and_seq_num(
 
     # Pose-only change: goes out in `poses`, keeps the header unless a frame is given.
     server.set_pose("a", make_pose(3.0, 0.0, 0.0))
-    assert server.get("a").pose.position.x == 3.0 and server.names() == ["a"]
+    assert must_get(server, "a").pose.position.x == 3.0 and server.names() == ["a"]
     server.apply_changes()
     header = received[0].markers[0].header
     header.frame_id = "world"
     server.set_pose("a", make_pose(4.0, 0.0, 0.0), header)
     server.apply_changes()
     wait_until(lambda: len(received) == 3, what="UPDATE 3")
-    assert [(u.seq_num, len(u.markers), len(u.poses)) for u in received[1:]] == [(2, 0, 1), (3, 0, 1)]
+    assert [(u.seq_num, len(u.markers), len(u.poses)) for u in received[1:]] == [
+        (2, 0, 1),
+        (3, 0, 1),
+    ]
     assert received[1].poses[0].header.frame_id == "base"
     assert received[2].poses[0].header.frame_id == "world"
 
     calls: list[int] = []
     assert server.set_menu("a", ["one", "two"], lambda i, fb: calls.append(i))
     assert not server.set_menu("nope", ["x"], None)
-    assert [e.id for e in server.get("a").menu_entries] == [1, 2]
-    assert server.get("a").pose.position.x == 4.0
+    assert [e.id for e in must_get(server, "a").menu_entries] == [1, 2]
+    assert must_get(server, "a").pose.position.x == 4.0
     server.apply_changes()
     assert not server.erase("nope")
     server.clear()

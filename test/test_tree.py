@@ -26,8 +26,8 @@ class PinMap:
             spec = by_name[jname]
             mult, offs, lead = 1.0, 0.0, spec
             while lead.mimic is not None:
-                mult, offs = mult * lead.mimic.multiplier, offs * lead.mimic.multiplier
-                offs += lead.mimic.offset
+                offs += mult * lead.mimic.offset
+                mult *= lead.mimic.multiplier
                 lead = by_name[lead.mimic.joint]
             jm = model.joints[jid]
             self.entries.append((jm.idx_q, jm.nq, jm.idx_v, names.index(lead.name), mult, offs))

@@ -15,9 +15,19 @@ from .errors import (
     UrdfStructureError,
     UrdfSyntaxError,
 )
+from .constraints import Constraint, CopyPose, Distance, JointValue
+from .scene import Scene, SolveResult
+from .solver import SOLVERS
 from .tree import KinematicTree
 
 __all__ = [
+    "SOLVERS",
+    "Constraint",
+    "CopyPose",
+    "Distance",
+    "JointValue",
+    "Scene",
+    "SolveResult",
     "ConfigurationError",
     "ConstraintError",
     "DuplicateNameError",

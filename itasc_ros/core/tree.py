@@ -72,9 +72,9 @@ class _Model:
                 continue
             # Resolve a mimic chain to its leader: value = mult * q_leader + offs.
             mult, offs, lead = 1.0, 0.0, j
-            while lead.mimic is not None:
-                mult, offs = mult * lead.mimic.multiplier, offs * lead.mimic.multiplier
-                offs += lead.mimic.offset
+            while lead.mimic is not None:  # value = mult * (m * v_lead + o) + offs
+                offs += mult * lead.mimic.offset
+                mult *= lead.mimic.multiplier
                 lead = by_name[lead.mimic.joint]
             self.qidx[k] = active_idx[lead.name]
             self.mult[k], self.offs[k] = mult, offs
@@ -140,8 +140,11 @@ class KinematicTree:
         Raises:
             UrdfSyntaxError: the file cannot be read.
         """
+        from .urdf import MAX_URDF_BYTES
+
         try:
-            data = Path(path).read_bytes()
+            with Path(path).open("rb") as fh:
+                data = fh.read(MAX_URDF_BYTES + 1)
         except OSError as exc:
             raise UrdfSyntaxError(f"cannot read URDF file {str(path)!r}: {exc}") from exc
         return cls.from_urdf(data)
@@ -266,7 +269,9 @@ class KinematicTree:
                 f"q has shape {np.shape(q)}; expected ({len(self._names)},) for joints "
                 f"{self._names}"
             )
-        if not math.isfinite(float(np.dot(q, q))):
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq = float(np.dot(q, q))
+        if not math.isfinite(sq):
             raise ConfigurationError(f"q has NaN, Inf or huge values: {np.asarray(q).tolist()}")
         self._q_full[self._sel] = q
         m = self._m

@@ -1,13 +1,18 @@
 """URDF -> joint/link description, with clear errors for bad or hostile URDFs.
 
 Parsing uses ``urdf_parser_py`` (PyPI ``urdfdom-py``) on an XML tree that was first read by a
-hardened lxml parser (no entity expansion, no network, bounded size and depth). Unknown tags and
-attributes are accepted silently, as robot_state_publisher and RViz accept them.
+hardened lxml parser (no entity expansion, no network, bounded size and depth). Only the
+kinematic part is handed to ``urdf_parser_py``: link names and the joints' parent, child,
+origin, axis, limit and mimic. Visuals, collisions, inertials, materials, transmissions and
+unknown tags or attributes are accepted silently (as robot_state_publisher and RViz accept
+them), even where ``urdf_parser_py`` alone would reject them (e.g. old-style transmissions, a
+texture without a file name, a ``<robot>`` without a name).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import re
 import threading
@@ -85,14 +90,16 @@ class RobotSpec:
     joints: list[JointSpec]
 
 
-_PARSER_KW = {
-    "resolve_entities": False,
-    "no_network": True,
-    "huge_tree": False,
-    "remove_comments": True,
-    "remove_pis": True,
-    "load_dtd": False,
-}
+def _xml_parser() -> etree.XMLParser:
+    """A hardened lxml parser: no entities, no DTD, no network, libxml2's size/depth limits."""
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+        load_dtd=False,
+    )
 
 
 _XML_DECL_ENCODING = re.compile(r"""^(\ufeff?<\?xml\s[^>]*?\bencoding\s*=\s*)(["'])[^"']*\2""")
@@ -163,7 +170,7 @@ def _parse_xml(xml: str | bytes) -> etree._Element:
     if _has_doctype(data):
         raise UrdfSyntaxError(_DTD_MESSAGE)
     try:
-        root = etree.fromstring(data, etree.XMLParser(**_PARSER_KW))  # type: ignore[arg-type]
+        root = etree.fromstring(data, _xml_parser())
     except etree.XMLSyntaxError as exc:
         if "Excessive depth" in str(exc):
             raise UrdfSyntaxError(_DEPTH_MESSAGE) from exc
@@ -261,15 +268,15 @@ def parse_urdf(xml: str | bytes) -> RobotSpec:
     """
     root = _parse_xml(xml)
     # Check names and types on the raw XML first: urdf_parser_py is lenient about them.
-    link_names = [el.get("name") for el in root.findall("link")]
-    if any(n is None or n == "" for n in link_names):
+    link_names: list[str] = [str(el.get("name") or "") for el in root.findall("link")]
+    if "" in link_names:
         raise UrdfSyntaxError("a <link> has no name attribute")
-    _check_unique("link", link_names)  # type: ignore[arg-type]
+    _check_unique("link", link_names)
     raw_joints = root.findall("joint")
-    joint_names = [el.get("name") for el in raw_joints]
-    if any(n is None or n == "" for n in joint_names):
+    joint_names: list[str] = [str(el.get("name") or "") for el in raw_joints]
+    if "" in joint_names:
         raise UrdfSyntaxError("a <joint> has no name attribute")
-    _check_unique("joint", joint_names)  # type: ignore[arg-type]
+    _check_unique("joint", joint_names)
     for el in raw_joints:
         jname = el.get("name")
         jtype = el.get("type")
@@ -303,18 +310,37 @@ def parse_urdf(xml: str | bytes) -> RobotSpec:
     from urdf_parser_py import urdf as up
     from urdf_parser_py.xml_reflection.core import Path
 
+    kin = _kinematic_part(root)
     with _quiet_urdf_parser():
         try:
-            robot = up.URDF.from_xml(root, Path(up.URDF.XML_REFL.tag, tree=etree.ElementTree(root)))
+            robot = up.URDF.from_xml(kin, Path(up.URDF.XML_REFL.tag, tree=etree.ElementTree(kin)))
         except Exception as exc:  # urdf_parser_py raises many kinds for bad values
             msg = " ".join(str(exc).split())
             hint = _XACRO_HINT if ("${" in msg or "$(" in msg) else ""
             raise UrdfSyntaxError(f"URDF could not be read: {msg}{hint}") from exc
 
     joints = [_joint_spec(j) for j in robot.joints]
-    spec = RobotSpec(name=str(root.get("name") or ""), links=list(link_names), joints=joints)  # type: ignore[arg-type]
+    spec = RobotSpec(name=str(root.get("name") or ""), links=list(link_names), joints=joints)
     _check_structure(spec)
     return spec
+
+
+_KINEMATIC_JOINT_TAGS = ("parent", "child", "origin", "axis", "limit", "mimic")
+
+
+def _kinematic_part(root: etree._Element) -> etree._Element:
+    """A copy of ``<robot>`` with bare ``<link name>`` and the joints' kinematic elements only."""
+    kin = etree.Element("robot", name=root.get("name") or "unnamed")
+    for el in root:
+        if el.tag == "link":
+            etree.SubElement(kin, "link", name=el.get("name") or "")
+        elif el.tag == "joint":
+            joint = etree.SubElement(kin, "joint", name=el.get("name") or "")
+            joint.set("type", el.get("type") or "")
+            for sub in el:
+                if sub.tag in _KINEMATIC_JOINT_TAGS:
+                    joint.append(copy.deepcopy(sub))
+    return kin
 
 
 def _check_unique(kind: str, names: list[str]) -> None:
@@ -330,7 +356,9 @@ def _joint_spec(j: object) -> JointSpec:
     jtype = str(getattr(j, "type", ""))
     origin = _origin(getattr(j, "origin", None), f"joint {name!r}")
     axis_raw = getattr(j, "axis", None)
-    axis = _finite_vec(axis_raw if axis_raw is not None else [1.0, 0.0, 0.0], f"joint {name!r} axis")
+    axis = _finite_vec(
+        axis_raw if axis_raw is not None else [1.0, 0.0, 0.0], f"joint {name!r} axis"
+    )
     norm = float(np.linalg.norm(axis))
     if jtype != "fixed":
         if norm < 1e-9:
@@ -348,7 +376,8 @@ def _joint_spec(j: object) -> JointSpec:
             upper = _float_or(getattr(lim, "upper", None), 0.0)
             if math.isnan(lower) or math.isnan(upper) or lower > upper:
                 raise InvalidJointError(
-                    f"joint {name!r} has limits lower={lower}, upper={upper}; expected lower <= upper"
+                    f"joint {name!r} has limits lower={lower}, upper={upper}; "
+                    "expected lower <= upper"
                 )
     elif jtype in ("revolute", "prismatic"):
         raise InvalidJointError(f"{jtype} joint {name!r} has no <limit>; URDF requires one")
@@ -377,7 +406,8 @@ def _joint_spec(j: object) -> JointSpec:
 def _check_structure(spec: RobotSpec) -> None:
     links = set(spec.links)
     if not links:
-        raise UrdfStructureError(f"robot {spec.name!r} has no <link>")
+        who = f"robot {spec.name!r}" if spec.name else "the <robot>"
+        raise UrdfStructureError(f"{who} has no <link>; a URDF needs at least one")
     parent_of: dict[str, str] = {}
     for j in spec.joints:
         for role, link in (("parent", j.parent), ("child", j.child)):
@@ -422,7 +452,7 @@ def _check_structure(spec: RobotSpec) -> None:
     for j in spec.joints:
         if j.mimic is None:
             continue
-        seen_m = {j.name}
+        path = [j.name]
         k = j
         while k.mimic is not None:
             lead = by_name.get(k.mimic.joint)
@@ -432,9 +462,14 @@ def _check_structure(spec: RobotSpec) -> None:
                     f"joint {k.name!r} mimics {k.mimic.joint!r}, which is not a movable joint; "
                     f"movable joints are: {_choices(movable)}"
                 )
-            if lead.name in seen_m:
-                raise InvalidJointError(f"mimic joints form a loop through {j.name!r}")
-            seen_m.add(lead.name)
+            if lead.name in path:
+                loop = [*path[path.index(lead.name) :], lead.name]
+                raise InvalidJointError(
+                    "mimic joints form a loop: "
+                    + " -> ".join(repr(n) for n in loop)
+                    + "; a mimic chain must end at a joint without <mimic>"
+                )
+            path.append(lead.name)
             k = lead
 
 

@@ -16,10 +16,9 @@ updates with ``seq_num <=`` the service's ``sequence_number`` and re-requests ev
 update arrives with ``seq_num != last + 1``. The server therefore publishes under its lock, so
 that sequence numbers leave in order even from a ``MultiThreadedExecutor``.
 
-Changes made with :meth:`~InteractiveMarkerServer.insert`, :meth:`~InteractiveMarkerServer.set_pose`,
-:meth:`~InteractiveMarkerServer.erase`, :meth:`~InteractiveMarkerServer.set_menu` and feedback
-poses are pending until :meth:`~InteractiveMarkerServer.apply_changes`; feedback callbacks
-usually end with ``server.apply_changes()`` so that every client (RViz windows) sees the pose.
+Changes made with ``insert``, ``set_pose``, ``erase``, ``set_menu`` and feedback poses are
+pending until :meth:`InteractiveMarkerServer.apply_changes`; feedback callbacks usually end with
+``server.apply_changes()`` so that every client (RViz window) sees the pose.
 """
 
 from __future__ import annotations
@@ -199,7 +198,7 @@ class InteractiveMarkerServer:
                 self._callbacks[marker.name] = feedback_callback
 
     def set_callback(self, name: str, feedback_callback: FeedbackCallback | None) -> None:
-        """Set (or with ``None`` remove) the feedback callback of a marker; takes effect at once."""
+        """Set (``None``: remove) the feedback callback of a marker; takes effect at once."""
         with self._lock:
             if feedback_callback is None:
                 self._callbacks.pop(name, None)
@@ -496,7 +495,11 @@ def make_6dof_marker(
     box_control.orientation.w = 1.0
     marker.controls.append(box_control)
 
-    for axis, (x, y, z) in (("x", (1.0, 0.0, 0.0)), ("z", (0.0, 1.0, 0.0)), ("y", (0.0, 0.0, 1.0))):
+    for axis, (x, y, z) in (
+        ("x", (1.0, 0.0, 0.0)),
+        ("z", (0.0, 1.0, 0.0)),
+        ("y", (0.0, 0.0, 1.0)),
+    ):
         for prefix, mode in (
             ("rotate", InteractiveMarkerControl.ROTATE_AXIS),
             ("move", InteractiveMarkerControl.MOVE_AXIS),

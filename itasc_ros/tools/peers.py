@@ -441,7 +441,8 @@ class KdlPeer:
             urdf_xml: URDF document.
             root: Base link of the chain.
             tip: Tip link of the chain.
-            lam: Damping ``lambda`` of ``ChainIkSolverVel_wdls`` (KDL's default is 0).
+            lam: Damping ``lambda`` of ``ChainIkSolverVel_wdls`` (KDL's default is 0); see
+                :meth:`set_lambda` for when KDL applies it.
 
         Raises:
             PeerUnavailable: If PyKDL is not importable.
@@ -462,17 +463,28 @@ class KdlPeer:
         self._target: Any = kdl.Frame()
         self._target_key = b""
         self._zero_twist = kdl.Twist()
+        self._twist = kdl.Twist()
         self._rng6 = range(6)
         self._rngn = range(n)
 
-    def set_lambda(self, lam: float) -> None:
+    def set_lambda(self, lam: float, eps: float | None = None) -> None:
         """Set the damping of the WDLS velocity solver.
+
+        KDL (1.5) applies the damping only near a singularity: ``lambda_scaled =
+        lambda * sqrt(1 - (sigma_min / eps)^2)`` when more than ``n - 6`` singular values are
+        below ``eps`` (default 1e-5), else 0 -- i.e. away from singularities the solver is the
+        plain pseudo-inverse whatever ``lambda`` is. Raise ``eps`` to widen the damped region.
 
         Args:
             lam: Damping ``lambda`` (>= 0) of ``ChainIkSolverVel_wdls``.
+            eps: Singular-value threshold (> 0) below which damping applies; None keeps it.
         """
         if not lam >= 0.0:
             raise ValueError(f"lambda must be >= 0, got {lam}")
+        if eps is not None:
+            if not eps > 0.0:
+                raise ValueError(f"eps must be > 0, got {eps}")
+            self._wdls.setEps(float(eps))
         self._wdls.setLambda(float(lam))
 
     def _load_q(self, q: Any) -> None:
@@ -545,10 +557,14 @@ class KdlPeer:
         Returns:
             Joint velocities [rad/s | m/s], shape (n,).
         """
-        kdl = self._kdl
-        t = np.asarray(twist6, dtype=np.float64).tolist()
+        twist = self._twist
+        tw = np.asarray(twist6, dtype=np.float64)
+        if tw.shape != (6,):
+            raise ValueError(f"twist6 must have shape (6,), got {tw.shape}")
+        for i, v in enumerate(tw.tolist()):
+            twist[i] = v
         self._load_q(q)
-        return self._solve(kdl.Twist(kdl.Vector(t[0], t[1], t[2]), kdl.Vector(t[3], t[4], t[5])))
+        return self._solve(twist)
 
     def tick(self, q: FloatArray, target_pose: FloatArray, gain: float) -> FloatArray:
         """One proportional pose-control tick done with KDL (the unit of the tick benchmark).

@@ -54,6 +54,9 @@ DEFAULT_TOPICS: tuple[str, ...] = (
 #: Keep-last depth of the recording subscriptions.
 DEPTH = 1000
 
+#: Time spent writing already received messages after a stop request [s].
+DRAIN_TIME = 0.1
+
 StampSource = Literal["receive", "header"]
 
 
@@ -272,7 +275,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", help="bag directory to create (default: itasc_bag_<date-time>)")
     p.add_argument("--storage", choices=sorted(STORAGES), default="mcap")
-    p.add_argument("--duration", type=float, help="stop after this many seconds [s]")
+    p.add_argument(
+        "--duration",
+        type=float,
+        help="stop after this many seconds [s] (then up to 0.1 s more to write queued messages)",
+    )
     p.add_argument(
         "--stamp",
         choices=["receive", "header"],
@@ -319,6 +326,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             end = None if args.duration is None else time.monotonic() + args.duration
             while not stop.is_set() and (end is None or time.monotonic() < end):
                 executor.spin_once(timeout_sec=0.05)
+            # Write what is already queued in the subscriptions before closing.
+            drain_end = time.monotonic() + DRAIN_TIME
+            while time.monotonic() < drain_end:
+                executor.spin_once(timeout_sec=0.01)
             recorder.close()
             counts = writer.counts
         log.info(f"closed bag {out}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))

@@ -1,0 +1,174 @@
+"""Compiled feature-coordinate kernels of the constraints (internal).
+
+Notation (all in the root frame): effector pose (R_e, p_e), target pose (R_t, p_t); their
+twists (v, w) with v the velocity of the frame origin. ``G_e`` and ``G_t`` (6, 6) map the
+effector and target twists to the rate of the six feature coordinates Xf:
+``Xf' = G_e t_e + G_t t_t``. In iTaSC terms ``Jf^-1 = -G_e`` (invertible by construction:
+block-triangular with rotation / SO(3)-Jacobian blocks) and ``Jf^-1 Ju = -G_t``, so that
+``A = Cq - Cf Jf^-1 Jq = Cf G_e Jq`` and ``B = Cf Jf^-1 Ju = -Cf G_t``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+FRAME_ROOT = 0
+FRAME_TARGET = 1
+FRAME_EFFECTOR = 2
+
+
+@njit(cache=True, nogil=True)
+def rot_log(r, out):  # type: ignore[no-untyped-def]
+    """Rotation vector of a (3, 3) rotation (angle in [0, pi]) into out (3,)."""
+    t = r[0, 0] + r[1, 1] + r[2, 2]
+    if t > 0.0:
+        s = math.sqrt(t + 1.0) * 2.0
+        qx = (r[2, 1] - r[1, 2]) / s
+        qy = (r[0, 2] - r[2, 0]) / s
+        qz = (r[1, 0] - r[0, 1]) / s
+        qw = 0.25 * s
+    elif r[0, 0] > r[1, 1] and r[0, 0] > r[2, 2]:
+        s = math.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2]) * 2.0
+        qx = 0.25 * s
+        qy = (r[0, 1] + r[1, 0]) / s
+        qz = (r[0, 2] + r[2, 0]) / s
+        qw = (r[2, 1] - r[1, 2]) / s
+    elif r[1, 1] > r[2, 2]:
+        s = math.sqrt(1.0 + r[1, 1] - r[0, 0] - r[2, 2]) * 2.0
+        qx = (r[0, 1] + r[1, 0]) / s
+        qy = 0.25 * s
+        qz = (r[1, 2] + r[2, 1]) / s
+        qw = (r[0, 2] - r[2, 0]) / s
+    else:
+        s = math.sqrt(1.0 + r[2, 2] - r[0, 0] - r[1, 1]) * 2.0
+        qx = (r[0, 2] + r[2, 0]) / s
+        qy = (r[1, 2] + r[2, 1]) / s
+        qz = 0.25 * s
+        qw = (r[1, 0] - r[0, 1]) / s
+    if qw < 0.0:
+        qx, qy, qz, qw = -qx, -qy, -qz, -qw
+    vn = math.sqrt(qx * qx + qy * qy + qz * qz)
+    if vn < 1e-15:
+        out[0] = 2.0 * qx
+        out[1] = 2.0 * qy
+        out[2] = 2.0 * qz
+        return
+    ang = 2.0 * math.atan2(vn, qw)
+    f = ang / vn
+    out[0] = qx * f
+    out[1] = qy * f
+    out[2] = qz * f
+
+
+@njit(cache=True, nogil=True)
+def _inv_left_jacobian(th, out):  # type: ignore[no-untyped-def]
+    """Inverse left Jacobian of SO(3) at rotation vector th: th' = Jl^-1 w_spatial."""
+    a = math.sqrt(th[0] * th[0] + th[1] * th[1] + th[2] * th[2])
+    if a < 1e-6:
+        c = 1.0 / 12.0 + a * a / 720.0
+    else:
+        a = min(a, math.pi - 1e-3)  # the rotation vector is ambiguous at pi
+        c = 1.0 / (a * a) - (1.0 + math.cos(a)) / (2.0 * a * math.sin(a))
+    x, y, z = th[0], th[1], th[2]
+    # I - 1/2 [th]x + c [th]x^2, with [th]x^2 = th th^T - |th|^2 I
+    n2 = x * x + y * y + z * z
+    out[0, 0] = 1.0 + c * (x * x - n2)
+    out[1, 1] = 1.0 + c * (y * y - n2)
+    out[2, 2] = 1.0 + c * (z * z - n2)
+    out[0, 1] = 0.5 * z + c * x * y
+    out[1, 0] = -0.5 * z + c * x * y
+    out[0, 2] = -0.5 * y + c * x * z
+    out[2, 0] = 0.5 * y + c * x * z
+    out[1, 2] = 0.5 * x + c * y * z
+    out[2, 1] = -0.5 * x + c * y * z
+
+
+@njit(cache=True, nogil=True)
+def copy_pose_features(te, tt, frame, ge, gt, xf, work):  # type: ignore[no-untyped-def]
+    """Feature coordinates xf (6,) and maps ge, gt (6, 6) of the CopyPose armature.
+
+    xf[0:3]: target position relative to the effector, on the axes of the reference frame;
+    xf[3:6]: rotation vector of R_e^T R_t (the same on the target's and the effector's axes),
+    or R_e times it on the root axes. ``work`` is (4, 3, 3) scratch.
+    """
+    d0 = tt[0, 3] - te[0, 3]
+    d1 = tt[1, 3] - te[1, 3]
+    d2 = tt[2, 3] - te[2, 3]
+    rrel = work[0]
+    for i in range(3):
+        for j in range(3):
+            rrel[i, j] = te[0, i] * tt[0, j] + te[1, i] * tt[1, j] + te[2, i] * tt[2, j]
+    th = np.empty(3)
+    rot_log(rrel, th)
+    jli = work[1]
+    _inv_left_jacobian(th, jli)
+    # m = Re Jli Re^T : maps (w_t - w_e) to the rate of Re th
+    m = work[2]
+    tmp = work[3]
+    for i in range(3):
+        for j in range(3):
+            tmp[i, j] = te[i, 0] * jli[0, j] + te[i, 1] * jli[1, j] + te[i, 2] * jli[2, j]
+    for i in range(3):
+        for j in range(3):
+            m[i, j] = tmp[i, 0] * te[j, 0] + tmp[i, 1] * te[j, 1] + tmp[i, 2] * te[j, 2]
+    ge[:, :] = 0.0
+    gt[:, :] = 0.0
+    # Position rows: xf_p = R_F^T d ; rate = R_F^T (v_t - v_e) + R_F^T [d]x w_F
+    dx = np.array([[0.0, -d2, d1], [d2, 0.0, -d0], [-d1, d0, 0.0]])
+    for i in range(3):
+        if frame == FRAME_ROOT:
+            xf[i] = (d0, d1, d2)[i]
+            ge[i, i] = -1.0
+            gt[i, i] = 1.0
+        else:
+            rf = te if frame == FRAME_EFFECTOR else tt
+            xf[i] = rf[0, i] * d0 + rf[1, i] * d1 + rf[2, i] * d2
+            for j in range(3):
+                ge[i, j] = -rf[j, i]
+                gt[i, j] = rf[j, i]
+            for j in range(3):
+                s = rf[0, i] * dx[0, j] + rf[1, i] * dx[1, j] + rf[2, i] * dx[2, j]
+                if frame == FRAME_EFFECTOR:
+                    ge[i, 3 + j] = s
+                else:
+                    gt[i, 3 + j] = s
+    # Rotation rows
+    if frame == FRAME_ROOT:
+        # xf_r = Re th ; rate = [w_e]x Re th + M (w_t - w_e) = -[Re th]x w_e + M (w_t - w_e)
+        b0 = te[0, 0] * th[0] + te[0, 1] * th[1] + te[0, 2] * th[2]
+        b1 = te[1, 0] * th[0] + te[1, 1] * th[1] + te[1, 2] * th[2]
+        b2 = te[2, 0] * th[0] + te[2, 1] * th[1] + te[2, 2] * th[2]
+        xf[3], xf[4], xf[5] = b0, b1, b2
+        bx = np.array([[0.0, -b2, b1], [b2, 0.0, -b0], [-b1, b0, 0.0]])
+        for i in range(3):
+            for j in range(3):
+                ge[3 + i, 3 + j] = -bx[i, j] - m[i, j]
+                gt[3 + i, 3 + j] = m[i, j]
+    else:
+        # xf_r = th ; rate = Jli Re^T (w_t - w_e)
+        xf[3], xf[4], xf[5] = th[0], th[1], th[2]
+        for i in range(3):
+            for j in range(3):
+                s = jli[i, 0] * te[j, 0] + jli[i, 1] * te[j, 1] + jli[i, 2] * te[j, 2]
+                ge[3 + i, 3 + j] = -s
+                gt[3 + i, 3 + j] = s
+
+
+@njit(cache=True, nogil=True)
+def select_rows(g, sel, jac, has_jac, a_out, accumulate):  # type: ignore[no-untyped-def]
+    """a_out[r, :] (+)= g[sel[r], :] @ jac for each selected row (jac (6, n))."""
+    n = a_out.shape[1]
+    for r in range(sel.shape[0]):
+        k = sel[r]
+        for j in range(n):
+            s = 0.0
+            if has_jac:
+                for t in range(6):
+                    s += g[k, t] * jac[t, j]
+            if accumulate:
+                a_out[r, j] += s
+            else:
+                a_out[r, j] = s

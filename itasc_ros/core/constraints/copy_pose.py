@@ -1,0 +1,143 @@
+"""CopyPose: put an effector frame onto a target frame, on any subset of the six axes."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ConstraintError
+from ..tree import KinematicTree
+from . import _features as F
+from ._target import TargetFrame
+from .base import Constraint
+
+Array = NDArray[np.float64]
+
+REFERENCE_FRAMES = {"root": F.FRAME_ROOT, "target": F.FRAME_TARGET, "effector": F.FRAME_EFFECTOR}
+"""Frames whose axes the selected x/y/z components are taken on."""
+
+
+def _axes(owner: str, what: str, axes: str) -> list[int]:
+    axes = axes.lower()
+    bad = [a for a in axes if a not in "xyz"]
+    if bad or len(set(axes)) != len(axes):
+        raise ConstraintError(
+            f"{owner}: {what} axes {axes!r} must be distinct letters from 'x', 'y', 'z' "
+            "(e.g. 'xyz', 'xy', 'z' or '')"
+        )
+    return ["xyz".index(a) for a in sorted(axes)]
+
+
+class CopyPose(Constraint):
+    """Effector frame onto target frame (iTaSC CopyPose).
+
+    Feature coordinates Xf (6): the target origin relative to the effector origin on the
+    axes of ``reference`` [m], then the rotation vector from the effector to the target
+    orientation [rad]. ``Cf`` selects ``position_axes`` and ``rotation_axes``; yd = 0.
+
+    Args:
+        name: constraint name.
+        effector: link to move.
+        position_axes: subset of 'xyz' to control (position only: rotation_axes='').
+        rotation_axes: subset of 'xyz' to control (orientation only: position_axes='').
+        reference: 'target' (default), 'effector' or 'root': the axes of the selection.
+        target_link: make the target a link of the tree (e.g. the other hand); else the
+            target pose is set with :meth:`set_target`.
+        target_offset: (4, 4) pose of the target in ``target_link``'s frame.
+        weight, gain, feedforward: see :class:`Constraint`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        effector: str,
+        position_axes: str = "xyz",
+        rotation_axes: str = "xyz",
+        reference: str = "target",
+        target_link: str | None = None,
+        target_offset: ArrayLike | None = None,
+        weight: float = 1.0,
+        gain: float = 20.0,
+        feedforward: bool = True,
+    ) -> None:
+        super().__init__(name, weight, gain, feedforward)
+        self.effector = effector
+        self.target = TargetFrame(name, target_link, target_offset)
+        self.set_axes(position_axes, rotation_axes)
+        self.set_reference(reference)
+        self._eff_idx = -1
+        self._jac = np.zeros((6, 0))
+        self._ge = np.zeros((6, 6))
+        self._gt = np.zeros((6, 6))
+        self._xf = np.zeros(6)
+        self._work = np.zeros((4, 3, 3))
+
+    def set_axes(self, position_axes: str, rotation_axes: str) -> None:
+        """Select the controlled axes (changes the number of rows)."""
+        pos = _axes(self.name, "position", position_axes)
+        rot = _axes(self.name, "rotation", rotation_axes)
+        if not pos and not rot:
+            raise ConstraintError(f"{self.name}: select at least one position or rotation axis")
+        self.position_axes = "".join("xyz"[i] for i in pos)
+        self.rotation_axes = "".join("xyz"[i] for i in rot)
+        self._sel = np.array(pos + [3 + i for i in rot], dtype=np.int64)
+        self._structure_changed()
+
+    def set_reference(self, reference: str) -> None:
+        """Axes of the selection: 'target', 'effector' or 'root'."""
+        if reference not in REFERENCE_FRAMES:
+            raise ConstraintError(
+                f"{self.name}: unknown reference frame {reference!r}; choices are: "
+                + ", ".join(REFERENCE_FRAMES)
+            )
+        self.reference = reference
+        self._frame = REFERENCE_FRAMES[reference]
+
+    def set_target(self, pose: ArrayLike, twist: ArrayLike | None = None) -> None:
+        """Target pose (4, 4) in the root frame and optional twist (6,) for feed-forward."""
+        self.target.set_pose(pose)
+        if twist is not None:
+            self.set_target_twist(twist)
+
+    @property
+    def has_target(self) -> bool:
+        """True once a target pose was set (always for a link target)."""
+        return self.target.has_pose
+
+    @property
+    def n_rows(self) -> int:
+        return int(self._sel.shape[0])
+
+    def bind(self, tree: KinematicTree) -> None:
+        self._eff_idx = tree.link_index(self.effector)
+        self.target.bind(tree)
+        self._jac = np.zeros((6, tree.n_joints))
+        self._structure_changed()
+
+    def update(self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array,
+               ydot: Array, wy: Array) -> None:
+        self.target.update(tree)
+        te = tree.pose_ref(self._eff_idx)
+        tree.jacobian_into(self._eff_idx, self._jac)
+        F.copy_pose_features(te, self.target.pose, self._frame, self._ge, self._gt, self._xf,
+                             self._work)
+        F.select_rows(self._ge, self._sel, self._jac, True, a, False)
+        if self.target.link_idx >= 0:
+            F.select_rows(self._gt, self._sel, self.target.jac, True, a, True)
+        for r in range(self._sel.shape[0]):
+            k = self._sel[r]
+            b[r, :] = self._gt[k, :]
+            b[r, :] *= -1.0
+            y[r] = self._xf[k]
+            ydot[r] = -self.gain * self._xf[k]  # yd = 0, yd' = 0
+            wy[r] = self.weight
+
+    def error(self, y: Array) -> float:
+        return float(np.sqrt(np.dot(y, y)))
+
+    def pose_errors(self) -> tuple[float, float]:
+        """(position error [m], rotation error [rad]) of all six axes at the last update."""
+        return float(np.linalg.norm(self._xf[:3])), float(np.linalg.norm(self._xf[3:]))
+
+
+__all__ = ["REFERENCE_FRAMES", "CopyPose"]

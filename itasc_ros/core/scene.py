@@ -1,0 +1,348 @@
+"""Scene: stacks the constraints' rows of ``A q' = y' + B Xu'`` and solves for ``q'``.
+
+For constraints c = 1..k on one kinematic tree::
+
+    A = [A_1; ...; A_k]        (m, n)      A_c = Cq - Cf Jf^-1 Jq
+    B = blockdiag(B_1, ...)    (m, 6k)     B_c = Cf Jf^-1 Ju
+    y'_d = yd' + K (yd - y)    (m,)
+    q' = A# (y'_d + B Xu')     weighted (Wy, Wq), damped, with joint and velocity limits
+
+``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
+Work arrays are allocated when the layout changes (a constraint added, removed, enabled or
+given other axes), never in :meth:`Scene.solve`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import solver as S
+from .constraints.base import Constraint
+from .errors import ConfigurationError, ConstraintError, SolverError
+from .tree import KinematicTree
+
+Array = NDArray[np.float64]
+
+
+@dataclass
+class SolveResult:
+    """Outcome of one :meth:`Scene.solve`. The scene reuses it: copy it to keep it.
+
+    Attributes:
+        qdot: (n,) joint velocities [rad/s or m/s], in ``tree.joint_names`` order.
+        errors: (k,) error of each constraint (``constraint_names`` order) [m, rad or mixed].
+        constraint_names: names of the constraints in the scene.
+        sigma_min: smallest singular value of the weighted task matrix.
+        damping: damping lambda used (0 when far from singular).
+        locked: (n,) joints held at a position limit this tick.
+        velocity_scale: factor (<= 1) applied to q' to respect velocity limits.
+        ok: False when the solve produced a non-finite value (q' is then zero).
+        iterations: solves run (1 + one per lock round).
+        active_rows: rows with a non-zero weight (0: nothing to do, q' = 0).
+    """
+
+    qdot: Array
+    errors: Array
+    constraint_names: list[str]
+    joint_names: list[str]
+    sigma_min: float = 0.0
+    damping: float = 0.0
+    locked: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    velocity_scale: float = 1.0
+    ok: bool = True
+    iterations: int = 0
+    active_rows: int = 0
+
+    @property
+    def velocity_scaled(self) -> bool:
+        """True when velocity limits scaled q' down."""
+        return self.velocity_scale < 1.0
+
+    @property
+    def locked_joints(self) -> list[str]:
+        """Names of the joints held at a position limit."""
+        return [n for n, lk in zip(self.joint_names, self.locked, strict=True) if lk]
+
+    def error(self, name: str) -> float:
+        """Error of one constraint by name."""
+        return float(self.errors[self.constraint_names.index(name)])
+
+    def copy(self) -> SolveResult:
+        """A deep copy that the next solve will not overwrite."""
+        return SolveResult(
+            self.qdot.copy(), self.errors.copy(), list(self.constraint_names),
+            list(self.joint_names), self.sigma_min, self.damping, self.locked.copy(),
+            self.velocity_scale, self.ok, self.iterations, self.active_rows,
+        )
+
+
+class Scene:
+    """Constraints on one kinematic tree, and the iTaSC solve.
+
+    Args:
+        tree: the kinematic tree (or a restricted view of it).
+        constraints: initial constraints.
+        solver: 'dls' (damped least squares, automatic damping) or 'sdls'.
+        damping_max: largest damping lambda (at a singularity).
+        damping_epsilon: smallest singular value below which damping starts.
+        sdls_gamma_max: SDLS: largest joint velocity per singular direction [rad/s].
+        joint_weights: (n,) Wq (>= 0; 0 freezes a joint); default ones.
+        velocity_scale: fraction (0, 1] of the URDF velocity limits to respect.
+        joint_limit_margin: distance kept from each position limit [rad or m].
+        max_velocity: cap for joints whose URDF has no velocity limit [rad/s or m/s].
+    """
+
+    def __init__(
+        self,
+        tree: KinematicTree,
+        constraints: Iterable[Constraint] = (),
+        *,
+        solver: str = "dls",
+        damping_max: float = 0.5,
+        damping_epsilon: float = 0.1,
+        sdls_gamma_max: float = math.pi,
+        joint_weights: ArrayLike | None = None,
+        velocity_scale: float = 1.0,
+        joint_limit_margin: float = 0.0,
+        max_velocity: float = 10.0,
+    ) -> None:
+        self.tree = tree
+        n = tree.n_joints
+        self._constraints: list[Constraint] = []
+        self._layout_version = 0
+        self._built_version = -1
+        self._wq = np.ones(n)
+        self._lower = tree.lower
+        self._upper = tree.upper
+        self._vmax = np.ones(n)
+        self._q = np.zeros(n)
+        self._method = S.solver_code(solver)
+        self.solver = solver
+        self.damping_max = damping_max
+        self.damping_epsilon = damping_epsilon
+        self.sdls_gamma_max = sdls_gamma_max
+        self.set_damping(damping_max, damping_epsilon)
+        self._velocity_scale = 1.0
+        self._max_velocity = 10.0
+        self._margin = 0.0
+        self.set_limits(velocity_scale, joint_limit_margin, max_velocity)
+        if joint_weights is not None:
+            self.set_joint_weights(joint_weights)
+        self._locked = np.zeros(n, dtype=bool)
+        self._xw = np.zeros(n)
+        self._fixed = np.zeros(n)
+        self._info = np.zeros(S.INFO_SIZE)
+        self.result = SolveResult(np.zeros(n), np.zeros(0), [], tree.joint_names,
+                                  locked=self._locked)
+        for c in constraints:
+            self.add(c)
+        self._rebuild()
+
+    # ----------------------------------------------------------------------- constraints
+    @property
+    def constraints(self) -> list[Constraint]:
+        """The constraints, in row order."""
+        return list(self._constraints)
+
+    def add(self, constraint: Constraint) -> Constraint:
+        """Add a constraint (bound to the tree now).
+
+        Raises:
+            ConstraintError: a constraint of that name exists.
+            UnknownLinkError, UnknownJointError: it names something the tree lacks.
+        """
+        if any(c.name == constraint.name for c in self._constraints):
+            raise ConstraintError(
+                f"a constraint named {constraint.name!r} exists; names in use: "
+                + ", ".join(repr(c.name) for c in self._constraints)
+            )
+        constraint.bind(self.tree)
+        self._constraints.append(constraint)
+        self._layout_version += 1
+        return constraint
+
+    def remove(self, name: str) -> Constraint:
+        """Remove a constraint by name.
+
+        Raises:
+            ConstraintError: naming the constraints in the scene.
+        """
+        c = self.get(name)
+        self._constraints.remove(c)
+        self._layout_version += 1
+        return c
+
+    def get(self, name: str) -> Constraint:
+        """A constraint by name.
+
+        Raises:
+            ConstraintError: naming the constraints in the scene.
+        """
+        for c in self._constraints:
+            if c.name == name:
+                return c
+        raise ConstraintError(
+            f"no constraint named {name!r}; constraints are: "
+            + (", ".join(repr(c.name) for c in self._constraints) or "(none)")
+        )
+
+    def __contains__(self, name: object) -> bool:
+        return any(c.name == name for c in self._constraints)
+
+    # ----------------------------------------------------------------------- settings
+    def set_solver(self, solver: str) -> None:
+        """'dls' or 'sdls'."""
+        self._method = S.solver_code(solver)
+        self.solver = solver
+
+    def set_damping(self, damping_max: float, damping_epsilon: float) -> None:
+        """Damping lambda at a singularity and the singular value where it starts."""
+        for name, v in (("damping_max", damping_max), ("damping_epsilon", damping_epsilon)):
+            if not (math.isfinite(v) and v >= 0.0):
+                raise SolverError(f"{name} must be a finite number >= 0, got {v!r}")
+        if damping_epsilon == 0.0 and damping_max > 0.0:
+            raise SolverError("damping_epsilon must be > 0 when damping_max > 0")
+        self.damping_max = float(damping_max)
+        self.damping_epsilon = float(damping_epsilon)
+
+    def set_joint_weights(self, weights: ArrayLike) -> None:
+        """Wq (n,) in ``tree.joint_names`` order (>= 0; 0 freezes a joint)."""
+        w = np.asarray(weights, dtype=float).reshape(-1)
+        if w.shape != self._wq.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise SolverError(
+                f"joint weights must be {self._wq.shape[0]} finite values >= 0 for joints "
+                f"{self.tree.joint_names}"
+            )
+        self._wq[:] = w
+
+    def set_limits(self, velocity_scale: float = 1.0, joint_limit_margin: float = 0.0,
+                   max_velocity: float = 10.0) -> None:
+        """Velocity-limit fraction, position-limit margin and cap for unlimited joints."""
+        if not (0.0 < velocity_scale <= 1.0):
+            raise SolverError(f"velocity_scale must be in (0, 1], got {velocity_scale!r}")
+        if not (math.isfinite(joint_limit_margin) and joint_limit_margin >= 0.0):
+            raise SolverError(f"joint_limit_margin must be >= 0, got {joint_limit_margin!r}")
+        if not (math.isfinite(max_velocity) and max_velocity > 0.0):
+            raise SolverError(f"max_velocity must be > 0, got {max_velocity!r}")
+        self._velocity_scale = float(velocity_scale)
+        self._margin = float(joint_limit_margin)
+        self._max_velocity = float(max_velocity)
+        lo, hi = self.tree.lower, self.tree.upper
+        room = (hi - lo) > 2.0 * self._margin
+        self._lower = np.where(room, lo + self._margin, lo)
+        self._upper = np.where(room, hi - self._margin, hi)
+        v = self.tree.velocity_limits
+        self._vmax = np.where(np.isfinite(v), v, self._max_velocity) * self._velocity_scale
+
+    @property
+    def velocity_limits(self) -> Array:
+        """(n,) the velocity limits the solve respects [rad/s or m/s]."""
+        return self._vmax.copy()
+
+    # ----------------------------------------------------------------------- layout
+    def _version(self) -> int:
+        v = self._layout_version
+        for c in self._constraints:
+            v += c.structure_version + (0 if c.enabled else 1_000_000)
+        return v
+
+    def _rebuild(self) -> None:
+        n = self.tree.n_joints
+        active = [c for c in self._constraints if c.enabled]
+        m = sum(c.n_rows for c in active)
+        self._active = active
+        self._a = np.zeros((m, n))
+        self._b = np.zeros((m, 6))
+        self._y = np.zeros(m)
+        self._ydot = np.zeros(m)
+        self._wy = np.zeros(m)
+        self._rhs = np.zeros(m)
+        self._ff = np.zeros(m)
+        self._aw = np.zeros((m, n))
+        self._bw = np.zeros(m)
+        self._views = []
+        r = 0
+        for c in active:
+            s = slice(r, r + c.n_rows)
+            self._views.append(
+                (c, self._a[s], self._b[s], self._y[s], self._ydot[s], self._wy[s], self._rhs[s],
+                 self._ff[s])
+            )
+            r += c.n_rows
+        self.result.errors = np.zeros(len(active))
+        self.result.constraint_names = [c.name for c in active]
+        self._built_version = self._version()
+
+    # ----------------------------------------------------------------------- solve
+    def _check(self, q: ArrayLike, dt: float) -> Array:
+        if not (isinstance(dt, float | int) and math.isfinite(dt) and dt > 0.0):
+            raise ConfigurationError(f"dt must be a finite time step > 0 [s], got {dt!r}")
+        qa = np.asarray(q, dtype=float)
+        if qa.shape != self._q.shape:
+            raise ConfigurationError(
+                f"q has shape {qa.shape}; expected ({self._q.shape[0]},) for joints "
+                f"{self.tree.joint_names}"
+            )
+        self._q[:] = qa
+        return self._q
+
+    def update(self, q: ArrayLike) -> None:
+        """Compute A, B, y and y'_d for ``q`` without solving (see :meth:`matrices`)."""
+        if self._built_version != self._version():
+            self._rebuild()
+        qv = self._check(q, 1.0)
+        self.tree.compute(qv)
+        for c, a, b, y, ydot, wy, rhs, ff in self._views:
+            c.update(self.tree, qv, a, b, y, ydot, wy)
+            if not c.has_target:  # type: ignore[attr-defined]
+                wy[:] = 0.0
+            if c.feedforward:
+                np.dot(b, c._target_twist, out=ff)
+                np.add(ydot, ff, out=rhs)
+            else:
+                rhs[:] = ydot
+
+    def solve(self, q: ArrayLike, dt: float) -> SolveResult:
+        """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].
+
+        Returns:
+            The scene's :class:`SolveResult` (reused by the next call).
+
+        Raises:
+            ConfigurationError: q of the wrong length or non-finite; dt not > 0.
+        """
+        self._check(q, dt)
+        self.update(self._q)
+        res = self.result
+        S.solve_limited(
+            self._a, self._rhs, self._wy, self._wq, self._q, self._lower, self._upper,
+            self._vmax, float(dt), self._method, self.damping_max, self.damping_epsilon,
+            self.sdls_gamma_max, res.qdot, self._locked, self._aw, self._bw, self._xw,
+            self._fixed, self._info,
+        )
+        for i, (c, *_rows) in enumerate(self._views):
+            res.errors[i] = c.error(_rows[2])
+        info = self._info
+        res.sigma_min = float(info[S.INFO_SIGMA_MIN])
+        res.damping = float(info[S.INFO_DAMPING])
+        res.velocity_scale = float(info[S.INFO_SCALE])
+        res.iterations = int(info[S.INFO_ITERATIONS])
+        res.ok = bool(info[S.INFO_FINITE])
+        res.active_rows = int(np.count_nonzero(self._wy))
+        return res
+
+    def matrices(self, q: ArrayLike) -> dict[str, Array]:
+        """Copies of A (m, n), B (m, 6), y, y'_d, Wy (m,) and y'_d + B Xu' at ``q``."""
+        self.update(q)
+        return {
+            "A": self._a.copy(), "B": self._b.copy(), "y": self._y.copy(),
+            "ydot": self._ydot.copy(), "wy": self._wy.copy(), "rhs": self._rhs.copy(),
+        }
+
+
+__all__ = ["Scene", "SolveResult"]
