@@ -121,3 +121,12 @@ def select_columns(full, sel, out):  # type: ignore[no-untyped-def]
         s = sel[i]
         for r in range(full.shape[0]):
             out[r, i] = full[r, s]
+
+
+@njit(cache=True, nogil=True)
+def all_finite(q, bound):  # type: ignore[no-untyped-def]
+    """True when every value is finite and |value| <= bound."""
+    for x in q:
+        if not (abs(x) <= bound):  # False for NaN too
+            return False
+    return True

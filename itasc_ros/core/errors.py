@@ -83,10 +83,20 @@ class SolverError(ItascError, ValueError):
     """An unknown solver option or invalid solver parameter."""
 
 
+class ConfigError(ItascError, ValueError):
+    """A controller configuration is invalid: unknown key, wrong type or value out of range."""
+
+
+class InputError(ItascError, ValueError):
+    """A runtime input (joint state, target, twist) is rejected; the last good one is kept."""
+
+
 __all__ = [
+    "ConfigError",
     "ConfigurationError",
     "ConstraintError",
     "DuplicateNameError",
+    "InputError",
     "InvalidJointError",
     "ItascError",
     "SolverError",

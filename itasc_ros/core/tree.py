@@ -145,8 +145,14 @@ class KinematicTree:
         try:
             with Path(path).open("rb") as fh:
                 data = fh.read(MAX_URDF_BYTES + 1)
+                size = Path(path).stat().st_size
         except OSError as exc:
             raise UrdfSyntaxError(f"cannot read URDF file {str(path)!r}: {exc}") from exc
+        if len(data) > MAX_URDF_BYTES:
+            raise UrdfSyntaxError(
+                f"URDF is {max(size, len(data))} bytes; the largest accepted is "
+                f"{MAX_URDF_BYTES} bytes"
+            )
         return cls.from_urdf(data)
 
     def select_joints(self, names: Sequence[str], q_fixed: ArrayLike | None = None) -> KinematicTree:
@@ -269,9 +275,7 @@ class KinematicTree:
                 f"q has shape {np.shape(q)}; expected ({len(self._names)},) for joints "
                 f"{self._names}"
             )
-        with np.errstate(over="ignore", invalid="ignore"):
-            sq = float(np.dot(q, q))
-        if not math.isfinite(sq):
+        if not _kernels.all_finite(q, 1e150):
             raise ConfigurationError(f"q has NaN, Inf or huge values: {np.asarray(q).tolist()}")
         self._q_full[self._sel] = q
         m = self._m

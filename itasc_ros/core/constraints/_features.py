@@ -172,3 +172,27 @@ def select_rows(g, sel, jac, has_jac, a_out, accumulate):  # type: ignore[no-unt
                 a_out[r, j] += s
             else:
                 a_out[r, j] = s
+
+
+@njit(cache=True, nogil=True)
+def copy_pose_rows(  # type: ignore[no-untyped-def]
+    ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy
+):
+    """Write CopyPose's selected rows: A = Cf G_e J (+ Cf G_t J_t), B = -Cf G_t, y = Cf Xf,
+    y'_d = -K y (yd = 0), Wy = weight."""
+    n = a.shape[1]
+    for r in range(sel.shape[0]):
+        k = sel[r]
+        for j in range(n):
+            s = 0.0
+            for t in range(6):
+                s += ge[k, t] * jac[t, j]
+            if has_tjac:
+                for t in range(6):
+                    s += gt[k, t] * tjac[t, j]
+            a[r, j] = s
+        for t in range(6):
+            b[r, t] = -gt[k, t]
+        y[r] = xf[k]
+        ydot[r] = -gain * xf[k]
+        wy[r] = weight

@@ -121,16 +121,12 @@ class CopyPose(Constraint):
         tree.jacobian_into(self._eff_idx, self._jac)
         F.copy_pose_features(te, self.target.pose, self._frame, self._ge, self._gt, self._xf,
                              self._work)
-        F.select_rows(self._ge, self._sel, self._jac, True, a, False)
-        if self.target.link_idx >= 0:
-            F.select_rows(self._gt, self._sel, self.target.jac, True, a, True)
-        for r in range(self._sel.shape[0]):
-            k = self._sel[r]
-            b[r, :] = self._gt[k, :]
-            b[r, :] *= -1.0
-            y[r] = self._xf[k]
-            ydot[r] = -self.gain * self._xf[k]  # yd = 0, yd' = 0
-            wy[r] = self.weight
+        has_t = self.target.link_idx >= 0
+        F.copy_pose_rows(
+            self._ge, self._gt, self._xf, self._sel, self._jac,
+            self.target.jac if has_t else self._jac, has_t, self.gain, self.weight, a, b, y,
+            ydot, wy,
+        )
 
     def error(self, y: Array) -> float:
         return float(np.sqrt(np.dot(y, y)))

@@ -1,0 +1,248 @@
+"""``itasc-bench``: speed and tracking figures, side by side with the peers in the same run.
+
+Subcommands (``--json`` prints one JSON object on the last line):
+
+* ``kinematics``: FK + tip Jacobian of the Panda (7 DOF) and of Talos (all joints): itasc_ros,
+  Orocos KDL (PyKDL) and Pinocchio; key ``fk_jac_ratio_vs_pykdl`` (Panda, ours / KDL).
+* ``tick``: one full control tick (FK, Jacobian, 6-D CopyPose, damping, limits) of the Panda
+  beside KDL's ``ChainFkSolverPos`` + ``ChainIkSolverVel_wdls`` for the same step; key
+  ``tick_ratio_vs_pykdl``. Also a Talos tick with four constraints.
+* ``tracking``: a target on a circle (0.1 m, 0.25 m/s) with and without feed-forward.
+* ``loop`` / ``soak``: the node at 1 kHz with the simulated robot over DDS.
+* ``all``: kinematics, tick and tracking.
+
+Timing: each implementation runs ``--number`` calls per block, blocks interleaved between the
+implementations (so machine load hits all of them alike), ``--repeats`` blocks; the figure is
+the median per-call time over blocks. Ratios are ours / peer (< 1: we are faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core import CopyPose, KinematicTree, Scene
+from .resources import robot_urdf
+
+PANDA_HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+
+
+def _erd_urdf(rel: str) -> Path | None:
+    """A URDF of example-robot-data (bench extra), or None when it is not installed."""
+    for base in Path(sys.prefix).glob("lib/python3*/site-packages/cmeel.prefix/share"):
+        p = base / "example-robot-data" / "robots" / rel
+        if p.is_file():
+            return p
+    return None
+
+
+def time_interleaved(
+    funcs: dict[str, Callable[[], Any]], number: int, repeats: int
+) -> dict[str, float]:
+    """Median seconds per call of each function, blocks interleaved."""
+    samples: dict[str, list[float]] = {k: [] for k in funcs}
+    for f in funcs.values():  # warm-up (JIT, caches)
+        for _ in range(min(number, 50)):
+            f()
+    for _ in range(repeats):
+        for name, f in funcs.items():
+            t0 = time.perf_counter()
+            for _ in range(number):
+                f()
+            samples[name].append((time.perf_counter() - t0) / number)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def _peers() -> tuple[Any, Any]:
+    from . import peers
+
+    kdl = pin = None
+    try:
+        kdl = peers.KdlPeer
+    except Exception:  # pragma: no cover
+        kdl = None
+    try:
+        peers._import_pinocchio()
+        pin = peers.PinocchioPeer
+    except Exception:
+        pin = None
+    return kdl, pin
+
+
+def bench_kinematics(number: int, repeats: int) -> dict[str, Any]:
+    """FK + tip Jacobian: Panda and Talos, ours vs PyKDL vs Pinocchio."""
+    from .peers import PeerUnavailable
+
+    kdl_cls, pin_cls = _peers()
+    out: dict[str, Any] = {}
+    cases = [("panda", robot_urdf("panda"), "panda_link0", "panda_link8")]
+    talos = _erd_urdf("talos_data/robots/talos_full_v2.urdf")
+    if talos is not None:
+        cases.append(("talos", talos, "base_link", "arm_right_7_link"))
+    for name, path, root, tip in cases:
+        xml = path.read_text()
+        tree = KinematicTree.from_urdf(xml)
+        rng = np.random.default_rng(0)
+        q = tree.random_configuration(rng)
+        idx = tree.link_index(tip)
+        jac = np.empty((6, tree.n_joints))
+
+        def ours(tree: KinematicTree = tree, q: np.ndarray = q, idx: int = idx,
+                 jac: np.ndarray = jac) -> None:
+            tree.compute(q)
+            tree.jacobian_into(idx, jac)
+
+        funcs: dict[str, Callable[[], Any]] = {"itasc_ros": ours}
+        notes = [f"itasc_ros: all {tree.n_joints} joints, every link pose + {tip} Jacobian"]
+        try:
+            kdl = kdl_cls(xml, root, tip)  # type: ignore[misc]
+            qk = np.array([q[tree.joint_index(j)] for j in kdl.joint_names])
+            funcs["pykdl"] = lambda kdl=kdl, qk=qk: kdl.fk_jac(qk)
+            notes.append(f"pykdl: chain {root}->{tip} ({kdl.n} joints)")
+        except (PeerUnavailable, TypeError) as exc:
+            notes.append(f"pykdl unavailable: {exc}")
+        if pin_cls is not None:
+            pp = pin_cls(xml, tip)
+            qp = np.array([q[tree.joint_index(j)] for j in pp.joint_names])
+            funcs["pinocchio"] = lambda pp=pp, qp=qp: pp.fk_jac(qp)
+            notes.append(f"pinocchio: whole model, chain joints set ({pp.n})")
+        t = time_interleaved(funcs, number, repeats)
+        row: dict[str, Any] = {f"{k}_us": v * 1e6 for k, v in t.items()}
+        if "pykdl" in t:
+            row["ratio_vs_pykdl"] = t["itasc_ros"] / t["pykdl"]
+        if "pinocchio" in t:
+            row["ratio_vs_pinocchio"] = t["itasc_ros"] / t["pinocchio"]
+        row["notes"] = notes
+        out[name] = row
+    if "ratio_vs_pykdl" in out.get("panda", {}):
+        out["fk_jac_ratio_vs_pykdl"] = out["panda"]["ratio_vs_pykdl"]
+    return out
+
+
+def bench_tick(number: int, repeats: int) -> dict[str, Any]:
+    """One control tick: ours (scene.solve) vs KDL FK + wdls velocity IK."""
+    from .peers import PeerUnavailable
+
+    kdl_cls, _ = _peers()
+    out: dict[str, Any] = {}
+    xml = robot_urdf("panda").read_text()
+    tree = KinematicTree.from_urdf(xml)
+    q = np.array(PANDA_HOME)
+    c = CopyPose("ee", "panda_link8", gain=20.0)
+    target = tree.forward_kinematics(q + 0.05, "panda_link8")
+    c.set_target(target)
+    scene = Scene(tree, [c])
+    funcs: dict[str, Callable[[], Any]] = {"itasc_ros": lambda: scene.solve(q, 0.002)}
+    try:
+        kdl = kdl_cls(xml, "panda_link0", "panda_link8", lam=0.1)  # type: ignore[misc]
+        funcs["pykdl"] = lambda: kdl.tick(q, target, 20.0)
+    except (PeerUnavailable, TypeError) as exc:
+        out["pykdl_unavailable"] = str(exc)
+    t = time_interleaved(funcs, number, repeats)
+    row: dict[str, Any] = {f"{k}_us": v * 1e6 for k, v in t.items()}
+    if "pykdl" in t:
+        row["ratio_vs_pykdl"] = t["itasc_ros"] / t["pykdl"]
+        out["tick_ratio_vs_pykdl"] = row["ratio_vs_pykdl"]
+    out["panda"] = row
+    talos = _erd_urdf("talos_data/robots/talos_full_v2.urdf")
+    if talos is not None:
+        tt = KinematicTree.from_urdf(talos.read_text())
+        qt = tt.neutral()
+        cons = []
+        for link in ("arm_left_7_link", "arm_right_7_link", "leg_left_6_link", "leg_right_6_link"):
+            cc = CopyPose(link, link)
+            cc.set_target(tt.forward_kinematics(qt + 0.02, link))
+            cons.append(cc)
+        st = Scene(tt, cons)
+        tt_t = time_interleaved({"itasc_ros": lambda: st.solve(qt, 0.002)}, max(10, number // 4),
+                                repeats)
+        out["talos"] = {"itasc_ros_us": tt_t["itasc_ros"] * 1e6, "joints": tt.n_joints,
+                        "constraints": 4, "rows": 24}
+    return out
+
+
+def bench_tracking() -> dict[str, Any]:
+    """Circle tracking with and without feed-forward (the demo's scenario, same parameters)."""
+    from ..core import scenarios
+
+    xml = robot_urdf("panda").read_text()
+    tree = KinematicTree.from_urdf(xml)
+    out: dict[str, Any] = {}
+    for shape in ("circle", "figure8"):
+        ff = scenarios.circle_tracking(tree, "panda_hand", np.array(PANDA_HOME), True, shape=shape)
+        fb = scenarios.circle_tracking(tree, "panda_hand", np.array(PANDA_HOME), False, shape=shape)
+        out[shape] = {"feedforward": ff, "feedback_only": fb}
+    out["tracking_error_feedforward_m"] = out["circle"]["feedforward"]["rms_error_m"]
+    out["tracking_error_feedback_only_m"] = out["circle"]["feedback_only"]["rms_error_m"]
+    return out
+
+
+def _print_table(title: str, rows: dict[str, Any]) -> None:
+    print(f"\n== {title}")
+    for k, v in rows.items():
+        if isinstance(v, dict):
+            cells = ", ".join(
+                f"{kk}={vv:.3g}" if isinstance(vv, float) else f"{kk}={vv}"
+                for kk, vv in v.items() if kk != "notes"
+            )
+            print(f"  {k:>10}: {cells}")
+            for n in v.get("notes", []):
+                print(f"              {n}")
+        else:
+            print(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``itasc-bench``."""
+    ap = argparse.ArgumentParser(prog="itasc-bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", choices=["kinematics", "tick", "tracking", "loop", "soak", "all"])
+    ap.add_argument("--json", action="store_true", help="print one JSON object on the last line")
+    ap.add_argument("--number", type=int, default=2000, help="calls per timing block")
+    ap.add_argument("--repeats", type=int, default=15, help="timing blocks (median taken)")
+    ap.add_argument("--rate", type=float, default=1000.0, help="loop/soak: control rate [Hz]")
+    ap.add_argument("--duration", type=float, default=None,
+                    help="loop/soak duration [s] (default 60 / 600)")
+    ap.add_argument("--robot", default="panda", help="loop/soak: robot (panda, ur5)")
+    args = ap.parse_args(argv)
+    result: dict[str, Any] = {"command": "itasc-bench " + " ".join(argv or sys.argv[1:])}
+    if args.what in ("kinematics", "all"):
+        r = bench_kinematics(args.number, args.repeats)
+        _print_table("FK + tip Jacobian [us per call, median]", r)
+        result["kinematics"] = r
+        if "fk_jac_ratio_vs_pykdl" in r:
+            result["fk_jac_ratio_vs_pykdl"] = r["fk_jac_ratio_vs_pykdl"]
+    if args.what in ("tick", "all"):
+        r = bench_tick(args.number // 2, args.repeats)
+        _print_table("control tick [us per call, median]", r)
+        result["tick"] = r
+        if "tick_ratio_vs_pykdl" in r:
+            result["tick_ratio_vs_pykdl"] = r["tick_ratio_vs_pykdl"]
+    if args.what in ("tracking", "all"):
+        r = bench_tracking()
+        _print_table("tracking (circle 0.1 m at 0.25 m/s, K = 20, dt = 2 ms)", r)
+        result["tracking"] = r
+        result["tracking_error_feedforward_m"] = r["tracking_error_feedforward_m"]
+        result["tracking_error_feedback_only_m"] = r["tracking_error_feedback_only_m"]
+    if args.what in ("loop", "soak"):
+        from .bench_loop import run_loop_bench
+
+        soak = args.what == "soak"
+        duration = args.duration if args.duration is not None else (600.0 if soak else 60.0)
+        r = run_loop_bench(robot=args.robot, rate=args.rate, duration=duration, soak=soak)
+        _print_table(f"{args.what}: node at {args.rate:g} Hz for {duration:g} s", r)
+        result.update(r)
+    if args.json:
+        print(json.dumps(result, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

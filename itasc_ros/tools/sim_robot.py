@@ -1,0 +1,596 @@
+"""``itasc_sim_robot``: a simulated velocity-controlled robot for demos, tests and benchmarks.
+
+It stands in for a robot whose ros2_control runs a ``JointGroupVelocityController`` (or a
+``JointTrajectoryController``): it takes joint velocity commands, integrates them at ``rate`` with
+the *measured* time step, keeps every joint within its URDF position and velocity limits, and
+publishes ``joint_states``. It is how the project tests itself, so it behaves like the real
+controller where that matters:
+
+* ``std_msgs/Float64MultiArray`` commands are read in ``joints`` order; a message with the wrong
+  length or a non-finite value is dropped with a throttled warning (as ros2_control's forward
+  command controller does) and the previous command stays in force.
+* The last command is held forever (``command_timeout`` 0, like ros2_control), or replaced by
+  zeros when no command arrived for ``command_timeout`` seconds.
+* ``trajectory_msgs/JointTrajectory``: the first point's ``velocities`` by joint name; without
+  velocities, ``(positions - q) / time_from_start`` computed when the message arrives.
+* ``sensor_msgs/JointState``: ``velocity`` by joint name.
+  For both named types, joints the message does not name are commanded zero velocity and a name
+  the robot does not have rejects the message.
+* ``latency`` [s] delays every accepted command before it takes effect; ``noise`` [rad or m] adds
+  seeded Gaussian noise to the *published* positions (the integrated state stays exact).
+
+Topics: subscribes ``command_topic`` (reliable, depth 10, as ros2_control's SystemDefaults);
+publishes ``joint_states`` (``sensor_msgs/JointState``: stamp, name, position, velocity; reliable,
+depth 10, so sensor-data subscribers match too) every tick, and ``~/stats`` (``std_msgs/String``,
+JSON, 1 Hz): commands received / rejected / applied, limit clamps, timeouts, achieved rate.
+
+:class:`SimulatedJoints` is the integrator without ROS, for offline use by the demo and tests.
+
+Usage::
+
+    itasc_sim_robot --ros-args -p urdf_file:=urdf/panda.urdf -p rate:=500.0
+    python -m itasc_ros.tools.sim_robot --ros-args -p urdf_file:=urdf/ur5.urdf \\
+        -p command_type:=trajectory_msgs/JointTrajectory -p latency:=0.01
+
+Like the other console scripts it does not change the DDS environment; tests and the demo pass
+the local shared-memory environment (:mod:`itasc_ros.tools.dds_env`) to it.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import rclpy
+from rcl_interfaces.msg import (
+    FloatingPointRange,
+    IntegerRange,
+    ParameterDescriptor,
+    SetParametersResult,
+)
+from rclpy.exceptions import NameValidationException, ParameterException
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from itasc_ros.core import ConfigurationError, ItascError, KinematicTree
+from itasc_ros.tools.home_poses import home_pose
+
+#: Command message types, as the node's ``command_out_type`` names them.
+COMMAND_TYPES: tuple[str, ...] = (
+    "std_msgs/Float64MultiArray",
+    "trajectory_msgs/JointTrajectory",
+    "sensor_msgs/JointState",
+)
+#: Default command topic (the node's ``command_out_topic`` default).
+DEFAULT_COMMAND_TOPIC = "/forward_velocity_controller/commands"
+#: Topic used when ``command_topic`` is set to '' (per command type).
+TYPE_DEFAULT_TOPICS: dict[str, str] = {
+    "std_msgs/Float64MultiArray": DEFAULT_COMMAND_TOPIC,
+    "trajectory_msgs/JointTrajectory": "/joint_trajectory_controller/joint_trajectory",
+    "sensor_msgs/JointState": "/joint_commands",
+}
+#: A tick later than this many periods restarts the schedule instead of catching up [-].
+MAX_LAG_PERIODS = 5.0
+#: Warnings about rejected commands are throttled to one per this period [s].
+WARN_PERIOD = 1.0
+
+
+class CommandRejectedError(ItascError, ValueError):
+    """A velocity command that the simulated controller drops (wrong length, NaN/Inf, names)."""
+
+
+@dataclass
+class SimStats:
+    """Counters of a :class:`SimulatedJoints` and its node (all since start)."""
+
+    commands_received: int = 0  # command messages that arrived (accepted or not)
+    commands_rejected: int = 0  # dropped: wrong length, non-finite, unknown joint names
+    commands_applied: int = 0  # accepted commands that took effect
+    velocity_clamps: int = 0  # joint components of applied commands clipped to the limit
+    position_clamps: int = 0  # joint-steps stopped at a position limit
+    command_timeouts: int = 0  # times the command was zeroed after command_timeout
+    steps: int = 0  # integration steps
+
+
+class SimulatedJoints:
+    """Velocity-controlled joints integrated within URDF position and velocity limits.
+
+    Not thread-safe; the node serialises access with a lock.
+
+    Args:
+        tree: the robot; limits come from its URDF.
+        joints: simulated joints in command order; ``None`` or empty = ``tree.joint_names``.
+        q0: (n,) initial positions [rad or m] in ``joints`` order; ``None`` = the robot's home
+            pose (:data:`itasc_ros.tools.home_poses.HOME_POSES`) or the tree's neutral pose.
+
+    Raises:
+        UnknownJointError: a name in ``joints`` is not an active joint of the tree.
+        ConfigurationError: repeated joints, or ``q0`` of the wrong length, non-finite or
+            outside the position limits.
+    """
+
+    def __init__(
+        self,
+        tree: KinematicTree,
+        joints: Sequence[str] | None = None,
+        q0: Sequence[float] | np.ndarray | None = None,
+    ) -> None:
+        names = list(joints) if joints else list(tree.joint_names)
+        if len(set(names)) != len(names):
+            raise ConfigurationError(f"joint names repeat in {names}")
+        idx = np.array([tree.joint_index(n) for n in names], dtype=np.int64)  # raises Unknown...
+        self.names: list[str] = names
+        self.index: dict[str, int] = {n: i for i, n in enumerate(names)}
+        self.lower = tree.lower[idx]  # (n,)
+        self.upper = tree.upper[idx]  # (n,)
+        self.velocity_limits = tree.velocity_limits[idx]  # (n,)
+        n = len(names)
+        if q0 is None:
+            q = home_pose(tree)[idx]
+        else:
+            q = np.array(q0, dtype=float).reshape(-1)
+            if q.shape != (n,):
+                raise ConfigurationError(
+                    f"initial positions have {q.size} values; expected {n} for joints {names}"
+                )
+            if not np.all(np.isfinite(q)):
+                raise ConfigurationError(f"initial positions must be finite, got {q.tolist()}")
+            outside = [
+                f"{names[i]}={q[i]:g} not in [{self.lower[i]:g}, {self.upper[i]:g}]"
+                for i in range(n)
+                if not self.lower[i] <= q[i] <= self.upper[i]
+            ]
+            if outside:
+                raise ConfigurationError(
+                    "initial positions outside the URDF limits: " + ", ".join(outside)
+                )
+        self._q = q.copy()  # (n,) [rad or m]
+        self._command = np.zeros(n)  # (n,) [rad/s or m/s] within velocity limits
+        self._velocity = np.zeros(n)  # (n,) effective velocity of the last step
+        self._clipped = np.zeros(n, dtype=bool)
+        self.stats = SimStats()
+
+    @property
+    def n(self) -> int:
+        """Number of simulated joints."""
+        return len(self.names)
+
+    @property
+    def q(self) -> np.ndarray:
+        """(n,) a copy of the current positions [rad or m]."""
+        return self._q.copy()
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """(n,) velocity of the last step [rad/s]: the command, zero where a limit stopped it."""
+        return self._velocity.copy()
+
+    @property
+    def command(self) -> np.ndarray:
+        """(n,) the velocity command in force [rad/s], already within the velocity limits."""
+        return self._command.copy()
+
+    def validate(self, qdot: Sequence[float] | np.ndarray) -> np.ndarray:
+        """(n,) ``qdot`` as a float array, or raise like ros2_control would drop it.
+
+        Raises:
+            CommandRejectedError: wrong length or a non-finite value.
+        """
+        v = np.asarray(qdot, dtype=float).reshape(-1)
+        if v.shape != (self.n,):
+            raise CommandRejectedError(
+                f"command has {v.size} values; expected {self.n} for joints {self.names}"
+            )
+        if not np.all(np.isfinite(v)):
+            raise CommandRejectedError(f"command has non-finite values: {v.tolist()}")
+        return v
+
+    def apply(self, qdot: Sequence[float] | np.ndarray) -> None:
+        """Make ``qdot`` (n,) [rad/s] the command in force, clipped to the velocity limits.
+
+        Raises:
+            CommandRejectedError: wrong length or non-finite; the previous command stays.
+        """
+        v = self.validate(qdot)
+        clipped = np.clip(v, -self.velocity_limits, self.velocity_limits)
+        self.stats.velocity_clamps += int(np.count_nonzero(clipped != v))
+        self.stats.commands_applied += 1
+        self._command[:] = clipped
+
+    def stop(self) -> None:
+        """Command zero velocity (as after a command timeout)."""
+        self._command[:] = 0.0
+
+    def step(self, dt: float) -> np.ndarray:
+        """Integrate the command over ``dt`` [s] (explicit Euler), clamp into position limits.
+
+        Returns:
+            (n,) a copy of the new positions [rad or m].
+
+        Raises:
+            ConfigurationError: ``dt`` negative or non-finite.
+        """
+        if not (math.isfinite(dt) and dt >= 0.0):
+            raise ConfigurationError(f"time step must be finite and >= 0 s, got {dt}")
+        q_new = self._q + self._command * dt
+        np.clip(q_new, self.lower, self.upper, out=self._q)
+        np.not_equal(q_new, self._q, out=self._clipped)
+        self.stats.position_clamps += int(np.count_nonzero(self._clipped))
+        self.stats.steps += 1
+        np.copyto(self._velocity, self._command)
+        self._velocity[self._clipped] = 0.0
+        return self._q.copy()
+
+
+# ------------------------------------------------------------------------- message -> qdot
+def _by_name(
+    sim: SimulatedJoints, names: Sequence[str], values: Sequence[float] | np.ndarray, what: str
+) -> np.ndarray:
+    """(n,) velocities of the named joints, zero for the others."""
+    if len(names) != len(values):
+        raise CommandRejectedError(
+            f"{what} has {len(values)} values for {len(names)} joint names"
+        )
+    qdot = np.zeros(sim.n)
+    seen: set[str] = set()
+    for name, value in zip(names, values, strict=True):
+        i = sim.index.get(name)
+        if i is None:
+            raise CommandRejectedError(
+                f"{what} names joint {name!r}; the simulated joints are {sim.names}"
+            )
+        if name in seen:
+            raise CommandRejectedError(f"{what} names joint {name!r} twice")
+        seen.add(name)
+        qdot[i] = value
+    return sim.validate(qdot)
+
+
+def velocity_from_multi_array(msg: Float64MultiArray, sim: SimulatedJoints) -> np.ndarray:
+    """(n,) velocities [rad/s] of a ``Float64MultiArray`` (``data`` in joints order).
+
+    Raises:
+        CommandRejectedError: wrong length or non-finite values.
+    """
+    return sim.validate(np.asarray(msg.data, dtype=float))
+
+
+def velocity_from_joint_state(msg: JointState, sim: SimulatedJoints) -> np.ndarray:
+    """(n,) velocities [rad/s] of a ``JointState`` command (``velocity`` by ``name``).
+
+    Raises:
+        CommandRejectedError: no velocities, unknown or repeated names, non-finite values.
+    """
+    if len(msg.velocity) == 0:
+        raise CommandRejectedError("JointState command has no velocity values")
+    return _by_name(sim, list(msg.name), np.asarray(msg.velocity, dtype=float), "JointState")
+
+
+def velocity_from_trajectory(
+    msg: JointTrajectory, sim: SimulatedJoints, q: np.ndarray
+) -> np.ndarray:
+    """(n,) velocities [rad/s] of the first point of a streamed ``JointTrajectory``.
+
+    The point's ``velocities`` when present, else ``(positions - q) / time_from_start``.
+
+    Args:
+        msg: the trajectory (one point per message when streaming).
+        sim: the simulated joints (names, limits).
+        q: (n,) current positions [rad or m] in ``sim.names`` order.
+
+    Raises:
+        CommandRejectedError: no point, unknown names, neither velocities nor positions with a
+            positive time_from_start, or non-finite values.
+    """
+    if len(msg.points) == 0:
+        raise CommandRejectedError("JointTrajectory command has no points")
+    point = msg.points[0]
+    names = list(msg.joint_names)
+    if len(point.velocities) > 0:
+        return _by_name(sim, names, np.asarray(point.velocities, dtype=float), "JointTrajectory")
+    if len(point.positions) == 0:
+        raise CommandRejectedError("JointTrajectory point has neither velocities nor positions")
+    t = point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec  # [s]
+    if t <= 0.0:
+        raise CommandRejectedError(
+            "JointTrajectory point has positions only and time_from_start <= 0 s"
+        )
+    target = _by_name(sim, names, np.asarray(point.positions, dtype=float), "JointTrajectory")
+    qdot = np.zeros(sim.n)
+    for name in names:
+        i = sim.index[name]
+        qdot[i] = (target[i] - q[i]) / t
+    return qdot
+
+
+# ------------------------------------------------------------------------- the node
+def _descriptor(
+    description: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    read_only: bool = True,
+    integer: bool = False,
+) -> ParameterDescriptor:
+    d = ParameterDescriptor(description=description, read_only=read_only)
+    if lo is not None and hi is not None:
+        if integer:
+            d.integer_range = [IntegerRange(from_value=int(lo), to_value=int(hi), step=0)]
+        else:
+            d.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]
+    return d
+
+
+class SimRobotNode(Node):
+    """The ``itasc_sim_robot`` node: a :class:`SimulatedJoints` behind ROS topics.
+
+    Integration and ``joint_states`` publishing run in their own thread on a monotonic-clock
+    schedule (more regular than an executor timer at 1 kHz); command callbacks and the stats
+    timer run in the executor that spins this node.
+
+    Raises:
+        ItascError: no URDF, an invalid URDF, unknown joints or bad initial positions.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("itasc_sim_robot", **kwargs)
+        p = self.declare_parameter
+        p("robot_description", "", _descriptor("URDF XML; empty = read urdf_file"))
+        p("urdf_file", "", _descriptor("URDF file used when robot_description is empty"))
+        p(
+            "joints",
+            Parameter.Type.STRING_ARRAY,
+            _descriptor("simulated joints in command order; [] = every URDF joint"),
+        )
+        p(
+            "initial_positions",
+            Parameter.Type.DOUBLE_ARRAY,
+            _descriptor("initial positions [rad or m] in joints order; [] = home/neutral pose"),
+        )
+        p("rate", 500.0, _descriptor("integration and joint_states rate [Hz]", 1.0, 5000.0))
+        p(
+            "command_type",
+            COMMAND_TYPES[0],
+            _descriptor("command message type: " + " | ".join(COMMAND_TYPES)),
+        )
+        p(
+            "command_topic",
+            DEFAULT_COMMAND_TOPIC,
+            _descriptor("command topic; '' = the usual topic of command_type's controller"),
+        )
+        live = {"read_only": False}
+        p("latency", 0.0, _descriptor("delay before a command takes effect [s]", 0.0, 10.0, **live))
+        p("noise", 0.0, _descriptor("std of noise on published positions [rad]", 0.0, 1.0, **live))
+        p("seed", 0, _descriptor("seed of the position noise", 0, 2**31 - 1, integer=True))
+        p(
+            "command_timeout",
+            0.0,
+            _descriptor("zero the command after this long without one [s]; 0 = hold forever",
+                        0.0, 3600.0, **live),
+        )
+
+        tree = self._load_tree()
+        joints = self.get_parameter_or("joints").value or []
+        q0 = self.get_parameter_or("initial_positions").value or None
+        self.sim = SimulatedJoints(tree, joints, q0)
+        self.command_type = str(self.get_parameter("command_type").value)
+        if self.command_type not in COMMAND_TYPES:
+            raise ConfigurationError(
+                f"unknown command_type {self.command_type!r}; valid: {', '.join(COMMAND_TYPES)}"
+            )
+        topic = str(self.get_parameter("command_topic").value) or TYPE_DEFAULT_TOPICS[
+            self.command_type
+        ]
+        self.rate = float(self.get_parameter("rate").value)
+        self.latency = float(self.get_parameter("latency").value)
+        self.noise = float(self.get_parameter("noise").value)
+        self.command_timeout = float(self.get_parameter("command_timeout").value)
+        self._rng = np.random.default_rng(int(self.get_parameter("seed").value))
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+        self._lock = threading.Lock()
+        self._pending: collections.deque[tuple[float, np.ndarray]] = collections.deque()
+        self._last_command_time = time.monotonic()  # when the command in force took effect
+        self._timed_out = True  # the zero initial command counts as already timed out
+        self._overruns = 0  # ticks started more than MAX_LAG_PERIODS late
+        self._dt_max = 0.0  # [s] largest measured step
+        self._window_steps = 0
+        self._window_start = time.monotonic()
+
+        reliable = QoSProfile(
+            history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE
+        )
+        self._js_pub = self.create_publisher(JointState, "joint_states", reliable)
+        self._stats_pub = self.create_publisher(String, "~/stats", reliable)
+        msg_type: Any = {
+            "std_msgs/Float64MultiArray": Float64MultiArray,
+            "trajectory_msgs/JointTrajectory": JointTrajectory,
+            "sensor_msgs/JointState": JointState,
+        }[self.command_type]
+        self.create_subscription(msg_type, topic, self._on_command, reliable)
+        self.create_timer(1.0, self._publish_stats)
+
+        self._js = JointState()
+        self._js.name = list(self.sim.names)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sim_robot_tick", daemon=True)
+        self.get_logger().info(
+            f"simulating {tree.name} ({self.sim.n} joints) at {self.rate:g} Hz; "
+            f"{self.command_type} commands on {self.resolve_topic_name(topic)}"
+        )
+        self._thread.start()
+
+    # --------------------------------------------------------------------- setup
+    def _load_tree(self) -> KinematicTree:
+        xml = str(self.get_parameter("robot_description").value)
+        if xml.strip():
+            return KinematicTree.from_urdf(xml)
+        path = str(self.get_parameter("urdf_file").value)
+        if not path:
+            raise ConfigurationError(
+                "no URDF: set the parameter robot_description (XML) or urdf_file (a path)"
+            )
+        return KinematicTree.from_urdf_file(Path(path).expanduser())
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        for prm in params:
+            if prm.name == "latency":
+                self.latency = float(prm.value)
+            elif prm.name == "noise":
+                self.noise = float(prm.value)
+            elif prm.name == "command_timeout":
+                self.command_timeout = float(prm.value)
+        return SetParametersResult(successful=True)
+
+    # --------------------------------------------------------------------- commands
+    def _on_command(self, msg: Any) -> None:
+        now = time.monotonic()
+        try:
+            if self.command_type == "std_msgs/Float64MultiArray":
+                qdot = velocity_from_multi_array(msg, self.sim)
+            elif self.command_type == "sensor_msgs/JointState":
+                qdot = velocity_from_joint_state(msg, self.sim)
+            else:
+                with self._lock:
+                    q = self.sim.q
+                qdot = velocity_from_trajectory(msg, self.sim, q)
+        except CommandRejectedError as exc:
+            with self._lock:
+                self.sim.stats.commands_received += 1
+                self.sim.stats.commands_rejected += 1
+            self.get_logger().warning(
+                f"dropped command: {exc}", throttle_duration_sec=WARN_PERIOD
+            )
+            return
+        with self._lock:
+            self.sim.stats.commands_received += 1
+            self._pending.append((now + self.latency, qdot))
+
+    # --------------------------------------------------------------------- the tick
+    def _run(self) -> None:
+        period = 1.0 / self.rate
+        last = time.monotonic()
+        deadline = last + period
+        while not self._stop.is_set():
+            delay = deadline - time.monotonic()
+            if delay > 0.0:
+                time.sleep(delay)
+            now = time.monotonic()
+            if now - deadline > MAX_LAG_PERIODS * period:
+                self._overruns += 1
+                deadline = now  # restart the schedule rather than bursting to catch up
+            deadline += period
+            try:
+                self._tick(now, now - last)
+            except Exception as exc:  # keep simulating; a dead sim would hang its users
+                self.get_logger().error(f"tick failed: {exc!r}", throttle_duration_sec=1.0)
+            last = now
+
+    def _tick(self, now: float, dt: float) -> None:
+        with self._lock:
+            sim = self.sim
+            due = None
+            while self._pending and self._pending[0][0] <= now:
+                due = self._pending.popleft()[1]
+            if due is not None:
+                sim.apply(due)
+                self._last_command_time = now
+                self._timed_out = False
+            elif (
+                self.command_timeout > 0.0
+                and not self._timed_out
+                and now - self._last_command_time > self.command_timeout
+            ):
+                sim.stop()
+                sim.stats.command_timeouts += 1
+                self._timed_out = True
+            q = sim.step(dt)
+            velocity = sim.velocity
+            self._dt_max = max(self._dt_max, dt)
+            self._window_steps += 1
+        if self.noise > 0.0:
+            q += self._rng.normal(0.0, self.noise, q.shape)
+        js = self._js
+        js.header.stamp = self.get_clock().now().to_msg()
+        js.position = q.tolist()
+        js.velocity = velocity.tolist()
+        self._js_pub.publish(js)
+
+    def _publish_stats(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            stats = asdict(self.sim.stats)
+            elapsed = now - self._window_start
+            rate = self._window_steps / elapsed if elapsed > 0.0 else 0.0
+            self._window_steps = 0
+            self._window_start = now
+            stats.update(
+                rate_hz=round(rate, 3),
+                rate_target_hz=self.rate,
+                dt_max_ms=round(1e3 * self._dt_max, 3),
+                overruns=self._overruns,
+                pending_commands=len(self._pending),
+                positions=[round(x, 6) for x in self.sim.q.tolist()],
+                joints=self.sim.names,
+            )
+            self._dt_max = 0.0
+        self._stats_pub.publish(String(data=json.dumps(stats)))
+
+    def stop(self) -> None:
+        """Stop the integration thread (the node keeps existing until destroyed)."""
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=2.0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script entry point; returns the exit status (2 on a configuration error)."""
+    args = list(sys.argv if argv is None else ["itasc_sim_robot", *argv])
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    context = rclpy.Context()
+    rclpy.init(args=args, context=context, signal_handler_options=SignalHandlerOptions.NO)
+    node: SimRobotNode | None = None
+    executor = SingleThreadedExecutor(context=context)
+    try:
+        try:
+            node = SimRobotNode(context=context)
+        except (ItascError, ParameterException, NameValidationException) as exc:
+            print(f"itasc_sim_robot: {exc}", file=sys.stderr)
+            return 2
+        executor.add_node(node)
+        while not stop.is_set() and context.ok():
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        if node is not None:
+            node.stop()
+        executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
