@@ -247,33 +247,43 @@ def test_record_typed_topics_sqlite3_sigterm_header_stamps(
 
 
 def test_record_duration_stops_by_itself(ros: tuple[int, Any], tmp_path: Path) -> None:
+    """``--duration`` counts from the recorder's start; it then closes the bag and exits 0."""
     from sensor_msgs.msg import JointState
 
     from itasc_ros.tools.record import DRAIN_TIME
 
+    duration = 2.0  # [s]
     domain, node = ros
     path = tmp_path / "duration_bag"
     pub = node.create_publisher(JointState, "/joint_states", 100)
     try:
+        t_start = time.monotonic()
         proc = _start_recorder(
-            domain, "--out", str(path), "--duration", "1.0", "--topics", "/joint_states"
+            domain, "--out", str(path), "--duration", str(duration), "--topics", "/joint_states"
         )
-        _wait_matched(proc, [pub])
-        t_matched = time.monotonic()
+        matched = False
         i = 0
-        while proc.poll() is None and time.monotonic() - t_matched < 8.0:
+        # Publish until the recorder exits by itself (at most 15 s).
+        while proc.poll() is None and time.monotonic() - t_start < 15.0:
+            matched = matched or pub.get_subscription_count() > 0
             pub.publish(_joint_state(i))
             i += 1
             time.sleep(0.01)
+        elapsed = time.monotonic() - t_start
+        if proc.poll() is None:
+            proc.kill()
         out, _ = proc.communicate(timeout=5)
     finally:
         node.destroy_publisher(pub)
     assert proc.returncode == 0, out
-    elapsed = time.monotonic() - t_matched
-    assert elapsed < 3.0, f"recorder ran {elapsed:.1f} s after matching with --duration 1.0"
-    ((msgtype, count),) = bag_summary(path).values()
-    assert msgtype == "sensor_msgs/msg/JointState"
-    assert 0 < count <= i
-    stamps = [t for _, t, _ in read_bag(path)]
-    # The recording starts before the subscription and ends at most DRAIN_TIME after 1.0 s.
-    assert (max(stamps) - min(stamps)) * 1e-9 <= 1.0 + DRAIN_TIME + 0.05
+    # Lower bound: the duration; upper: + interpreter start-up and shutdown on a loaded machine.
+    assert duration <= elapsed < duration + 8.0, out
+    summary = bag_summary(path)
+    assert set(summary) <= {"/joint_states"}
+    if matched:  # normally within ~1 s; only a heavily loaded machine may discover too late
+        ((msgtype, count),) = summary.values()
+        assert msgtype == "sensor_msgs/msg/JointState"
+        assert 0 < count <= i
+        stamps = [t for _, t, _ in read_bag(path)]
+        # The clock starts before the subscription; the bag ends at most DRAIN_TIME later.
+        assert (max(stamps) - min(stamps)) * 1e-9 <= duration + DRAIN_TIME + 0.05

@@ -227,7 +227,13 @@ def main(argv: list[str] | None = None) -> int:
             result["tick_ratio_vs_pykdl"] = r["tick_ratio_vs_pykdl"]
     if args.what in ("tracking", "all"):
         r = bench_tracking()
-        _print_table("tracking (circle 0.1 m at 0.25 m/s, K = 20, dt = 2 ms)", r)
+        print("\n== tracking (0.1 m, 0.25 m/s, K = 20, dt = 2 ms; steady-state RMS over 2 s)")
+        print(f"  {'shape':<8} {'feed-forward [mm]':>18} {'feedback only [mm]':>19} "
+              f"{'v/K [mm]':>9}")
+        for shape in ("circle", "figure8"):
+            ff, fb = r[shape]["feedforward"], r[shape]["feedback_only"]
+            print(f"  {shape:<8} {ff['rms_error_m'] * 1e3:>18.4f} {fb['rms_error_m'] * 1e3:>19.3f} "
+                  f"{ff['expected_lag_m'] * 1e3:>9.2f}")
         result["tracking"] = r
         result["tracking_error_feedforward_m"] = r["tracking_error_feedforward_m"]
         result["tracking_error_feedback_only_m"] = r["tracking_error_feedback_only_m"]

@@ -1,0 +1,61 @@
+"""The package builds with colcon (ament_python) and installs its share/ files and scripts."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+COLCON = Path(sys.executable).parent / "colcon"
+SCRIPTS = ["itasc_node", "itasc_sim_robot", "itasc-demo", "itasc-record", "itasc-replay",
+           "itasc-bench"]
+
+
+@pytest.fixture(scope="module")
+def colcon_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not COLCON.exists():
+        pytest.skip(f"colcon not installed next to {sys.executable}")
+    ws = tmp_path_factory.mktemp("ws")
+    src = ws / "src" / "itasc_ros"
+    shutil.copytree(
+        REPO, src,
+        ignore=shutil.ignore_patterns(".venv", ".git", "build", "install", "log", "*.egg-info",
+                                      "__pycache__", "demo_output", ".*cache*"),
+    )
+    env_path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    proc = subprocess.run(
+        [str(COLCON), "build", "--base-paths", "src"], cwd=ws, capture_output=True, text=True,
+        timeout=300, env={"PATH": env_path, "HOME": str(ws)},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return ws / "install" / "itasc_ros"
+
+
+def test_share_files_installed(colcon_install: Path) -> None:
+    share = colcon_install / "share" / "itasc_ros"
+    assert (share / "package.xml").is_file()
+    assert (colcon_install / "share" / "ament_index" / "resource_index" / "packages"
+            / "itasc_ros").is_file()
+    for folder, pattern in (("launch", "*.py"), ("config", "*.yaml"), ("urdf", "*.urdf"),
+                            ("rviz", "*.rviz")):
+        expected = sorted(p.name for p in (REPO / folder).glob(pattern))
+        assert expected, f"the source tree has no {folder}/{pattern}"
+        installed = sorted(p.name for p in (share / folder).glob(pattern))
+        assert installed == expected, folder
+
+
+def test_scripts_where_ros2_run_finds_them(colcon_install: Path) -> None:
+    lib = colcon_install / "lib" / "itasc_ros"
+    for script in SCRIPTS:
+        assert (lib / script).is_file(), script
+
+
+def test_installed_urdf_loads(colcon_install: Path) -> None:
+    from itasc_ros.core import KinematicTree
+
+    tree = KinematicTree.from_urdf_file(colcon_install / "share/itasc_ros/urdf/panda.urdf")
+    assert tree.n_joints == 7
