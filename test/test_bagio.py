@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -128,7 +129,7 @@ def test_files_and_metadata(tmp_path: Path, storage: str, ext: str, version: int
     with Reader(path) as reader:
         conns = [c for c in reader.connections if c.topic == "/joint_states"]
         raws = [raw for _, _, raw in reader.messages(connections=conns)]
-    msg = ts.deserialize_cdr(raws[4], "sensor_msgs/msg/JointState")
+    msg: Any = ts.deserialize_cdr(raws[4], "sensor_msgs/msg/JointState")
     np.testing.assert_array_equal(msg.position, [0.4, -0.8, 0.3])
 
 
@@ -166,13 +167,13 @@ def test_ensure_type_loads_msg_files_into_empty_typestore() -> None:
     # The loaded definition serialises exactly like the built-in Kilted one.
     m = joint_state_msg(T0, NAMES, [1, 2, 3], [4, 5, 6])
     raw = bytes(bagio.default_typestore().serialize_cdr(m, "sensor_msgs/msg/JointState"))
-    m2 = ts.deserialize_cdr(raw, "sensor_msgs/msg/JointState")
+    m2: Any = ts.deserialize_cdr(raw, "sensor_msgs/msg/JointState")
     assert m2.name == NAMES
     np.testing.assert_array_equal(m2.velocity, [4, 5, 6])
 
 
 @pytest.fixture
-def rclpy_serialization():  # type: ignore[no-untyped-def]
+def rclpy_serialization() -> Any:
     from itasc_ros.tools.dds_env import apply_local_dds_env
 
     apply_local_dds_env()  # serialization opens no participant, but keep the rule anyway
@@ -181,7 +182,7 @@ def rclpy_serialization():  # type: ignore[no-untyped-def]
     return serialization
 
 
-def test_cdr_interop_with_rclpy(tmp_path: Path, rclpy_serialization) -> None:  # type: ignore[no-untyped-def]
+def test_cdr_interop_with_rclpy(tmp_path: Path, rclpy_serialization: Any) -> None:
     from geometry_msgs.msg import PoseStamped
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ def _stop(proc: subprocess.Popen[str], sig: int) -> str:
     return out
 
 
-def _publish_all(pubs: dict[str, tuple[Any, Callable[[int], Any]]]) -> tuple[int, int]:
+def _publish_all(pubs: Mapping[str, tuple[Any, Callable[[int], Any]]]) -> tuple[int, int]:
     """Publish N messages on every topic; return the wall-clock window [ns]."""
     t_begin = time.time_ns()
     for i in range(N):

@@ -99,7 +99,7 @@ class ConstraintConfig:
     Attributes:
         name: unique constraint name.
         type: 'copy_pose', 'distance' or 'joint_value'.
-        link: effector link (copy_pose, distance).
+        link: effector link (copy_pose, distance); '' = the tree's tip (:func:`tip_link`).
         target_link: follow this link of the robot instead of a target topic ('' = topic).
         position_axes: copy_pose: subset of 'xyz' (position rows).
         rotation_axes: copy_pose: subset of 'xyz' (rotation rows).
@@ -159,8 +159,6 @@ class ConstraintConfig:
                     "target_topic", "twist_topic"):
             if not isinstance(getattr(self, key), str):
                 raise ConfigError(f"{owner}{key} must be a string, got {getattr(self, key)!r}")
-        if self.type in POSE_CONSTRAINT_TYPES and not self.link:
-            raise ConfigError(f"{owner}a {self.type} constraint needs 'link' (the effector)")
         if not isinstance(self.feedforward, bool | np.bool_):
             raise ConfigError(f"{owner}feedforward must be true or false, got "
                               f"{self.feedforward!r}")
@@ -383,6 +381,47 @@ LIVE_CONSTRAINT_KEYS = frozenset(
 """Constraint settings that :meth:`Controller.update_parameters` changes live."""
 
 
+def apply_updates(config: ControllerConfig, **kw: Any) -> ControllerConfig:
+    """A validated copy of ``config`` with live settings changed (``config`` is untouched).
+
+    Keys as in :meth:`Controller.update_parameters`.
+
+    Raises:
+        ConfigError: unknown or structural key (naming the live ones), invalid value.
+    """
+    cfg = copy.deepcopy(config)
+    per: dict[str, dict[str, Any]] = {}
+    for key, value in kw.items():
+        if key == "constraints":
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"constraints must be a mapping name -> settings, got "
+                                  f"{value!r}")
+            for name, settings in value.items():
+                per.setdefault(name, {}).update(settings)
+        elif key.startswith("constraints."):
+            parts = key.split(".")
+            if len(parts) != 3:
+                raise ConfigError(f"parameter {key!r} is not 'constraints.<name>.<field>'")
+            per.setdefault(parts[1], {})[parts[2]] = value
+        elif key in LIVE_KEYS:
+            setattr(cfg, key, value)
+        else:
+            raise ConfigError(f"{key!r} cannot change live (rebuild the controller); live "
+                              "settings are: " + ", ".join(sorted(LIVE_KEYS)))
+    for name, settings in per.items():
+        c = cfg.constraint(name)
+        for f, value in settings.items():
+            if f not in LIVE_CONSTRAINT_KEYS:
+                raise ConfigError(
+                    f"constraint {name!r}: {f!r} cannot change live (rebuild the "
+                    "controller); live settings are: "
+                    + ", ".join(sorted(LIVE_CONSTRAINT_KEYS))
+                )
+            setattr(c, f, value)
+    cfg.validate()
+    return cfg
+
+
 @dataclass
 class StepOutput:
     """What one :meth:`Controller.step` decided.
@@ -450,6 +489,9 @@ class Controller:
         self._q_full = np.zeros(len(self._all))
         self._q_full[[self._all.index(j) for j in self.joint_names]] = self.tree.neutral()
         self.tree.set_fixed_positions(self._q_full)
+        for c in self.config.constraints:
+            if c.type in POSE_CONSTRAINT_TYPES and not c.link:
+                c.link = tip_link(self.tree)
         self.scene = self._build_scene(self.config)
         self._constraints = self.scene.constraints
         self._targets = {c.name: _TargetState() for c in self.config.constraints
@@ -503,6 +545,11 @@ class Controller:
     def enabled(self) -> bool:
         """False after ``set_enabled(False)``."""
         return self._enabled
+
+    @property
+    def commanding(self) -> bool:
+        """True when the last command :meth:`step` asked to publish was motion, not zeros."""
+        return not self._halted
 
     @property
     def has_joint_state(self) -> bool:
@@ -717,9 +764,11 @@ class Controller:
             raw = np.empty(6)
             raw[:3] = (pose[:3, 3] - st.pose[:3, 3]) / dt
             raw[3:] = spatial.so3_log(pose[:3, :3] @ st.pose[:3, :3].T) / dt
-            tau = self.config.twist_filter_time_constant
-            alpha = dt / (tau + dt)
-            st.estimate += alpha * (raw - st.estimate)
+            if st.interval > 0.0:  # filter; the first difference starts the estimate
+                tau = self.config.twist_filter_time_constant
+                st.estimate += (dt / (tau + dt)) * (raw - st.estimate)
+            else:
+                st.estimate[:] = raw
             st.interval = dt
         elif not (st.has_pose and dt == 0.0):
             st.estimate[:] = 0.0
@@ -770,36 +819,7 @@ class Controller:
             ConfigError: unknown or structural key (naming the live ones), invalid value;
                 nothing is changed.
         """
-        cfg = copy.deepcopy(self.config)
-        per: dict[str, dict[str, Any]] = {}
-        for key, value in kw.items():
-            if key == "constraints":
-                if not isinstance(value, Mapping):
-                    raise ConfigError(f"constraints must be a mapping name -> settings, got "
-                                      f"{value!r}")
-                for name, settings in value.items():
-                    per.setdefault(name, {}).update(settings)
-            elif key.startswith("constraints."):
-                parts = key.split(".")
-                if len(parts) != 3:
-                    raise ConfigError(f"parameter {key!r} is not 'constraints.<name>.<field>'")
-                per.setdefault(parts[1], {})[parts[2]] = value
-            elif key in LIVE_KEYS:
-                setattr(cfg, key, value)
-            else:
-                raise ConfigError(f"{key!r} cannot change live (rebuild the controller); live "
-                                  "settings are: " + ", ".join(sorted(LIVE_KEYS)))
-        for name, settings in per.items():
-            c = cfg.constraint(name)
-            for f, value in settings.items():
-                if f not in LIVE_CONSTRAINT_KEYS:
-                    raise ConfigError(
-                        f"constraint {name!r}: {f!r} cannot change live (rebuild the "
-                        "controller); live settings are: "
-                        + ", ".join(sorted(LIVE_CONSTRAINT_KEYS))
-                    )
-                setattr(c, f, value)
-        cfg.validate()
+        cfg = apply_updates(self.config, **kw)
         scene = self._build_scene(cfg)
         for old in self.scene.constraints:  # carry the targets over
             new = scene.get(old.name)
@@ -874,6 +894,23 @@ class Controller:
         return StepOutput(status, publish, self._zeros.copy(), self._q.copy(), None, reason)
 
 
+def tip_link(tree: KinematicTree) -> str:
+    """The link at the end of the longest chain of movable joints (the effector by default).
+
+    Ties go to the deepest link, then to the last in URDF order (``tool0`` after ``ee_link``).
+    """
+    movable: dict[str, int] = {tree.root_link: 0}
+    depth: dict[str, int] = {tree.root_link: 0}
+    for j in tree.joints:  # parents before children
+        movable[j.child] = movable.get(j.parent, 0) + (0 if j.type == "fixed" else 1)
+        depth[j.child] = depth.get(j.parent, 0) + 1
+    best = tree.root_link
+    for link in tree.link_names:
+        if (movable.get(link, 0), depth.get(link, 0)) >= (movable[best], depth[best]):
+            best = link
+    return best
+
+
 def _make_constraint(c: ConstraintConfig) -> Constraint:
     if c.type == "copy_pose":
         return CopyPose(
@@ -902,4 +939,6 @@ __all__ = [
     "Controller",
     "ControllerConfig",
     "StepOutput",
+    "apply_updates",
+    "tip_link",
 ]

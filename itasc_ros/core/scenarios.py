@@ -28,7 +28,11 @@ PLANES = {"xy": (0, 1), "yz": (1, 2), "xz": (0, 2)}
 
 
 def path_point(
-    t: float, center: Array, radius: float, speed: float, shape: str = "circle",
+    t: float,
+    center: Array,
+    radius: float,
+    speed: float,
+    shape: str = "circle",
     plane: str = "yz",
 ) -> tuple[Array, Array]:
     """Position (3,) [m] and velocity (3,) [m/s] on the tracking path at time ``t`` [s].
@@ -131,8 +135,8 @@ def circle_tracking(
     pose = home.copy()  # (4, 4)
     twist = np.zeros(6)  # (6,) v [m/s], w [rad/s]
     qdot_prev = np.zeros_like(q)
-    n_ticks = int(round(duration / dt))
-    first_ss = int(math.ceil(settle_s / dt))
+    n_ticks = round(duration / dt)
+    first_ss = math.ceil(settle_s / dt)
     sq_pos = 0.0
     sq_rot = 0.0
     n_ss = 0

@@ -148,29 +148,38 @@ def solve_limited(  # type: ignore[no-untyped-def]
                     aw[r, j] = sw * a[r, j] * math.sqrt(wq[j])
             bw[r] = sw * acc
         smin, lam = _solve_once(aw, bw, method, lam_max, eps, gamma_max, xw)
+        # Velocity scale of this candidate: a joint is locked only if the step it will
+        # really take (after the scaling below) crosses a limit. Testing the unscaled step
+        # locked joints far from their limits (e.g. 1 rad away when the unscaled q' is
+        # 500 rad/s toward an unreachable target), which bent the direction of q' and made
+        # it jump when the lock was released.
+        scale = 1.0
+        for j in range(n):
+            v = fixed[j] if locked[j] else math.sqrt(wq[j]) * xw[j]
+            qdot[j] = v
+            av = abs(v)
+            if av > vmax[j]:
+                scale = min(scale, vmax[j] / av)
         new_lock = False
         for j in range(n):
             if locked[j]:
-                qdot[j] = fixed[j]
                 continue
-            v = math.sqrt(wq[j]) * xw[j]
-            qdot[j] = v
-            nxt = q[j] + v * dt
+            v = qdot[j]
+            nxt = q[j] + scale * v * dt
             if v > 0.0 and nxt > upper[j]:
-                locked[j] = True
-                fixed[j] = max(0.0, (upper[j] - q[j]) / dt)
+                locked[j] = True  # reach the limit at most (never faster than vmax)
+                fixed[j] = min(vmax[j], max(0.0, (upper[j] - q[j]) / dt))
                 new_lock = True
             elif v < 0.0 and nxt < lower[j]:
                 locked[j] = True
-                fixed[j] = min(0.0, (lower[j] - q[j]) / dt)
+                fixed[j] = max(-vmax[j], min(0.0, (lower[j] - q[j]) / dt))
                 new_lock = True
         if not new_lock or it > n:
             break
+    scale = 1.0
     for j in range(n):
         if locked[j]:
             qdot[j] = fixed[j]
-    scale = 1.0
-    for j in range(n):
         av = abs(qdot[j])
         if av > vmax[j] and av > 0.0:
             scale = min(scale, vmax[j] / av)

@@ -29,8 +29,8 @@ JSON, 1 Hz): commands received / rejected / applied, limit clamps, timeouts, ach
 Usage::
 
     itasc_sim_robot --ros-args -p urdf_file:=urdf/panda.urdf -p rate:=500.0
-    python -m itasc_ros.tools.sim_robot --ros-args -p urdf_file:=urdf/ur5.urdf \\
-        -p command_type:=trajectory_msgs/JointTrajectory -p latency:=0.01
+    python -m itasc_ros.tools.sim_robot --ros-args -p urdf_file:=urdf/ur5.urdf
+        -p command_type:=trajectory_msgs/JointTrajectory -p latency:=0.01  (one line)
 
 Like the other console scripts it does not change the DDS environment; tests and the demo pass
 the local shared-memory environment (:mod:`itasc_ros.tools.dds_env`) to it.
@@ -244,9 +244,7 @@ def _by_name(
 ) -> np.ndarray:
     """(n,) velocities of the named joints, zero for the others."""
     if len(names) != len(values):
-        raise CommandRejectedError(
-            f"{what} has {len(values)} values for {len(names)} joint names"
-        )
+        raise CommandRejectedError(f"{what} has {len(values)} values for {len(names)} joint names")
     qdot = np.zeros(sim.n)
     seen: set[str] = set()
     for name, value in zip(names, values, strict=True):
@@ -374,14 +372,22 @@ class SimRobotNode(Node):
             _descriptor("command topic; '' = the usual topic of command_type's controller"),
         )
         live = {"read_only": False}
-        p("latency", 0.0, _descriptor("delay before a command takes effect [s]", 0.0, 10.0, **live))
+        p(
+            "latency",
+            0.0,
+            _descriptor("delay before a command takes effect [s]", 0.0, 10.0, **live),
+        )
         p("noise", 0.0, _descriptor("std of noise on published positions [rad]", 0.0, 1.0, **live))
         p("seed", 0, _descriptor("seed of the position noise", 0, 2**31 - 1, integer=True))
         p(
             "command_timeout",
             0.0,
-            _descriptor("zero the command after this long without one [s]; 0 = hold forever",
-                        0.0, 3600.0, **live),
+            _descriptor(
+                "zero the command after this long without one [s]; 0 = hold forever",
+                0.0,
+                3600.0,
+                **live,
+            ),
         )
 
         tree = self._load_tree()
@@ -393,9 +399,10 @@ class SimRobotNode(Node):
             raise ConfigurationError(
                 f"unknown command_type {self.command_type!r}; valid: {', '.join(COMMAND_TYPES)}"
             )
-        topic = str(self.get_parameter("command_topic").value) or TYPE_DEFAULT_TOPICS[
-            self.command_type
-        ]
+        topic = (
+            str(self.get_parameter("command_topic").value)
+            or TYPE_DEFAULT_TOPICS[self.command_type]
+        )
         self.rate = float(self.get_parameter("rate").value)
         self.latency = float(self.get_parameter("latency").value)
         self.noise = float(self.get_parameter("noise").value)
@@ -473,9 +480,7 @@ class SimRobotNode(Node):
             with self._lock:
                 self.sim.stats.commands_received += 1
                 self.sim.stats.commands_rejected += 1
-            self.get_logger().warning(
-                f"dropped command: {exc}", throttle_duration_sec=WARN_PERIOD
-            )
+            self.get_logger().warning(f"dropped command: {exc}", throttle_duration_sec=WARN_PERIOD)
             return
         with self._lock:
             self.sim.stats.commands_received += 1

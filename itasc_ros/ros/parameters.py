@@ -1,0 +1,217 @@
+"""Every parameter of ``itasc_node`` in one place: descriptors, ranges, read-only flags.
+
+Structural parameters (joints, command output, topics, constraint names/types/links) are
+read-only: change them by restarting the node. Gains, weights, damping, limits, feed-forward,
+distances and joint values change live (see :data:`itasc_ros.core.controller.LIVE_KEYS`).
+Per constraint ``<name>`` listed in ``constraint_names`` the node declares
+``constraints.<name>.<field>`` for every field of
+:class:`~itasc_ros.core.controller.ConstraintConfig`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from ..core.controller import (
+    CONSTRAINT_TYPES,
+    LIVE_CONSTRAINT_KEYS,
+    LIVE_KEYS,
+    ConstraintConfig,
+    ControllerConfig,
+)
+from ..core.solver import SOLVERS
+from .conversions import COMMAND_TYPES, FLOAT64_MULTI_ARRAY
+
+try:  # rclpy >= Humble
+    from rclpy.exceptions import ParameterUninitializedException
+except ImportError:  # pragma: no cover - older rclpy
+    ParameterUninitializedException = LookupError  # type: ignore[assignment,misc]
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: default (or a Parameter.Type for an empty array), text, range.
+
+    Attributes:
+        name: parameter name (relative to the node).
+        default: default value, or ``Parameter.Type.STRING_ARRAY``/``DOUBLE_ARRAY`` for an
+            empty array (rclpy cannot infer the type of ``[]``).
+        description: what it does, with units.
+        lo: lower bound of the range, or None.
+        hi: upper bound of the range, or None.
+        read_only: structural (restart to change).
+        constraints: ``additional_constraints`` text (the valid choices).
+    """
+
+    name: str
+    default: Any
+    description: str
+    lo: float | None = None
+    hi: float | None = None
+    read_only: bool = False
+    constraints: str = ""
+
+    def descriptor(self) -> ParameterDescriptor:
+        """The ParameterDescriptor, with an integer or floating-point range when bounded."""
+        d = ParameterDescriptor(
+            name=self.name, description=self.description, read_only=self.read_only,
+            additional_constraints=self.constraints,
+        )
+        if self.lo is not None and self.hi is not None:
+            if isinstance(self.default, int) and not isinstance(self.default, bool):
+                d.integer_range = [IntegerRange(from_value=int(self.lo), to_value=int(self.hi),
+                                                step=0)]
+            else:
+                d.floating_point_range = [FloatingPointRange(
+                    from_value=float(self.lo), to_value=float(self.hi), step=0.0)]
+        return d
+
+
+_STR_ARRAY = Parameter.Type.STRING_ARRAY
+_DBL_ARRAY = Parameter.Type.DOUBLE_ARRAY
+
+NODE_PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec("robot_description", "", "URDF XML; empty: the robot_description topic "
+              "(transient_local), else urdf_file. A new value rebuilds the model."),
+    ParamSpec("urdf_file", "", "Path of a URDF file, used when neither the robot_description "
+              "parameter nor the topic gives one."),
+    ParamSpec("joints", _STR_ARRAY, "Commanded joints, the order of every command; "
+              "empty: all movable joints of the URDF.", read_only=True),
+    ParamSpec("control_rate", 250.0, "Control loop rate [Hz] (wall-clock timer).", 1.0, 2000.0),
+    ParamSpec("command_out_type", FLOAT64_MULTI_ARRAY, "Command message type.", read_only=True,
+              constraints="one of: " + ", ".join(COMMAND_TYPES)),
+    ParamSpec("command_out_topic", "/forward_velocity_controller/commands",
+              "Topic of the commands (reliable).", read_only=True),
+    ParamSpec("joint_topic", "joint_states", "Joint state topic (sensor-data QoS).", read_only=True),
+    ParamSpec("input_timeout", 0.1, "Joint states older than this [s] stop the robot "
+              "(zeros once).", 0.001, 60.0),
+    ParamSpec("solver", "dls", "Pseudo-inverse: damped least squares or selectively damped.",
+              constraints="one of: " + ", ".join(SOLVERS)),
+    ParamSpec("damping_max", 0.1, "Largest damping lambda, at a singularity.", 0.0, 10.0),
+    ParamSpec("damping_epsilon", 0.02, "Smallest singular value below which damping "
+              "starts.", 0.0, 10.0),
+    ParamSpec("velocity_scale", 1.0, "Fraction of the URDF velocity limits.", 0.001, 1.0),
+    ParamSpec("joint_limit_margin", 0.0, "Distance kept from position limits [rad or m].",
+              0.0, 1.0),
+    ParamSpec("max_velocity", 10.0, "Velocity cap of joints without a URDF limit "
+              "[rad/s or m/s].", 0.001, 100.0),
+    ParamSpec("twist_filter_time_constant", 0.05, "Filter of the target twist estimated "
+              "from successive poses [s].", 0.0, 10.0),
+    ParamSpec("constraint_names", ["ee"], "Constraints, in order; each has "
+              "constraints.<name>.<field> parameters.", read_only=True),
+    ParamSpec("publish_markers", True, "Publish RViz markers on ~/markers."),
+)
+"""Parameters of the node itself, in declaration order."""
+
+_CONSTRAINT_SPECS: tuple[ParamSpec, ...] = (
+    ParamSpec("type", "copy_pose", "Constraint type.", read_only=True,
+              constraints="one of: " + ", ".join(CONSTRAINT_TYPES)),
+    ParamSpec("link", "", "Effector link; empty: the URDF's tip link.", read_only=True),
+    ParamSpec("target_link", "", "Follow this robot link instead of a target topic.", read_only=True),
+    ParamSpec("position_axes", "xyz", "copy_pose: controlled position axes.",
+              constraints="distinct letters of 'xyz', may be empty"),
+    ParamSpec("rotation_axes", "xyz", "copy_pose: controlled rotation axes.",
+              constraints="distinct letters of 'xyz', may be empty"),
+    ParamSpec("reference", "target", "copy_pose: frame of the selected axes.",
+              constraints="one of: target, effector, root"),
+    ParamSpec("weight", 1.0, "Task weight Wy.", 0.0, 1e6),
+    ParamSpec("gain", 20.0, "Feedback gain K [1/s].", 0.0, 1000.0),
+    ParamSpec("feedforward", True, "Feed the target twist forward."),
+    ParamSpec("distance", 0.0, "distance: desired distance [m].", 0.0, 100.0),
+    ParamSpec("min_distance", -1.0, "distance: band lower bound [m]; -1 = unset.", -1.0, 100.0),
+    ParamSpec("max_distance", -1.0, "distance: band upper bound [m]; -1 = unset.", -1.0, 100.0),
+    ParamSpec("joints", _STR_ARRAY, "joint_value: joints to drive.", read_only=True),
+    ParamSpec("values", _DBL_ARRAY, "joint_value: desired positions [rad or m]."),
+    ParamSpec("target_topic", "", "Target pose topic; empty: ~/target_pose for the first "
+              "pose constraint, ~/<name>/target_pose for the others.", read_only=True),
+    ParamSpec("twist_topic", "", "Target twist topic; empty: ~/target_twist for the first "
+              "pose constraint, ~/<name>/target_twist for the others.", read_only=True),
+)
+
+assert {s.name for s in _CONSTRAINT_SPECS} == {f.name for f in fields(ConstraintConfig)} - {
+    "name"}
+assert LIVE_CONSTRAINT_KEYS <= {s.name for s in _CONSTRAINT_SPECS if not s.read_only}
+assert LIVE_KEYS <= {s.name for s in NODE_PARAMS if not s.read_only}
+
+
+def constraint_specs(name: str) -> list[ParamSpec]:
+    """The ``constraints.<name>.<field>`` parameters of one constraint."""
+    return [
+        ParamSpec(f"constraints.{name}.{s.name}", s.default, s.description, s.lo, s.hi,
+                  s.read_only, s.constraints)
+        for s in _CONSTRAINT_SPECS
+    ]
+
+
+def _declare(node: Node, spec: ParamSpec) -> None:
+    if not node.has_parameter(spec.name):
+        node.declare_parameter(spec.name, spec.default, spec.descriptor())
+
+
+def value(node: Node, name: str) -> Any:
+    """A parameter's value; an uninitialised (empty) array parameter reads as []."""
+    try:
+        v = node.get_parameter(name).value
+    except ParameterUninitializedException:
+        return []
+    return [] if v is None else v
+
+
+def declare_parameters(node: Node) -> list[str]:
+    """Declare every parameter of the node (with the constraints of ``constraint_names``).
+
+    Returns:
+        The constraint names.
+    """
+    for spec in NODE_PARAMS:
+        _declare(node, spec)
+    names = [str(n) for n in value(node, "constraint_names")]
+    for name in names:
+        for spec in constraint_specs(name):
+            _declare(node, spec)
+    return names
+
+
+def read_config(node: Node) -> ControllerConfig:
+    """The controller configuration from the node's declared parameters.
+
+    Raises:
+        ConfigError: invalid values (e.g. an unknown constraint type), naming the choices.
+    """
+    kw: dict[str, Any] = {
+        f.name: value(node, f.name) for f in fields(ControllerConfig) if f.name != "constraints"
+    }
+    cons = []
+    for name in value(node, "constraint_names"):
+        d = {s.name: value(node, f"constraints.{name}.{s.name}") for s in _CONSTRAINT_SPECS}
+        d["joints"] = list(d["joints"])
+        d["values"] = list(d["values"])
+        cons.append(ConstraintConfig.from_dict(d, name=str(name)))
+    kw["joints"] = list(kw["joints"])
+    return ControllerConfig(constraints=cons, **kw).validate()
+
+
+def live_update(name: str, val: Any) -> dict[str, Any] | None:
+    """The ``Controller.update_parameters`` keyword for a live parameter, else None."""
+    if name in LIVE_KEYS:
+        return {name: val}
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == "constraints" and parts[2] in LIVE_CONSTRAINT_KEYS:
+        return {name: list(val) if parts[2] == "values" else val}
+    return None
+
+
+__all__ = [
+    "NODE_PARAMS",
+    "ParamSpec",
+    "constraint_specs",
+    "declare_parameters",
+    "live_update",
+    "read_config",
+    "value",
+]

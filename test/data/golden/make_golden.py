@@ -1,0 +1,140 @@
+"""Make the golden bag ``panda_circle.mcap``: the Panda tracking a circle, simulated offline.
+
+Regenerate (from the repository root; only after a deliberate change of the solver's output)::
+
+    .venv/bin/python test/data/golden/make_golden.py
+
+The loop is simulated in Python, deterministically, without DDS: every tick of
+``1 / control_rate`` the :class:`~itasc_ros.tools.sim_robot.SimulatedJoints` integrate the last
+command and publish a joint state, the target generator gives a pose on a circle (radius
+0.1 m, 0.25 m/s, around the home tip position, as ``itasc_ros.core.scenarios``) and, for the
+first 0.9 s, its twist (afterwards the controller estimates the twist from the poses), and a :class:`~itasc_ros.core.Controller` built from config/panda.yaml (control_rate 100 Hz to
+keep the file small) computes the command. At 1.8 s a parameter event switches
+``constraints.ee.feedforward`` off, as a ``SetParameters`` call on the node would. Every message
+is written with bagio in the order the controller saw it (joint state, pose, twist, parameter
+event, command: 1 us apart), with the node's parameters on ``/itasc_replay/node_parameters``.
+
+``test/test_replay.py`` replays the bag with ``itasc-replay --compare``: any change of the
+commands the controller computes from these inputs beyond 1e-6 rad/s makes it fail.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from itasc_ros.core import Controller, KinematicTree, spatial  # noqa: E402
+from itasc_ros.core.scenarios import path_point  # noqa: E402
+from itasc_ros.tools.bagio import (  # noqa: E402
+    BagWriter,
+    default_typestore,
+    float64_multi_array_msg,
+    joint_state_msg,
+    pose_stamped_msg,
+    time_msg,
+    twist_stamped_msg,
+)
+from itasc_ros.tools.replay import (  # noqa: E402
+    PARAMETER_EVENTS_TOPIC,
+    bag_seconds,
+    config_from_parameters,
+    header_seconds,
+    read_params_file,
+    write_parameters_snapshot,
+)
+from itasc_ros.tools.sim_robot import SimulatedJoints  # noqa: E402
+
+OUT = HERE / "panda_circle.mcap"
+CONTROL_RATE = 100.0  # [Hz]
+DURATION = 2.6  # [s]
+ESTIMATE_AT = 0.9  # [s] no more twist messages from here: the node estimates the twist
+SWITCH_AT = 1.8  # [s] feed-forward off from here
+RADIUS = 0.1  # [m]
+SPEED = 0.25  # [m/s]
+T0_NS = 100_000_000_000  # bag time of the first tick [ns]
+US = 1000  # [ns]
+
+JOINT_TOPIC = "/joint_states"
+POSE_TOPIC = "/itasc_node/target_pose"
+TWIST_TOPIC = "/itasc_node/target_twist"
+COMMAND_TOPIC = "/forward_velocity_controller/commands"
+
+
+def parameter_event(t_ns: int, name: str, value: bool) -> object:
+    """rcl_interfaces/msg/ParameterEvent of /itasc_node changing one bool parameter."""
+    types = default_typestore().types
+    pv = types["rcl_interfaces/msg/ParameterValue"](
+        type=1, bool_value=value, integer_value=0, double_value=0.0, string_value="",
+        byte_array_value=np.zeros(0, np.uint8), bool_array_value=np.zeros(0, bool),
+        integer_array_value=np.zeros(0, np.int64), double_array_value=np.zeros(0),
+        string_array_value=[],
+    )
+    prm = types["rcl_interfaces/msg/Parameter"](name=name, value=pv)
+    return types["rcl_interfaces/msg/ParameterEvent"](
+        stamp=time_msg(t_ns), node="/itasc_node", new_parameters=[], changed_parameters=[prm],
+        deleted_parameters=[],
+    )
+
+
+def make(out: Path = OUT) -> Path:
+    """Write the golden bag to ``out`` (a single .mcap file); returns its path."""
+    params = read_params_file(ROOT / "config" / "panda.yaml")
+    params.update(control_rate=CONTROL_RATE, urdf_file="panda.urdf")
+    config = config_from_parameters(params)
+    tree = KinematicTree.from_urdf((ROOT / "urdf" / "panda.urdf").read_text())
+    ctrl = Controller(tree, config)
+    sim = SimulatedJoints(tree, ctrl.joint_names)
+    tip = config.constraints[0].link
+    home = tree.forward_kinematics(sim.q, tip)  # (4, 4)
+    quat = spatial.matrix_to_quat(home[:3, :3])  # (4,) x, y, z, w
+    dt = 1.0 / CONTROL_RATE
+    ticks = int(round(DURATION / dt))
+    switch = int(round(SWITCH_AT / dt))
+    estimate = int(round(ESTIMATE_AT / dt))
+    with tempfile.TemporaryDirectory() as tmp:
+        bag_dir = Path(tmp) / "golden"
+        with BagWriter(bag_dir, "mcap") as bag:
+            write_parameters_snapshot(bag, T0_NS - 1000 * US, params, "/itasc_node")
+            for k in range(ticks):
+                t_ns = T0_NS + int(round(k * dt * 1e9))
+                if k > 0:
+                    sim.step(dt)
+                q = sim.q
+                bag.write(JOINT_TOPIC, t_ns,
+                          joint_state_msg(t_ns, sim.names, q, sim.velocity))
+                sec, nsec = divmod(t_ns, 1_000_000_000)
+                ctrl.set_joint_state(sim.names, q, bag_seconds(t_ns), header_seconds(sec, nsec))
+                p, v = path_point(k * dt, home[:3, 3], RADIUS, SPEED, "circle")
+                bag.write(POSE_TOPIC, t_ns + US, pose_stamped_msg(t_ns, "", p, quat))
+                ctrl.set_target("ee", "", p, quat, bag_seconds(t_ns + US),
+                                header_seconds(sec, nsec))
+                if k < estimate:
+                    bag.write(TWIST_TOPIC, t_ns + 2 * US,
+                              twist_stamped_msg(t_ns, "", v, (0.0, 0.0, 0.0)))
+                    ctrl.set_target_twist("ee", "", np.concatenate([v, np.zeros(3)]),
+                                          bag_seconds(t_ns + 2 * US))
+                if k == switch:
+                    bag.write(PARAMETER_EVENTS_TOPIC, t_ns + 3 * US,
+                              parameter_event(t_ns + 3 * US, "constraints.ee.feedforward", False))
+                    ctrl.update_parameters(**{"constraints.ee.feedforward": False})
+                step = ctrl.step(bag_seconds(t_ns + 5 * US))
+                if step.publish:
+                    bag.write(COMMAND_TOPIC, t_ns + 5 * US, float64_multi_array_msg(step.qdot))
+                    sim.apply(step.qdot)
+        mcap = next(bag_dir.glob("*.mcap"))
+        shutil.copyfile(mcap, out)
+    return out
+
+
+if __name__ == "__main__":
+    path = make()
+    print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")

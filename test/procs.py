@@ -1,0 +1,173 @@
+"""Test helpers: start ROS processes with captured logs, and a threaded rclpy test client.
+
+Tests import this module as ``from procs import ...`` (the test directory is on ``sys.path``).
+The child processes get ``itasc_ros.tools.dds_env.local_dds_env(domain)`` (shared-memory DDS,
+private domain); the test process calls ``apply_local_dds_env(domain)`` before ``rclpy.init``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+
+LOG_DIR = Path(tempfile.gettempdir()) / "itasc_test_logs"
+
+
+def start_process(args: list[str], env: dict[str, str], name: str | None = None) -> subprocess.Popen:
+    """Start a process with stdout+stderr captured to a log file (``p.log_path``).
+
+    Args:
+        args: the command line (e.g. ``[sys.executable, '-m', 'itasc_ros.ros.node', ...]``).
+        env: its environment (from ``local_dds_env``).
+        name: log file stem (default: the module or program name).
+    """
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    stem = name or (args[2] if len(args) > 2 and args[1] == "-m" else Path(args[0]).name)
+    log_path = LOG_DIR / f"{stem}-{os.getpid()}-{time.monotonic_ns()}.log"
+    log = log_path.open("wb")
+    p = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL)
+    log.close()
+    p.log_path = log_path  # type: ignore[attr-defined]
+    return p
+
+
+def read_log(p: subprocess.Popen) -> str:
+    """The captured output of a process started with :func:`start_process`."""
+    return Path(p.log_path).read_text(errors="replace")  # type: ignore[attr-defined]
+
+
+def stop_process(p: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
+    """Send ``sig`` and wait; escalate to SIGKILL after ``timeout`` [s]. Returns the exit code."""
+    if p.poll() is None:
+        p.send_signal(sig)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5.0)
+    return int(p.returncode)
+
+
+def node_command(*ros_args: str, module: str = "itasc_ros.ros.node") -> list[str]:
+    """``[python, -m, module, --ros-args, *ros_args]``: the console script's entry point."""
+    return [sys.executable, "-m", module, "--ros-args", *ros_args]
+
+
+class RosTestClient:
+    """An rclpy node spun by an executor in a background thread, with message collectors.
+
+    Use as a context manager after ``rclpy.init()``. Collected messages are ``(t_receive,
+    msg)`` pairs per topic, ``t_receive`` from ``time.monotonic()``.
+    """
+
+    def __init__(self, name: str = "itasc_test_client") -> None:
+        self.node: Node = rclpy.create_node(name)
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.lock = threading.Lock()
+        self.messages: dict[str, list[tuple[float, Any]]] = defaultdict(list)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._stop = threading.Event()
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.executor.spin_once(timeout_sec=0.02)
+            except Exception:  # context shut down under us
+                if self._stop.is_set() or not rclpy.ok():
+                    return
+                raise
+
+    def __enter__(self) -> RosTestClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the spin thread and destroy the node."""
+        self._stop.set()
+        self._thread.join(5.0)
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+
+    # ------------------------------------------------------------------ topics
+    def collect(self, msg_type: Any, topic: str, qos: QoSProfile | int = 10,
+                callback: Callable[[Any], None] | None = None) -> list[tuple[float, Any]]:
+        """Subscribe and store every message of ``topic``; returns the (live) list."""
+        store = self.messages[topic]
+
+        def cb(msg: Any) -> None:
+            with self.lock:
+                store.append((time.monotonic(), msg))
+            if callback is not None:
+                callback(msg)
+
+        self.node.create_subscription(msg_type, topic, cb, qos)
+        return store
+
+    def received(self, topic: str) -> list[Any]:
+        """A snapshot of the messages received on ``topic``."""
+        with self.lock:
+            return [m for _, m in self.messages[topic]]
+
+    def clear(self, topic: str) -> None:
+        """Forget the messages received so far on ``topic``."""
+        with self.lock:
+            self.messages[topic].clear()
+
+    def publisher(self, msg_type: Any, topic: str, qos: QoSProfile | int = 10) -> Any:
+        """A publisher of the client node."""
+        return self.node.create_publisher(msg_type, topic, qos)
+
+    def wait_for_subscribers(self, pub: Any, count: int = 1, timeout: float = 10.0) -> None:
+        """Wait until ``pub`` is matched by ``count`` subscriptions (discovery done)."""
+        self.wait_for(lambda: pub.get_subscription_count() >= count, timeout,
+                      f"subscribers of {pub.topic_name}")
+
+    # ------------------------------------------------------------------ services
+    def call(self, srv_type: Any, name: str, request: Any, timeout: float = 5.0) -> Any:
+        """Call a service and wait for the answer (the client thread spins)."""
+        client = self.node.create_client(srv_type, name)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise TimeoutError(f"service {name} not available after {timeout} s")
+            future = client.call_async(request)
+            self.wait_for(future.done, timeout, f"answer of {name}")
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    # ------------------------------------------------------------------ waiting
+    @staticmethod
+    def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition",
+                 period: float = 0.01) -> Any:
+        """Poll ``predicate`` until it is truthy; return its value or raise TimeoutError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+            time.sleep(period)
+
+
+__all__ = ["LOG_DIR", "RosTestClient", "node_command", "read_log", "start_process",
+           "stop_process"]

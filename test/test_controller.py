@@ -1,0 +1,381 @@
+"""Controller: the control logic between inputs and the scene (pure core, no ROS)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from itasc_ros.core import (
+    ConfigError,
+    ConstraintConfig,
+    Controller,
+    ControllerConfig,
+    InputError,
+    ItascError,
+    KinematicTree,
+    spatial,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+
+
+@pytest.fixture(scope="module")
+def tree() -> KinematicTree:
+    return KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
+
+
+def make(tree: KinematicTree, **kw: object) -> Controller:
+    cons = kw.pop("constraints", [ConstraintConfig("ee", "copy_pose", link="panda_hand")])
+    return Controller(tree, ControllerConfig(constraints=cons, **kw))  # type: ignore[arg-type]
+
+
+def pose_goal(tree: KinematicTree, q: np.ndarray, dp: list[float], dw: list[float]) -> np.ndarray:
+    t = tree.forward_kinematics(q, "panda_hand")
+    t[:3, 3] += dp
+    t[:3, :3] = spatial.so3_exp(np.array(dw)) @ t[:3, :3]
+    return t
+
+
+def set_goal(c: Controller, goal: np.ndarray, now: float, name: str = "ee") -> None:
+    c.set_target(name, "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
+
+
+def run_closed_loop(c: Controller, q: np.ndarray, t0: float, seconds: float) -> tuple[
+        np.ndarray, float, list[np.ndarray]]:
+    """Integrate q += qdot dt with the controller's period; returns q, end time, commands."""
+    dt = c.period
+    now = t0
+    cmds = []
+    for _ in range(int(round(seconds / dt))):
+        c.set_joint_state(c.joint_names, q, now)
+        out = c.step(now)
+        assert out.status == "active", out.reason
+        cmds.append(out.qdot)
+        q = q + out.qdot * dt
+        now += dt
+    return q, now, cmds
+
+
+def errors(tree: KinematicTree, q: np.ndarray, goal: np.ndarray) -> tuple[float, float]:
+    t = tree.forward_kinematics(q, "panda_hand")
+    return (float(np.linalg.norm(t[:3, 3] - goal[:3, 3])),
+            float(np.linalg.norm(spatial.so3_log(goal[:3, :3] @ t[:3, :3].T))))
+
+
+# ------------------------------------------------------------------------------ configuration
+def test_config_unknown_key_names_valid_keys() -> None:
+    with pytest.raises(ConfigError, match="valid keys are: .*control_rate"):
+        ControllerConfig.from_dict({"control_rat": 100.0})
+    with pytest.raises(ConfigError, match="valid keys are: .*position_axes"):
+        ControllerConfig.from_dict(
+            {"constraints": [{"name": "a", "type": "copy_pose", "link": "x", "gian": 1.0}]})
+
+
+def test_config_rejects_bad_values() -> None:
+    with pytest.raises(ConfigError, match="types are: copy_pose, distance, joint_value"):
+        ConstraintConfig("a", "copy_position", link="l").validate()
+    with pytest.raises(ConfigError, match="solvers are: dls, sdls"):
+        ControllerConfig(solver="svd").validate()
+    with pytest.raises(ConfigError, match="control_rate must be <= 2000"):
+        ControllerConfig(control_rate=5000.0).validate()
+    with pytest.raises(ConfigError, match="gain must be >= 0"):
+        ConstraintConfig("a", "copy_pose", link="l", gain=-1.0).validate()
+    with pytest.raises(ConfigError, match="one value per joint"):
+        ConstraintConfig("p", "joint_value", joints=["j1", "j2"], values=[0.0]).validate()
+
+
+def test_config_round_trip_and_params_files(tree: KinematicTree) -> None:
+    cfg = ControllerConfig(
+        joints=["panda_joint1"], control_rate=500.0,
+        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_hand", rotation_axes=""),
+                     ConstraintConfig("posture", "joint_value", joints=["panda_joint1"],
+                                      values=[0.5], weight=0.01)],
+    ).validate()
+    assert ControllerConfig.from_dict(cfg.to_dict()) == cfg
+    for robot, link in (("panda", "panda_hand"), ("ur5", "tool0")):
+        data = yaml.safe_load((REPO / "config" / f"{robot}.yaml").read_text())
+        loaded = ControllerConfig.from_params(data)
+        assert [c.name for c in loaded.constraints] == ["ee"]
+        assert loaded.constraints[0].type == "copy_pose"
+        assert loaded.constraints[0].link == link
+        robot_tree = KinematicTree.from_urdf_file(REPO / "urdf" / f"{robot}.urdf")
+        assert loaded.joints == robot_tree.joint_names
+        Controller(robot_tree, loaded)  # fits the bundled URDF
+
+
+def test_config_that_does_not_fit_the_tree(tree: KinematicTree) -> None:
+    with pytest.raises(ConfigError, match="joints are: panda_joint1"):
+        make(tree, joints=["panda_joint1", "finger"])
+    with pytest.raises(ConfigError, match="links are: .*panda_hand"):
+        make(tree, constraints=[ConstraintConfig("ee", "copy_pose", link="hand")])
+
+
+# ------------------------------------------------------------------------------ joint states
+def test_joint_state_mapped_by_name_with_extra_and_reordered_joints(tree: KinematicTree) -> None:
+    c = make(tree, joints=list(reversed(tree.joint_names)))
+    assert c.joint_names == list(reversed(tree.joint_names))
+    names = ["finger_a", *tree.joint_names[::2], "finger_b", *tree.joint_names[1::2]]
+    by_name = dict(zip(tree.joint_names, HOME, strict=True)) | {"finger_a": 9.0, "finger_b": 8.0}
+    c.set_joint_state(names, [by_name[n] for n in names], 0.0)
+    np.testing.assert_array_equal(c.q, HOME[::-1])
+    # The same solve as with the tree's own order, permuted.
+    set_goal(c, pose_goal(tree, HOME, [0.05, 0.0, 0.0], [0.0, 0.0, 0.0]), 0.0)
+    ref = make(tree)
+    ref.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(ref, pose_goal(tree, HOME, [0.05, 0.0, 0.0], [0.0, 0.0, 0.0]), 0.0)
+    np.testing.assert_allclose(c.step(0.0).qdot, ref.step(0.0).qdot[::-1], atol=1e-12)
+
+
+def test_subset_of_joints_holds_the_others_at_measured_positions(tree: KinematicTree) -> None:
+    c = make(tree, joints=tree.joint_names[:4])
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(c, pose_goal(tree, HOME, [0.02, 0.0, 0.0], [0.0, 0.0, 0.0]), 0.0)
+    out = c.step(0.0)
+    assert out.qdot.shape == (4,)
+    # The effector pose uses the measured positions of joints 5-7.
+    eff, _ = c.poses("ee")
+    np.testing.assert_allclose(eff, tree.forward_kinematics(HOME, "panda_hand"), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("names", "positions", "match"),
+    [
+        (["panda_joint1"], [0.1], "lacks joints .*panda_joint2"),
+        (None, "nan", "non-finite positions for \\['panda_joint3'\\]"),
+        (None, "inf", "non-finite positions"),
+        (None, "short", "7 names but 6 positions"),
+        ("dup", None, "more than once"),
+    ],
+)
+def test_bad_joint_state_rejected_and_last_good_state_kept(
+        tree: KinematicTree, names: object, positions: object, match: str) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    n = list(tree.joint_names)
+    p = list(HOME + 0.1)
+    if names == "dup":
+        n = [*n, "panda_joint2"]
+        p = [*p, 0.0]
+    elif names is not None:
+        n = names  # type: ignore[assignment]
+        p = positions  # type: ignore[assignment]
+    elif positions == "nan":
+        p[2] = math.nan
+    elif positions == "inf":
+        p[0] = math.inf
+    elif positions == "short":
+        p = p[:6]
+    with pytest.raises(InputError, match=match):
+        c.set_joint_state(n, p, 0.05)
+    assert isinstance(InputError("x"), ItascError)
+    np.testing.assert_array_equal(c.q, HOME)
+    assert c.joint_state_stamp == 0.0
+    assert match.split()[0] in c.last_rejection or c.rejections == 1
+
+
+def test_out_of_order_joint_state_rejected(tree: KinematicTree) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0, source_stamp=10.0)
+    with pytest.raises(InputError, match="out of order"):
+        c.set_joint_state(tree.joint_names, HOME + 0.1, 0.01, source_stamp=9.5)
+    np.testing.assert_array_equal(c.q, HOME)
+
+
+# ------------------------------------------------------------------------------ targets
+def test_target_in_a_link_frame_is_transformed_to_the_root(tree: KinematicTree) -> None:
+    c = make(tree)
+    with pytest.raises(InputError, match="needs a joint state"):
+        c.set_target("ee", "panda_link3", [0, 0, 0], [0, 0, 0, 1], 0.0)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    p, quat = np.array([0.1, -0.2, 0.3]), np.array([0.1, 0.2, 0.3, 0.9])
+    c.set_target("ee", "panda_link3", p, quat * 3.0, 0.0)  # not normalised: normalised
+    expected = tree.forward_kinematics(HOME, "panda_link3") @ spatial.pose_from_xyz_quat(p, quat)
+    _, target = c.poses("ee")
+    assert target is not None
+    np.testing.assert_allclose(target, expected, atol=1e-12)
+    # The root link and '' are the same frame.
+    c.set_target("ee", "panda_link0", p, quat, 0.01)
+    _, t2 = c.poses("ee")
+    c.set_target("ee", "", p, quat, 0.02)
+    _, t3 = c.poses("ee")
+    np.testing.assert_allclose(t2, t3)
+
+
+@pytest.mark.parametrize(
+    ("frame", "position", "quat", "match"),
+    [
+        ("tool", [0, 0, 0], [0, 0, 0, 1], "not a URDF link.*panda_hand"),
+        ("", [0, math.nan, 0], [0, 0, 0, 1], "position must be 3 finite"),
+        ("", [0, 0, 0], [0, 0, math.inf, 1], "4 finite values"),
+        ("", [0, 0, 0], [0, 0, 0, 0], "zero norm"),
+    ],
+)
+def test_bad_target_rejected_and_target_unchanged(
+        tree: KinematicTree, frame: str, position: list[float], quat: list[float],
+        match: str) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    goal = pose_goal(tree, HOME, [0.05, 0, 0], [0, 0, 0])
+    set_goal(c, goal, 0.0)
+    with pytest.raises(InputError, match=match):
+        c.set_target("ee", frame, position, quat, 0.01)
+    _, target = c.poses("ee")
+    np.testing.assert_allclose(target, goal, atol=1e-12)  # type: ignore[arg-type]
+    out = c.step(0.01)
+    assert out.status == "active" and np.all(np.isfinite(out.qdot))
+
+
+def test_unknown_constraint_names_the_ones_with_targets(tree: KinematicTree) -> None:
+    c = make(tree, constraints=[
+        ConstraintConfig("ee", "copy_pose", link="panda_hand"),
+        ConstraintConfig("posture", "joint_value", joints=["panda_joint1"], values=[0.0]),
+    ])
+    with pytest.raises(InputError, match="constraints with a target are: ee"):
+        c.set_target("posture", "", [0, 0, 0], [0, 0, 0, 1], 0.0)
+    with pytest.raises(InputError, match="constraints with a target are: ee"):
+        c.set_target("nope", "", [0, 0, 0], [0, 0, 0, 1], 0.0)
+
+
+def test_twist_estimate_converges_to_the_target_velocity(tree: KinematicTree) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    start = tree.forward_kinematics(HOME, "panda_hand")
+    v = np.array([0.05, -0.02, 0.01])
+    w = np.array([0.0, 0.0, 0.3])
+    dt = 0.01  # 100 Hz target stream
+    for k in range(60):
+        t = k * dt
+        pose = start.copy()
+        pose[:3, 3] += v * t
+        pose[:3, :3] = spatial.so3_exp(w * t) @ start[:3, :3]
+        c.set_target("ee", "", pose[:3, 3], spatial.matrix_to_quat(pose), t)
+    np.testing.assert_allclose(c.target_twist_estimate("ee"), np.r_[v, w], atol=1e-6)
+    # While fresh it is fed forward; once the stream stops it is dropped.
+    c.set_joint_state(tree.joint_names, HOME, 0.59)
+    c.step(0.59)
+    np.testing.assert_allclose(c.constraint("ee").target_twist, np.r_[v, w], atol=1e-6)
+    c.set_joint_state(tree.joint_names, HOME, 1.0)
+    c.step(1.0)
+    np.testing.assert_array_equal(c.constraint("ee").target_twist, np.zeros(6))
+
+
+def test_explicit_twist_wins_while_recent(tree: KinematicTree) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(c, pose_goal(tree, HOME, [0, 0, 0], [0, 0, 0]), 0.0)
+    c.set_target_twist("ee", "panda_link0", [0.1, 0, 0, 0, 0, 0.2], 0.0)
+    c.step(0.05)
+    np.testing.assert_allclose(c.constraint("ee").target_twist, [0.1, 0, 0, 0, 0, 0.2])
+    c.set_joint_state(tree.joint_names, HOME, 0.2)
+    c.step(0.2)  # explicit twist expired, no pose stream: zero
+    np.testing.assert_array_equal(c.constraint("ee").target_twist, np.zeros(6))
+
+
+# ------------------------------------------------------------------------------ step rules
+def test_no_command_before_inputs(tree: KinematicTree) -> None:
+    c = make(tree)
+    out = c.step(0.0)
+    assert (out.status, out.publish) == ("waiting", False)
+    assert "joint state" in out.reason
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    out = c.step(0.0)
+    assert (out.status, out.publish) == ("waiting", False)
+    assert "target" in out.reason
+
+
+def test_stale_joint_states_publish_one_zero_then_silence(tree: KinematicTree) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(c, pose_goal(tree, HOME, [0.1, 0, 0], [0, 0, 0]), 0.0)
+    out = c.step(0.004)
+    assert out.status == "active" and out.publish and np.abs(out.qdot).max() > 0
+    outs = [c.step(0.1 + 0.004 * k) for k in range(1, 50)]  # no more joint states
+    assert [o.status for o in outs] == ["stale"] * len(outs)
+    assert [o.publish for o in outs] == [True] + [False] * (len(outs) - 1)
+    np.testing.assert_array_equal(outs[0].qdot, np.zeros(7))
+    assert "old" in outs[0].reason
+    c.set_joint_state(tree.joint_names, HOME, 0.5)  # fresh input: active again
+    out = c.step(0.5)
+    assert out.status == "active" and out.publish
+
+
+def test_disabled_publishes_zeros_once(tree: KinematicTree) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(c, pose_goal(tree, HOME, [0.1, 0, 0], [0, 0, 0]), 0.0)
+    assert c.step(0.0).publish
+    c.set_enabled(False)
+    outs = []
+    for k in range(1, 10):
+        c.set_joint_state(tree.joint_names, HOME, 0.004 * k)
+        outs.append(c.step(0.004 * k))
+    assert {o.status for o in outs} == {"disabled"}
+    assert [o.publish for o in outs] == [True] + [False] * 8
+    np.testing.assert_array_equal(outs[0].qdot, np.zeros(7))
+    c.set_enabled(True)
+    out = c.step(0.04)
+    assert out.status == "active" and out.publish and np.abs(out.qdot).max() > 0
+
+
+def test_closed_loop_reaches_the_target(tree: KinematicTree) -> None:
+    c = make(tree)
+    goal = pose_goal(tree, HOME, [0.12, -0.1, 0.08], [0.3, -0.2, 0.4])
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(c, goal, 0.0)
+    q, _, cmds = run_closed_loop(c, HOME.copy(), 0.0, 2.0)
+    pos_err, rot_err = errors(tree, q, goal)
+    assert pos_err < 1e-3 and rot_err < 0.01
+    vmax = tree.velocity_limits
+    assert max(float(np.max(np.abs(qd) / vmax)) for qd in cmds) <= 1.0 + 1e-12
+
+
+def test_output_never_exceeds_velocity_limits(tree: KinematicTree) -> None:
+    c = make(tree, velocity_scale=0.5, constraints=[
+        ConstraintConfig("ee", "copy_pose", link="panda_hand", gain=200.0)])
+    goal = pose_goal(tree, HOME, [0.4, 0.3, -0.2], [1.0, 0.5, 0.0])  # far: large q' wanted
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(c, goal, 0.0)
+    _, _, cmds = run_closed_loop(c, HOME.copy(), 0.0, 0.5)
+    limits = 0.5 * tree.velocity_limits
+    ratios = [float(np.max(np.abs(qd) / limits)) for qd in cmds]
+    assert max(ratios) <= 1.0 + 1e-12
+    assert max(ratios) > 0.99  # the limit was actually reached (so the test bites)
+
+
+def test_live_gain_change_and_validation(tree: KinematicTree) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(c, pose_goal(tree, HOME, [0.01, 0, 0], [0, 0, 0]), 0.0)
+    fast = np.abs(c.step(0.0).qdot).max()
+    c.update_parameters(**{"constraints.ee.gain": 5.0})
+    slow = np.abs(c.step(0.0).qdot).max()
+    assert slow == pytest.approx(fast / 4.0, rel=1e-6)  # 20 -> 5: four times slower
+    with pytest.raises(ConfigError, match="gain must be >= 0"):
+        c.update_parameters(damping_max=0.2, constraints={"ee": {"gain": -1.0}})
+    assert c.config.damping_max == 0.1  # all or nothing
+    with pytest.raises(ConfigError, match="cannot change live.*live settings are"):
+        c.update_parameters(joints=["panda_joint1"])
+    with pytest.raises(ConfigError, match="'link' cannot change live"):
+        c.update_parameters(**{"constraints.ee.link": "panda_link7"})
+    # The target survived the rebuild.
+    assert c.step(0.0).status == "active"
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_fault_when_solve_fails_never_nan(tree: KinematicTree) -> None:
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    set_goal(c, pose_goal(tree, HOME, [0.05, 0, 0], [0, 0, 0]), 0.0)
+    assert c.step(0.0).publish
+    # A joint-space solve that cannot be finite: poison the scene's target directly.
+    c.constraint("ee").target.pose[0, 3] = math.inf  # type: ignore[attr-defined]
+    outs = [c.step(0.001 * k) for k in range(1, 4)]
+    assert [o.status for o in outs] == ["fault"] * 3
+    assert [o.publish for o in outs] == [True, False, False]
+    for o in outs:
+        np.testing.assert_array_equal(o.qdot, np.zeros(7))

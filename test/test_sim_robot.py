@@ -1,0 +1,576 @@
+"""The simulated robot: the pure integrator, and the node over real DDS in its own processes.
+
+Oracles: the commanded velocity itself (the slope of the published positions against their
+header stamps must equal it), the URDF limits (positions never leave them, speeds are clipped to
+them), and ros2_control's forward command controller (a command with the wrong length or a
+non-finite value is dropped and the previous one stays in force).
+
+Three simulator processes (``python -m itasc_ros.tools.sim_robot``) run side by side in one
+private domain, each in its own namespace, one per command type; this process publishes commands
+and subscribes to ``joint_states`` with sensor-data QoS (as the node does).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import rclpy
+from builtin_interfaces.msg import Duration
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from itasc_ros.core import ConfigurationError, KinematicTree, UnknownJointError
+from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from itasc_ros.tools.home_poses import HOME_POSES, home_pose
+from itasc_ros.tools.sim_robot import (
+    CommandRejectedError,
+    SimulatedJoints,
+    velocity_from_joint_state,
+    velocity_from_multi_array,
+    velocity_from_trajectory,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+PANDA = REPO / "urdf" / "panda.urdf"
+UR5 = REPO / "urdf" / "ur5.urdf"
+DOMAIN = private_domain_id(os.getpid() + 31)  # this module's own domain
+TIMEOUT = 10.0  # [s]
+
+
+@pytest.fixture(scope="module")
+def panda() -> KinematicTree:
+    return KinematicTree.from_urdf_file(PANDA)
+
+
+@pytest.fixture(scope="module")
+def ur5() -> KinematicTree:
+    return KinematicTree.from_urdf_file(UR5)
+
+
+# =========================================================================== pure integrator
+def test_default_initial_pose_is_home_or_neutral(panda: KinematicTree, ur5: KinematicTree) -> None:
+    assert np.allclose(SimulatedJoints(panda).q, HOME_POSES["panda"])
+    assert np.allclose(SimulatedJoints(ur5).q, HOME_POSES["ur5"])
+    assert np.allclose(home_pose(panda), HOME_POSES["panda"])
+    # A robot without a home pose starts at the tree's neutral pose.
+    xml = PANDA.read_text().replace('name="panda"', 'name="not_a_panda"', 1)
+    other = KinematicTree.from_urdf(xml)
+    assert other.name == "not_a_panda"
+    assert np.allclose(SimulatedJoints(other).q, other.neutral())
+
+
+def test_integrates_command_exactly(panda: KinematicTree) -> None:
+    sim = SimulatedJoints(panda)
+    q0 = sim.q
+    v = np.array([0.1, -0.2, 0.3, 0.05, -0.4, 0.2, 0.5])
+    sim.apply(v)
+    for dt in (0.001, 0.002, 0.0005, 0.004):
+        sim.step(dt)
+    assert np.allclose(sim.q, q0 + v * 0.0075, atol=1e-14)
+    assert np.array_equal(sim.velocity, v)
+    assert sim.stats.position_clamps == 0 and sim.stats.velocity_clamps == 0
+    assert sim.stats.steps == 4 and sim.stats.commands_applied == 1
+
+
+def test_command_is_held_until_stopped(panda: KinematicTree) -> None:
+    sim = SimulatedJoints(panda)
+    q0 = sim.q
+    sim.apply(np.full(7, 0.1))
+    sim.step(0.5)
+    sim.step(0.5)
+    assert np.allclose(sim.q, q0 + 0.1)
+    sim.stop()
+    sim.step(1.0)
+    assert np.allclose(sim.q, q0 + 0.1)
+    assert np.array_equal(sim.velocity, np.zeros(7))
+
+
+def test_velocity_limits_clip_each_joint(panda: KinematicTree) -> None:
+    sim = SimulatedJoints(panda)
+    vmax = panda.velocity_limits
+    sim.apply([10.0, -10.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+    assert np.array_equal(sim.command[:3], [vmax[0], -vmax[1], 1.0])
+    assert sim.stats.velocity_clamps == 2
+
+
+def test_position_limits_stop_the_joint(panda: KinematicTree) -> None:
+    sim = SimulatedJoints(panda)
+    j6 = sim.index["panda_joint6"]
+    v = np.zeros(7)
+    v[j6] = -2.0
+    v[0] = 0.1
+    sim.apply(v)
+    for _ in range(200):  # 2 s at 100 Hz: joint 6 reaches its lower limit after ~0.8 s
+        q = sim.step(0.01)
+        assert np.all(q >= panda.lower) and np.all(q <= panda.upper)
+    assert sim.q[j6] == panda.lower[j6]
+    assert sim.velocity[j6] == 0.0 and sim.velocity[0] == pytest.approx(0.1)
+    assert sim.q[0] == pytest.approx(0.2)  # the other joints keep moving
+    assert 100 <= sim.stats.position_clamps <= 125
+    # Moving away from the limit is allowed at once.
+    v[j6] = 0.5
+    sim.apply(v)
+    sim.step(0.1)
+    assert sim.q[j6] == pytest.approx(panda.lower[j6] + 0.05)
+
+
+@pytest.mark.parametrize(
+    ("command", "match"),
+    [
+        ([0.1] * 6, "6 values; expected 7"),
+        ([0.1] * 8, "8 values; expected 7"),
+        ([0.1] * 6 + [math.nan], "non-finite"),
+        ([0.1] * 6 + [math.inf], "non-finite"),
+    ],
+)
+def test_bad_commands_are_rejected_and_previous_kept(
+    panda: KinematicTree, command: list[float], match: str
+) -> None:
+    sim = SimulatedJoints(panda)
+    sim.apply(np.full(7, 0.2))
+    with pytest.raises(CommandRejectedError, match=match):
+        sim.apply(command)
+    assert np.array_equal(sim.command, np.full(7, 0.2))
+    assert sim.stats.commands_applied == 1
+
+
+def test_joint_subset_order_and_initial_positions(ur5: KinematicTree) -> None:
+    joints = ["wrist_1_joint", "shoulder_pan_joint", "elbow_joint"]
+    sim = SimulatedJoints(ur5, joints, [0.1, 0.2, 0.3])
+    assert sim.names == joints and sim.n == 3
+    assert np.array_equal(sim.q, [0.1, 0.2, 0.3])
+    assert np.array_equal(sim.upper, ur5.upper[[3, 0, 2]])
+    assert np.array_equal(sim.velocity_limits, ur5.velocity_limits[[3, 0, 2]])
+    # Default: the home pose of those joints.
+    home = SimulatedJoints(ur5, joints).q
+    assert np.allclose(home, np.array(HOME_POSES["ur5"])[[3, 0, 2]])
+
+
+def test_configuration_errors(panda: KinematicTree) -> None:
+    with pytest.raises(UnknownJointError, match="unknown joint 'nope'; joints are: 'panda_j"):
+        SimulatedJoints(panda, ["nope"])
+    with pytest.raises(ConfigurationError, match="repeat"):
+        SimulatedJoints(panda, ["panda_joint1", "panda_joint1"])
+    with pytest.raises(ConfigurationError, match="3 values; expected 7"):
+        SimulatedJoints(panda, None, [0.0, 0.0, 0.0])
+    with pytest.raises(ConfigurationError, match="panda_joint4=0 not in"):
+        SimulatedJoints(panda, None, [0.0] * 7)
+    with pytest.raises(ConfigurationError, match="finite"):
+        SimulatedJoints(panda, None, [math.nan] * 7)
+    with pytest.raises(ConfigurationError, match="time step"):
+        SimulatedJoints(panda).step(-0.001)
+
+
+def test_message_conversions(panda: KinematicTree) -> None:
+    sim = SimulatedJoints(panda)
+    names = sim.names
+    assert np.array_equal(
+        velocity_from_multi_array(Float64MultiArray(data=[0.5] * 7), sim), np.full(7, 0.5)
+    )
+    # JointState: by name, unnamed joints zero; unknown names rejected.
+    js = JointState(name=[names[3], names[0]], velocity=[0.4, -0.1])
+    expected = np.zeros(7)
+    expected[3], expected[0] = 0.4, -0.1
+    assert np.array_equal(velocity_from_joint_state(js, sim), expected)
+    with pytest.raises(CommandRejectedError, match="names joint 'elbow'"):
+        velocity_from_joint_state(JointState(name=["elbow"], velocity=[0.1]), sim)
+    with pytest.raises(CommandRejectedError, match="no velocity"):
+        velocity_from_joint_state(JointState(name=[names[0]], position=[0.1]), sim)
+    with pytest.raises(CommandRejectedError, match="non-finite"):
+        velocity_from_joint_state(JointState(name=[names[0]], velocity=[math.nan]), sim)
+    with pytest.raises(CommandRejectedError, match="twice"):
+        velocity_from_joint_state(JointState(name=[names[0]] * 2, velocity=[0.1, 0.1]), sim)
+    # JointTrajectory: velocities of the first point; else (positions - q) / time_from_start.
+    q = sim.q
+    point = JointTrajectoryPoint(
+        positions=list(q + 0.01), velocities=[0.2] * 7, time_from_start=Duration(nanosec=10**7)
+    )
+    traj = JointTrajectory(joint_names=names, points=[point])
+    assert np.allclose(velocity_from_trajectory(traj, sim, q), 0.2)
+    point = JointTrajectoryPoint(
+        positions=[q[1] + 0.03], time_from_start=Duration(nanosec=10**8)
+    )  # only joint 2, 0.03 rad in 0.1 s
+    traj = JointTrajectory(joint_names=[names[1]], points=[point])
+    expected = np.zeros(7)
+    expected[1] = 0.3
+    assert np.allclose(velocity_from_trajectory(traj, sim, q), expected)
+    with pytest.raises(CommandRejectedError, match="time_from_start"):
+        velocity_from_trajectory(
+            JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(positions=list(q))]),
+            sim,
+            q,
+        )
+    with pytest.raises(CommandRejectedError, match="no points"):
+        velocity_from_trajectory(JointTrajectory(joint_names=names), sim, q)
+
+
+# =========================================================================== over DDS
+@dataclass
+class SimProcess:
+    ns: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+    command_type: Any  # message class of the commands
+    rate: float
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def start_sim(tmp: Path, ns: str, command_type: Any, rate: float, *params: str) -> SimProcess:
+    env = local_dds_env(DOMAIN)
+    log = tmp / f"{ns}.log"
+    args = ["-r", f"__ns:=/{ns}", "-p", f"rate:={rate}", "-p", "command_topic:=commands"]
+    for prm in params:
+        name, _, value = prm.partition(":=")
+        if name == "robot_description":  # XML: through a params file, as a launch file does
+            path = tmp / f"{ns}.yaml"
+            doc = {"/**": {"ros__parameters": {"robot_description": value}}}
+            path.write_text(json.dumps(doc))  # JSON is YAML
+            args += ["--params-file", str(path)]
+        else:
+            args += ["-p", prm]
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "itasc_ros.tools.sim_robot", "--ros-args", *args],
+            env=env,
+            cwd=REPO,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
+    return SimProcess(ns, proc, log, command_type, rate)
+
+
+def stop_sim(sim: SimProcess, sig: int = signal.SIGINT) -> int:
+    if sim.proc.poll() is None:
+        sim.proc.send_signal(sig)
+        try:
+            sim.proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            sim.proc.kill()
+            sim.proc.wait()
+    return sim.proc.returncode
+
+
+@pytest.fixture(scope="module")
+def sims(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, SimProcess]]:
+    """Three simulators started together (their start-up overlaps)."""
+    tmp = tmp_path_factory.mktemp("sim_robot")
+    started = {
+        "fwd": start_sim(tmp, "fwd", Float64MultiArray, 500.0, f"urdf_file:={PANDA}"),
+        "jtc": start_sim(
+            tmp,
+            "jtc",
+            JointTrajectory,
+            250.0,
+            f"urdf_file:={UR5}",
+            "command_type:=trajectory_msgs/JointTrajectory",
+            "joints:=[wrist_1_joint,shoulder_pan_joint,elbow_joint]",
+            "initial_positions:=[-1.0,0.5,1.0]",
+            "command_timeout:=0.3",
+        ),
+        "js": start_sim(
+            tmp,
+            "js",
+            JointState,
+            250.0,
+            f"robot_description:={PANDA.read_text()}",  # from a params file, see start_sim
+            "command_type:=sensor_msgs/JointState",
+            "latency:=0.15",
+            "noise:=0.002",
+            "seed:=7",
+        ),
+    }
+    try:
+        yield started
+    finally:
+        codes = {ns: stop_sim(s) for ns, s in started.items() if ns != "js"}
+        codes["js"] = stop_sim(started["js"], signal.SIGTERM)
+        for ns, code in codes.items():
+            assert code == 0, f"{ns} exited with {code}:\n{started[ns].output()}"
+
+
+@pytest.fixture(scope="module")
+def ros() -> Iterator[tuple[Context, SingleThreadedExecutor]]:
+    apply_local_dds_env(DOMAIN)
+    context = Context()
+    rclpy.init(context=context, domain_id=DOMAIN, signal_handler_options=SignalHandlerOptions.NO)
+    executor = SingleThreadedExecutor(context=context)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        yield context, executor
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        rclpy.shutdown(context=context)
+        thread.join(timeout=2.0)
+
+
+def wait_until(pred: Callable[[], bool], timeout: float = TIMEOUT, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.005)
+
+
+class Probe:
+    """Commands one simulator and records its joint states (stamp, positions, velocities)."""
+
+    def __init__(self, ros: tuple[Context, SingleThreadedExecutor], sim: SimProcess) -> None:
+        context, executor = ros
+        self.sim = sim
+        self.node = rclpy.create_node(f"probe_{sim.ns}", context=context)
+        self.lock = threading.Lock()
+        self.names: list[str] = []
+        self.stamps: list[float] = []  # [s] header stamps
+        self.positions: list[np.ndarray] = []
+        self.velocities: list[np.ndarray] = []
+        self.stats: list[dict[str, Any]] = []
+        self.node.create_subscription(
+            JointState, f"/{sim.ns}/joint_states", self._on_js, qos_profile_sensor_data
+        )
+        self.node.create_subscription(
+            String, f"/{sim.ns}/itasc_sim_robot/stats", self._on_stats, 10
+        )
+        self.pub = self.node.create_publisher(
+            sim.command_type,
+            f"/{sim.ns}/commands",
+            QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
+        )
+        executor.add_node(self.node)
+        wait_until(
+            lambda: len(self.stamps) > 10 and self.pub.get_subscription_count() > 0,
+            timeout=20.0,
+            what=f"joint_states of {sim.ns} and its command subscription\n{sim.output()}",
+        )
+
+    def _on_js(self, msg: JointState) -> None:
+        with self.lock:
+            self.names = list(msg.name)
+            self.stamps.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+            self.positions.append(np.array(msg.position))
+            self.velocities.append(np.array(msg.velocity))
+
+    def _on_stats(self, msg: String) -> None:
+        with self.lock:
+            self.stats.append(json.loads(msg.data))
+
+    def latest(self) -> np.ndarray:
+        with self.lock:
+            return self.positions[-1].copy()
+
+    def window(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(stamps (k,), positions (k, n), velocities (k, n)) with t0 <= stamp <= t1."""
+        with self.lock:
+            t = np.array(self.stamps)
+            sel = np.flatnonzero((t >= t0) & (t <= t1))
+            return t[sel], np.array(self.positions)[sel], np.array(self.velocities)[sel]
+
+    def drive(self, msg: Any, duration: float, period: float = 0.02) -> tuple[float, float]:
+        """Publish ``msg`` every ``period`` for ``duration``; returns wall-clock (start, end)."""
+        start = time.time()
+        while time.time() - start < duration:
+            self.pub.publish(msg)
+            time.sleep(period)
+        return start, time.time()
+
+    def slope(self, t0: float, t1: float) -> np.ndarray:
+        """(n,) least-squares rate of change of the positions over [t0, t1] [rad/s]."""
+        t, q, _ = self.window(t0, t1)
+        assert len(t) > 20, f"only {len(t)} joint states in [{t0}, {t1}]"
+        return np.polyfit(t - t[0], q, 1)[0]
+
+    def wait_stats(self, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        found: list[dict[str, Any]] = []
+
+        def check() -> bool:
+            with self.lock:
+                found[:] = [s for s in self.stats if pred(s)]
+            return bool(found)
+
+        wait_until(check, timeout=3.0, what=f"stats of {self.sim.ns}; got {self.stats[-1:]}")
+        return found[-1]
+
+
+@pytest.fixture(scope="module")
+def fwd(ros: tuple[Context, SingleThreadedExecutor], sims: dict[str, SimProcess]) -> Probe:
+    return Probe(ros, sims["fwd"])
+
+
+@pytest.fixture(scope="module")
+def jtc(ros: tuple[Context, SingleThreadedExecutor], sims: dict[str, SimProcess]) -> Probe:
+    return Probe(ros, sims["jtc"])
+
+
+@pytest.fixture(scope="module")
+def jsc(ros: tuple[Context, SingleThreadedExecutor], sims: dict[str, SimProcess]) -> Probe:
+    return Probe(ros, sims["js"])
+
+
+def array(values: Any) -> Float64MultiArray:
+    return Float64MultiArray(data=[float(v) for v in values])
+
+
+@pytest.mark.dds
+def test_fwd_publishes_home_pose_at_rate(fwd: Probe, panda: KinematicTree) -> None:
+    assert fwd.names == panda.joint_names
+    now = time.time()
+    time.sleep(1.0)
+    t, q, v = fwd.window(now, now + 1.0)
+    rate = (len(t) - 1) / (t[-1] - t[0])
+    assert rate == pytest.approx(500.0, rel=0.1), f"joint_states at {rate:.1f} Hz"
+    assert np.all(np.diff(t) > 0.0)
+    assert np.allclose(q, HOME_POSES["panda"]) and np.all(v == 0.0)
+
+
+@pytest.mark.dds
+def test_fwd_moves_at_commanded_velocity(fwd: Probe) -> None:
+    v = np.array([0.2, -0.1, 0.15, 0.1, -0.2, 0.1, 0.3])
+    start, end = fwd.drive(array(v), 0.6)
+    assert np.allclose(fwd.slope(start + 0.1, end), v, atol=0.01)
+    t, _, vel = fwd.window(start + 0.1, end)
+    assert np.allclose(vel, v)  # published velocity = the command in force
+    # The forward controller responds within a few ticks (no latency configured).
+    t, _, vel = fwd.window(start, end)
+    first = t[np.flatnonzero(np.any(vel != 0.0, axis=1))[0]]
+    assert first - start < 0.05
+    # Held: still moving after the last message (command_timeout 0, as ros2_control).
+    time.sleep(0.2)
+    assert np.allclose(fwd.slope(end + 0.05, end + 0.2), v, atol=0.02)
+    fwd.drive(array(np.zeros(7)), 0.1)
+
+
+@pytest.mark.dds
+def test_fwd_clips_speed_and_stops_at_position_limit(fwd: Probe, panda: KinematicTree) -> None:
+    vmax = panda.velocity_limits
+    v = np.zeros(7)
+    v[0] = 5.0  # above the 2.175 rad/s limit of joint 1
+    v[5] = -5.0  # towards the lower limit of joint 6 (-0.0175 rad), about 0.7 s away
+    start, end = fwd.drive(array(v), 1.2)
+    fwd.drive(array(np.zeros(7)), 0.1)
+    _, q, vel = fwd.window(start, end + 0.1)
+    assert np.all(q >= panda.lower) and np.all(q <= panda.upper)
+    assert np.allclose(fwd.slope(start + 0.1, start + 0.5)[[0, 5]], [vmax[0], -vmax[5]], atol=0.05)
+    at_limit = q[:, 5] == panda.lower[5]
+    assert at_limit[-1] and np.count_nonzero(at_limit) > 100
+    assert np.all(vel[at_limit, 5] == 0.0)  # stopped there, not moving
+    stats = fwd.wait_stats(lambda s: s["position_clamps"] > 100)
+    assert stats["velocity_clamps"] >= 2 * 10
+
+
+@pytest.mark.dds
+def test_fwd_rejects_wrong_length_and_non_finite(fwd: Probe) -> None:
+    fwd.drive(array(np.zeros(7)), 0.1)
+    time.sleep(0.05)
+    before = fwd.latest()
+    rejected0 = max((s["commands_rejected"] for s in fwd.stats), default=0)
+    start = time.time()
+    for bad in ([0.5] * 6, [0.5] * 8, [0.5] * 6 + [math.nan], [math.inf] * 7):
+        fwd.pub.publish(array(bad))
+    time.sleep(0.4)
+    _, q, vel = fwd.window(start, time.time())
+    assert len(q) > 50 and np.all(np.isfinite(q))
+    assert np.array_equal(q, np.broadcast_to(before, q.shape)) and np.all(vel == 0.0)
+    fwd.wait_stats(lambda s: s["commands_rejected"] >= rejected0 + 4)
+    assert "dropped command" in fwd.sim.output()
+
+
+@pytest.mark.dds
+def test_jtc_velocities_positions_and_timeout(jtc: Probe, ur5: KinematicTree) -> None:
+    names = ["wrist_1_joint", "shoulder_pan_joint", "elbow_joint"]
+    assert jtc.names == names
+    assert np.allclose(jtc.latest(), [-1.0, 0.5, 1.0])
+    # Streaming with velocities, as the node does (positions = q + q' dt, velocities = q').
+    v = np.array([0.3, -0.2, 0.1])
+    point = JointTrajectoryPoint(
+        positions=list(jtc.latest() + v * 0.004),
+        velocities=list(v),
+        time_from_start=Duration(nanosec=4_000_000),
+    )
+    start, end = jtc.drive(JointTrajectory(joint_names=names, points=[point]), 0.6)
+    assert np.allclose(jtc.slope(start + 0.1, end), v, atol=0.01)
+    # command_timeout 0.3 s: the joints stop about 0.3 s after the last message.
+    time.sleep(0.6)
+    t, _, vel = jtc.window(end, end + 0.6)
+    moving = t[np.any(vel != 0.0, axis=1)]
+    assert 0.25 < moving[-1] - end < 0.45
+    assert np.all(vel[t > end + 0.45] == 0.0)
+    jtc.wait_stats(lambda s: s["command_timeouts"] >= 1)
+    # Positions only, for one joint: (positions - q) / time_from_start, others stand still.
+    q = jtc.latest()
+    point = JointTrajectoryPoint(positions=[q[2] - 0.1], time_from_start=Duration(sec=1))
+    start = time.time()
+    jtc.pub.publish(JointTrajectory(joint_names=["elbow_joint"], points=[point]))
+    time.sleep(0.3)  # the command times out after 0.3 s
+    assert np.allclose(jtc.slope(start + 0.05, start + 0.25), [0.0, 0.0, -0.1], atol=0.01)
+    # A joint the simulated robot does not have: rejected.
+    point = JointTrajectoryPoint(velocities=[1.0], time_from_start=Duration(nanosec=10**7))
+    jtc.pub.publish(JointTrajectory(joint_names=["wrist_3_joint"], points=[point]))
+    jtc.wait_stats(lambda s: s["commands_rejected"] >= 1)
+
+
+@pytest.mark.dds
+def test_js_latency_delays_response_and_noise(jsc: Probe, panda: KinematicTree) -> None:
+    names = panda.joint_names
+    assert jsc.names == names
+    # Noise on the published positions only (std 0.002 rad); the robot itself stands still.
+    now = time.time()
+    time.sleep(0.5)
+    _, q, vel = jsc.window(now, now + 0.5)
+    residual = q - np.asarray(HOME_POSES["panda"])
+    assert np.std(residual) == pytest.approx(0.002, rel=0.15) and np.all(vel == 0.0)
+    # Velocity by name; the response comes 0.15 s (latency) after the command.
+    msg = JointState(name=[names[0], names[2]], velocity=[0.2, -0.3])
+    start = time.time()
+    jsc.pub.publish(msg)
+    _, end = jsc.drive(msg, 0.7)
+    t, _, vel = jsc.window(start, end)
+    first = t[np.flatnonzero(np.any(vel != 0.0, axis=1))[0]]
+    assert 0.149 <= first - start < 0.15 + 0.06, f"response after {first - start:.3f} s"
+    slope = jsc.slope(start + 0.25, end)
+    assert np.allclose(slope[[0, 2]], [0.2, -0.3], atol=0.02)
+    assert np.allclose(np.delete(slope, [0, 2]), 0.0, atol=0.02)
+    jsc.drive(JointState(name=names, velocity=[0.0] * 7), 0.05)
+
+
+@pytest.mark.dds
+def test_bad_configuration_exits_with_status_2(tmp_path: Path) -> None:
+    env = local_dds_env(DOMAIN)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "itasc_ros.tools.sim_robot",
+            "--ros-args",
+            "-r",
+            "__ns:=/bad",
+            "-p",
+            f"urdf_file:={PANDA}",
+            "-p",
+            "joints:=[panda_joint1,nope]",
+        ],
+        env=env,
+        capture_output=True,
+        timeout=20.0,
+    )
+    assert run.returncode == 2
+    assert "unknown joint 'nope'; joints are: 'panda_joint1'" in run.stderr.decode()
