@@ -59,9 +59,6 @@ NODE_ONLY_KEYS = frozenset(
 )
 """Parameters of the node that are not part of :class:`ControllerConfig`."""
 
-MAX_ESTIMATE_GAP = 0.5
-"""Two target poses further apart than this [s] are a jump, not a velocity: no estimate."""
-
 
 def _float(owner: str, key: str, value: Any, lo: float | None = None, hi: float | None = None,
            lo_open: bool = False) -> float:
@@ -453,7 +450,6 @@ class _TargetState:
         self.pose = np.eye(4)  # (4, 4) root frame
         self.stamp = -math.inf  # [s] reception time of the last pose
         self.source_stamp: float | None = None  # [s] header stamp of the last pose
-        self.interval = 0.0  # [s] between the last two poses
         self.has_pose = False
         self.estimate = np.zeros(6)  # (6,) filtered root-frame twist from successive poses
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
@@ -717,6 +713,11 @@ class Controller:
                    quat_xyzw: ArrayLike, stamp: float, source_stamp: float | None = None) -> None:
         """Set a constraint's target pose; estimates the target twist from successive poses.
 
+        Poses at most ``input_timeout`` apart are a stream: their finite differences, filtered
+        with ``twist_filter_time_constant`` (starting from zero), are the target twist fed
+        forward until ``input_timeout`` after the last pose, unless an explicit twist
+        (:meth:`set_target_twist`) is more recent. Poses further apart are jumps: no estimate.
+
         Args:
             constraint: name of a copy_pose/distance constraint without ``target_link``.
             frame: '' (or the root link) or a URDF link; transformed to the root with the
@@ -760,19 +761,14 @@ class Controller:
         t_prev = st.stamp if (source_stamp is None or st.source_stamp is None) \
             else st.source_stamp
         dt = t_src - t_prev
-        if st.has_pose and 0.0 < dt <= MAX_ESTIMATE_GAP:
+        if st.has_pose and 0.0 < dt <= self.config.input_timeout:
             raw = np.empty(6)
             raw[:3] = (pose[:3, 3] - st.pose[:3, 3]) / dt
             raw[3:] = spatial.so3_log(pose[:3, :3] @ st.pose[:3, :3].T) / dt
-            if st.interval > 0.0:  # filter; the first difference starts the estimate
-                tau = self.config.twist_filter_time_constant
-                st.estimate += (dt / (tau + dt)) * (raw - st.estimate)
-            else:
-                st.estimate[:] = raw
-            st.interval = dt
+            tau = self.config.twist_filter_time_constant  # from zero: a jump kicks gently
+            st.estimate += (dt / (tau + dt)) * (raw - st.estimate)
         elif not (st.has_pose and dt == 0.0):
             st.estimate[:] = 0.0
-            st.interval = 0.0
         st.pose[:] = pose
         st.stamp = t
         if source_stamp is not None:
@@ -855,7 +851,7 @@ class Controller:
         for name, st in self._targets.items():
             if now - st.twist_stamp <= timeout:
                 src: Array | None = st.twist
-            elif st.has_pose and now - st.stamp <= max(timeout, 1.5 * st.interval):
+            elif st.has_pose and now - st.stamp <= timeout:
                 src = st.estimate
             else:
                 src = None

@@ -61,6 +61,7 @@ from .conversions import (
     stamp_or_none,
     twist_stamped_array,
 )
+from .markers import replace_target_markers
 
 NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
@@ -222,6 +223,9 @@ class ItascNode(Node):
         self._controller = ctrl
         self._config = ctrl.config
         self._urdf_source = source
+        self._target_markers = replace_target_markers(  # RViz drag-able targets
+            self, ctrl, getattr(self, "_target_markers", None),
+            bool(P.value(self, "interactive_marker")))
         self.get_logger().info(
             f"model '{ctrl.tree.name}' from the {source}: joints {ctrl.joint_names}, "
             f"constraints {[c.name for c in ctrl.config.constraints]}"

@@ -105,6 +105,8 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("constraint_names", ["ee"], "Constraints, in order; each has "
               "constraints.<name>.<field> parameters.", read_only=True),
     ParamSpec("publish_markers", True, "Publish RViz markers on ~/markers."),
+    ParamSpec("interactive_marker", True, "Serve a 6-DOF RViz interactive marker per pose "
+              "constraint on ~/target_marker; dragging it sets the target.", read_only=True),
 )
 """Parameters of the node itself, in declaration order."""
 

@@ -437,6 +437,11 @@ class _JointState:
     src: float | None
     accepted: bool = True
 
+    @property
+    def stamp(self) -> float:
+        """Header stamp [s], or the bag time when unstamped."""
+        return self.t if self.src is None else self.src
+
 
 @dataclass
 class _Pose:
@@ -449,6 +454,11 @@ class _Pose:
     estimate: Array = field(default_factory=lambda: np.zeros(6))  # (6,) after this pose
     accepted: bool = True
 
+    @property
+    def stamp(self) -> float:
+        """Header stamp [s], or the bag time when unstamped."""
+        return self.t if self.src is None else self.src
+
 
 @dataclass
 class _Twist:
@@ -456,6 +466,12 @@ class _Twist:
     name: str
     frame: str
     twist: Array  # (6,)
+    src: float | None = None
+
+    @property
+    def stamp(self) -> float:
+        """Header stamp [s], or the bag time when unstamped."""
+        return self.t if self.src is None else self.src
 
 
 @dataclass
@@ -470,6 +486,12 @@ class _ParamChange:
     t: float
     changes: dict[str, Any]
     ignored: list[str]
+    src: float | None = None  # the event's stamp (the node's clock when it was set)
+
+    @property
+    def stamp(self) -> float:
+        """Event stamp [s], or the bag time when unstamped."""
+        return self.t if self.src is None else self.src
 
 
 def _command_velocities(msg: Any, joints: Sequence[str]) -> Array:
@@ -524,9 +546,11 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
             )
         elif topic in twist_of:
             lin, ang = msg.twist.linear, msg.twist.angular
+            h = msg.header.stamp
             events.append(
                 _Twist(t, twist_of[topic], msg.header.frame_id,
-                       np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]))
+                       np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]),
+                       header_seconds(h.sec, h.nanosec))
             )
         elif topic == setup.command_topic:
             try:
@@ -542,7 +566,8 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
                 else:
                     ignored.append(prm.name)
             if changes or ignored:
-                events.append(_ParamChange(t, changes, ignored))
+                events.append(_ParamChange(t, changes, ignored,
+                                           header_seconds(msg.stamp.sec, msg.stamp.nanosec)))
     if not any(isinstance(e, _JointState) for e in events):
         raise ReplayError(f"bag {str(bag)!r} has no joint states on {setup.joint_topic}")
     if setup.pose_topics and not any(isinstance(e, _Pose) for e in events):
@@ -950,6 +975,7 @@ class Replayer:
         window: float = DEFAULT_WINDOW,
         max_candidates: int = DEFAULT_MAX_CANDIDATES,
         max_mismatches: int = 20,
+        max_commands: int | None = None,
     ) -> CompareReport:
         """Check every recorded command against the controller (see the module docstring).
 
@@ -958,6 +984,7 @@ class Replayer:
             window: half-width of the candidate window around a command's bag time [s].
             max_candidates: input combinations tried per command at most.
             max_mismatches: stop searching after this many mismatches (the rest: unchecked).
+            max_commands: compare only the first this many recorded commands (None: all).
 
         Raises:
             ReplayError: :meth:`run` was not called with at='commands'.
@@ -967,7 +994,7 @@ class Replayer:
             raise ReplayError("compare needs a replay at the recorded command times: call "
                               "run(at='commands') on a bag with commands")
         rep = CompareReport(tolerance=tolerance, window=window)
-        for idx, cmd in self._commands:
+        for idx, cmd in self._commands[:max_commands]:
             rep.commands += 1
             if cmd.qdot is None:
                 rep.unreadable += 1
@@ -1125,13 +1152,26 @@ def fetch_node_parameters(node: Any, target: str = "/itasc_node", timeout: float
         if not fut.done() or fut.result() is None:
             raise ReplayError(f"{target}/list_parameters timed out")
         names = list(fut.result().result.names)
-        fut2 = get.call_async(GetParameters.Request(names=names))
-        while not fut2.done() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if not fut2.done() or fut2.result() is None:
-            raise ReplayError(f"{target}/get_parameters timed out")
-        values = [_parameter_value(v) for v in fut2.result().values]
-        return dict(zip(names, values, strict=True))
+
+        def call(request_names: list[str]) -> list[Any]:
+            fut2 = get.call_async(GetParameters.Request(names=request_names))
+            while not fut2.done() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if not fut2.done() or fut2.result() is None:
+                raise ReplayError(f"{target}/get_parameters timed out")
+            return [_parameter_value(v) for v in fut2.result().values]
+
+        values = call(names)
+        if len(values) == len(names):
+            return dict(zip(names, values, strict=True))
+        # rclpy answers nothing at all when one parameter is uninitialised (an empty array
+        # declared by type): ask one by one and leave those out.
+        out: dict[str, Any] = {}
+        for name in names:
+            one = call([name])
+            if one:
+                out[name] = one[0]
+        return out
     finally:
         node.destroy_client(lst)
         node.destroy_client(get)

@@ -1,0 +1,241 @@
+"""RViz 6-DOF interactive markers that drag the targets of the pose constraints.
+
+One marker per pose constraint (``copy_pose``/``distance`` without ``target_link``), served on
+``~/target_marker`` by :class:`~itasc_ros.ros.interactive_marker_server.InteractiveMarkerServer`.
+Each marker appears at its effector's pose once the first joint state has arrived, in the root
+link's frame (the frame the controller keeps targets in). Dragging it in RViz feeds every
+``POSE_UPDATE`` to the node's ``_on_marker_pose(name, PoseStamped)``, so the constraint's target
+(and the target-twist estimate used for feed-forward) follows the drag. The context-menu entry
+"Snap to effector" moves the marker back to the effector and makes that the target (the robot
+holds still).
+
+In RViz: add an *InteractiveMarkers* display with the topic ``/itasc_node/target_marker``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from visualization_msgs.msg import InteractiveMarkerFeedback
+
+from ..core.errors import ItascError
+from .conversions import matrix_to_pose
+from .interactive_marker_server import (
+    SNAP_TO_EFFECTOR,
+    InteractiveMarkerServer,
+    make_6dof_marker,
+)
+
+if TYPE_CHECKING:
+    from ..core.controller import Controller
+
+#: Namespace of the server, relative to the node (``/itasc_node/target_marker``).
+NAMESPACE = "~/target_marker"
+#: Period of the check for the first joint state, which places the markers [s].
+PLACE_PERIOD = 0.1
+#: Menu entry id of "Snap to effector" (the first entry).
+SNAP_ID = 1
+
+#: The effector pose (4, 4) of a constraint in the root frame, or None (no joint state yet).
+EffectorPose = Callable[[str], "np.ndarray | None"]
+#: Where dragged poses go: ``(constraint name, PoseStamped)``.
+PoseSink = Callable[[str, PoseStamped], None]
+
+
+def controller_effector_pose(controller: Controller) -> EffectorPose:
+    """The :data:`EffectorPose` of a controller: None until its first joint state."""
+
+    def pose(name: str) -> np.ndarray | None:
+        if not controller.has_joint_state:
+            return None
+        return controller.poses(name)[0]  # (4, 4) root frame
+
+    return pose
+
+
+class TargetMarkers:
+    """The 6-DOF target markers of a set of pose constraints (one server per instance).
+
+    Args:
+        node: The node serving the markers; unless ``on_pose`` is given it must have the
+            method ``_on_marker_pose(name, PoseStamped)`` (the target-topic path of itasc_node).
+        effector: A :class:`~itasc_ros.core.controller.Controller`, or a callable giving the
+            effector pose (4, 4) of a constraint in the root frame (None before the first joint
+            state).
+        constraints: Names of the pose constraints that get a marker.
+        frame_id: Frame of the markers; default: the controller's root link (required with a
+            callable ``effector``).
+        on_pose: Receives the dragged poses; default: ``node._on_marker_pose``.
+        scale: Marker size [m].
+        namespace: Server namespace relative to the node.
+
+    Raises:
+        ValueError: no frame, or no pose sink.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        effector: Controller | EffectorPose,
+        constraints: Sequence[str],
+        *,
+        frame_id: str = "",
+        on_pose: PoseSink | None = None,
+        scale: float = 0.2,
+        namespace: str = NAMESPACE,
+    ) -> None:
+        if callable(effector):
+            self._effector: EffectorPose = effector
+        else:
+            self._effector = controller_effector_pose(effector)
+            frame_id = frame_id or effector.tree.root_link
+        if not frame_id:
+            raise ValueError("frame_id is required with a callable effector (the root link)")
+        sink = on_pose if on_pose is not None else getattr(node, "_on_marker_pose", None)
+        if sink is None:
+            raise ValueError(
+                f"node {node.get_name()!r} has no _on_marker_pose(name, PoseStamped); pass on_pose"
+            )
+        self._node = node
+        self._on_pose: PoseSink = sink
+        self._frame = frame_id
+        self._scale = float(scale)
+        self._names = list(constraints)
+        self._placed: set[str] = set()
+        self.server = InteractiveMarkerServer(node, namespace)
+        self._timer: Any = None
+        if self._names and not self._place():
+            self._timer = node.create_timer(
+                PLACE_PERIOD, self._on_place_timer, clock=Clock(clock_type=ClockType.STEADY_TIME)
+            )
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def names(self) -> list[str]:
+        """The constraints with a marker (marker name = constraint name)."""
+        return list(self._names)
+
+    @property
+    def frame_id(self) -> str:
+        """Frame of the markers and of the poses sent to the node."""
+        return self._frame
+
+    @property
+    def placed(self) -> bool:
+        """True once every marker is served (after the first joint state)."""
+        return self._placed.issuperset(self._names)
+
+    # ------------------------------------------------------------------ placement
+    def _effector_pose(self, name: str) -> np.ndarray | None:
+        try:
+            return self._effector(name)
+        except ItascError as exc:  # e.g. a constraint the new model does not have
+            self._node.get_logger().warning(
+                f"no target marker for {name!r}: {exc}", throttle_duration_sec=5.0
+            )
+            return None
+
+    def _place(self) -> bool:
+        """Insert the markers whose effector pose is known; True when all are placed."""
+        changed = False
+        for name in self._names:
+            if name in self._placed:
+                continue
+            pose = self._effector_pose(name)
+            if pose is None:
+                continue
+            marker = make_6dof_marker(
+                name,
+                self._frame,
+                matrix_to_pose(pose),
+                scale=self._scale,
+                description=f"{name} target",
+            )
+            self.server.insert(marker, self._feedback_cb(name))
+            self.server.set_menu(name, [SNAP_TO_EFFECTOR], self._menu_cb(name))
+            self._placed.add(name)
+            changed = True
+        if changed:
+            self.server.apply_changes()
+        return self.placed
+
+    def _on_place_timer(self) -> None:
+        if self._place() and self._timer is not None:
+            self._node.destroy_timer(self._timer)
+            self._timer = None
+
+    # ------------------------------------------------------------------ feedback
+    def _feedback_cb(self, name: str) -> Callable[[InteractiveMarkerFeedback], None]:
+        def cb(feedback: InteractiveMarkerFeedback) -> None:
+            if feedback.event_type != InteractiveMarkerFeedback.POSE_UPDATE:
+                return
+            self.server.apply_changes()  # echo the pose to every client (RViz window)
+            msg = PoseStamped()
+            msg.header = feedback.header  # RViz: the marker's frame, zero stamp
+            if not msg.header.frame_id:
+                msg.header.frame_id = self._frame
+            msg.pose = feedback.pose
+            self._on_pose(name, msg)
+
+        return cb
+
+    def _menu_cb(self, name: str) -> Callable[[int, InteractiveMarkerFeedback], None]:
+        def cb(entry_id: int, feedback: InteractiveMarkerFeedback) -> None:
+            del feedback
+            if entry_id == SNAP_ID:
+                self.snap_to_effector(name)
+
+        return cb
+
+    def snap_to_effector(self, name: str) -> bool:
+        """Move marker ``name`` to its effector and make that the target.
+
+        Returns:
+            False if the marker is not served or the effector pose is unknown.
+        """
+        pose = self._effector_pose(name) if name in self._placed else None
+        if pose is None:
+            return False
+        msg = PoseStamped()
+        msg.header.frame_id = self._frame  # zero stamp: the node stamps on reception
+        matrix_to_pose(pose, msg.pose)
+        if not self.server.set_pose(name, msg.pose):
+            return False
+        self.server.apply_changes()
+        self._on_pose(name, msg)
+        return True
+
+    def shutdown(self) -> None:
+        """Erase the markers on every client and release the server (idempotent)."""
+        if self._timer is not None:
+            self._node.destroy_timer(self._timer)
+            self._timer = None
+        self.server.shutdown()
+
+
+def replace_target_markers(
+    node: Node, controller: Controller, old: TargetMarkers | None, enabled: bool = True
+) -> TargetMarkers | None:
+    """Shut ``old`` down and serve markers for ``controller``'s pose constraints (if enabled).
+
+    The one call itasc_node makes when it installs a controller (start-up and URDF reload).
+    """
+    if old is not None:
+        old.shutdown()
+    if not enabled:
+        return None
+    return TargetMarkers(node, controller, controller.pose_constraints)
+
+
+__all__ = [
+    "NAMESPACE",
+    "SNAP_ID",
+    "TargetMarkers",
+    "controller_effector_pose",
+    "replace_target_markers",
+]

@@ -1,0 +1,406 @@
+"""The RViz 6-DOF target marker of itasc_node, closed-loop with the simulated robot.
+
+Processes: ``itasc_node`` (config/panda.yaml, urdf/panda.urdf) and ``itasc_sim_robot`` run as
+their console scripts over shared-memory DDS in a private domain; this process is an RViz-like
+interactive-marker client. Oracles: the ``interactive_markers`` protocol as the RViz client uses
+it (service first, then updates with ``seq_num == last + 1``, anything else is a gap), and the
+robot's forward kinematics computed here with the core tree from the simulator's own
+``joint_states`` (the effector must reach the dragged pose).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import Pose
+from procs import node_command, read_log, start_process, stop_process
+from rclpy.client import Client
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import JointState
+from visualization_msgs.msg import (
+    InteractiveMarkerFeedback,
+    InteractiveMarkerUpdate,
+)
+from visualization_msgs.srv import GetInteractiveMarkers
+
+from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.ros.conversions import matrix_to_pose, pose_to_matrix
+from itasc_ros.ros.interactive_marker_server import SNAP_TO_EFFECTOR
+from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+
+pytestmark = pytest.mark.dds
+
+REPO = Path(__file__).resolve().parents[1]
+URDF = REPO / "urdf" / "panda.urdf"
+DOMAIN = private_domain_id(os.getpid() + 37)
+NS = "/itasc_node/target_marker"
+MARKER = "ee"  # the pose constraint of config/panda.yaml
+EFFECTOR = "panda_hand"
+ROOT = "panda_link0"
+CLIENT_ID = "/rviz_like_client"
+TIMEOUT = 15.0  # [s]
+REACH_TOL = 0.002  # [m]
+ROT_TOL = 0.005  # [rad]
+
+
+def reliable(depth: int) -> QoSProfile:
+    return QoSProfile(depth=depth, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def wait_until(pred: Callable[[], object], timeout: float = TIMEOUT, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.005)
+
+
+def pose_error(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(position error [m], rotation angle [rad]) between two (4, 4) poses."""
+    rot = float(np.linalg.norm(spatial.so3_log(a[:3, :3] @ b[:3, :3].T)))
+    return float(np.linalg.norm(a[:3, 3] - b[:3, 3])), rot
+
+
+def offset_pose(base: np.ndarray, dxyz: tuple[float, float, float], yaw: float) -> np.ndarray:
+    """(4, 4) ``base`` moved by ``dxyz`` [m] (root frame) and turned by ``yaw`` [rad] about z."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    out = base.copy()
+    out[:3, :3] = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]) @ base[:3, :3]
+    out[:3, 3] += dxyz
+    return out
+
+
+@dataclass
+class System:
+    context: Context
+    executor: SingleThreadedExecutor
+    tree: KinematicTree
+    q_lock: threading.Lock
+    q: list[np.ndarray]  # latest simulator positions, tree joint order (one slot)
+
+    def effector(self) -> np.ndarray:
+        """(4, 4) effector pose in the root frame from the simulator's latest joint state."""
+        with self.q_lock:
+            q = self.q[0].copy()
+        return self.tree.forward_kinematics(q, EFFECTOR)
+
+
+class RvizLikeClient:
+    """Client side of the protocol with RViz's rules: ``update`` first, then the service.
+
+    Queued UPDATEs with ``seq_num <=`` the service's ``sequence_number`` are dropped; every later
+    UPDATE must carry exactly the next ``seq_num`` (else it is recorded in :attr:`gaps`).
+    """
+
+    def __init__(self, system: System, name: str) -> None:
+        self.node = rclpy.create_node(name, context=system.context)
+        self.cond = threading.Condition()
+        self.keep_alive = 0
+        self.queued: list[InteractiveMarkerUpdate] = []
+        self.updates: list[InteractiveMarkerUpdate] = []
+        self.gaps: list[tuple[int, int]] = []
+        self.init_seq: int | None = None
+        self.last_seq: int | None = None
+        self.node.create_subscription(
+            InteractiveMarkerUpdate, f"{NS}/update", self._on_update, reliable(100)
+        )
+        self.pub = self.node.create_publisher(
+            InteractiveMarkerFeedback, f"{NS}/feedback", reliable(100)
+        )
+        self.cli: Client = self.node.create_client(
+            GetInteractiveMarkers, f"{NS}/get_interactive_markers"
+        )
+        self.executor = system.executor
+        self.executor.add_node(self.node)
+
+    def close(self) -> None:
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+
+    def _accept(self, msg: InteractiveMarkerUpdate) -> None:
+        assert self.init_seq is not None
+        last = self.last_seq if self.last_seq is not None else self.init_seq
+        if msg.seq_num <= last:
+            return
+        if msg.seq_num != last + 1:
+            self.gaps.append((last + 1, msg.seq_num))
+        self.last_seq = msg.seq_num
+        self.updates.append(msg)
+
+    def _on_update(self, msg: InteractiveMarkerUpdate) -> None:
+        with self.cond:
+            if msg.type == InteractiveMarkerUpdate.KEEP_ALIVE:
+                self.keep_alive += 1
+            elif self.init_seq is None:
+                self.queued.append(msg)
+            else:
+                self._accept(msg)
+
+    def connect(self) -> GetInteractiveMarkers.Response:
+        wait_until(lambda: self.keep_alive > 0, what="a KEEP_ALIVE (update topic matched)")
+        assert self.cli.wait_for_service(timeout_sec=TIMEOUT)
+        wait_until(lambda: self.pub.get_subscription_count() > 0, what="feedback matched")
+        future = self.cli.call_async(GetInteractiveMarkers.Request())
+        wait_until(future.done, what="the get_interactive_markers answer")
+        response = future.result()
+        assert response is not None
+        with self.cond:
+            self.init_seq = response.sequence_number
+            for msg in self.queued:
+                self._accept(msg)
+            self.queued = []
+        return response
+
+    def n_updates(self) -> int:
+        with self.cond:
+            return len(self.updates)
+
+    def wait_updates(self, n: int) -> list[InteractiveMarkerUpdate]:
+        wait_until(lambda: self.n_updates() >= n, what=f"{n} updates")
+        with self.cond:
+            return list(self.updates)
+
+    def feedback(self, event: int, pose: Pose | None = None, menu_entry_id: int = 0) -> None:
+        fb = InteractiveMarkerFeedback(
+            client_id=CLIENT_ID,
+            marker_name=MARKER,
+            control_name="move_rotate_3d",
+            event_type=event,
+            menu_entry_id=menu_entry_id,
+        )
+        fb.header.frame_id = ROOT  # RViz: the marker's frame, zero stamp (frame-locked marker)
+        if pose is not None:
+            fb.pose = pose
+        self.pub.publish(fb)
+
+
+def wait_reached(system: System, target: np.ndarray, what: str) -> None:
+    def reached() -> bool:
+        dp, dr = pose_error(system.effector(), target)
+        return dp < REACH_TOL and dr < ROT_TOL
+
+    try:
+        wait_until(reached, what=what)
+    except AssertionError:
+        dp, dr = pose_error(system.effector(), target)
+        raise AssertionError(f"{what}: effector {dp * 1e3:.2f} mm / {dr:.4f} rad away") from None
+
+
+# --------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def system() -> Iterator[System]:
+    apply_local_dds_env(DOMAIN)
+    env = local_dds_env(DOMAIN)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    tree = KinematicTree.from_urdf(URDF.read_text())
+    context = Context()
+    rclpy.init(context=context, domain_id=DOMAIN, signal_handler_options=SignalHandlerOptions.NO)
+    executor = SingleThreadedExecutor(context=context)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    sys_ = System(context, executor, tree, threading.Lock(), [])
+    probe = rclpy.create_node("marker_test_probe", context=context)
+
+    def on_js(msg: JointState) -> None:
+        index = {n: i for i, n in enumerate(msg.name)}
+        q = np.array([msg.position[index[n]] for n in tree.joint_names])  # (n,)
+        with sys_.q_lock:
+            sys_.q[:] = [q]
+
+    probe.create_subscription(JointState, "/joint_states", on_js, 10)
+    executor.add_node(probe)
+    node = start_process(
+        node_command(
+            "-p",
+            f"urdf_file:={URDF}",
+            "--params-file",
+            str(REPO / "config" / "panda.yaml"),
+            "-p",
+            "control_rate:=200.0",
+        ),
+        env,
+        name="marker_itasc_node",
+    )
+    sim = None
+    try:
+        # The node is up before the robot: no marker until the first joint state (checked below).
+        client = RvizLikeClient(sys_, "rviz_before_robot")
+        try:
+            response = client.connect()
+            assert response.markers == []
+            sim = start_process(
+                node_command(
+                    "-p",
+                    f"urdf_file:={URDF}",
+                    "-p",
+                    "rate:=250.0",
+                    module="itasc_ros.tools.sim_robot",
+                ),
+                env,
+                name="marker_sim_robot",
+            )
+            wait_until(lambda: bool(sys_.q), what="the simulator's joint_states")
+            update = client.wait_updates(1)[0]
+            assert [m.name for m in update.markers] == [MARKER]
+            assert client.gaps == []
+        finally:
+            client.close()
+        yield sys_
+    except BaseException:
+        print(read_log(node))
+        if sim is not None:
+            print(read_log(sim))
+        raise
+    finally:
+        code = stop_process(node)
+        if sim is not None:
+            stop_process(sim)
+        executor.remove_node(probe)
+        probe.destroy_node()
+        executor.shutdown(timeout_sec=2.0)
+        rclpy.shutdown(context=context)
+        thread.join(timeout=2.0)
+        assert code == 0, read_log(node)
+
+
+@pytest.fixture
+def client(system: System) -> Iterator[RvizLikeClient]:
+    c = RvizLikeClient(system, f"rviz_like_{time.monotonic_ns()}")
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+# --------------------------------------------------------------------------- tests
+def test_marker_served_at_effector_in_root_frame(system: System, client: RvizLikeClient) -> None:
+    response = client.connect()
+    (marker,) = response.markers
+    assert marker.name == MARKER and marker.header.frame_id == ROOT
+    assert [e.title for e in marker.menu_entries] == [SNAP_TO_EFFECTOR]
+    assert {c.name for c in marker.controls} >= {"move_rotate_3d", "move_x", "rotate_z"}
+    dp, dr = pose_error(pose_to_matrix(marker.pose), system.effector())
+    assert dp < 1e-3 and dr < 1e-3  # the robot holds still: no target yet
+
+
+def test_drag_moves_the_robot_to_the_marker(system: System, client: RvizLikeClient) -> None:
+    client.connect()
+    assert client.init_seq is not None
+    target = offset_pose(system.effector(), (0.05, -0.04, 0.03), yaw=0.2)  # 7.1 cm away
+    client.feedback(InteractiveMarkerFeedback.MOUSE_DOWN)
+    client.feedback(InteractiveMarkerFeedback.POSE_UPDATE, matrix_to_pose(target))
+    client.feedback(InteractiveMarkerFeedback.MOUSE_UP)
+    (echo,) = client.wait_updates(1)
+    assert echo.seq_num == client.init_seq + 1
+    (pose,) = echo.poses
+    assert pose.name == MARKER and pose.header.frame_id == ROOT
+    assert np.array_equal(pose_to_matrix(pose.pose), pose_to_matrix(matrix_to_pose(target)))
+    wait_reached(system, target, "the dragged pose")
+    time.sleep(0.3)
+    assert client.n_updates() == 1 and client.gaps == []  # MOUSE_DOWN/UP change nothing
+
+
+def test_many_drags_gap_free_and_late_client(system: System, client: RvizLikeClient) -> None:
+    client.connect()
+    assert client.init_seq is not None
+    start = system.effector()
+    n = 300
+    poses = []
+    for i in range(n):  # a 6 cm circle in the horizontal plane, turning 0.15 rad, ~3 s
+        a = 2.0 * math.pi * (i + 1) / n
+        d = (0.03 * (math.cos(a) - 1.0) + 0.03, 0.03 * math.sin(a), 0.02 * math.sin(a))
+        poses.append(offset_pose(start, d, 0.15 * math.sin(a)))
+    t0 = time.monotonic()
+    for i, target in enumerate(poses):
+        client.feedback(InteractiveMarkerFeedback.POSE_UPDATE, matrix_to_pose(target))
+        time.sleep(max(0.0, t0 + 0.01 * (i + 1) - time.monotonic()))  # RViz-like 100 Hz
+    updates = client.wait_updates(n)
+    assert client.gaps == []
+    assert [u.seq_num for u in updates] == list(
+        range(client.init_seq + 1, client.init_seq + n + 1)
+    )
+    for u, target in zip(updates, poses, strict=True):
+        assert np.array_equal(
+            pose_to_matrix(u.poses[0].pose), pose_to_matrix(matrix_to_pose(target))
+        )
+    wait_reached(system, poses[-1], "the last dragged pose")
+
+    late = RvizLikeClient(system, "rviz_late")
+    try:
+        response = late.connect()
+        assert response.sequence_number == client.init_seq + n
+        (marker,) = response.markers
+        assert np.array_equal(
+            pose_to_matrix(marker.pose), pose_to_matrix(matrix_to_pose(poses[-1]))
+        )
+    finally:
+        late.close()
+
+
+def test_snap_to_effector(system: System, client: RvizLikeClient) -> None:
+    client.connect()
+    start = system.effector()
+    target = offset_pose(start, (0.0, 0.0, 0.0), yaw=0.0)
+    target[:3, 3] = (1.3, 0.2, 0.5)  # out of the Panda's reach (0.86 m): the robot stretches
+    client.feedback(InteractiveMarkerFeedback.POSE_UPDATE, matrix_to_pose(target))
+    client.wait_updates(1)
+    wait_until(lambda: pose_error(system.effector(), start)[0] > 0.2, what="the stretch")
+    time.sleep(0.7)  # a user's right-click: longer than the twist estimate's gap (no spike)
+    client.feedback(InteractiveMarkerFeedback.MENU_SELECT, menu_entry_id=1)
+    snap = client.wait_updates(2)[1]
+    (pose,) = snap.poses
+    assert pose.name == MARKER and pose.header.frame_id == ROOT
+    snapped = pose_to_matrix(pose.pose)
+    assert pose_error(snapped, target)[0] > 0.2  # to the effector, not the target
+    dp, dr = pose_error(system.effector(), snapped)
+    assert dp < 0.005 and dr < 0.01
+    time.sleep(0.3)  # the snapped pose is the new target: the robot holds still there
+    wait_reached(system, snapped, "the snapped pose")
+    held = system.effector()
+    time.sleep(0.3)
+    dp, dr = pose_error(system.effector(), held)
+    assert dp < 2e-4 and dr < 1e-3
+    assert client.gaps == []
+
+
+def test_urdf_reload_recreates_the_marker(system: System, client: RvizLikeClient) -> None:
+    from rcl_interfaces.msg import Parameter as ParamMsg
+    from rcl_interfaces.msg import ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    before = client.connect().sequence_number  # > 300 after the drags above
+    cli: Client = client.node.create_client(SetParameters, "/itasc_node/set_parameters")
+    assert cli.wait_for_service(timeout_sec=TIMEOUT)
+    value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=str(URDF))
+    future = cli.call_async(
+        SetParameters.Request(parameters=[ParamMsg(name="urdf_file", value=value)])
+    )
+    wait_until(future.done, what="set_parameters")
+    result = future.result()
+    assert result is not None and result.results[0].successful
+
+    # A fresh client sees the new server (its sequence restarts) with the marker at the effector.
+    def served() -> bool:
+        late = RvizLikeClient(system, f"rviz_reload_{time.monotonic_ns()}")
+        try:
+            response = late.connect()
+        finally:
+            late.close()
+        if len(response.markers) != 1 or response.sequence_number >= before:
+            return False
+        dp, dr = pose_error(pose_to_matrix(response.markers[0].pose), system.effector())
+        return dp < 1e-3 and dr < 1e-3
+
+    wait_until(served, what="the marker of the reloaded model")

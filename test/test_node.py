@@ -1,0 +1,435 @@
+"""itasc_node over real DDS: the node runs as its own process with the console script's entry point.
+
+Oracles: the panda's forward kinematics and Jacobian (the target is reached; a command maps to
+the Cartesian velocity the constraint asks for, which a wrong joint order would break), the
+simulated robot (``python -m itasc_ros.tools.sim_robot``) closing the loop for each command type,
+and the node's own ROS interfaces (/diagnostics, ~/status, the parameter services).
+
+Every process runs shared-memory DDS in this module's private domain; each test uses its own
+namespace so that the processes of different tests never see each other's topics.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool
+from trajectory_msgs.msg import JointTrajectory
+
+from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.ros.conversions import command_velocities
+from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from procs import RosTestClient, node_command, read_log, start_process, stop_process
+
+pytestmark = pytest.mark.dds
+
+REPO = Path(__file__).resolve().parents[1]
+PANDA = REPO / "urdf" / "panda.urdf"
+DOMAIN = private_domain_id(os.getpid() + 47)  # this module's own domain
+HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+TIMEOUT = 15.0  # [s] generous: the machine is shared
+# The module node commands the joints in this order (not the URDF's) ...
+JOINT_ORDER = ["panda_joint7", "panda_joint2", "panda_joint5", "panda_joint1", "panda_joint4",
+               "panda_joint6", "panda_joint3"]
+# ... and the fake robot publishes them in yet another order, with extra joints.
+JS_ORDER = ["panda_finger_joint1", "panda_joint3", "panda_joint1", "panda_joint2",
+            "panda_joint6", "panda_finger_joint2", "panda_joint4", "panda_joint7", "panda_joint5"]
+
+
+@pytest.fixture(scope="module")
+def tree() -> KinematicTree:
+    return KinematicTree.from_urdf_file(PANDA)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[RosTestClient]:
+    apply_local_dds_env(DOMAIN)
+    rclpy.init()
+    try:
+        with RosTestClient("itasc_node_test_client") as c:
+            yield c
+    finally:
+        rclpy.shutdown()
+
+
+def env() -> dict[str, str]:
+    return local_dds_env(DOMAIN)
+
+
+def start_node(ns: str, *params: str, urdf: bool = True) -> Any:
+    args = ["-r", f"__ns:={ns}", "-p", "command_out_topic:=commands",
+            "-p", "constraints.ee.link:=panda_hand"]
+    if urdf:
+        args += ["-p", f"urdf_file:={PANDA}"]
+    for p in params:
+        args += ["-p", p]
+    return start_process(node_command(*args), env(), name=f"itasc_node{ns.replace('/', '_')}")
+
+
+def pose_msg(t: np.ndarray, frame: str = "panda_link0") -> PoseStamped:
+    m = PoseStamped()
+    m.header.frame_id = frame
+    m.pose.position.x, m.pose.position.y, m.pose.position.z = (float(v) for v in t[:3, 3])
+    o = m.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(t))
+    return m
+
+
+def goal_pose(tree: KinematicTree, q: np.ndarray, dp: list[float], dw: list[float]) -> np.ndarray:
+    t = tree.forward_kinematics(q, "panda_hand")
+    t[:3, 3] += dp
+    t[:3, :3] = spatial.so3_exp(np.array(dw)) @ t[:3, :3]
+    return t
+
+
+def hand_errors(tree: KinematicTree, q: np.ndarray, goal: np.ndarray) -> tuple[float, float]:
+    t = tree.forward_kinematics(q, "panda_hand")
+    return (float(np.linalg.norm(t[:3, 3] - goal[:3, 3])),
+            float(np.linalg.norm(spatial.so3_log(goal[:3, :3] @ t[:3, :3].T))))
+
+
+class FakeRobot:
+    """The test process as the robot: publishes joint states at ``rate`` from a thread."""
+
+    def __init__(self, client: RosTestClient, topic: str, names: list[str],
+                 positions: dict[str, float], rate: float = 100.0) -> None:
+        self.client = client
+        self.pub = client.publisher(JointState, topic, 10)
+        self.names = list(names)
+        self.positions = dict(positions)
+        self.period = 1.0 / rate
+        self.running = threading.Event()
+        self._quit = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._quit.is_set():
+            if self.running.is_set():
+                msg = JointState()
+                msg.header.stamp = self.client.node.get_clock().now().to_msg()
+                msg.name = list(self.names)
+                msg.position = [float(self.positions.get(n, 0.0)) for n in self.names]
+                self.pub.publish(msg)
+            time.sleep(self.period)
+
+    def start(self) -> FakeRobot:
+        self.running.set()
+        return self
+
+    def stop(self) -> None:
+        self.running.clear()
+
+    def close(self) -> None:
+        self._quit.set()
+        self._thread.join(2.0)
+        self.client.node.destroy_publisher(self.pub)
+
+
+def home_by_name() -> dict[str, float]:
+    return {f"panda_joint{i + 1}": float(v) for i, v in enumerate(HOME)} | {
+        "panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
+
+
+def latest_diagnostic(client: RosTestClient, name: str = "itasc_node: controller") -> Any:
+    for msg in reversed(client.received("/diagnostics")):
+        for status in msg.status:
+            if status.name == name:
+                return status
+    return None
+
+
+def wait_diagnostic(client: RosTestClient, text: str, timeout: float = TIMEOUT) -> Any:
+    """The first /diagnostics status (WARN or worse) whose message contains ``text``."""
+    def find() -> Any:
+        for msg in client.received("/diagnostics"):
+            for st in msg.status:
+                if st.name == "itasc_node: controller" and text in st.message \
+                        and st.level >= b"\x01":
+                    return st
+        return None
+
+    return client.wait_for(find, timeout, f"a diagnostic with {text!r}")
+
+
+def set_params(client: RosTestClient, node: str, **values: Any) -> list[Any]:
+    req = SetParameters.Request()
+    for name, v in values.items():
+        pv = ParameterValue()
+        if isinstance(v, float):
+            pv.type, pv.double_value = ParameterType.PARAMETER_DOUBLE, v
+        else:
+            pv.type, pv.string_value = ParameterType.PARAMETER_STRING, str(v)
+        req.parameters.append(ParameterMsg(name=name.replace("__", "."), value=pv))
+    return list(client.call(SetParameters, f"{node}/set_parameters", req).results)
+
+
+# =========================================================================== the module node
+@pytest.fixture(scope="module")
+def module_node(client: RosTestClient) -> Iterator[dict[str, Any]]:
+    """A node in /m commanding JOINT_ORDER, with this process as a static robot."""
+    client.collect(DiagnosticArray, "/diagnostics")
+    cmds = client.collect(Float64MultiArray, "/m/commands")
+    proc = start_node("/m", "control_rate:=200.0", f"joints:={json.dumps(JOINT_ORDER)}")
+    robot = FakeRobot(client, "/m/joint_states", JS_ORDER, home_by_name()).start()
+    target = client.publisher(PoseStamped, "/m/itasc_node/target_pose")
+    try:
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        yield {"proc": proc, "robot": robot, "target": target, "cmds": cmds}
+    finally:
+        robot.close()
+        stop_process(proc)
+        print(read_log(proc)[-4000:])
+
+
+def fresh_commands(client: RosTestClient, count: int = 5, timeout: float = TIMEOUT) -> list[Any]:
+    client.clear("/m/commands")
+    return client.wait_for(lambda: (lambda r: r if len(r) >= count else None)(
+        client.received("/m/commands")), timeout, f"{count} commands")
+
+
+def send_goal(m: dict[str, Any], goal: np.ndarray, frame: str = "panda_link0") -> None:
+    m["target"].publish(pose_msg(goal, frame))
+    time.sleep(0.1)  # let the node take it before the commands are looked at
+
+
+def test_command_order_follows_joints_with_extra_and_reordered_joint_states(
+        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree) -> None:
+    dx = np.array([0.01, -0.005, 0.004])
+    send_goal(module_node, goal_pose(tree, HOME, list(dx), [0, 0, 0]))
+    cmds = fresh_commands(client)
+    qdot_cmd = np.asarray(cmds[-1].data)
+    assert qdot_cmd.shape == (7,) and np.all(np.isfinite(qdot_cmd))
+    # Back to the URDF order by name; the hand must then move at K * dx (K = 20, no rotation).
+    qdot = np.array([qdot_cmd[JOINT_ORDER.index(n)] for n in tree.joint_names])
+    twist = tree.jacobian(HOME, "panda_hand") @ qdot
+    np.testing.assert_allclose(twist[:3], 20.0 * dx, atol=2e-3)
+    np.testing.assert_allclose(twist[3:], 0.0, atol=2e-3)
+    # The same command read in the URDF order would move the hand elsewhere.
+    wrong = tree.jacobian(HOME, "panda_hand") @ qdot_cmd
+    assert np.linalg.norm(wrong[:3] - 20.0 * dx) > 0.05
+
+
+def test_stale_joint_states_one_zero_then_silence(
+        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree) -> None:
+    robot = module_node["robot"]
+    send_goal(module_node, goal_pose(tree, HOME, [0.02, 0, 0], [0, 0, 0]))
+    assert np.abs(fresh_commands(client)[-1].data).max() > 0.0
+    try:
+        robot.stop()
+        stopped = time.monotonic()
+        time.sleep(0.6)  # input_timeout 0.1 s, then 0.5 s more of silence
+        after = [(t, m) for t, m in list(client.messages["/m/commands"]) if t > stopped]
+        zeros = [i for i, (_, m) in enumerate(after) if not np.any(m.data)]
+        assert len(zeros) == 1, [list(m.data) for _, m in after]
+        assert zeros[0] == len(after) - 1  # the zero is the last command
+        assert time.monotonic() - after[-1][0] > 0.3  # then silence
+    finally:
+        robot.start()
+    assert np.abs(fresh_commands(client)[-1].data).max() > 0.0  # fresh input: moving again
+
+
+def test_enable_false_publishes_zeros_then_silence(
+        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree) -> None:
+    send_goal(module_node, goal_pose(tree, HOME, [0.0, 0.02, 0], [0, 0, 0]))
+    assert np.abs(fresh_commands(client)[-1].data).max() > 0.0
+    try:
+        t_off = time.monotonic()
+        res = client.call(SetBool, "/m/itasc_node/enable", SetBool.Request(data=False))
+        assert res.success
+        time.sleep(0.4)
+        after = [m for t, m in list(client.messages["/m/commands"]) if t > t_off]
+        assert after and not np.any(after[-1].data)
+        assert sum(1 for m in after if not np.any(m.data)) == 1
+        client.clear("/m/commands")
+        time.sleep(0.3)
+        assert client.received("/m/commands") == []
+    finally:
+        assert client.call(SetBool, "/m/itasc_node/enable", SetBool.Request(data=True)).success
+    assert np.abs(fresh_commands(client)[-1].data).max() > 0.0
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"),
+    [
+        ("nan_target", "position must be 3 finite values"),
+        ("unknown_frame", "is not a URDF link"),
+        ("nan_joint", "non-finite positions for ['panda_joint3']"),
+        ("missing_joint", "lacks joints ['panda_joint5']"),
+    ],
+)
+def test_bad_input_rejected_with_a_diagnostic_and_no_nan(
+        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree, case: str,
+        reason: str) -> None:
+    robot = module_node["robot"]
+    good = goal_pose(tree, HOME, [0.0, 0.0, 0.02], [0, 0, 0])
+    send_goal(module_node, good)
+    fresh_commands(client)
+    client.clear("/diagnostics")
+    t0 = time.monotonic()
+    try:
+        if case == "nan_target":
+            bad = good.copy()
+            bad[1, 3] = math.nan
+            send_goal(module_node, bad)
+        elif case == "unknown_frame":
+            send_goal(module_node, good, frame="panda_gripper")
+        elif case == "nan_joint":
+            robot.positions["panda_joint3"] = math.nan
+        else:
+            robot.names = [n for n in JS_ORDER if n != "panda_joint5"]
+        status = wait_diagnostic(client, reason)
+        assert reason in dict((kv.key, kv.value) for kv in status.values)["last_rejection"]
+        time.sleep(0.3)
+        assert module_node["proc"].poll() is None  # still up
+        cmds = [m for t, m in list(client.messages["/m/commands"]) if t > t0]
+    finally:
+        robot.positions = home_by_name()
+        robot.names = list(JS_ORDER)
+    assert cmds and all(np.all(np.isfinite(m.data)) for m in cmds)
+    if case in ("nan_joint", "missing_joint"):  # joint states rejected: stale, one zero
+        assert not np.any(cmds[-1].data)
+        assert sum(1 for m in cmds if not np.any(m.data)) == 1
+    # The node keeps working on good input.
+    send_goal(module_node, good)
+    last = fresh_commands(client)[-1]
+    assert np.abs(last.data).max() > 0.0
+
+
+def test_live_gain_change_and_rejected_values(
+        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree) -> None:
+    send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
+    speed_20 = np.abs(fresh_commands(client)[-1].data).max()
+    try:
+        assert [r.successful for r in set_params(client, "/m/itasc_node",
+                                                 constraints__ee__gain=5.0)] == [True]
+        # The robot is static, so the command is the convergence speed: 4x slower.
+        speed_5 = np.abs(fresh_commands(client)[-1].data).max()
+        assert speed_5 == pytest.approx(speed_20 / 4.0, rel=0.02)
+        (out_of_range,) = set_params(client, "/m/itasc_node", control_rate=5000.0)
+        assert not out_of_range.successful and "control_rate" in out_of_range.reason
+        (negative,) = set_params(client, "/m/itasc_node", constraints__ee__gain=-1.0)
+        assert not negative.successful and negative.reason
+        (solver,) = set_params(client, "/m/itasc_node", solver="svd")
+        assert not solver.successful and "solvers are: dls, sdls" in solver.reason
+        (joints,) = set_params(client, "/m/itasc_node", command_out_type="x")
+        assert not joints.successful and "read-only" in joints.reason.lower()
+    finally:
+        set_params(client, "/m/itasc_node", constraints__ee__gain=20.0)
+    speed = np.abs(fresh_commands(client)[-1].data).max()
+    assert speed == pytest.approx(speed_20, rel=0.02)
+
+
+# =========================================================================== own processes
+@pytest.mark.parametrize("kind", [
+    "std_msgs/Float64MultiArray", "trajectory_msgs/JointTrajectory", "sensor_msgs/JointState"])
+def test_closed_loop_with_the_simulated_robot(
+        client: RosTestClient, tree: KinematicTree, kind: str) -> None:
+    ns = "/cl_" + kind.split("/")[1].lower()
+    node = start_node(ns, f"command_out_type:={kind}")
+    sim = start_process(
+        node_command("-r", f"__ns:={ns}", "-p", f"urdf_file:={PANDA}", "-p", "rate:=250.0",
+                     "-p", f"command_type:={kind}", "-p", "command_topic:=commands",
+                     module="itasc_ros.tools.sim_robot"), env(), name=f"sim{ns.replace('/', '_')}")
+    msg_type = {"std_msgs/Float64MultiArray": Float64MultiArray,
+                "trajectory_msgs/JointTrajectory": JointTrajectory,
+                "sensor_msgs/JointState": JointState}[kind]
+    js = client.collect(JointState, f"{ns}/joint_states")
+    cmds = client.collect(msg_type, f"{ns}/commands")
+    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
+    try:
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        client.wait_for(lambda: js, TIMEOUT, "joint states of the simulated robot")
+        goal = goal_pose(tree, HOME, [0.1, -0.08, 0.06], [0.2, -0.15, 0.25])
+        target.publish(pose_msg(goal))
+
+        def reached() -> bool:
+            msg = client.received(f"{ns}/joint_states")[-1]
+            q = np.array([msg.position[list(msg.name).index(n)] for n in tree.joint_names])
+            pos, rot = hand_errors(tree, q, goal)
+            return pos < 1e-3 and rot < 0.01
+
+        client.wait_for(reached, TIMEOUT, f"the target, with {kind}")
+        speeds = [np.abs(command_velocities(m, tree.joint_names)).max()
+                  for m in client.received(f"{ns}/commands")]
+        assert len(speeds) > 10 and all(math.isfinite(v) for v in speeds)
+        assert speeds[-1] < 0.1 * max(speeds)  # slowing down onto the target
+    finally:
+        stop_process(sim)
+        stop_process(node)
+        client.node.destroy_publisher(target)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_publishes_a_zero_command_before_exit(
+        client: RosTestClient, tree: KinematicTree, sig: int) -> None:
+    ns = f"/sig{int(sig)}"
+    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
+    node = start_node(ns, "control_rate:=100.0")
+    robot = FakeRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
+    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
+    try:
+        robot.start()
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        target.publish(pose_msg(goal_pose(tree, HOME, [0.05, 0, 0], [0, 0, 0])))
+        client.wait_for(lambda: cmds and np.any(cmds[-1][1].data), TIMEOUT, "motion commands")
+        assert stop_process(node, sig, timeout=10.0) == 0
+        t_exit = time.monotonic()
+        client.wait_for(lambda: cmds and not np.any(cmds[-1][1].data), 2.0, "the zero command")
+        assert all(t < t_exit + 0.5 for t, _ in cmds)
+        assert "shutdown: zero command sent" in read_log(node)
+    finally:
+        robot.close()
+        stop_process(node, signal.SIGKILL)
+
+
+def test_robot_description_from_the_transient_local_topic_only(
+        client: RosTestClient, tree: KinematicTree) -> None:
+    ns = "/rd"
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                         reliability=ReliabilityPolicy.RELIABLE)
+    description = client.publisher(String, f"{ns}/robot_description", latched)
+    description.publish(String(data=PANDA.read_text()))  # before the node exists
+    status = client.collect(String, f"{ns}/itasc_node/status")
+    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
+    node = start_node(ns, "control_rate:=100.0", urdf=False)
+    robot = FakeRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
+    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
+    try:
+        robot.start()
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        target.publish(pose_msg(goal_pose(tree, HOME, [0.0, 0.03, 0], [0, 0, 0])))
+        client.wait_for(lambda: cmds and np.any(cmds[-1][1].data), TIMEOUT, "motion commands")
+        client.wait_for(lambda: status and json.loads(status[-1][1].data)["status"] == "active",
+                        TIMEOUT, "status active")
+        assert "model 'panda' from the topic" in read_log(node)
+        # A broken URDF on the topic is refused; the node keeps its model and keeps going.
+        description.publish(String(data="<robot name='broken'><link name='a'/>"))
+        client.wait_for(lambda: "URDF from the topic rejected" in read_log(node), TIMEOUT,
+                        "the rejection in the log")
+        client.clear(f"{ns}/commands")
+        client.wait_for(lambda: len(cmds) > 5, TIMEOUT, "commands after the bad URDF")
+        assert node.poll() is None
+    finally:
+        robot.close()
+        stop_process(node)
+        client.node.destroy_publisher(description)
