@@ -27,7 +27,9 @@ from rclpy.qos import QoSProfile
 LOG_DIR = Path(tempfile.gettempdir()) / "itasc_test_logs"
 
 
-def start_process(args: list[str], env: dict[str, str], name: str | None = None) -> subprocess.Popen:
+def start_process(
+    args: list[str], env: dict[str, str], name: str | None = None
+) -> subprocess.Popen:
     """Start a process with stdout+stderr captured to a log file (``p.log_path``).
 
     Args:
@@ -38,9 +40,13 @@ def start_process(args: list[str], env: dict[str, str], name: str | None = None)
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     stem = name or (args[2] if len(args) > 2 and args[1] == "-m" else Path(args[0]).name)
     log_path = LOG_DIR / f"{stem}-{os.getpid()}-{time.monotonic_ns()}.log"
+    env = dict(env)
+    env.setdefault("PYTHONUNBUFFERED", "1")  # log lines reach the file as they happen
+    env.setdefault("RCUTILS_LOGGING_BUFFERED_STREAM", "0")
     log = log_path.open("wb")
-    p = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+    )
     log.close()
     p.log_path = log_path  # type: ignore[attr-defined]
     return p
@@ -61,6 +67,16 @@ def stop_process(p: subprocess.Popen, sig: int = signal.SIGINT, timeout: float =
             p.kill()
             p.wait(5.0)
     return int(p.returncode)
+
+
+def stop_processes(
+    procs: list[subprocess.Popen], sig: int = signal.SIGINT, timeout: float = 10.0
+) -> list[int]:
+    """:func:`stop_process` for several processes at once: signal them all, then wait."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(sig)
+    return [stop_process(p, sig, timeout) for p in procs]
 
 
 def node_command(*ros_args: str, module: str = "itasc_ros.ros.node") -> list[str]:
@@ -108,8 +124,13 @@ class RosTestClient:
         self.node.destroy_node()
 
     # ------------------------------------------------------------------ topics
-    def collect(self, msg_type: Any, topic: str, qos: QoSProfile | int = 10,
-                callback: Callable[[Any], None] | None = None) -> list[tuple[float, Any]]:
+    def collect(
+        self,
+        msg_type: Any,
+        topic: str,
+        qos: QoSProfile | int = 10,
+        callback: Callable[[Any], None] | None = None,
+    ) -> list[tuple[float, Any]]:
         """Subscribe and store every message of ``topic``; returns the (live) list."""
         store = self.messages[topic]
 
@@ -138,13 +159,16 @@ class RosTestClient:
 
     def wait_for_subscribers(self, pub: Any, count: int = 1, timeout: float = 10.0) -> None:
         """Wait until ``pub`` is matched by ``count`` subscriptions (discovery done)."""
-        self.wait_for(lambda: pub.get_subscription_count() >= count, timeout,
-                      f"subscribers of {pub.topic_name}")
+        self.wait_for(
+            lambda: pub.get_subscription_count() >= count,
+            timeout,
+            f"subscribers of {pub.topic_name}",
+        )
 
     # ------------------------------------------------------------------ services
     def call(self, srv_type: Any, name: str, request: Any, timeout: float = 5.0) -> Any:
         """Call a service and wait for the answer (the client thread spins)."""
-        client = self.node.create_client(srv_type, name)
+        client: Any = self.node.create_client(srv_type, name)
         try:
             if not client.wait_for_service(timeout_sec=timeout):
                 raise TimeoutError(f"service {name} not available after {timeout} s")
@@ -156,8 +180,12 @@ class RosTestClient:
 
     # ------------------------------------------------------------------ waiting
     @staticmethod
-    def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition",
-                 period: float = 0.01) -> Any:
+    def wait_for(
+        predicate: Callable[[], Any],
+        timeout: float = 10.0,
+        what: str = "condition",
+        period: float = 0.01,
+    ) -> Any:
         """Poll ``predicate`` until it is truthy; return its value or raise TimeoutError."""
         deadline = time.monotonic() + timeout
         while True:
@@ -169,5 +197,12 @@ class RosTestClient:
             time.sleep(period)
 
 
-__all__ = ["LOG_DIR", "RosTestClient", "node_command", "read_log", "start_process",
-           "stop_process"]
+__all__ = [
+    "LOG_DIR",
+    "RosTestClient",
+    "node_command",
+    "read_log",
+    "start_process",
+    "stop_process",
+    "stop_processes",
+]

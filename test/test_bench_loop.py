@@ -86,7 +86,11 @@ def test_short_closed_loop_run() -> None:
         pytest.skip("the node (itasc_ros/ros/node.py) does not exist yet")
     rate = 250.0
     r = run_loop_bench(
-        robot="panda", rate=rate, duration=3.0, domain=private_domain_id(os.getpid() + 57)
+        robot="panda",
+        rate=rate,
+        duration=3.0,
+        domain=private_domain_id(os.getpid() + 57),
+        warmup=1.0,
     )
     missing = [k for k in RESULT_KEYS if k not in r]
     assert not missing, f"result lacks {missing}: {r}"

@@ -45,13 +45,14 @@ def set_goal(c: Controller, goal: np.ndarray, now: float, name: str = "ee") -> N
     c.set_target(name, "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
 
 
-def run_closed_loop(c: Controller, q: np.ndarray, t0: float, seconds: float) -> tuple[
-        np.ndarray, float, list[np.ndarray]]:
+def run_closed_loop(
+    c: Controller, q: np.ndarray, t0: float, seconds: float
+) -> tuple[np.ndarray, float, list[np.ndarray]]:
     """Integrate q += qdot dt with the controller's period; returns q, end time, commands."""
     dt = c.period
     now = t0
     cmds = []
-    for _ in range(int(round(seconds / dt))):
+    for _ in range(round(seconds / dt)):
         c.set_joint_state(c.joint_names, q, now)
         out = c.step(now)
         assert out.status == "active", out.reason
@@ -63,17 +64,20 @@ def run_closed_loop(c: Controller, q: np.ndarray, t0: float, seconds: float) -> 
 
 def errors(tree: KinematicTree, q: np.ndarray, goal: np.ndarray) -> tuple[float, float]:
     t = tree.forward_kinematics(q, "panda_hand")
-    return (float(np.linalg.norm(t[:3, 3] - goal[:3, 3])),
-            float(np.linalg.norm(spatial.so3_log(goal[:3, :3] @ t[:3, :3].T))))
+    return (
+        float(np.linalg.norm(t[:3, 3] - goal[:3, 3])),
+        float(np.linalg.norm(spatial.so3_log(goal[:3, :3] @ t[:3, :3].T))),
+    )
 
 
 # ------------------------------------------------------------------------------ configuration
 def test_config_unknown_key_names_valid_keys() -> None:
-    with pytest.raises(ConfigError, match="valid keys are: .*control_rate"):
+    with pytest.raises(ConfigError, match=r"valid keys are: .*control_rate"):
         ControllerConfig.from_dict({"control_rat": 100.0})
-    with pytest.raises(ConfigError, match="valid keys are: .*position_axes"):
+    with pytest.raises(ConfigError, match=r"valid keys are: .*position_axes"):
         ControllerConfig.from_dict(
-            {"constraints": [{"name": "a", "type": "copy_pose", "link": "x", "gian": 1.0}]})
+            {"constraints": [{"name": "a", "type": "copy_pose", "link": "x", "gian": 1.0}]}
+        )
 
 
 def test_config_rejects_bad_values() -> None:
@@ -91,10 +95,14 @@ def test_config_rejects_bad_values() -> None:
 
 def test_config_round_trip_and_params_files(tree: KinematicTree) -> None:
     cfg = ControllerConfig(
-        joints=["panda_joint1"], control_rate=500.0,
-        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_hand", rotation_axes=""),
-                     ConstraintConfig("posture", "joint_value", joints=["panda_joint1"],
-                                      values=[0.5], weight=0.01)],
+        joints=["panda_joint1"],
+        control_rate=500.0,
+        constraints=[
+            ConstraintConfig("ee", "copy_pose", link="panda_hand", rotation_axes=""),
+            ConstraintConfig(
+                "posture", "joint_value", joints=["panda_joint1"], values=[0.5], weight=0.01
+            ),
+        ],
     ).validate()
     assert ControllerConfig.from_dict(cfg.to_dict()) == cfg
     for robot, link in (("panda", "panda_hand"), ("ur5", "tool0")):
@@ -111,7 +119,7 @@ def test_config_round_trip_and_params_files(tree: KinematicTree) -> None:
 def test_config_that_does_not_fit_the_tree(tree: KinematicTree) -> None:
     with pytest.raises(ConfigError, match="joints are: panda_joint1"):
         make(tree, joints=["panda_joint1", "finger"])
-    with pytest.raises(ConfigError, match="links are: .*panda_hand"):
+    with pytest.raises(ConfigError, match=r"links are: .*panda_hand"):
         make(tree, constraints=[ConstraintConfig("ee", "copy_pose", link="hand")])
 
 
@@ -153,7 +161,8 @@ def test_subset_of_joints_holds_the_others_at_measured_positions(tree: Kinematic
     ],
 )
 def test_bad_joint_state_rejected_and_last_good_state_kept(
-        tree: KinematicTree, names: object, positions: object, match: str) -> None:
+    tree: KinematicTree, names: object, positions: object, match: str
+) -> None:
     c = make(tree)
     c.set_joint_state(tree.joint_names, HOME, 0.0)
     n = list(tree.joint_names)
@@ -203,6 +212,7 @@ def test_target_in_a_link_frame_is_transformed_to_the_root(tree: KinematicTree) 
     _, t2 = c.poses("ee")
     c.set_target("ee", "", p, quat, 0.02)
     _, t3 = c.poses("ee")
+    assert t2 is not None and t3 is not None
     np.testing.assert_allclose(t2, t3)
 
 
@@ -216,8 +226,8 @@ def test_target_in_a_link_frame_is_transformed_to_the_root(tree: KinematicTree) 
     ],
 )
 def test_bad_target_rejected_and_target_unchanged(
-        tree: KinematicTree, frame: str, position: list[float], quat: list[float],
-        match: str) -> None:
+    tree: KinematicTree, frame: str, position: list[float], quat: list[float], match: str
+) -> None:
     c = make(tree)
     c.set_joint_state(tree.joint_names, HOME, 0.0)
     goal = pose_goal(tree, HOME, [0.05, 0, 0], [0, 0, 0])
@@ -231,10 +241,13 @@ def test_bad_target_rejected_and_target_unchanged(
 
 
 def test_unknown_constraint_names_the_ones_with_targets(tree: KinematicTree) -> None:
-    c = make(tree, constraints=[
-        ConstraintConfig("ee", "copy_pose", link="panda_hand"),
-        ConstraintConfig("posture", "joint_value", joints=["panda_joint1"], values=[0.0]),
-    ])
+    c = make(
+        tree,
+        constraints=[
+            ConstraintConfig("ee", "copy_pose", link="panda_hand"),
+            ConstraintConfig("posture", "joint_value", joints=["panda_joint1"], values=[0.0]),
+        ],
+    )
     with pytest.raises(InputError, match="constraints with a target are: ee"):
         c.set_target("posture", "", [0, 0, 0], [0, 0, 0, 1], 0.0)
     with pytest.raises(InputError, match="constraints with a target are: ee"):
@@ -347,8 +360,11 @@ def test_closed_loop_reaches_the_target(tree: KinematicTree) -> None:
 
 
 def test_output_never_exceeds_velocity_limits(tree: KinematicTree) -> None:
-    c = make(tree, velocity_scale=0.5, constraints=[
-        ConstraintConfig("ee", "copy_pose", link="panda_hand", gain=200.0)])
+    c = make(
+        tree,
+        velocity_scale=0.5,
+        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_hand", gain=200.0)],
+    )
     goal = pose_goal(tree, HOME, [0.4, 0.3, -0.2], [1.0, 0.5, 0.0])  # far: large q' wanted
     c.set_joint_state(tree.joint_names, HOME, 0.0)
     set_goal(c, goal, 0.0)
@@ -370,7 +386,7 @@ def test_live_gain_change_and_validation(tree: KinematicTree) -> None:
     with pytest.raises(ConfigError, match="gain must be >= 0"):
         c.update_parameters(damping_max=0.2, constraints={"ee": {"gain": -1.0}})
     assert c.config.damping_max == 0.1  # all or nothing
-    with pytest.raises(ConfigError, match="cannot change live.*live settings are"):
+    with pytest.raises(ConfigError, match=r"cannot change live.*live settings are"):
         c.update_parameters(joints=["panda_joint1"])
     with pytest.raises(ConfigError, match="'link' cannot change live"):
         c.update_parameters(**{"constraints.ee.link": "panda_link7"})

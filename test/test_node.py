@@ -1,4 +1,4 @@
-"""itasc_node over real DDS: the node runs as its own process with the console script's entry point.
+"""itasc_node over real DDS, run as its own process with the console script's entry point.
 
 Oracles: the panda's forward kinematics and Jacobian (the target is reached; a command maps to
 the Cartesian velocity the constraint asks for, which a wrong joint order would break), the
@@ -18,6 +18,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,14 @@ import pytest
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
+from procs import (
+    RosTestClient,
+    node_command,
+    read_log,
+    start_process,
+    stop_process,
+    stop_processes,
+)
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
@@ -38,7 +47,6 @@ from trajectory_msgs.msg import JointTrajectory
 from itasc_ros.core import KinematicTree, spatial
 from itasc_ros.ros.conversions import command_velocities
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
-from procs import RosTestClient, node_command, read_log, start_process, stop_process
 
 pytestmark = pytest.mark.dds
 
@@ -48,11 +56,27 @@ DOMAIN = private_domain_id(os.getpid() + 47)  # this module's own domain
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 TIMEOUT = 15.0  # [s] generous: the machine is shared
 # The module node commands the joints in this order (not the URDF's) ...
-JOINT_ORDER = ["panda_joint7", "panda_joint2", "panda_joint5", "panda_joint1", "panda_joint4",
-               "panda_joint6", "panda_joint3"]
+JOINT_ORDER = [
+    "panda_joint7",
+    "panda_joint2",
+    "panda_joint5",
+    "panda_joint1",
+    "panda_joint4",
+    "panda_joint6",
+    "panda_joint3",
+]
 # ... and the fake robot publishes them in yet another order, with extra joints.
-JS_ORDER = ["panda_finger_joint1", "panda_joint3", "panda_joint1", "panda_joint2",
-            "panda_joint6", "panda_finger_joint2", "panda_joint4", "panda_joint7", "panda_joint5"]
+JS_ORDER = [
+    "panda_finger_joint1",
+    "panda_joint3",
+    "panda_joint1",
+    "panda_joint2",
+    "panda_joint6",
+    "panda_finger_joint2",
+    "panda_joint4",
+    "panda_joint7",
+    "panda_joint5",
+]
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +100,14 @@ def env() -> dict[str, str]:
 
 
 def start_node(ns: str, *params: str, urdf: bool = True) -> Any:
-    args = ["-r", f"__ns:={ns}", "-p", "command_out_topic:=commands",
-            "-p", "constraints.ee.link:=panda_hand"]
+    args = [
+        "-r",
+        f"__ns:={ns}",
+        "-p",
+        "command_out_topic:=commands",
+        "-p",
+        "constraints.ee.link:=panda_hand",
+    ]
     if urdf:
         args += ["-p", f"urdf_file:={PANDA}"]
     for p in params:
@@ -103,15 +133,23 @@ def goal_pose(tree: KinematicTree, q: np.ndarray, dp: list[float], dw: list[floa
 
 def hand_errors(tree: KinematicTree, q: np.ndarray, goal: np.ndarray) -> tuple[float, float]:
     t = tree.forward_kinematics(q, "panda_hand")
-    return (float(np.linalg.norm(t[:3, 3] - goal[:3, 3])),
-            float(np.linalg.norm(spatial.so3_log(goal[:3, :3] @ t[:3, :3].T))))
+    return (
+        float(np.linalg.norm(t[:3, 3] - goal[:3, 3])),
+        float(np.linalg.norm(spatial.so3_log(goal[:3, :3] @ t[:3, :3].T))),
+    )
 
 
 class FakeRobot:
     """The test process as the robot: publishes joint states at ``rate`` from a thread."""
 
-    def __init__(self, client: RosTestClient, topic: str, names: list[str],
-                 positions: dict[str, float], rate: float = 100.0) -> None:
+    def __init__(
+        self,
+        client: RosTestClient,
+        topic: str,
+        names: list[str],
+        positions: dict[str, float],
+        rate: float = 100.0,
+    ) -> None:
         self.client = client
         self.pub = client.publisher(JointState, topic, 10)
         self.names = list(names)
@@ -147,7 +185,9 @@ class FakeRobot:
 
 def home_by_name() -> dict[str, float]:
     return {f"panda_joint{i + 1}": float(v) for i, v in enumerate(HOME)} | {
-        "panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
+        "panda_finger_joint1": 0.02,
+        "panda_finger_joint2": 0.02,
+    }
 
 
 def latest_diagnostic(client: RosTestClient, name: str = "itasc_node: controller") -> Any:
@@ -160,11 +200,15 @@ def latest_diagnostic(client: RosTestClient, name: str = "itasc_node: controller
 
 def wait_diagnostic(client: RosTestClient, text: str, timeout: float = TIMEOUT) -> Any:
     """The first /diagnostics status (WARN or worse) whose message contains ``text``."""
+
     def find() -> Any:
         for msg in client.received("/diagnostics"):
             for st in msg.status:
-                if st.name == "itasc_node: controller" and text in st.message \
-                        and st.level >= b"\x01":
+                if (
+                    st.name == "itasc_node: controller"
+                    and text in st.message
+                    and st.level >= b"\x01"
+                ):
                     return st
         return None
 
@@ -203,8 +247,11 @@ def module_node(client: RosTestClient) -> Iterator[dict[str, Any]]:
 
 def fresh_commands(client: RosTestClient, count: int = 5, timeout: float = TIMEOUT) -> list[Any]:
     client.clear("/m/commands")
-    return client.wait_for(lambda: (lambda r: r if len(r) >= count else None)(
-        client.received("/m/commands")), timeout, f"{count} commands")
+    return client.wait_for(
+        lambda: (lambda r: r if len(r) >= count else None)(client.received("/m/commands")),
+        timeout,
+        f"{count} commands",
+    )
 
 
 def send_goal(m: dict[str, Any], goal: np.ndarray, frame: str = "panda_link0") -> None:
@@ -213,7 +260,8 @@ def send_goal(m: dict[str, Any], goal: np.ndarray, frame: str = "panda_link0") -
 
 
 def test_command_order_follows_joints_with_extra_and_reordered_joint_states(
-        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree) -> None:
+    client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
+) -> None:
     dx = np.array([0.01, -0.005, 0.004])
     send_goal(module_node, goal_pose(tree, HOME, list(dx), [0, 0, 0]))
     cmds = fresh_commands(client)
@@ -230,7 +278,8 @@ def test_command_order_follows_joints_with_extra_and_reordered_joint_states(
 
 
 def test_stale_joint_states_one_zero_then_silence(
-        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree) -> None:
+    client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
+) -> None:
     robot = module_node["robot"]
     send_goal(module_node, goal_pose(tree, HOME, [0.02, 0, 0], [0, 0, 0]))
     assert np.abs(fresh_commands(client)[-1].data).max() > 0.0
@@ -249,7 +298,8 @@ def test_stale_joint_states_one_zero_then_silence(
 
 
 def test_enable_false_publishes_zeros_then_silence(
-        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree) -> None:
+    client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
+) -> None:
     send_goal(module_node, goal_pose(tree, HOME, [0.0, 0.02, 0], [0, 0, 0]))
     assert np.abs(fresh_commands(client)[-1].data).max() > 0.0
     try:
@@ -278,8 +328,8 @@ def test_enable_false_publishes_zeros_then_silence(
     ],
 )
 def test_bad_input_rejected_with_a_diagnostic_and_no_nan(
-        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree, case: str,
-        reason: str) -> None:
+    client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree, case: str, reason: str
+) -> None:
     robot = module_node["robot"]
     good = goal_pose(tree, HOME, [0.0, 0.0, 0.02], [0, 0, 0])
     send_goal(module_node, good)
@@ -316,12 +366,14 @@ def test_bad_input_rejected_with_a_diagnostic_and_no_nan(
 
 
 def test_live_gain_change_and_rejected_values(
-        client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree) -> None:
+    client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
+) -> None:
     send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
     speed_20 = np.abs(fresh_commands(client)[-1].data).max()
     try:
-        assert [r.successful for r in set_params(client, "/m/itasc_node",
-                                                 constraints__ee__gain=5.0)] == [True]
+        assert [
+            r.successful for r in set_params(client, "/m/itasc_node", constraints__ee__gain=5.0)
+        ] == [True]
         # The robot is static, so the command is the convergence speed: 4x slower.
         speed_5 = np.abs(fresh_commands(client)[-1].data).max()
         assert speed_5 == pytest.approx(speed_20 / 4.0, rel=0.02)
@@ -340,73 +392,60 @@ def test_live_gain_change_and_rejected_values(
 
 
 # =========================================================================== own processes
-@pytest.mark.parametrize("kind", [
-    "std_msgs/Float64MultiArray", "trajectory_msgs/JointTrajectory", "sensor_msgs/JointState"])
-def test_closed_loop_with_the_simulated_robot(
-        client: RosTestClient, tree: KinematicTree, kind: str) -> None:
-    ns = "/cl_" + kind.split("/")[1].lower()
-    node = start_node(ns, f"command_out_type:={kind}")
-    sim = start_process(
-        node_command("-r", f"__ns:={ns}", "-p", f"urdf_file:={PANDA}", "-p", "rate:=250.0",
-                     "-p", f"command_type:={kind}", "-p", "command_topic:=commands",
-                     module="itasc_ros.tools.sim_robot"), env(), name=f"sim{ns.replace('/', '_')}")
-    msg_type = {"std_msgs/Float64MultiArray": Float64MultiArray,
-                "trajectory_msgs/JointTrajectory": JointTrajectory,
-                "sensor_msgs/JointState": JointState}[kind]
-    js = client.collect(JointState, f"{ns}/joint_states")
-    cmds = client.collect(msg_type, f"{ns}/commands")
-    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
+def last_command_moves(cmds: list[tuple[float, Float64MultiArray]]) -> bool:
+    return bool(cmds) and bool(np.any(cmds[-1][1].data))
+
+
+def last_command_is_zero(cmds: list[tuple[float, Float64MultiArray]]) -> bool:
+    return bool(cmds) and not np.any(cmds[-1][1].data)
+
+
+def test_signals_publish_a_zero_command_before_exit(
+    client: RosTestClient, tree: KinematicTree
+) -> None:
+    """Two nodes (started together to save time): one gets SIGINT, the other SIGTERM."""
+    runs = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        ns = f"/sig{int(sig)}"
+        runs.append(
+            {
+                "sig": sig,
+                "cmds": client.collect(Float64MultiArray, f"{ns}/commands"),
+                "node": start_node(ns, "control_rate:=100.0"),
+                "robot": FakeRobot(
+                    client, f"{ns}/joint_states", list(tree.joint_names), home_by_name()
+                ).start(),
+                "target": client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose"),
+            }
+        )
     try:
-        client.wait_for_subscribers(target, 1, TIMEOUT)
-        client.wait_for(lambda: js, TIMEOUT, "joint states of the simulated robot")
-        goal = goal_pose(tree, HOME, [0.1, -0.08, 0.06], [0.2, -0.15, 0.25])
-        target.publish(pose_msg(goal))
-
-        def reached() -> bool:
-            msg = client.received(f"{ns}/joint_states")[-1]
-            q = np.array([msg.position[list(msg.name).index(n)] for n in tree.joint_names])
-            pos, rot = hand_errors(tree, q, goal)
-            return pos < 1e-3 and rot < 0.01
-
-        client.wait_for(reached, TIMEOUT, f"the target, with {kind}")
-        speeds = [np.abs(command_velocities(m, tree.joint_names)).max()
-                  for m in client.received(f"{ns}/commands")]
-        assert len(speeds) > 10 and all(math.isfinite(v) for v in speeds)
-        assert speeds[-1] < 0.1 * max(speeds)  # slowing down onto the target
+        for r in runs:
+            client.wait_for_subscribers(r["target"], 1, TIMEOUT)
+            r["target"].publish(pose_msg(goal_pose(tree, HOME, [0.05, 0, 0], [0, 0, 0])))
+        for r in runs:
+            cmds: list[tuple[float, Float64MultiArray]] = r["cmds"]
+            moving = partial(last_command_moves, cmds)
+            client.wait_for(moving, TIMEOUT, "motion commands")
+            assert stop_process(r["node"], r["sig"], timeout=10.0) == 0
+            t_exit = time.monotonic()
+            client.wait_for(partial(last_command_is_zero, cmds), 2.0, "the zero command")
+            assert all(t < t_exit + 0.5 for t, _ in cmds)
+            assert "shutdown: zero command sent" in read_log(r["node"])
     finally:
-        stop_process(sim)
-        stop_process(node)
-        client.node.destroy_publisher(target)
-
-
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_signal_publishes_a_zero_command_before_exit(
-        client: RosTestClient, tree: KinematicTree, sig: int) -> None:
-    ns = f"/sig{int(sig)}"
-    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
-    node = start_node(ns, "control_rate:=100.0")
-    robot = FakeRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
-    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
-    try:
-        robot.start()
-        client.wait_for_subscribers(target, 1, TIMEOUT)
-        target.publish(pose_msg(goal_pose(tree, HOME, [0.05, 0, 0], [0, 0, 0])))
-        client.wait_for(lambda: cmds and np.any(cmds[-1][1].data), TIMEOUT, "motion commands")
-        assert stop_process(node, sig, timeout=10.0) == 0
-        t_exit = time.monotonic()
-        client.wait_for(lambda: cmds and not np.any(cmds[-1][1].data), 2.0, "the zero command")
-        assert all(t < t_exit + 0.5 for t, _ in cmds)
-        assert "shutdown: zero command sent" in read_log(node)
-    finally:
-        robot.close()
-        stop_process(node, signal.SIGKILL)
+        for r in runs:
+            r["robot"].close()
+            stop_process(r["node"], signal.SIGKILL)
 
 
 def test_robot_description_from_the_transient_local_topic_only(
-        client: RosTestClient, tree: KinematicTree) -> None:
+    client: RosTestClient, tree: KinematicTree
+) -> None:
     ns = "/rd"
-    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                         reliability=ReliabilityPolicy.RELIABLE)
+    latched = QoSProfile(
+        depth=1,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        reliability=ReliabilityPolicy.RELIABLE,
+    )
     description = client.publisher(String, f"{ns}/robot_description", latched)
     description.publish(String(data=PANDA.read_text()))  # before the node exists
     status = client.collect(String, f"{ns}/itasc_node/status")
@@ -419,13 +458,19 @@ def test_robot_description_from_the_transient_local_topic_only(
         client.wait_for_subscribers(target, 1, TIMEOUT)
         target.publish(pose_msg(goal_pose(tree, HOME, [0.0, 0.03, 0], [0, 0, 0])))
         client.wait_for(lambda: cmds and np.any(cmds[-1][1].data), TIMEOUT, "motion commands")
-        client.wait_for(lambda: status and json.loads(status[-1][1].data)["status"] == "active",
-                        TIMEOUT, "status active")
+        client.wait_for(
+            lambda: status and json.loads(status[-1][1].data)["status"] == "active",
+            TIMEOUT,
+            "status active",
+        )
         assert "model 'panda' from the topic" in read_log(node)
         # A broken URDF on the topic is refused; the node keeps its model and keeps going.
         description.publish(String(data="<robot name='broken'><link name='a'/>"))
-        client.wait_for(lambda: "URDF from the topic rejected" in read_log(node), TIMEOUT,
-                        "the rejection in the log")
+        client.wait_for(
+            lambda: "URDF from the topic rejected" in read_log(node),
+            TIMEOUT,
+            "the rejection in the log",
+        )
         client.clear(f"{ns}/commands")
         client.wait_for(lambda: len(cmds) > 5, TIMEOUT, "commands after the bad URDF")
         assert node.poll() is None
@@ -433,3 +478,76 @@ def test_robot_description_from_the_transient_local_topic_only(
         robot.close()
         stop_process(node)
         client.node.destroy_publisher(description)
+
+
+KINDS = {
+    "std_msgs/Float64MultiArray": Float64MultiArray,
+    "trajectory_msgs/JointTrajectory": JointTrajectory,
+    "sensor_msgs/JointState": JointState,
+}
+
+
+@pytest.fixture(scope="class")
+def closed_loop_pairs(client: RosTestClient) -> Iterator[dict[str, dict[str, Any]]]:
+    """One node + simulated robot pair per command type, each in its namespace, started at once."""
+    pairs: dict[str, dict[str, Any]] = {}
+    try:
+        for kind, msg_type in KINDS.items():
+            ns = "/cl_" + kind.split("/")[1].lower()
+            sim_args = [
+                "-r",
+                f"__ns:={ns}",
+                "-p",
+                f"urdf_file:={PANDA}",
+                "-p",
+                "rate:=250.0",
+                "-p",
+                f"command_type:={kind}",
+                "-p",
+                "command_topic:=commands",
+            ]
+            pairs[kind] = {
+                "node": start_node(ns, f"command_out_type:={kind}"),
+                "sim": start_process(
+                    node_command(*sim_args, module="itasc_ros.tools.sim_robot"),
+                    env(),
+                    name=f"sim{ns.replace('/', '_')}",
+                ),
+                "js": client.collect(JointState, f"{ns}/joint_states"),
+                "cmds": client.collect(msg_type, f"{ns}/commands"),
+                "target": client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose"),
+            }
+        yield pairs
+    finally:
+        stop_processes([p[k] for p in pairs.values() for k in ("sim", "node")])
+
+
+class TestClosedLoop:
+    """A PoseStamped target is reached with each command_out_type (the sim closes the loop)."""
+
+    @pytest.mark.parametrize("kind", list(KINDS))
+    def test_pose_target_reached(
+        self,
+        client: RosTestClient,
+        tree: KinematicTree,
+        closed_loop_pairs: dict[str, Any],
+        kind: str,
+    ) -> None:
+        p = closed_loop_pairs[kind]
+        client.wait_for_subscribers(p["target"], 1, TIMEOUT)
+        client.wait_for(lambda: p["js"], TIMEOUT, "joint states of the simulated robot")
+        goal = goal_pose(tree, HOME, [0.1, -0.08, 0.06], [0.2, -0.15, 0.25])
+        p["target"].publish(pose_msg(goal))
+
+        def reached() -> bool:
+            msg = p["js"][-1][1]
+            q = np.array([msg.position[list(msg.name).index(n)] for n in tree.joint_names])
+            pos, rot = hand_errors(tree, q, goal)
+            return pos < 1e-3 and rot < 0.01
+
+        client.wait_for(reached, TIMEOUT, f"the target, with {kind}")
+        speeds = [
+            np.abs(command_velocities(m, tree.joint_names)).max() for _, m in list(p["cmds"])
+        ]
+        assert len(speeds) > 10 and all(math.isfinite(v) for v in speeds)
+        assert speeds[-1] < 0.1 * max(speeds)  # slowing down onto the target

@@ -399,12 +399,13 @@ class Probe:
         assert len(t) > 20, f"only {len(t)} joint states in [{t0}, {t1}]"
         return np.polyfit(t - t[0], q, 1)[0]
 
-    def wait_stats(self, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    def wait_stats(self, pred: Callable[[dict[str, Any]], bool], skip: int = 0) -> dict[str, Any]:
+        """The latest stats message satisfying ``pred`` (ignoring the first ``skip``)."""
         found: list[dict[str, Any]] = []
 
         def check() -> bool:
             with self.lock:
-                found[:] = [s for s in self.stats if pred(s)]
+                found[:] = [s for s in self.stats[skip:] if pred(s)]
             return bool(found)
 
         wait_until(check, timeout=3.0, what=f"stats of {self.sim.ns}; got {self.stats[-1:]}")
@@ -433,13 +434,19 @@ def array(values: Any) -> Float64MultiArray:
 @pytest.mark.dds
 def test_fwd_publishes_home_pose_at_rate(fwd: Probe, panda: KinematicTree) -> None:
     assert fwd.names == panda.joint_names
+    n_stats = len(fwd.stats)
     now = time.time()
     time.sleep(1.0)
     t, q, v = fwd.window(now, now + 1.0)
     rate = (len(t) - 1) / (t[-1] - t[0])
-    assert rate == pytest.approx(500.0, rel=0.1), f"joint_states at {rate:.1f} Hz"
+    # The machine is shared: allow a loaded scheduler to drop some ticks, never to add any.
+    assert 0.8 * 500.0 < rate < 1.05 * 500.0, f"joint_states at {rate:.1f} Hz"
     assert np.all(np.diff(t) > 0.0)
     assert np.allclose(q, HOME_POSES["panda"]) and np.all(v == 0.0)
+    # The simulator's own count of steps agrees with what arrived here.
+    stats = fwd.wait_stats(lambda s: s["steps"] > 0, skip=n_stats + 1)  # a full 1 s window
+    assert 0.8 * 500.0 < stats["rate_hz"] < 1.05 * 500.0, stats
+    assert stats["rate_target_hz"] == 500.0
 
 
 @pytest.mark.dds
@@ -452,7 +459,7 @@ def test_fwd_moves_at_commanded_velocity(fwd: Probe) -> None:
     # The forward controller responds within a few ticks (no latency configured).
     t, _, vel = fwd.window(start, end)
     first = t[np.flatnonzero(np.any(vel != 0.0, axis=1))[0]]
-    assert first - start < 0.05
+    assert first - start < 0.1
     # Held: still moving after the last message (command_timeout 0, as ros2_control).
     time.sleep(0.2)
     assert np.allclose(fwd.slope(end + 0.05, end + 0.2), v, atol=0.02)
@@ -509,11 +516,11 @@ def test_jtc_velocities_positions_and_timeout(jtc: Probe, ur5: KinematicTree) ->
     start, end = jtc.drive(JointTrajectory(joint_names=names, points=[point]), 0.6)
     assert np.allclose(jtc.slope(start + 0.1, end), v, atol=0.01)
     # command_timeout 0.3 s: the joints stop about 0.3 s after the last message.
-    time.sleep(0.6)
-    t, _, vel = jtc.window(end, end + 0.6)
+    time.sleep(0.9)
+    t, _, vel = jtc.window(end, end + 0.9)
     moving = t[np.any(vel != 0.0, axis=1)]
-    assert 0.25 < moving[-1] - end < 0.45
-    assert np.all(vel[t > end + 0.45] == 0.0)
+    assert 0.25 < moving[-1] - end < 0.6
+    assert np.all(vel[t > end + 0.6] == 0.0)
     jtc.wait_stats(lambda s: s["command_timeouts"] >= 1)
     # Positions only, for one joint: (positions - q) / time_from_start, others stand still.
     q = jtc.latest()
@@ -545,7 +552,7 @@ def test_js_latency_delays_response_and_noise(jsc: Probe, panda: KinematicTree) 
     _, end = jsc.drive(msg, 0.7)
     t, _, vel = jsc.window(start, end)
     first = t[np.flatnonzero(np.any(vel != 0.0, axis=1))[0]]
-    assert 0.149 <= first - start < 0.15 + 0.06, f"response after {first - start:.3f} s"
+    assert 0.149 <= first - start < 0.15 + 0.1, f"response after {first - start:.3f} s"
     slope = jsc.slope(start + 0.25, end)
     assert np.allclose(slope[[0, 2]], [0.2, -0.3], atol=0.02)
     assert np.allclose(np.delete(slope, [0, 2]), 0.0, atol=0.02)

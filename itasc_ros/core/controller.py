@@ -60,8 +60,14 @@ NODE_ONLY_KEYS = frozenset(
 """Parameters of the node that are not part of :class:`ControllerConfig`."""
 
 
-def _float(owner: str, key: str, value: Any, lo: float | None = None, hi: float | None = None,
-           lo_open: bool = False) -> float:
+def _float(
+    owner: str,
+    key: str,
+    value: Any,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+) -> float:
     if isinstance(value, bool):
         raise ConfigError(f"{owner}{key} must be a number, got {value!r}")
     try:
@@ -146,19 +152,29 @@ class ConstraintConfig:
             ConfigError: naming the field and the valid values.
         """
         if not isinstance(self.name, str) or not self.name or "." in self.name:
-            raise ConfigError(f"constraint name must be a non-empty string without '.', "
-                              f"got {self.name!r}")
+            raise ConfigError(
+                f"constraint name must be a non-empty string without '.', got {self.name!r}"
+            )
         owner = f"constraint {self.name!r}: "
         if self.type not in CONSTRAINT_TYPES:
-            raise ConfigError(f"{owner}unknown type {self.type!r}; types are: "
-                              + ", ".join(CONSTRAINT_TYPES))
-        for key in ("link", "target_link", "position_axes", "rotation_axes", "reference",
-                    "target_topic", "twist_topic"):
+            raise ConfigError(
+                f"{owner}unknown type {self.type!r}; types are: " + ", ".join(CONSTRAINT_TYPES)
+            )
+        for key in (
+            "link",
+            "target_link",
+            "position_axes",
+            "rotation_axes",
+            "reference",
+            "target_topic",
+            "twist_topic",
+        ):
             if not isinstance(getattr(self, key), str):
                 raise ConfigError(f"{owner}{key} must be a string, got {getattr(self, key)!r}")
         if not isinstance(self.feedforward, bool | np.bool_):
-            raise ConfigError(f"{owner}feedforward must be true or false, got "
-                              f"{self.feedforward!r}")
+            raise ConfigError(
+                f"{owner}feedforward must be true or false, got {self.feedforward!r}"
+            )
         self.feedforward = bool(self.feedforward)
         self.weight = _float(owner, "weight", self.weight, 0.0)
         self.gain = _float(owner, "gain", self.gain, 0.0)
@@ -166,8 +182,9 @@ class ConstraintConfig:
         self.min_distance = _float(owner, "min_distance", self.min_distance, -1.0)
         self.max_distance = _float(owner, "max_distance", self.max_distance, -1.0)
         if 0.0 <= self.max_distance < self.min_distance:
-            raise ConfigError(f"{owner}min_distance {self.min_distance} > max_distance "
-                              f"{self.max_distance}")
+            raise ConfigError(
+                f"{owner}min_distance {self.min_distance} > max_distance {self.max_distance}"
+            )
         self.joints = _strings(owner, "joints", self.joints)
         if isinstance(self.values, str):
             raise ConfigError(f"{owner}values must be a list of numbers, got {self.values!r}")
@@ -176,8 +193,9 @@ class ConstraintConfig:
             if not self.joints:
                 raise ConfigError(f"{owner}a joint_value constraint needs 'joints'")
             if len(self.values) != len(self.joints):
-                raise ConfigError(f"{owner}'values' needs one value per joint {self.joints}, "
-                                  f"got {self.values}")
+                raise ConfigError(
+                    f"{owner}'values' needs one value per joint {self.joints}, got {self.values}"
+                )
         return self
 
     @classmethod
@@ -192,14 +210,18 @@ class ConstraintConfig:
         valid = [f.name for f in fields(cls)]
         unknown = [k for k in d if k not in valid]
         if unknown:
-            raise ConfigError(f"constraint {d.get('name', name)!r}: unknown keys {unknown}; "
-                              "valid keys are: " + ", ".join(valid))
+            raise ConfigError(
+                f"constraint {d.get('name', name)!r}: unknown keys {unknown}; "
+                "valid keys are: " + ", ".join(valid)
+            )
         kw = dict(d)
         if name is not None:
             kw["name"] = name
         if "name" not in kw or "type" not in kw:
-            raise ConfigError(f"a constraint needs 'name' and 'type' (one of "
-                              f"{', '.join(CONSTRAINT_TYPES)}), got {dict(d)}")
+            raise ConfigError(
+                f"a constraint needs 'name' and 'type' (one of "
+                f"{', '.join(CONSTRAINT_TYPES)}), got {dict(d)}"
+            )
         return cls(**kw).validate()
 
     def to_dict(self) -> dict[str, Any]:
@@ -254,15 +276,17 @@ class ControllerConfig:
         self.control_rate = _float("", "control_rate", self.control_rate, 1.0, 2000.0)
         self.input_timeout = _float("", "input_timeout", self.input_timeout, 0.0, 60.0, True)
         if self.solver not in SOLVERS:
-            raise ConfigError(f"unknown solver {self.solver!r}; solvers are: "
-                              + ", ".join(SOLVERS))
+            raise ConfigError(
+                f"unknown solver {self.solver!r}; solvers are: " + ", ".join(SOLVERS)
+            )
         self.damping_max = _float("", "damping_max", self.damping_max, 0.0, 10.0)
         self.damping_epsilon = _float("", "damping_epsilon", self.damping_epsilon, 0.0, 10.0)
         if self.damping_max > 0.0 and self.damping_epsilon == 0.0:
             raise ConfigError("damping_epsilon must be > 0 when damping_max > 0")
         self.velocity_scale = _float("", "velocity_scale", self.velocity_scale, 0.0, 1.0, True)
-        self.joint_limit_margin = _float("", "joint_limit_margin", self.joint_limit_margin,
-                                         0.0, 1.0)
+        self.joint_limit_margin = _float(
+            "", "joint_limit_margin", self.joint_limit_margin, 0.0, 1.0
+        )
         self.max_velocity = _float("", "max_velocity", self.max_velocity, 0.0, 100.0, True)
         self.twist_filter_time_constant = _float(
             "", "twist_filter_time_constant", self.twist_filter_time_constant, 0.0, 10.0
@@ -298,22 +322,28 @@ class ControllerConfig:
             elif k in valid:
                 kw[k] = v
             else:
-                raise ConfigError(f"unknown key {k!r}; valid keys are: "
-                                  + ", ".join([*valid, "constraint_names"]))
+                raise ConfigError(
+                    f"unknown key {k!r}; valid keys are: "
+                    + ", ".join([*valid, "constraint_names"])
+                )
         raw = kw.pop("constraints", None) or []
         cons: list[ConstraintConfig] = []
         if isinstance(raw, Mapping):
             names = order if order is not None else list(raw)
             missing = [n for n in names if n not in raw]
             if missing:
-                raise ConfigError(f"constraint_names lists {missing} without settings under "
-                                  f"'constraints'; configured: {list(raw)}")
+                raise ConfigError(
+                    f"constraint_names lists {missing} without settings under "
+                    f"'constraints'; configured: {list(raw)}"
+                )
             cons = [ConstraintConfig.from_dict(raw[n], name=n) for n in names]
         elif isinstance(raw, Sequence) and not isinstance(raw, str):
             cons = [ConstraintConfig.from_dict(c) for c in raw]
             if order is not None and order != [c.name for c in cons]:
-                raise ConfigError(f"constraint_names {order} does not match the constraints "
-                                  f"{[c.name for c in cons]}")
+                raise ConfigError(
+                    f"constraint_names {order} does not match the constraints "
+                    f"{[c.name for c in cons]}"
+                )
         else:
             raise ConfigError(f"constraints must be a list or a mapping, got {raw!r}")
         return cls(constraints=cons, **kw).validate()
@@ -336,8 +366,7 @@ class ControllerConfig:
                     break
             else:
                 if all(isinstance(v, Mapping) and "ros__parameters" in v for v in d.values()):
-                    raise ConfigError(f"no parameters for node {node_name!r}; sections: "
-                                      f"{list(d)}")
+                    raise ConfigError(f"no parameters for node {node_name!r}; sections: {list(d)}")
         if isinstance(params, Mapping) and "ros__parameters" in params:
             params = params["ros__parameters"]
         if not isinstance(params, Mapping):
@@ -357,22 +386,39 @@ class ControllerConfig:
         for c in self.constraints:
             if c.name == name:
                 return c
-        raise ConfigError(f"no constraint named {name!r}; constraints are: "
-                          + (", ".join(repr(c.name) for c in self.constraints) or "(none)"))
+        raise ConfigError(
+            f"no constraint named {name!r}; constraints are: "
+            + (", ".join(repr(c.name) for c in self.constraints) or "(none)")
+        )
 
 
 LIVE_KEYS = frozenset(
     {
-        "control_rate", "input_timeout", "solver", "damping_max", "damping_epsilon",
-        "velocity_scale", "joint_limit_margin", "max_velocity", "twist_filter_time_constant",
+        "control_rate",
+        "input_timeout",
+        "solver",
+        "damping_max",
+        "damping_epsilon",
+        "velocity_scale",
+        "joint_limit_margin",
+        "max_velocity",
+        "twist_filter_time_constant",
     }
 )
 """Controller settings that :meth:`Controller.update_parameters` changes live."""
 
 LIVE_CONSTRAINT_KEYS = frozenset(
     {
-        "weight", "gain", "feedforward", "distance", "min_distance", "max_distance", "values",
-        "position_axes", "rotation_axes", "reference",
+        "weight",
+        "gain",
+        "feedforward",
+        "distance",
+        "min_distance",
+        "max_distance",
+        "values",
+        "position_axes",
+        "rotation_axes",
+        "reference",
     }
 )
 """Constraint settings that :meth:`Controller.update_parameters` changes live."""
@@ -391,8 +437,7 @@ def apply_updates(config: ControllerConfig, **kw: Any) -> ControllerConfig:
     for key, value in kw.items():
         if key == "constraints":
             if not isinstance(value, Mapping):
-                raise ConfigError(f"constraints must be a mapping name -> settings, got "
-                                  f"{value!r}")
+                raise ConfigError(f"constraints must be a mapping name -> settings, got {value!r}")
             for name, settings in value.items():
                 per.setdefault(name, {}).update(settings)
         elif key.startswith("constraints."):
@@ -403,16 +448,17 @@ def apply_updates(config: ControllerConfig, **kw: Any) -> ControllerConfig:
         elif key in LIVE_KEYS:
             setattr(cfg, key, value)
         else:
-            raise ConfigError(f"{key!r} cannot change live (rebuild the controller); live "
-                              "settings are: " + ", ".join(sorted(LIVE_KEYS)))
+            raise ConfigError(
+                f"{key!r} cannot change live (rebuild the controller); live "
+                "settings are: " + ", ".join(sorted(LIVE_KEYS))
+            )
     for name, settings in per.items():
         c = cfg.constraint(name)
         for f, value in settings.items():
             if f not in LIVE_CONSTRAINT_KEYS:
                 raise ConfigError(
                     f"constraint {name!r}: {f!r} cannot change live (rebuild the "
-                    "controller); live settings are: "
-                    + ", ".join(sorted(LIVE_CONSTRAINT_KEYS))
+                    "controller); live settings are: " + ", ".join(sorted(LIVE_CONSTRAINT_KEYS))
                 )
             setattr(c, f, value)
     cfg.validate()
@@ -475,8 +521,10 @@ class Controller:
         joints = self.config.joints or tree.joint_names
         unknown = [j for j in joints if j not in tree.joint_names]
         if unknown:
-            raise ConfigError(f"joints {unknown} are not movable joints of the URDF; joints "
-                              f"are: {', '.join(tree.joint_names)}")
+            raise ConfigError(
+                f"joints {unknown} are not movable joints of the URDF; joints "
+                f"are: {', '.join(tree.joint_names)}"
+            )
         self.joint_names: list[str] = list(joints)
         self.tree = tree.select_joints(self.joint_names)
         n = len(self.joint_names)
@@ -490,8 +538,11 @@ class Controller:
                 c.link = tip_link(self.tree)
         self.scene = self._build_scene(self.config)
         self._constraints = self.scene.constraints
-        self._targets = {c.name: _TargetState() for c in self.config.constraints
-                         if c.type in POSE_CONSTRAINT_TYPES}
+        self._targets = {
+            c.name: _TargetState()
+            for c in self.config.constraints
+            if c.type in POSE_CONSTRAINT_TYPES
+        }
         self._vmax = self.scene.velocity_limits  # (n,)
         self._dt = 1.0 / self.config.control_rate
         self._q = np.zeros(n)
@@ -513,9 +564,14 @@ class Controller:
         try:
             cons = [_make_constraint(c) for c in cfg.constraints]
             return Scene(
-                self.tree, cons, solver=cfg.solver, damping_max=cfg.damping_max,
-                damping_epsilon=cfg.damping_epsilon, velocity_scale=cfg.velocity_scale,
-                joint_limit_margin=cfg.joint_limit_margin, max_velocity=cfg.max_velocity,
+                self.tree,
+                cons,
+                solver=cfg.solver,
+                damping_max=cfg.damping_max,
+                damping_epsilon=cfg.damping_epsilon,
+                velocity_scale=cfg.velocity_scale,
+                joint_limit_margin=cfg.joint_limit_margin,
+                max_velocity=cfg.max_velocity,
             )
         except ConfigError:
             raise
@@ -616,8 +672,13 @@ class Controller:
         self.rejections += 1
         return InputError(reason)
 
-    def set_joint_state(self, names: Sequence[str], positions: ArrayLike, stamp: float,
-                        source_stamp: float | None = None) -> None:
+    def set_joint_state(
+        self,
+        names: Sequence[str],
+        positions: ArrayLike,
+        stamp: float,
+        source_stamp: float | None = None,
+    ) -> None:
         """Accept a joint state, mapped by name (extra joints ignored).
 
         Args:
@@ -635,16 +696,18 @@ class Controller:
         names = list(names)
         pos = np.asarray(positions, dtype=float).reshape(-1)
         if pos.shape[0] != len(names):
-            raise self._reject(f"joint state has {len(names)} names but {pos.shape[0]} "
-                               "positions")
+            raise self._reject(f"joint state has {len(names)} names but {pos.shape[0]} positions")
         if names != self._names_cache:
             self._map_names(names)
         q = pos[self._idx]
         if not np.all(np.isfinite(q)):
             bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(q))]
             raise self._reject(f"joint state has non-finite positions for {bad}")
-        if (source_stamp is not None and self._js_source_stamp is not None
-                and source_stamp < self._js_source_stamp):
+        if (
+            source_stamp is not None
+            and self._js_source_stamp is not None
+            and source_stamp < self._js_source_stamp
+        ):
             raise self._reject(
                 f"joint state stamp {source_stamp:.6f} s is older than the last accepted "
                 f"{self._js_source_stamp:.6f} s (out of order)"
@@ -676,8 +739,10 @@ class Controller:
             raise self._reject(f"joint state lists {needed} more than once")
         missing = [j for j in self.joint_names if j not in index]
         if missing:
-            raise self._reject(f"joint state lacks joints {missing}; commanded joints are: "
-                               + ", ".join(self.joint_names))
+            raise self._reject(
+                f"joint state lacks joints {missing}; commanded joints are: "
+                + ", ".join(self.joint_names)
+            )
         self._idx[:] = [index[j] for j in self.joint_names]
         self._held_idx = [(index[j], self._all.index(j)) for j in self._held if j in index]
         self._names_cache = names
@@ -704,13 +769,22 @@ class Controller:
                 + ", ".join(self.tree.link_names)
             ) from None
         if not self._has_state:
-            raise self._reject(f"{what} in frame {frame!r} needs a joint state to transform it "
-                               f"to {self.tree.root_link!r}; none received yet")
+            raise self._reject(
+                f"{what} in frame {frame!r} needs a joint state to transform it "
+                f"to {self.tree.root_link!r}; none received yet"
+            )
         self.tree.compute(self._q)
         return self.tree.pose_ref(idx).copy()
 
-    def set_target(self, constraint: str, frame: str, position: ArrayLike,
-                   quat_xyzw: ArrayLike, stamp: float, source_stamp: float | None = None) -> None:
+    def set_target(
+        self,
+        constraint: str,
+        frame: str,
+        position: ArrayLike,
+        quat_xyzw: ArrayLike,
+        stamp: float,
+        source_stamp: float | None = None,
+    ) -> None:
         """Set a constraint's target pose; estimates the target twist from successive poses.
 
         Poses at most ``input_timeout`` apart are a stream: their finite differences, filtered
@@ -736,17 +810,25 @@ class Controller:
         p = np.asarray(position, dtype=float).reshape(-1)
         qt = np.asarray(quat_xyzw, dtype=float).reshape(-1)
         if p.shape != (3,) or not np.all(np.isfinite(p)):
-            raise self._reject(f"target of {constraint!r}: position must be 3 finite values, "
-                               f"got {p.tolist()}")
+            raise self._reject(
+                f"target of {constraint!r}: position must be 3 finite values, got {p.tolist()}"
+            )
         if qt.shape != (4,) or not np.all(np.isfinite(qt)):
-            raise self._reject(f"target of {constraint!r}: quaternion (x, y, z, w) must be 4 "
-                               f"finite values, got {qt.tolist()}")
+            raise self._reject(
+                f"target of {constraint!r}: quaternion (x, y, z, w) must be 4 "
+                f"finite values, got {qt.tolist()}"
+            )
         norm = float(np.linalg.norm(qt))
         if norm < 1e-6:
-            raise self._reject(f"target of {constraint!r}: quaternion {qt.tolist()} has zero "
-                               "norm (identity is (0, 0, 0, 1))")
-        if source_stamp is not None and st.source_stamp is not None \
-                and source_stamp < st.source_stamp:
+            raise self._reject(
+                f"target of {constraint!r}: quaternion {qt.tolist()} has zero "
+                "norm (identity is (0, 0, 0, 1))"
+            )
+        if (
+            source_stamp is not None
+            and st.source_stamp is not None
+            and source_stamp < st.source_stamp
+        ):
             raise self._reject(
                 f"target of {constraint!r}: stamp {source_stamp:.6f} s is older than the last "
                 f"accepted {st.source_stamp:.6f} s (out of order)"
@@ -758,8 +840,7 @@ class Controller:
         self.scene.get(constraint).set_target(pose)  # type: ignore[attr-defined]
         t = float(stamp)
         t_src = t if source_stamp is None else float(source_stamp)
-        t_prev = st.stamp if (source_stamp is None or st.source_stamp is None) \
-            else st.source_stamp
+        t_prev = st.stamp if (source_stamp is None or st.source_stamp is None) else st.source_stamp
         dt = t_src - t_prev
         if st.has_pose and 0.0 < dt <= self.config.input_timeout:
             raw = np.empty(6)
@@ -775,8 +856,9 @@ class Controller:
             st.source_stamp = float(source_stamp)
         st.has_pose = True
 
-    def set_target_twist(self, constraint: str, frame: str, twist: ArrayLike,
-                         stamp: float) -> None:
+    def set_target_twist(
+        self, constraint: str, frame: str, twist: ArrayLike, stamp: float
+    ) -> None:
         """Set the target's twist explicitly (feed-forward), valid for ``input_timeout``.
 
         Args:
@@ -791,8 +873,9 @@ class Controller:
         st = self._target_state(constraint)
         tw = np.asarray(twist, dtype=float).reshape(-1)
         if tw.shape != (6,) or not np.all(np.isfinite(tw)):
-            raise self._reject(f"twist of {constraint!r} must be 6 finite values, got "
-                               f"{tw.tolist()}")
+            raise self._reject(
+                f"twist of {constraint!r} must be 6 finite values, got {tw.tolist()}"
+            )
         ref = self._frame_pose(frame, f"twist of {constraint!r}")
         if ref is not None:
             r = ref[:3, :3]
@@ -819,8 +902,7 @@ class Controller:
         scene = self._build_scene(cfg)
         for old in self.scene.constraints:  # carry the targets over
             new = scene.get(old.name)
-            if isinstance(old, CopyPose | Distance) and old.target.link is None \
-                    and old.has_target:
+            if isinstance(old, CopyPose | Distance) and old.target.link is None and old.has_target:
                 new.set_target(old.target.pose)  # type: ignore[attr-defined]
         for st in self._targets.values():
             st.applied[:] = 0.0  # the new constraints start without a twist
@@ -838,8 +920,9 @@ class Controller:
             return "waiting", "no joint state received yet"
         age = now - self._js_stamp
         if age > self.config.input_timeout:
-            return "stale", (f"joint states are {age:.3f} s old (input_timeout "
-                             f"{self.config.input_timeout} s)")
+            return "stale", (
+                f"joint states are {age:.3f} s old (input_timeout {self.config.input_timeout} s)"
+            )
         for c in self._constraints:
             if c.enabled and c.has_target:  # type: ignore[attr-defined]
                 return "active", ""
@@ -910,16 +993,26 @@ def tip_link(tree: KinematicTree) -> str:
 def _make_constraint(c: ConstraintConfig) -> Constraint:
     if c.type == "copy_pose":
         return CopyPose(
-            c.name, c.link, position_axes=c.position_axes, rotation_axes=c.rotation_axes,
-            reference=c.reference, target_link=c.target_link or None, weight=c.weight,
-            gain=c.gain, feedforward=c.feedforward,
+            c.name,
+            c.link,
+            position_axes=c.position_axes,
+            rotation_axes=c.rotation_axes,
+            reference=c.reference,
+            target_link=c.target_link or None,
+            weight=c.weight,
+            gain=c.gain,
+            feedforward=c.feedforward,
         )
     if c.type == "distance":
         return Distance(
-            c.name, c.link, distance=c.distance,
+            c.name,
+            c.link,
+            distance=c.distance,
             min_distance=c.min_distance if c.min_distance >= 0.0 else None,
             max_distance=c.max_distance if c.max_distance >= 0.0 else None,
-            target_link=c.target_link or None, weight=c.weight, gain=c.gain,
+            target_link=c.target_link or None,
+            weight=c.weight,
+            gain=c.gain,
             feedforward=c.feedforward,
         )
     return JointValue(c.name, c.joints, c.values, weight=c.weight, gain=c.gain)

@@ -117,7 +117,8 @@ class Scene:
         n = tree.n_joints
         self._constraints: list[Constraint] = []
         self._layout_version = 0
-        self._built_version = -1
+        self._built_layout = -1
+        self._built_sig: list[int] = []
         self._wq = np.ones(n)
         self._lower = tree.lower
         self._upper = tree.upper
@@ -247,11 +248,17 @@ class Scene:
         return self._vmax.copy()
 
     # ----------------------------------------------------------------------- layout
-    def _version(self) -> int:
-        v = self._layout_version
-        for c in self._constraints:
-            v += c.structure_version + (0 if c.enabled else 1_000_000)
-        return v
+    def _layout_changed(self) -> bool:
+        # Exact comparison with the last rebuild. (A sum of the versions collided: removing an
+        # enabled constraint bound once, +1 layout - 1 structure, or disabling one constraint
+        # while enabling another, left the sum unchanged and the stale rows in the solve.)
+        sig = self._built_sig
+        if self._built_layout != self._layout_version or len(sig) != len(self._constraints):
+            return True
+        for i, c in enumerate(self._constraints):
+            if sig[i] != 2 * c.structure_version + (1 if c.enabled else 0):
+                return True
+        return False
 
     def _rebuild(self) -> None:
         n = self.tree.n_joints
@@ -278,7 +285,9 @@ class Scene:
             r += c.n_rows
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
-        self._built_version = self._version()
+        self._built_layout = self._layout_version
+        self._built_sig = [2 * c.structure_version + (1 if c.enabled else 0)
+                           for c in self._constraints]
 
     # ----------------------------------------------------------------------- solve
     def _check(self, q: ArrayLike, dt: float) -> Array:
@@ -295,7 +304,7 @@ class Scene:
 
     def update(self, q: ArrayLike) -> None:
         """Compute A, B, y and y'_d for ``q`` without solving (see :meth:`matrices`)."""
-        if self._built_version != self._version():
+        if self._layout_changed():
             self._rebuild()
         qv = self._check(q, 1.0)
         self.tree.compute(qv)

@@ -116,8 +116,9 @@ class CommandMessage:
 
     def __init__(self, kind: str, joints: Sequence[str]) -> None:
         if kind not in COMMAND_TYPES:
-            raise ValueError(f"unknown command_out_type {kind!r}; valid types are: "
-                             + ", ".join(COMMAND_TYPES))
+            raise ValueError(
+                f"unknown command_out_type {kind!r}; valid types are: " + ", ".join(COMMAND_TYPES)
+            )
         self.kind = kind
         self.joints = list(joints)
         n = len(self.joints)

@@ -113,14 +113,16 @@ class ItascNode(Node):
         self._constraint_names = P.declare_parameters(self)
         self._kind = str(P.value(self, "command_out_type"))
         if self._kind not in COMMAND_TYPES:
-            raise ConfigError(f"command_out_type {self._kind!r} is not one of: "
-                              + ", ".join(COMMAND_TYPES))
+            raise ConfigError(
+                f"command_out_type {self._kind!r} is not one of: " + ", ".join(COMMAND_TYPES)
+            )
         self._config = P.read_config(self)  # validates the constraints' settings
         self._controller: Controller | None = None
         self._command: CommandMessage | None = None
         self._urdf_source = ""
         self._last_out: StepOutput | None = None
         self._last_js: tuple[Sequence[str], Any, float | None] | None = None
+        self._pending_targets: dict[str, PoseStamped] = {}
         self._enabled = True
         self._publish_markers = bool(P.value(self, "publish_markers"))
         self._last_rejection = ""
@@ -131,22 +133,29 @@ class ItascNode(Node):
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
 
         self._cmd_pub = self.create_publisher(
-            COMMAND_TYPES[self._kind], str(P.value(self, "command_out_topic")),
+            COMMAND_TYPES[self._kind],
+            str(P.value(self, "command_out_topic")),
             QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
         )
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._status_pub = self.create_publisher(String, "~/status", 10)
         self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 10)
-        self.create_subscription(JointState, str(P.value(self, "joint_topic")),
-                                 self._on_joint_state, qos_profile_sensor_data)
+        self.create_subscription(
+            JointState,
+            str(P.value(self, "joint_topic")),
+            self._on_joint_state,
+            qos_profile_sensor_data,
+        )
         first = True
         for c in self._config.constraints:
             if not c.takes_target:
                 continue
-            pose_topic = c.target_topic or ("~/target_pose" if first
-                                            else f"~/{c.name}/target_pose")
-            twist_topic = c.twist_topic or ("~/target_twist" if first
-                                            else f"~/{c.name}/target_twist")
+            pose_topic = c.target_topic or (
+                "~/target_pose" if first else f"~/{c.name}/target_pose"
+            )
+            twist_topic = c.twist_topic or (
+                "~/target_twist" if first else f"~/{c.name}/target_twist"
+            )
             self.create_subscription(PoseStamped, pose_topic, self._target_cb(c.name), 10)
             self.create_subscription(TwistStamped, twist_topic, self._twist_cb(c.name), 10)
             first = False
@@ -158,9 +167,14 @@ class ItascNode(Node):
             self._load_urdf(description, "parameter")
         else:
             self.create_subscription(
-                String, "robot_description", self._on_robot_description,
-                QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                           reliability=ReliabilityPolicy.RELIABLE),
+                String,
+                "robot_description",
+                self._on_robot_description,
+                QoSProfile(
+                    depth=1,
+                    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                    reliability=ReliabilityPolicy.RELIABLE,
+                ),
             )
             path = str(P.value(self, "urdf_file"))
             if path:
@@ -168,8 +182,9 @@ class ItascNode(Node):
         if self._controller is None:
             self.get_logger().info("waiting for a URDF on the robot_description topic")
 
-        self._timer = self.create_timer(1.0 / self._config.control_rate, self._on_tick,
-                                        clock=self._wall)
+        self._timer = self.create_timer(
+            1.0 / self._config.control_rate, self._on_tick, clock=self._wall
+        )
         self.create_timer(STATUS_PERIOD, self._on_status, clock=self._wall)
         self.create_timer(DIAGNOSTICS_PERIOD, self._on_diagnostics, clock=self._wall)
 
@@ -209,23 +224,35 @@ class ItascNode(Node):
         ctrl.set_enabled(self._enabled)
         if self._last_js is not None:
             try:
-                ctrl.set_joint_state(self._last_js[0], self._last_js[1], self._now(),
-                                     self._last_js[2])
+                ctrl.set_joint_state(
+                    self._last_js[0], self._last_js[1], self._now(), self._last_js[2]
+                )
             except InputError:
                 pass
         if old is not None:
             for name in old.pose_constraints:
                 _, target = old.poses(name)
                 if target is not None and name in ctrl.pose_constraints:
-                    ctrl.set_target(name, "", target[:3, 3], spatial.matrix_to_quat(target),
-                                    old.target_stamp(name))
+                    ctrl.set_target(
+                        name,
+                        "",
+                        target[:3, 3],
+                        spatial.matrix_to_quat(target),
+                        old.target_stamp(name),
+                    )
         self._command = CommandMessage(self._kind, ctrl.joint_names)
         self._controller = ctrl
+        pending, self._pending_targets = self._pending_targets, {}
+        for name, msg in pending.items():
+            self._on_marker_pose(name, msg)
         self._config = ctrl.config
         self._urdf_source = source
         self._target_markers = replace_target_markers(  # RViz drag-able targets
-            self, ctrl, getattr(self, "_target_markers", None),
-            bool(P.value(self, "interactive_marker")))
+            self,
+            ctrl,
+            getattr(self, "_target_markers", None),
+            bool(P.value(self, "interactive_marker")),
+        )
         self.get_logger().info(
             f"model '{ctrl.tree.name}' from the {source}: joints {ctrl.joint_names}, "
             f"constraints {[c.name for c in ctrl.config.constraints]}"
@@ -274,6 +301,7 @@ class ItascNode(Node):
         """Feed a target pose to constraint ``name`` (target topics and the RViz marker)."""
         ctrl = self._controller
         if ctrl is None:
+            self._pending_targets[name] = pose_stamped  # applied once a model is loaded
             return
         frame, p, q, src = pose_stamped_arrays(pose_stamped)
         try:
@@ -319,28 +347,27 @@ class ItascNode(Node):
                 upd = P.live_update(p.name, p.value)
                 if upd is not None:
                     updates.update(upd)
-        ctrl = self._controller
-        try:
-            if ctrl is not None and updates:
-                ctrl.update_parameters(**updates)
-                self._config = ctrl.config
-            elif updates:
-                self._config = apply_updates(self._config, **updates)
+        try:  # validate everything before changing anything
+            config = apply_updates(self._config, **updates) if updates else self._config
+            new = Controller(KinematicTree.from_urdf(description), config) if description else None
         except ConfigError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        if description:
-            try:
-                tree = KinematicTree.from_urdf(description)
-                new = Controller(tree, self._config)
-            except ItascError as exc:
-                self.get_logger().error(f"robot_description rejected: {exc}")
-                return SetParametersResult(successful=False,
-                                           reason=f"robot_description rejected: {exc}")
+        except ItascError as exc:
+            self.get_logger().error(f"robot_description rejected: {exc}")
+            return SetParametersResult(
+                successful=False, reason=f"robot_description rejected: {exc}"
+            )
+        if new is not None:
             self._install(new, "parameter")
-        elif urdf_file is not None and urdf_file and self._urdf_source in ("", "file"):
+        elif urdf_file and self._urdf_source in ("", "file"):
             reason = self._load_file(urdf_file)
             if reason:
                 return SetParametersResult(successful=False, reason=reason)
+        if updates:
+            if self._controller is not None:
+                self._controller.update_parameters(**updates)  # validated above
+                config = self._controller.config
+            self._config = config
         for p in params:
             if p.name == "publish_markers":
                 self._publish_markers = bool(p.value)
@@ -397,7 +424,9 @@ class ItascNode(Node):
         if r is not None:
             info.update(
                 errors={n: float(e) for n, e in zip(r.constraint_names, r.errors, strict=True)},
-                sigma_min=r.sigma_min, damping=r.damping, locked=r.locked_joints,
+                sigma_min=r.sigma_min,
+                damping=r.damping,
+                locked=r.locked_joints,
                 velocity_scale=r.velocity_scale,
             )
         self._status_pub.publish(String(data=json.dumps(info)))
@@ -429,8 +458,10 @@ class ItascNode(Node):
             if target is None:
                 line.action = Marker.DELETE
             else:
-                line.points = [Point(x=float(a[0]), y=float(a[1]), z=float(a[2]))
-                               for a in (eff[:3, 3], target[:3, 3])]
+                line.points = [
+                    Point(x=float(a[0]), y=float(a[1]), z=float(a[2]))
+                    for a in (eff[:3, 3], target[:3, 3])
+                ]
             array.markers.append(line)
         return array
 
@@ -446,8 +477,9 @@ class ItascNode(Node):
         st.reset(t)
         ctrl, out = self._controller, self._last_out
         now = self._now()
-        status = DiagnosticStatus(name=f"{self.get_name()}: controller",
-                                  hardware_id=ctrl.tree.name if ctrl else "")
+        status = DiagnosticStatus(
+            name=f"{self.get_name()}: controller", hardware_id=ctrl.tree.name if ctrl else ""
+        )
         values: list[tuple[str, Any]] = [
             ("loop_rate_hz", f"{self._diag['rate']:.1f}"),
             ("control_rate_hz", f"{self._config.control_rate:.1f}"),
@@ -475,7 +507,8 @@ class ItascNode(Node):
                 r = out.result
                 if r is not None:
                     values += [
-                        ("sigma_min", f"{r.sigma_min:.5f}"), ("damping", f"{r.damping:.5f}"),
+                        ("sigma_min", f"{r.sigma_min:.5f}"),
+                        ("damping", f"{r.damping:.5f}"),
                         ("locked_joints", ", ".join(r.locked_joints)),
                         ("velocity_scale", f"{r.velocity_scale:.4f}"),
                     ]
@@ -498,13 +531,17 @@ def _age(now: float, stamp: float) -> str:
 
 
 def make_executor() -> Executor:
-    """The EventsExecutor where rclpy has it (a 1 kHz loop costs ~4x less CPU), else the
-    SingleThreadedExecutor (Humble, Jazzy). ``ITASC_EXECUTOR=single`` forces the latter."""
+    """The executor of the node: rclpy's EventsExecutor where it exists, else single-threaded.
+
+    The EventsExecutor (rclpy.experimental, Kilted) runs a 1 kHz timer for about a quarter of
+    the CPU of the SingleThreadedExecutor, which Humble and Jazzy use. ``ITASC_EXECUTOR=single``
+    in the environment forces the SingleThreadedExecutor.
+    """
     if os.environ.get("ITASC_EXECUTOR", "") != "single":
         try:
             from rclpy.experimental import EventsExecutor
 
-            return EventsExecutor()  # type: ignore[no-any-return]
+            return EventsExecutor()
         except ImportError:
             pass
     return SingleThreadedExecutor()

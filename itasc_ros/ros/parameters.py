@@ -59,16 +59,22 @@ class ParamSpec:
     def descriptor(self) -> ParameterDescriptor:
         """The ParameterDescriptor, with an integer or floating-point range when bounded."""
         d = ParameterDescriptor(
-            name=self.name, description=self.description, read_only=self.read_only,
+            name=self.name,
+            description=self.description,
+            read_only=self.read_only,
             additional_constraints=self.constraints,
         )
         if self.lo is not None and self.hi is not None:
             if isinstance(self.default, int) and not isinstance(self.default, bool):
-                d.integer_range = [IntegerRange(from_value=int(self.lo), to_value=int(self.hi),
-                                                step=0)]
+                d.integer_range = [
+                    IntegerRange(from_value=int(self.lo), to_value=int(self.hi), step=0)
+                ]
             else:
-                d.floating_point_range = [FloatingPointRange(
-                    from_value=float(self.lo), to_value=float(self.hi), step=0.0)]
+                d.floating_point_range = [
+                    FloatingPointRange(
+                        from_value=float(self.lo), to_value=float(self.hi), step=0.0
+                    )
+                ]
         return d
 
 
@@ -76,51 +82,123 @@ _STR_ARRAY = Parameter.Type.STRING_ARRAY
 _DBL_ARRAY = Parameter.Type.DOUBLE_ARRAY
 
 NODE_PARAMS: tuple[ParamSpec, ...] = (
-    ParamSpec("robot_description", "", "URDF XML; empty: the robot_description topic "
-              "(transient_local), else urdf_file. A new value rebuilds the model."),
-    ParamSpec("urdf_file", "", "Path of a URDF file, used when neither the robot_description "
-              "parameter nor the topic gives one."),
-    ParamSpec("joints", _STR_ARRAY, "Commanded joints, the order of every command; "
-              "empty: all movable joints of the URDF.", read_only=True),
+    ParamSpec(
+        "robot_description",
+        "",
+        "URDF XML; empty: the robot_description topic "
+        "(transient_local), else urdf_file. A new value rebuilds the model.",
+    ),
+    ParamSpec(
+        "urdf_file",
+        "",
+        "Path of a URDF file, used when neither the robot_description "
+        "parameter nor the topic gives one.",
+    ),
+    ParamSpec(
+        "joints",
+        _STR_ARRAY,
+        "Commanded joints, the order of every command; empty: all movable joints of the URDF.",
+        read_only=True,
+    ),
     ParamSpec("control_rate", 250.0, "Control loop rate [Hz] (wall-clock timer).", 1.0, 2000.0),
-    ParamSpec("command_out_type", FLOAT64_MULTI_ARRAY, "Command message type.", read_only=True,
-              constraints="one of: " + ", ".join(COMMAND_TYPES)),
-    ParamSpec("command_out_topic", "/forward_velocity_controller/commands",
-              "Topic of the commands (reliable).", read_only=True),
-    ParamSpec("joint_topic", "joint_states", "Joint state topic (sensor-data QoS).", read_only=True),
-    ParamSpec("input_timeout", 0.1, "Joint states older than this [s] stop the robot "
-              "(zeros once).", 0.001, 60.0),
-    ParamSpec("solver", "dls", "Pseudo-inverse: damped least squares or selectively damped.",
-              constraints="one of: " + ", ".join(SOLVERS)),
+    ParamSpec(
+        "command_out_type",
+        FLOAT64_MULTI_ARRAY,
+        "Command message type.",
+        read_only=True,
+        constraints="one of: " + ", ".join(COMMAND_TYPES),
+    ),
+    ParamSpec(
+        "command_out_topic",
+        "/forward_velocity_controller/commands",
+        "Topic of the commands (reliable).",
+        read_only=True,
+    ),
+    ParamSpec(
+        "joint_topic", "joint_states", "Joint state topic (sensor-data QoS).", read_only=True
+    ),
+    ParamSpec(
+        "input_timeout",
+        0.1,
+        "Joint states older than this [s] stop the robot (zeros once).",
+        0.001,
+        60.0,
+    ),
+    ParamSpec(
+        "solver",
+        "dls",
+        "Pseudo-inverse: damped least squares or selectively damped.",
+        constraints="one of: " + ", ".join(SOLVERS),
+    ),
     ParamSpec("damping_max", 0.1, "Largest damping lambda, at a singularity.", 0.0, 10.0),
-    ParamSpec("damping_epsilon", 0.02, "Smallest singular value below which damping "
-              "starts.", 0.0, 10.0),
+    ParamSpec(
+        "damping_epsilon", 0.02, "Smallest singular value below which damping starts.", 0.0, 10.0
+    ),
     ParamSpec("velocity_scale", 1.0, "Fraction of the URDF velocity limits.", 0.001, 1.0),
-    ParamSpec("joint_limit_margin", 0.0, "Distance kept from position limits [rad or m].",
-              0.0, 1.0),
-    ParamSpec("max_velocity", 10.0, "Velocity cap of joints without a URDF limit "
-              "[rad/s or m/s].", 0.001, 100.0),
-    ParamSpec("twist_filter_time_constant", 0.05, "Filter of the target twist estimated "
-              "from successive poses [s].", 0.0, 10.0),
-    ParamSpec("constraint_names", ["ee"], "Constraints, in order; each has "
-              "constraints.<name>.<field> parameters.", read_only=True),
+    ParamSpec(
+        "joint_limit_margin", 0.0, "Distance kept from position limits [rad or m].", 0.0, 1.0
+    ),
+    ParamSpec(
+        "max_velocity",
+        10.0,
+        "Velocity cap of joints without a URDF limit [rad/s or m/s].",
+        0.001,
+        100.0,
+    ),
+    ParamSpec(
+        "twist_filter_time_constant",
+        0.05,
+        "Filter of the target twist estimated from successive poses [s].",
+        0.0,
+        10.0,
+    ),
+    ParamSpec(
+        "constraint_names",
+        ["ee"],
+        "Constraints, in order; each has constraints.<name>.<field> parameters.",
+        read_only=True,
+    ),
     ParamSpec("publish_markers", True, "Publish RViz markers on ~/markers."),
-    ParamSpec("interactive_marker", True, "Serve a 6-DOF RViz interactive marker per pose "
-              "constraint on ~/target_marker; dragging it sets the target.", read_only=True),
+    ParamSpec(
+        "interactive_marker",
+        True,
+        "Serve a 6-DOF RViz interactive marker per pose "
+        "constraint on ~/target_marker; dragging it sets the target.",
+        read_only=True,
+    ),
 )
 """Parameters of the node itself, in declaration order."""
 
 _CONSTRAINT_SPECS: tuple[ParamSpec, ...] = (
-    ParamSpec("type", "copy_pose", "Constraint type.", read_only=True,
-              constraints="one of: " + ", ".join(CONSTRAINT_TYPES)),
+    ParamSpec(
+        "type",
+        "copy_pose",
+        "Constraint type.",
+        read_only=True,
+        constraints="one of: " + ", ".join(CONSTRAINT_TYPES),
+    ),
     ParamSpec("link", "", "Effector link; empty: the URDF's tip link.", read_only=True),
-    ParamSpec("target_link", "", "Follow this robot link instead of a target topic.", read_only=True),
-    ParamSpec("position_axes", "xyz", "copy_pose: controlled position axes.",
-              constraints="distinct letters of 'xyz', may be empty"),
-    ParamSpec("rotation_axes", "xyz", "copy_pose: controlled rotation axes.",
-              constraints="distinct letters of 'xyz', may be empty"),
-    ParamSpec("reference", "target", "copy_pose: frame of the selected axes.",
-              constraints="one of: target, effector, root"),
+    ParamSpec(
+        "target_link", "", "Follow this robot link instead of a target topic.", read_only=True
+    ),
+    ParamSpec(
+        "position_axes",
+        "xyz",
+        "copy_pose: controlled position axes.",
+        constraints="distinct letters of 'xyz', may be empty",
+    ),
+    ParamSpec(
+        "rotation_axes",
+        "xyz",
+        "copy_pose: controlled rotation axes.",
+        constraints="distinct letters of 'xyz', may be empty",
+    ),
+    ParamSpec(
+        "reference",
+        "target",
+        "copy_pose: frame of the selected axes.",
+        constraints="one of: target, effector, root",
+    ),
     ParamSpec("weight", 1.0, "Task weight Wy.", 0.0, 1e6),
     ParamSpec("gain", 20.0, "Feedback gain K [1/s].", 0.0, 1000.0),
     ParamSpec("feedforward", True, "Feed the target twist forward."),
@@ -129,14 +207,23 @@ _CONSTRAINT_SPECS: tuple[ParamSpec, ...] = (
     ParamSpec("max_distance", -1.0, "distance: band upper bound [m]; -1 = unset.", -1.0, 100.0),
     ParamSpec("joints", _STR_ARRAY, "joint_value: joints to drive.", read_only=True),
     ParamSpec("values", _DBL_ARRAY, "joint_value: desired positions [rad or m]."),
-    ParamSpec("target_topic", "", "Target pose topic; empty: ~/target_pose for the first "
-              "pose constraint, ~/<name>/target_pose for the others.", read_only=True),
-    ParamSpec("twist_topic", "", "Target twist topic; empty: ~/target_twist for the first "
-              "pose constraint, ~/<name>/target_twist for the others.", read_only=True),
+    ParamSpec(
+        "target_topic",
+        "",
+        "Target pose topic; empty: ~/target_pose for the first "
+        "pose constraint, ~/<name>/target_pose for the others.",
+        read_only=True,
+    ),
+    ParamSpec(
+        "twist_topic",
+        "",
+        "Target twist topic; empty: ~/target_twist for the first "
+        "pose constraint, ~/<name>/target_twist for the others.",
+        read_only=True,
+    ),
 )
 
-assert {s.name for s in _CONSTRAINT_SPECS} == {f.name for f in fields(ConstraintConfig)} - {
-    "name"}
+assert {s.name for s in _CONSTRAINT_SPECS} == {f.name for f in fields(ConstraintConfig)} - {"name"}
 assert LIVE_CONSTRAINT_KEYS <= {s.name for s in _CONSTRAINT_SPECS if not s.read_only}
 assert LIVE_KEYS <= {s.name for s in NODE_PARAMS if not s.read_only}
 
@@ -144,8 +231,15 @@ assert LIVE_KEYS <= {s.name for s in NODE_PARAMS if not s.read_only}
 def constraint_specs(name: str) -> list[ParamSpec]:
     """The ``constraints.<name>.<field>`` parameters of one constraint."""
     return [
-        ParamSpec(f"constraints.{name}.{s.name}", s.default, s.description, s.lo, s.hi,
-                  s.read_only, s.constraints)
+        ParamSpec(
+            f"constraints.{name}.{s.name}",
+            s.default,
+            s.description,
+            s.lo,
+            s.hi,
+            s.read_only,
+            s.constraints,
+        )
         for s in _CONSTRAINT_SPECS
     ]
 

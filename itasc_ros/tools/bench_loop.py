@@ -122,24 +122,6 @@ def _has_message_info() -> bool:
 _HAS_MESSAGE_INFO = _has_message_info()
 
 
-def _make_executor(context: Any) -> Any:
-    """rclpy's C++ events executor where it exists (Jazzy+), else a SingleThreadedExecutor.
-
-    The measuring process then spends less CPU per message, leaving more to the node and the sim
-    robot on a small machine.
-    """
-    if os.environ.get("ITASC_BENCH_EXECUTOR", "events") == "events":
-        try:
-            from rclpy.experimental import EventsExecutor
-
-            return EventsExecutor(context=context)
-        except ImportError:
-            pass
-    from rclpy.executors import SingleThreadedExecutor
-
-    return SingleThreadedExecutor(context=context)
-
-
 class BenchError(RuntimeError):
     """The benchmark could not run (a process died, no command arrived)."""
 
@@ -236,16 +218,19 @@ def proc_rss_kb(pid: int) -> int:
     raise BenchError(f"no VmRSS in /proc/{pid}/status")
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> int | None:
-    """SIGINT, then SIGKILL after 5 s; returns the exit code."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
+def _stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> dict[str, int | None]:
+    """SIGINT to every process, then SIGKILL to those still running after 5 s; exit codes."""
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 5.0
+    for proc in procs.values():
         try:
-            proc.wait(timeout=5.0)
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    return proc.returncode
+    return {name: proc.returncode for name, proc in procs.items()}
 
 
 def _tail(path: Path, lines: int = 30) -> str:
@@ -348,6 +333,7 @@ def run_loop_bench(
     domain: int | None = None,
     log_dir: str | Path | None = None,
     node_module: str = "itasc_ros.ros.node",
+    warmup: float = WARMUP,
 ) -> dict[str, Any]:
     """Run the node, the simulated robot and a target in closed loop and measure the loop.
 
@@ -355,7 +341,7 @@ def run_loop_bench(
         robot: bundled robot name ('panda', 'ur5'): ``urdf/<robot>.urdf`` and
             ``config/<robot>.yaml``.
         rate: the node's ``control_rate`` [Hz].
-        duration: measured time [s], after the first command and a warm-up of 2 s.
+        duration: measured time [s], after the first command and ``warmup``.
         soak: the long-run variant: also samples the node's memory every second and reports its
             growth rate (``rss_growth_kb_per_min``).
         sim_rate: the sim robot's integration and ``joint_states`` rate [Hz]; default ``rate``.
@@ -363,6 +349,7 @@ def run_loop_bench(
         log_dir: where the node's and the sim robot's output go; default a temporary directory
             (kept, its path is in the result as ``log_dir``).
         node_module: the node's module, run with ``python -m`` (another build of the node).
+        warmup: time between the first command and the measurement [s].
 
     Returns:
         The keys of :data:`RESULT_KEYS` (see the module docstring for the methods) plus
@@ -370,7 +357,8 @@ def run_loop_bench(
         ``publish_period_error_{p50,p99,max}_ms``, ``publish_missed_tick_fraction``,
         ``delivery_{p50,p99}_ms``, ``timestamps`` ('dds' or 'callback'), ``sim_cpu_percent``,
         ``bench_cpu_percent``, ``commands_received``, ``joint_states_received``,
-        ``sim_rate_hz``, ``max_velocity_ratio`` (largest ``|q'| / limit``),
+        ``sim_rate_hz``, ``startup_s`` (start to first command), ``max_velocity_ratio`` (largest
+        ``|q'| / limit``),
         ``tracking_error_rms_mm``, ``tracking_error_max_mm``, ``load_average`` (1-min load
         before the run), ``robot``, ``log_dir``, ``exit_codes`` and, for a soak,
         ``rss_growth_kb_per_min`` and ``rss_max_kb``.
@@ -381,6 +369,7 @@ def run_loop_bench(
     """
     import rclpy
     from geometry_msgs.msg import PoseStamped
+    from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
@@ -432,10 +421,11 @@ def run_loop_bench(
         rclpy.init(
             context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO
         )
-        executor = _make_executor(context)
+        executor = SingleThreadedExecutor(context=context)
         node = rclpy.create_node("itasc_bench_loop", context=context)
         spin = threading.Thread(target=executor.spin, name="bench_loop_spin", daemon=True)
         try:
+            t_start = time.monotonic()
             for name, cmd in (("sim_robot", sim_cmd), ("node", node_cmd)):
                 with open(logs / f"{name}.log", "wb") as fh:
                     procs[name] = subprocess.Popen(
@@ -486,7 +476,8 @@ def run_loop_bench(
                         + _tail(logs / "node.log")
                     )
                 time.sleep(0.05)
-            time.sleep(WARMUP)
+            startup = time.monotonic() - t_start
+            time.sleep(warmup)
             check_alive("during the warm-up")
 
             node_pid, sim_pid = procs["node"].pid, procs["sim_robot"].pid
@@ -510,7 +501,9 @@ def run_loop_bench(
             rss_end = proc_rss_kb(node_pid)
             check_alive("at the end of the run")
         finally:
-            codes = {name: _stop(proc) for name, proc in procs.items()}
+            t_stop = time.monotonic()
+            codes = _stop_all(procs)
+            stop_s = time.monotonic() - t_stop
             executor.shutdown(timeout_sec=2.0)
             node.destroy_node()
             rclpy.try_shutdown(context=context)
@@ -555,6 +548,8 @@ def run_loop_bench(
         commands_received=n_cmd,
         joint_states_received=int(np.count_nonzero(js_window)),
         sim_rate_hz=float(sim_rate),
+        startup_s=startup,
+        stop_s=stop_s,
         max_velocity_ratio=rec.max_abs_ratio,
         load_average=load_before,
         robot=robot,

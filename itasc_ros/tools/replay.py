@@ -648,7 +648,13 @@ class Mismatch:
 
 @dataclass
 class CompareReport:
-    """Outcome of :meth:`Replayer.compare`."""
+    """Outcome of :meth:`Replayer.compare`.
+
+    Per compared command (arrays of length ``commands``, NaN where not reproduced):
+    ``input_stamp`` is the header stamp [s] of the joint state that reproduces it (the node's
+    time of that tick, up to the input latency), ``sigma_min``, ``damping``, ``locked`` and
+    ``position_error`` [m] the solve's figures for those inputs: what the node computed.
+    """
 
     tolerance: float
     window: float
@@ -662,6 +668,12 @@ class CompareReport:
     max_diff_matched: float = 0.0
     max_diff_latest: float = 0.0
     candidates_tried: int = 0
+    command_time: Array = field(default_factory=lambda: np.zeros(0))
+    input_stamp: Array = field(default_factory=lambda: np.zeros(0))
+    sigma_min: Array = field(default_factory=lambda: np.zeros(0))
+    damping: Array = field(default_factory=lambda: np.zeros(0))
+    locked: Array = field(default_factory=lambda: np.zeros(0))
+    position_error: Array = field(default_factory=lambda: np.zeros(0))
 
     @property
     def too_many_halts(self) -> bool:
@@ -701,9 +713,9 @@ class CompareReport:
         """A human-readable report."""
         lines = [
             f"compare: {self.commands} recorded commands, tolerance {self.tolerance:g} rad/s, "
-            f"window +-{1e3 * self.window:g} ms",
+            f"stamp window +-{1e3 * self.window:g} ms",
             f"  reproduced from the latest inputs:      {self.matched_latest}",
-            f"  reproduced from reordered inputs:       {self.matched_reordered}",
+            f"  reproduced from realigned inputs:       {self.matched_reordered}",
             f"  halts (exact zeros while active):       {self.halts}",
             f"  largest |diff| of a reproduced command: {self.max_diff_matched:.3e} rad/s",
         ]
@@ -727,33 +739,49 @@ def _ranked_product(lists: Sequence[Sequence[Any]], cap: int) -> Iterator[tuple[
     sizes = [len(x) for x in lists]
     if not sizes or min(sizes) == 0:
         return
-    total = math.prod(sizes)
-    if total <= 50_000:
+    sizes = [min(s, cap) for s in sizes]
+    if math.prod(sizes) <= 20_000:
         idx = sorted(itertools.product(*(range(s) for s in sizes)), key=sum)[:cap]
     else:  # walk rank sums in order
         idx = []
-        for r in range(sum(sizes)):
+        r = 0
+        while len(idx) < cap and r < sum(sizes):
             for combo in itertools.product(*(range(min(s, r + 1)) for s in sizes)):
                 if sum(combo) == r:
                     idx.append(combo)
                     if len(idx) >= cap:
                         break
-            if len(idx) >= cap:
-                break
+            r += 1
     for combo in idx:
         yield tuple(lst[i] for lst, i in zip(lists, combo, strict=True))
+
+
+@dataclass
+class _Pointers:
+    """Indices of the inputs that reproduced the previous command (node order is monotone)."""
+
+    js: int
+    pose: dict[str, int]
+    twist: dict[str, int]
 
 
 class Replayer:
     """Offline replay of a bag through a :class:`Controller` (deterministic).
 
     Args:
-        bag: bag directory (MCAP or sqlite3).
+        bag: bag directory or a single .mcap / .db3 file.
         setup: the node's parameters, URDF and topics (:func:`load_setup`).
 
     Raises:
         ReplayError: the bag lacks inputs. ConfigError: the configuration does not fit the URDF.
     """
+
+    #: Joint states searched after the previous match at most (per command).
+    MAX_JS_CANDIDATES = 48
+    #: Combinations tried per joint-state candidate at most.
+    PER_JS_CAP = 60
+    #: How far [s] (joint-state stamps) after the previous match a command's inputs may be.
+    HORIZON = 1.0
 
     def __init__(self, bag: str | Path, setup: NodeSetup) -> None:
         self.bag = Path(bag)
@@ -762,12 +790,14 @@ class Replayer:
         self.controller = Controller(self.tree, setup.config)
         self.joint_names = list(self.controller.joint_names)
         self.events = load_events(bag, setup, self.joint_names)
+        # (stamp [s] of the change, configuration from then on)
         self._epochs: list[tuple[float, ControllerConfig]] = [(-math.inf, setup.config)]
         self._probes: dict[int, Controller] = {}
         self._js: list[_JointState] = []
         self._poses: dict[str, list[_Pose]] = {n: [] for n in setup.pose_topics}
         self._twists: dict[str, list[_Twist]] = {n: [] for n in setup.twist_topics}
         self._commands: list[tuple[int, _Command]] = []  # (step index, command)
+        self._step_inputs: list[_Pointers] = []  # latest input indices at each step
         self.result: ReplayResult | None = None
 
     # --------------------------------------------------------------------------- the pass
@@ -795,11 +825,9 @@ class Replayer:
             period = 1.0 / ctrl.config.control_rate
             ticks = [_Command(t0 + k * period, None, "tick")
                      for k in range(int((t1 - t0) / period) + 1)]
-            events = [e for e in events if not isinstance(e, _Command)]
-            times = [e.t for e in events]
-            for tick in ticks:  # after the inputs of the same time
-                events.insert(bisect.bisect_right(times, tick.t), tick)
-                times.insert(bisect.bisect_right(times, tick.t), tick.t)
+            inputs = [e for e in events if not isinstance(e, _Command)]
+            # stable sort: bag order kept, a tick after the inputs of the same time
+            events = sorted(inputs + ticks, key=lambda e: (e.t, isinstance(e, _Command)))
         n = len(self.joint_names)
         rows: dict[str, list[Any]] = {k: [] for k in (
             "t", "recorded", "recomputed", "status", "sigma", "damping", "scale", "locked",
@@ -812,12 +840,14 @@ class Replayer:
         counts = {"joint_states": 0, "target_poses": 0, "target_twists": 0, "commands": 0,
                   "parameter_changes": 0}
         nan_row = np.full(n, np.nan)
+        last_js = -1
         for ev in events:
             try:
                 if isinstance(ev, _JointState):
                     counts["joint_states"] += 1
                     self._js.append(ev)
                     ctrl.set_joint_state(ev.names, ev.pos, ev.t, ev.src)
+                    last_js = len(self._js) - 1
                 elif isinstance(ev, _Pose):
                     counts["target_poses"] += 1
                     self._poses[ev.name].append(ev)
@@ -833,11 +863,14 @@ class Replayer:
                     if ev.changes:
                         ctrl.update_parameters(**ev.changes)
                         changes.append((ev.t, dict(ev.changes)))
-                        self._epochs.append((ev.t, copy.deepcopy(ctrl.config)))
+                        self._epochs.append((ev.stamp, copy.deepcopy(ctrl.config)))
                 else:
                     if ev.problem != "tick":
                         counts["commands"] += 1
                         self._commands.append((len(rows["t"]), ev))
+                    self._step_inputs.append(_Pointers(
+                        last_js, {c: len(v) - 1 for c, v in self._poses.items()},
+                        {c: len(v) - 1 for c, v in self._twists.items()}))
                     out = ctrl.step(ev.t)
                     res = out.result
                     rows["t"].append(ev.t)
@@ -852,10 +885,7 @@ class Replayer:
                     rows["eps"].append(ctrl.config.damping_epsilon)
                     pe = re = np.nan
                     if first_pose is not None and ctrl.has_joint_state:
-                        eff, tgt = ctrl.poses(first_pose)
-                        if tgt is not None:
-                            pe = float(np.linalg.norm(tgt[:3, 3] - eff[:3, 3]))
-                            re = float(np.linalg.norm(spatial.so3_log(tgt[:3, :3] @ eff[:3, :3].T)))
+                        pe, re = _pose_errors(ctrl, first_pose)
                     rows["perr"].append(pe)
                     rows["rerr"].append(re)
             except InputError as exc:
@@ -866,6 +896,7 @@ class Replayer:
                     reasons.append(f"t={ev.t:.6f} s: {exc}")
             except ConfigError as exc:
                 ignored.append(f"{ev.changes if isinstance(ev, _ParamChange) else ev}: {exc}")
+        self._epochs.sort(key=lambda e: e[0])
         k = len(rows["t"])
         self.result = ReplayResult(
             joint_names=self.joint_names,
@@ -891,8 +922,8 @@ class Replayer:
         return self.result
 
     # --------------------------------------------------------------------------- compare
-    def _epoch(self, t: float) -> int:
-        return max(0, bisect.bisect_right([e[0] for e in self._epochs], t) - 1)
+    def _epoch(self, stamp: float) -> int:
+        return max(0, bisect.bisect_right([e[0] for e in self._epochs], stamp) - 1)
 
     def _probe(self, epoch: int) -> Controller:
         probe = self._probes.get(epoch)
@@ -902,72 +933,112 @@ class Replayer:
         return probe
 
     @staticmethod
-    def _near(items: Sequence[Any], t: float, window: float, limit: int = 24) -> list[Any]:
-        """Items (sorted by .t) within t +- window, nearest first, plus the last before it."""
-        times = [it.t for it in items]
-        lo = bisect.bisect_left(times, t - window)
-        hi = bisect.bisect_right(times, t + window)
-        chosen = list(items[lo:hi])
-        if lo > 0:
-            chosen.append(items[lo - 1])
-        chosen.sort(key=lambda it: abs(it.t - t))
-        return chosen[:limit]
+    def _stamped(items: Sequence[Any], stamps: Sequence[float], s: float, window: float,
+                 first: int) -> list[int]:
+        """Indices >= first of items stamped within s +- window, nearest first.
 
-    def _candidates(self, t: float, window: float, cfg: ControllerConfig) -> list[list[Any]]:
-        js = [e for e in self._near(self._js, t, window) if e.accepted]
-        lists: list[list[Any]] = [js]
+        Plus the last one before that window (a target is held until the next one).
+        """
+        lo = max(bisect.bisect_left(stamps, s - window), first)
+        hi = bisect.bisect_right(stamps, s + window)
+        out = sorted(range(lo, hi), key=lambda i: abs(stamps[i] - s))
+        if lo - 1 >= max(first, 0):
+            out.append(lo - 1)
+        return [i for i in out if getattr(items[i], "accepted", True)]
+
+    def _input_lists(self, js: _JointState, prev: _Pointers | None, window: float,
+                     cfg: ControllerConfig) -> list[list[Any]]:
+        """Candidate lists per pose constraint for a joint-state candidate.
+
+        Two lists per constraint: (index, pose) and (frame, twist, index or -1).
+        """
+        lists: list[list[Any]] = []
+        s = js.stamp
         for name in self.setup.pose_topics:
-            poses = [p for p in self._near(self._poses[name], t, window) if p.accepted]
-            lists.append(poses)
-            twists: list[tuple[str, Array]] = []
+            poses = self._poses[name]
+            first = 0 if prev is None else max(prev.pose[name], 0)
+            pidx = self._stamped(poses, self._pose_stamps[name], s, window, first)
+            lists.append([(i, poses[i]) for i in pidx])
+            twists: list[tuple[str, Array, int]] = []
             if cfg.constraint(name).feedforward:
-                twists.extend((tw.frame, tw.twist) for tw in self._near(self._twists[name], t,
-                                                                        window))
-                twists.extend(("", p.estimate) for p in poses)
-            twists.append(("", np.zeros(6)))
+                tws = self._twists[name]
+                tfirst = 0 if prev is None else max(prev.twist[name], 0)
+                for i in self._stamped(tws, self._twist_stamps[name], s, window, tfirst):
+                    twists.append((tws[i].frame, tws[i].twist, i))
+                twists.extend(("", poses[i].estimate, -1) for i in pidx)
+            twists.append(("", np.zeros(6), -1))
             seen: set[tuple[str, bytes]] = set()
             unique = []
-            for frame, tw in twists:
+            for frame, tw, i in twists:
                 key = (frame, np.asarray(tw, dtype=float).tobytes())
                 if key not in seen:
                     seen.add(key)
-                    unique.append((frame, tw))
+                    unique.append((frame, tw, i))
             lists.append(unique)
         return lists
 
-    def _search(self, t: float, recorded: Array, window: float, tolerance: float,
-                cap: int) -> tuple[float, Array | None, int]:
-        """Best candidate: (max |diff|, its command, combinations tried)."""
-        epochs = [self._epoch(t)]
-        for e in (self._epoch(t - window), self._epoch(t + window)):
-            if e not in epochs:
-                epochs.append(e)
+    def _js_candidates(self, prev: _Pointers | None, cmd_gap: float) -> list[int]:
+        """Joint-state indices for the next command, the most likely first."""
+        if prev is None:  # first command: from the first target on
+            first_target = min((p[0].stamp for p in self._poses.values() if p),
+                               default=-math.inf)
+            start = bisect.bisect_left(self._js_stamps, first_target - 0.5)
+            return [i for i in range(start, min(start + 4 * self.MAX_JS_CANDIDATES,
+                                                len(self._js))) if self._js[i].accepted]
+        start = max(prev.js, 0)
+        horizon = self._js_stamps[start] + self.HORIZON if self._js else 0.0
+        stop = bisect.bisect_right(self._js_stamps, horizon)
+        e1 = self._js_per_command
+        e2 = cmd_gap * self._js_rate
+        cands = [i for i in range(start, stop) if self._js[i].accepted]
+        cands.sort(key=lambda i: min(abs(i - start - e1), abs(i - start - e2)))
+        return cands[: self.MAX_JS_CANDIDATES]
+
+    def _search(self, recorded: Array, prev: _Pointers | None, cmd_gap: float,
+                window: float, tolerance: float, cap: int
+                ) -> tuple[float, Any, int, _Pointers | None, float]:
+        """Best input combination: (|diff|, its StepOutput, tried, pointers, js stamp)."""
         best = math.inf
-        best_cmd: Array | None = None
+        best_out: Any = None
         tried = 0
         names = list(self.setup.pose_topics)
-        for epoch in epochs:
-            probe = self._probe(epoch)
-            lists = self._candidates(t, window, self._epochs[epoch][1])
-            for combo in _ranked_product(lists, cap):
-                js = combo[0]
-                try:
-                    probe.set_joint_state(js.names, js.pos, t)
-                    for i, name in enumerate(names):
-                        pose = combo[1 + 2 * i]
-                        frame, tw = combo[2 + 2 * i]
-                        probe.set_target(name, pose.frame, pose.pos, pose.quat, t)
-                        probe.set_target_twist(name, frame, tw, t)
-                except InputError:
-                    continue
-                out = probe.step(t)
-                tried += 1
-                diff = float(np.max(np.abs(out.qdot - recorded)))
-                if diff < best:
-                    best, best_cmd = diff, out.qdot
-                if diff <= tolerance:
-                    return best, best_cmd, tried
-        return best, best_cmd, tried
+        for i in self._js_candidates(prev, cmd_gap):
+            js = self._js[i]
+            epochs = []
+            for st in (js.stamp, js.stamp - window, js.stamp + 4 * window):
+                e = self._epoch(st)
+                if e not in epochs:
+                    epochs.append(e)
+            for epoch in epochs:
+                probe = self._probe(epoch)
+                lists = self._input_lists(js, prev, window, self._epochs[epoch][1])
+                for combo in _ranked_product(lists, self.PER_JS_CAP):
+                    try:
+                        probe.set_joint_state(js.names, js.pos, js.t)
+                        for k, name in enumerate(names):
+                            pose = combo[2 * k][1]
+                            frame, tw, _ti = combo[2 * k + 1]
+                            probe.set_target(name, pose.frame, pose.pos, pose.quat, js.t)
+                            probe.set_target_twist(name, frame, tw, js.t)
+                    except InputError:
+                        continue
+                    out = probe.step(js.t)
+                    tried += 1
+                    diff = float(np.max(np.abs(out.qdot - recorded)))
+                    if diff < best:
+                        best, best_out = diff, out
+                    if diff <= tolerance:
+                        pointers = _Pointers(
+                            i,
+                            {n: combo[2 * k][0] for k, n in enumerate(names)},
+                            {n: (combo[2 * k + 1][2] if combo[2 * k + 1][2] >= 0 else
+                                 (prev.twist[n] if prev is not None else -1))
+                             for k, n in enumerate(names)},
+                        )
+                        return best, out, tried, pointers, js.stamp
+                    if tried >= cap:
+                        return best, best_out, tried, None, math.nan
+        return best, best_out, tried, None, math.nan
 
     def compare(
         self,
@@ -981,7 +1052,7 @@ class Replayer:
 
         Args:
             tolerance: largest accepted |recorded - recomputed| per joint [rad/s].
-            window: half-width of the candidate window around a command's bag time [s].
+            window: joint state and target stamps of one tick lie within this [s].
             max_candidates: input combinations tried per command at most.
             max_mismatches: stop searching after this many mismatches (the rest: unchecked).
             max_commands: compare only the first this many recorded commands (None: all).
@@ -993,9 +1064,26 @@ class Replayer:
         if res is None or not self._commands:
             raise ReplayError("compare needs a replay at the recorded command times: call "
                               "run(at='commands') on a bag with commands")
+        self._js_stamps = [j.stamp for j in self._js]
+        self._pose_stamps = {n: [p.stamp for p in v] for n, v in self._poses.items()}
+        self._twist_stamps = {n: [p.stamp for p in v] for n, v in self._twists.items()}
+        n_cmd = max(len(self._commands), 1)
+        self._js_per_command = sum(j.accepted for j in self._js) / n_cmd
+        span = (self._js_stamps[-1] - self._js_stamps[0]) if len(self._js) > 1 else 0.0
+        self._js_rate = (len(self._js) - 1) / span if span > 0 else 0.0
+        commands = self._commands[:max_commands]
+        k = len(commands)
         rep = CompareReport(tolerance=tolerance, window=window)
-        for idx, cmd in self._commands[:max_commands]:
+        nan = np.full(k, np.nan)
+        rep.command_time = np.array([c.t for _i, c in commands])
+        rep.input_stamp, rep.sigma_min, rep.damping = nan.copy(), nan.copy(), nan.copy()
+        rep.locked, rep.position_error = nan.copy(), nan.copy()
+        first_pose = next(iter(self.setup.pose_topics), None)
+        prev: _Pointers | None = None
+        prev_t = commands[0][1].t if commands else 0.0
+        for row, (idx, cmd) in enumerate(commands):
             rep.commands += 1
+            gap, prev_t = cmd.t - prev_t, cmd.t
             if cmd.qdot is None:
                 rep.unreadable += 1
                 continue
@@ -1004,26 +1092,52 @@ class Replayer:
                 continue
             diff0 = float(np.max(np.abs(res.recomputed[idx] - cmd.qdot)))
             rep.max_diff_latest = max(rep.max_diff_latest, diff0)
-            if diff0 <= tolerance:
+            latest = self._step_inputs[idx]
+            if diff0 <= tolerance and latest.js >= 0 and (prev is None or latest.js >= prev.js):
                 rep.matched_latest += 1
                 rep.max_diff_matched = max(rep.max_diff_matched, diff0)
+                prev = latest
+                rep.input_stamp[row] = self._js[latest.js].stamp
+                rep.sigma_min[row] = res.sigma_min[idx]
+                rep.damping[row] = res.damping[idx]
+                rep.locked[row] = res.locked[idx]
+                rep.position_error[row] = res.position_error[idx]
                 continue
             if not np.any(cmd.qdot):
                 rep.halts += 1
                 continue
-            best, best_cmd, tried = self._search(cmd.t, cmd.qdot, window, tolerance,
-                                                 max_candidates)
+            best, out, tried, pointers, stamp = self._search(
+                cmd.qdot, prev, gap, window, tolerance, max_candidates)
             rep.candidates_tried += tried
-            if best <= tolerance:
+            if pointers is not None:
                 rep.matched_reordered += 1
                 rep.max_diff_matched = max(rep.max_diff_matched, best)
+                prev = pointers
+                rep.input_stamp[row] = stamp
+                if out.result is not None:
+                    rep.sigma_min[row] = out.result.sigma_min
+                    rep.damping[row] = out.result.damping
+                    rep.locked[row] = int(np.count_nonzero(out.result.locked))
+                if first_pose is not None:
+                    probe = self._probe(self._epoch(stamp))
+                    rep.position_error[row] = _pose_errors(probe, first_pose)[0]
                 continue
-            ref = res.recomputed[idx] if best_cmd is None else best_cmd
+            ref = res.recomputed[idx] if out is None else out.qdot
             j = int(np.argmax(np.abs(ref - cmd.qdot)))
             rep.mismatches.append(Mismatch(cmd.t, self.joint_names[j], float(cmd.qdot[j]),
                                            float(ref[j]), float(abs(ref[j] - cmd.qdot[j])),
                                            tried))
         return rep
+
+
+def _pose_errors(ctrl: Controller, constraint: str) -> tuple[float, float]:
+    """(position [m], rotation [rad]) distance between a constraint's effector and target."""
+    eff, tgt = ctrl.poses(constraint)
+    if tgt is None:
+        return math.nan, math.nan
+    pe = float(np.linalg.norm(tgt[:3, 3] - eff[:3, 3]))
+    re = float(np.linalg.norm(spatial.so3_log(tgt[:3, :3] @ eff[:3, :3].T)))
+    return pe, re
 
 
 # ---------------------------------------------------------------------------------------------

@@ -490,6 +490,8 @@ class SimRobotNode(Node):
     def _run(self) -> None:
         period = 1.0 / self.rate
         last = time.monotonic()
+        with self._lock:
+            self._window_start = last
         deadline = last + period
         while not self._stop.is_set():
             delay = deadline - time.monotonic()
