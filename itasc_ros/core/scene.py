@@ -90,7 +90,10 @@ class Scene:
         solver: 'dls' (damped least squares, automatic damping) or 'sdls'.
         damping_max: largest damping lambda (at a singularity). Blender's 0.5 / 0.1 suit its
             scene units; for arms in metres and radians 0.1 / 0.02 converge faster (see
-            BENCHMARKS.md) while still bounding the gain of a singular direction to 1/(2 lambda).
+            BENCHMARKS.md); the gain of a near-singular direction is bounded by
+            1 / damping_epsilon. Known trade-off: at 0.1 / 0.02 the UR5 wrist crossing gives a
+            velocity step of ~0.6 vmax in 2 ms; 0.1 / 0.05 keeps it below 0.15 vmax but lowers
+            the convergence rate (test/test_scene.py).
         damping_epsilon: smallest singular value below which damping starts.
         sdls_gamma_max: SDLS: largest joint velocity per singular direction [rad/s].
         joint_weights: (n,) Wq (>= 0; 0 freezes a joint); default ones.

@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from itasc_ros.core import KinematicTree, spatial
 from itasc_ros.core.scenarios import circle_tracking, path_point
-from itasc_ros.tools.bagio import BagWriter, read_bag
+from itasc_ros.tools.bagio import BagWriter, deserialize, read_bag
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
 from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.replay import (
@@ -69,6 +69,7 @@ STEADY_FRACTION = 0.5  # the second half of a tracking phase is its steady state
 SETTLE_BAND = 0.02  # step response: within 2 % of the step (at least SETTLE_FLOOR)
 SETTLE_FLOOR = 0.001  # [m]
 STARTUP_TIMEOUT = 60.0  # [s] for the processes to come up
+WARMUP = 1.0  # [s] at the home pose before the measured phases
 STEP_OFFSETS = (  # [m] step targets relative to the home tip
     (0.0, 0.1, 0.0),
     (0.0, 0.1, -0.1),
@@ -101,9 +102,18 @@ class Phase:
         """True for the circle and figure-eight phases."""
         return self.kind in ("circle", "figure8")
 
+    @property
+    def measured(self) -> bool:
+        """False for the warm-up."""
+        return self.kind != "hold"
+
 
 def plan_phases(total: float) -> list[Phase]:
-    """The demo's phases, scaled so that their durations add up to ``total`` [s]."""
+    """The demo's phases, scaled so that their durations add up to ``total`` [s].
+
+    A warm-up of :data:`WARMUP` seconds at the home pose comes first (not measured): the
+    node's first solves compile and every connection settles before the measurements.
+    """
     base = [
         ("circle_ff", "circle", True, 8.0),
         ("circle_fb", "circle", False, 8.0),
@@ -113,7 +123,9 @@ def plan_phases(total: float) -> list[Phase]:
         ("unreachable", "unreachable", True, 4.0),
     ]
     scale = total / sum(b[3] for b in base)
-    return [Phase(n, k, ff, d * scale) for n, k, ff, d in base]
+    return [Phase("warmup", "hold", True, WARMUP)] + [
+        Phase(n, k, ff, d * scale) for n, k, ff, d in base
+    ]
 
 
 class TargetPath:
@@ -146,6 +158,8 @@ class TargetPath:
             return p, twist
         if phase.kind == "steps":
             return self.center + np.array(STEP_OFFSETS[self.step_index(phase, tau)]), twist
+        if phase.kind == "hold":
+            return self.center.copy(), twist
         return self.far.copy(), twist
 
 
@@ -177,6 +191,19 @@ def stop_process(p: subprocess.Popen[bytes], timeout: float = 5.0) -> int | None
     return p.returncode
 
 
+def _executor(context: Any) -> Any:
+    """The EventsExecutor where rclpy has it (much less CPU per message), else the single
+    threaded one."""
+    try:
+        from rclpy.experimental import EventsExecutor
+
+        return EventsExecutor(context=context)
+    except ImportError:
+        from rclpy.executors import SingleThreadedExecutor
+
+        return SingleThreadedExecutor(context=context)
+
+
 def _tail(path: Path, lines: int = 15) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -188,6 +215,25 @@ def _tail(path: Path, lines: int = 15) -> str:
 # The live part (rclpy)
 
 
+class TapWriter(BagWriter):
+    """A :class:`BagWriter` that also keeps the last raw message of one topic (for the display).
+
+    The progress display reads the joint states the recorder writes anyway, so the demo process
+    needs no second subscription to them.
+    """
+
+    def __init__(self, path: Path, storage: Any, tap_topic: str) -> None:
+        super().__init__(path, storage)
+        self.tap_topic = tap_topic
+        self.last_raw: bytes | None = None
+
+    def write_raw(self, topic: str, t_ns: int, cdr: bytes | memoryview) -> None:
+        """Write as :meth:`BagWriter.write_raw`; keep the bytes of the tapped topic."""
+        super().write_raw(topic, t_ns, cdr)
+        if topic == self.tap_topic:
+            self.last_raw = bytes(cdr)
+
+
 @dataclass
 class LiveState:
     """What the progress display shows (written by callbacks, read by the display)."""
@@ -195,7 +241,6 @@ class LiveState:
     phase: str = "starting"
     tau: float = 0.0
     target: Array = field(default_factory=lambda: np.zeros(3))
-    js_q: Array | None = None
     js_speed_max: float = 0.0
     loop_rate: float = 0.0
     node_status: str = ""
@@ -205,14 +250,12 @@ class LiveState:
 class DemoRun:
     """The rclpy side of the demo: target publishers, recorder, parameter calls, display."""
 
-    def __init__(self, setup: Any, tree: KinematicTree, tip: str, writer: BagWriter,
+    def __init__(self, setup: Any, tree: KinematicTree, tip: str, writer: TapWriter,
                  stream: TextIO) -> None:
         import rclpy
         from geometry_msgs.msg import PoseStamped, TwistStamped
-        from rclpy.executors import MultiThreadedExecutor
-        from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+        from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
         from rclpy.signals import SignalHandlerOptions
-        from sensor_msgs.msg import JointState
         from std_msgs.msg import String
 
         from itasc_ros.tools.record import Recorder
@@ -227,7 +270,7 @@ class DemoRun:
         self.context = rclpy.Context()
         rclpy.init(context=self.context, signal_handler_options=SignalHandlerOptions.NO)
         self.node = rclpy.create_node("itasc_demo", context=self.context)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
+        self.executor = _executor(self.context)
         self.executor.add_node(self.node)
         reliable = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                               reliability=ReliabilityPolicy.RELIABLE)
@@ -238,8 +281,6 @@ class DemoRun:
             self.constraint], reliable)
         self._pose_msg = PoseStamped()
         self._twist_msg = TwistStamped()
-        self.node.create_subscription(JointState, setup.joint_topic, self._on_js,
-                                      qos_profile_sensor_data)
         self.node.create_subscription(String, f"{NODE}/status", self._on_status, 10)
         topics: dict[str, str | None] = {
             setup.joint_topic: "sensor_msgs/msg/JointState",
@@ -261,13 +302,12 @@ class DemoRun:
         while not self._stop.is_set() and self.context.ok():
             self.executor.spin_once(timeout_sec=0.05)
 
-    def _on_js(self, msg: Any) -> None:
-        v = np.asarray(msg.velocity, dtype=float)
-        with self._lock:
-            self.live.js_q = np.asarray(msg.position, dtype=float)
-            if v.size:
-                self.live.js_speed_max = max(self.live.js_speed_max, float(np.max(np.abs(v))))
-            self._js_names = list(msg.name)
+    def last_joint_state(self) -> Any:
+        """The last joint state the recorder wrote (a typestore message), or None."""
+        raw = self.writer.last_raw
+        if raw is None:
+            return None
+        return deserialize(raw, "sensor_msgs/msg/JointState")
 
     def _on_status(self, msg: Any) -> None:
         try:
@@ -296,8 +336,8 @@ class DemoRun:
             for name, p in procs.items():
                 if p.poll() is not None:
                     raise RuntimeError(f"{name} exited with {p.returncode}:\n{_tail(logs[name])}")
+            have_js = self.writer.last_raw is not None
             with self._lock:
-                have_js = self.live.js_q is not None
                 node_ready = self.live.node_status not in ("", "no_model")
             if (have_js and node_ready and self.pose_pub.get_subscription_count() >= 2
                     and self.setup.command_topic in self.recorder.subscribed):
@@ -404,22 +444,26 @@ class DemoRun:
             self.twist_pub.publish(tw)
 
     def _display(self, elapsed: float, total: float) -> None:
+        js = self.last_joint_state()
+        err = math.nan
         with self._lock:
             live = self.live
-            q = None if live.js_q is None else live.js_q.copy()
-            names = getattr(self, "_js_names", None)
             target = live.target.copy()
-            line = (f"{live.phase:12s} t={elapsed:5.1f}/{total:.0f} s  loop "
-                    f"{live.loop_rate:6.1f} Hz  max joint speed {live.js_speed_max:5.2f} rad/s")
-        err = math.nan
-        if q is not None and names is not None:
-            try:
-                qq = np.array([q[names.index(j)] for j in self.tree.joint_names])
-                ee = self.tree.forward_kinematics(qq, self.tip)
-                err = float(np.linalg.norm(ee[:3, 3] - target))
-            except (ValueError, IndexError):
-                pass
-        line += f"  error {1e3 * err:7.2f} mm"
+            if js is not None:
+                names = list(js.name)
+                v = np.asarray(js.velocity, dtype=float)
+                if v.size:
+                    live.js_speed_max = max(live.js_speed_max, float(np.max(np.abs(v))))
+                try:
+                    q = np.asarray(js.position, dtype=float)
+                    qq = np.array([q[names.index(j)] for j in self.tree.joint_names])
+                    ee = self.tree.forward_kinematics(qq, self.tip)
+                    err = float(np.linalg.norm(ee[:3, 3] - target))
+                except (ValueError, IndexError):
+                    pass
+            line = (f"{live.phase:12s} t={elapsed:5.1f}/{total:.0f} s  error "
+                    f"{1e3 * err:7.2f} mm  loop {live.loop_rate:6.1f} Hz  max joint speed "
+                    f"{live.js_speed_max:5.2f} rad/s")
         if self.tty:
             self.stream.write("\r" + line + "   ")
             self.stream.flush()
@@ -891,7 +935,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901 - the demo's s
     logs = {"sim": out / "sim_robot.log", "node": out / "itasc_node.log"}
     procs: dict[str, subprocess.Popen[bytes]] = {}
     run: DemoRun | None = None
-    writer = BagWriter(bag_path, "mcap")
+    writer = TapWriter(bag_path, "mcap", setup.joint_topic)
     try:
         writer.open()
         procs["sim"] = _start(
@@ -942,7 +986,8 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901 - the demo's s
     cmd_joints = config.joints or tree.joint_names
     data = read_demo_bag(bag_path, setup, tree, tip, cmd_joints)
     vlim = tree.velocity_limits
-    metrics = compute_metrics(data, phases, path, vlim, tree.lower, tree.upper, replay_res,
+    measured = [p for p in phases if p.measured]
+    metrics = compute_metrics(data, measured, path, vlim, tree.lower, tree.upper, replay_res,
                               config.damping_epsilon, control_rate)
     metrics["commands_recorded"] = int(data.cmd_t.size)
     if replay_cmp is not None:
@@ -969,7 +1014,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901 - the demo's s
     )
     plots: list[Path] = []
     if not args.no_plots:
-        plots = write_plots(out, data, phases, replay_res, vlim, cmd_joints,
+        plots = write_plots(out, data, measured, replay_res, vlim, cmd_joints,
                             config.damping_epsilon)
     with (out / "metrics.json").open("w") as fh:
         json.dump(_finite_or_none(metrics), fh, indent=2, default=_json_default)

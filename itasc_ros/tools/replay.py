@@ -93,7 +93,7 @@ PARAMETER_EVENTS_TOPIC = "/parameter_events"
 #: Default comparison tolerance [rad/s] (see the module docstring).
 DEFAULT_TOLERANCE = 1e-6
 #: Default half-width of the candidate window around a command's bag time [s].
-DEFAULT_WINDOW = 0.03
+DEFAULT_WINDOW = 0.1
 #: Default largest number of input combinations tried for one command.
 DEFAULT_MAX_CANDIDATES = 2000
 #: More exactly-zero commands than this fraction of the compared ones is a mismatch.
@@ -977,24 +977,32 @@ class Replayer:
             lists.append(unique)
         return lists
 
-    def _js_candidates(self, prev: _Pointers | None, cmd_gap: float) -> list[int]:
-        """Joint-state indices for the next command, the most likely first."""
+    def _js_candidates(self, prev: _Pointers | None, since: int, gap: float) -> list[int]:
+        """Joint-state indices for the next command, the most likely first.
+
+        Args:
+            prev: inputs of the last reproduced command (None: none yet).
+            since: commands since then (1 = this is the next one).
+            gap: bag time since then [s].
+        """
         if prev is None:  # first command: from the first target on
             first_target = min((p[0].stamp for p in self._poses.values() if p),
                                default=-math.inf)
             start = bisect.bisect_left(self._js_stamps, first_target - 0.5)
-            return [i for i in range(start, min(start + 4 * self.MAX_JS_CANDIDATES,
-                                                len(self._js))) if self._js[i].accepted]
-        start = max(prev.js, 0)
-        horizon = self._js_stamps[start] + self.HORIZON if self._js else 0.0
+            e1 = e2 = float(since - 1) * self._js_per_command
+        else:
+            start = max(prev.js, 0)
+            e1 = since * self._js_per_command
+            e2 = gap * self._js_rate
+        if not self._js:
+            return []
+        horizon = self._js_stamps[start] + self.HORIZON + since / self._command_rate
         stop = bisect.bisect_right(self._js_stamps, horizon)
-        e1 = self._js_per_command
-        e2 = cmd_gap * self._js_rate
         cands = [i for i in range(start, stop) if self._js[i].accepted]
         cands.sort(key=lambda i: min(abs(i - start - e1), abs(i - start - e2)))
         return cands[: self.MAX_JS_CANDIDATES]
 
-    def _search(self, recorded: Array, prev: _Pointers | None, cmd_gap: float,
+    def _search(self, recorded: Array, prev: _Pointers | None, since: int, gap: float,
                 window: float, tolerance: float, cap: int
                 ) -> tuple[float, Any, int, _Pointers | None, float]:
         """Best input combination: (|diff|, its StepOutput, tried, pointers, js stamp)."""
@@ -1002,7 +1010,7 @@ class Replayer:
         best_out: Any = None
         tried = 0
         names = list(self.setup.pose_topics)
-        for i in self._js_candidates(prev, cmd_gap):
+        for i in self._js_candidates(prev, since, gap):
             js = self._js[i]
             epochs = []
             for st in (js.stamp, js.stamp - window, js.stamp + 4 * window):
@@ -1071,6 +1079,8 @@ class Replayer:
         self._js_per_command = sum(j.accepted for j in self._js) / n_cmd
         span = (self._js_stamps[-1] - self._js_stamps[0]) if len(self._js) > 1 else 0.0
         self._js_rate = (len(self._js) - 1) / span if span > 0 else 0.0
+        cspan = self._commands[-1][1].t - self._commands[0][1].t
+        self._command_rate = (len(self._commands) - 1) / cspan if cspan > 0 else 1.0
         commands = self._commands[:max_commands]
         k = len(commands)
         rep = CompareReport(tolerance=tolerance, window=window)
@@ -1080,10 +1090,11 @@ class Replayer:
         rep.locked, rep.position_error = nan.copy(), nan.copy()
         first_pose = next(iter(self.setup.pose_topics), None)
         prev: _Pointers | None = None
-        prev_t = commands[0][1].t if commands else 0.0
+        prev_t = commands[0][1].t if commands else 0.0  # bag time of the last reproduced one
+        since = 0  # commands since the last reproduced one
         for row, (idx, cmd) in enumerate(commands):
             rep.commands += 1
-            gap, prev_t = cmd.t - prev_t, cmd.t
+            since += 1
             if cmd.qdot is None:
                 rep.unreadable += 1
                 continue
@@ -1096,7 +1107,7 @@ class Replayer:
             if diff0 <= tolerance and latest.js >= 0 and (prev is None or latest.js >= prev.js):
                 rep.matched_latest += 1
                 rep.max_diff_matched = max(rep.max_diff_matched, diff0)
-                prev = latest
+                prev, prev_t, since = latest, cmd.t, 0
                 rep.input_stamp[row] = self._js[latest.js].stamp
                 rep.sigma_min[row] = res.sigma_min[idx]
                 rep.damping[row] = res.damping[idx]
@@ -1107,12 +1118,12 @@ class Replayer:
                 rep.halts += 1
                 continue
             best, out, tried, pointers, stamp = self._search(
-                cmd.qdot, prev, gap, window, tolerance, max_candidates)
+                cmd.qdot, prev, since, cmd.t - prev_t, window, tolerance, max_candidates)
             rep.candidates_tried += tried
             if pointers is not None:
                 rep.matched_reordered += 1
                 rep.max_diff_matched = max(rep.max_diff_matched, best)
-                prev = pointers
+                prev, prev_t, since = pointers, cmd.t, 0
                 rep.input_stamp[row] = stamp
                 if out.result is not None:
                     rep.sigma_min[row] = out.result.sigma_min
