@@ -20,7 +20,15 @@ setup(
         (f"share/{PACKAGE}/rviz", glob("rviz/*.rviz")),
     ],
     python_requires=">=3.10",
-    install_requires=["numpy", "numba", "scipy", "urdfdom-py", "lxml", "rosbags>=0.11", "matplotlib"],
+    install_requires=[
+        "numpy",
+        "numba",
+        "scipy",
+        "urdfdom-py",
+        "lxml",
+        "rosbags>=0.11",
+        "matplotlib",
+    ],
     extras_require={
         # Real rclpy + Fast DDS + messages as wheels, for machines without a ROS install.
         "ros": [

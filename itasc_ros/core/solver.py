@@ -120,12 +120,25 @@ def solve_limited(  # type: ignore[no-untyped-def]
     """Weighted damped solve with joint-limit locking and velocity scaling.
 
     Args:
-        a: (m, n) task matrix. b: (m,) right-hand side [task units/s].
-        wy: (m,) task weights (>= 0). wq: (n,) joint weights (>= 0; 0 freezes a joint).
-        q: (n,) joint positions. lower, upper: (n,) limits. vmax: (n,) velocity limits.
-        dt: control period [s]. method: 0 dls, 1 sdls. lam_max, eps, gamma_max: damping.
-        qdot: (n,) output [rad/s]. locked: (n,) bool output.
-        aw (m, n), bw (m,), xw (n,), fixed (n,): work arrays.
+        a: (m, n) task matrix.
+        b: (m,) right-hand side [task units/s].
+        wy: (m,) task weights (>= 0).
+        wq: (n,) joint weights (>= 0; 0 freezes a joint).
+        q: (n,) joint positions.
+        lower: (n,) lower position limits.
+        upper: (n,) upper position limits.
+        vmax: (n,) velocity limits.
+        dt: control period [s].
+        method: 0 dls, 1 sdls.
+        lam_max: largest damping lambda.
+        eps: singular value below which damping starts.
+        gamma_max: SDLS joint velocity bound per singular direction [rad/s].
+        qdot: (n,) output [rad/s].
+        locked: (n,) bool output: joints held at a limit.
+        aw: (m, n) work array.
+        bw: (m,) work array.
+        xw: (n,) work array.
+        fixed: (n,) work array: velocities of the locked joints.
         info: (INFO_SIZE,) output: sigma_min, damping, scale, iterations, finite flag.
     """
     m, n = a.shape

@@ -89,7 +89,7 @@ def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> Array:
 
 
 def matrix_to_rpy(r: Array) -> Array:
-    """Inverse of :func:`rpy_to_matrix`: (3,) roll, pitch, yaw [rad]."""
+    """The roll, pitch and yaw angles [rad] of a rotation, inverse of :func:`rpy_to_matrix`."""
     m = np.asarray(r, dtype=float)
     pitch = math.atan2(-m[2, 0], math.hypot(m[0, 0], m[1, 0]))
     if abs(math.cos(pitch)) < 1e-12:
@@ -98,7 +98,7 @@ def matrix_to_rpy(r: Array) -> Array:
 
 
 def skew(v: Array) -> Array:
-    """(3, 3) cross-product matrix of a (3,) vector: skew(a) @ b == a x b."""
+    """(3, 3) cross-product matrix of a (3,) vector v: ``skew(v) @ b == cross(v, b)``."""
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 

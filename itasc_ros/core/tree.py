@@ -155,7 +155,9 @@ class KinematicTree:
             )
         return cls.from_urdf(data)
 
-    def select_joints(self, names: Sequence[str], q_fixed: ArrayLike | None = None) -> KinematicTree:
+    def select_joints(
+        self, names: Sequence[str], q_fixed: ArrayLike | None = None
+    ) -> KinematicTree:
         """A view of the same tree whose active joints are ``names`` (in that order).
 
         Args:
@@ -338,7 +340,8 @@ class KinematicTree:
 
     def clamp(self, q: ArrayLike) -> Array:
         """``q`` clipped into the position limits."""
-        return np.clip(np.asarray(q, dtype=float), self._m.lower[self._sel], self._m.upper[self._sel])
+        lo, hi = self._m.lower[self._sel], self._m.upper[self._sel]
+        return np.clip(np.asarray(q, dtype=float), lo, hi)
 
     def random_configuration(self, rng: np.random.Generator) -> Array:
         """(n,) uniform within limits; unlimited joints in [-pi, pi]."""

@@ -177,8 +177,9 @@ def bench_tracking() -> dict[str, Any]:
     tree = KinematicTree.from_urdf(xml)
     out: dict[str, Any] = {}
     for shape in ("circle", "figure8"):
-        ff = scenarios.circle_tracking(tree, "panda_hand", np.array(PANDA_HOME), True, shape=shape)
-        fb = scenarios.circle_tracking(tree, "panda_hand", np.array(PANDA_HOME), False, shape=shape)
+        home = np.array(PANDA_HOME)
+        ff = scenarios.circle_tracking(tree, "panda_hand", home, True, shape=shape)
+        fb = scenarios.circle_tracking(tree, "panda_hand", home, False, shape=shape)
         out[shape] = {"feedforward": ff, "feedback_only": fb}
     out["tracking_error_feedforward_m"] = out["circle"]["feedforward"]["rms_error_m"]
     out["tracking_error_feedback_only_m"] = out["circle"]["feedback_only"]["rms_error_m"]
@@ -232,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{'v/K [mm]':>9}")
         for shape in ("circle", "figure8"):
             ff, fb = r[shape]["feedforward"], r[shape]["feedback_only"]
-            print(f"  {shape:<8} {ff['rms_error_m'] * 1e3:>18.4f} {fb['rms_error_m'] * 1e3:>19.3f} "
-                  f"{ff['expected_lag_m'] * 1e3:>9.2f}")
+            ff_mm, fb_mm = ff["rms_error_m"] * 1e3, fb["rms_error_m"] * 1e3
+            print(f"  {shape:<8} {ff_mm:>18.4f} {fb_mm:>19.3f} {ff['expected_lag_m'] * 1e3:>9.2f}")
         result["tracking"] = r
         result["tracking_error_feedforward_m"] = r["tracking_error_feedforward_m"]
         result["tracking_error_feedback_only_m"] = r["tracking_error_feedback_only_m"]

@@ -23,7 +23,9 @@ def private_domain_id(seed: int | None = None) -> int:
     return 110 + (s % 120)
 
 
-def local_dds_env(domain_id: int | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+def local_dds_env(
+    domain_id: int | None = None, base: dict[str, str] | None = None
+) -> dict[str, str]:
     """Environment for a child process that keeps DDS on this machine.
 
     Args:

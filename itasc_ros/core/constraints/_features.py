@@ -178,8 +178,10 @@ def select_rows(g, sel, jac, has_jac, a_out, accumulate):  # type: ignore[no-unt
 def copy_pose_rows(  # type: ignore[no-untyped-def]
     ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy
 ):
-    """Write CopyPose's selected rows: A = Cf G_e J (+ Cf G_t J_t), B = -Cf G_t, y = Cf Xf,
-    y'_d = -K y (yd = 0), Wy = weight."""
+    """Write CopyPose's selected rows into a, b, y, ydot, wy.
+
+    A = Cf G_e J (+ Cf G_t J_t), B = -Cf G_t, y = Cf Xf, y'_d = -K y (yd = 0), Wy = weight.
+    """
     n = a.shape[1]
     for r in range(sel.shape[0]):
         k = sel[r]

@@ -18,7 +18,9 @@ class TargetFrame:
     of the virtual armature are driven by joints) and the external twist is not used.
     """
 
-    def __init__(self, owner: str, link: str | None = None, offset: ArrayLike | None = None) -> None:
+    def __init__(
+        self, owner: str, link: str | None = None, offset: ArrayLike | None = None
+    ) -> None:
         self.owner = owner
         self.link = link or None
         self.offset = np.eye(4) if offset is None else _pose(owner, offset)
@@ -50,7 +52,9 @@ class TargetFrame:
 def _pose(owner: str, pose: ArrayLike) -> Array:
     p = np.asarray(pose, dtype=float)
     if p.shape != (4, 4) or not np.all(np.isfinite(p)):
-        raise ConfigurationError(f"{owner}: a pose must be a finite (4, 4) matrix, got shape {p.shape}")
+        raise ConfigurationError(
+            f"{owner}: a pose must be a finite (4, 4) matrix, got shape {p.shape}"
+        )
     r = p[:3, :3]
     if np.abs(r.T @ r - np.eye(3)).max() > 1e-6 or np.linalg.det(r) < 0:
         raise ConfigurationError(f"{owner}: the pose's rotation is not orthonormal")

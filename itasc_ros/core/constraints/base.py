@@ -109,8 +109,10 @@ class Constraint(ABC):
         Args:
             tree: the bound tree, with poses computed for the current q.
             q: (n,) the current joint positions.
-            a: (m, n) rows of A. b: (m, 6) rows of B.
-            y: (m,) outputs. ydot: (m,) desired output rates ``yd' + K (yd - y)``.
+            a: (m, n) rows of A.
+            b: (m, 6) rows of B.
+            y: (m,) outputs.
+            ydot: (m,) desired output rates ``yd' + K (yd - y)``.
             wy: (m,) row weights (0 switches a row off, e.g. inside a distance band).
         """
 

@@ -106,9 +106,11 @@ class CopyPose(Constraint):
 
     @property
     def n_rows(self) -> int:
+        """Number of output rows m (see :class:`Constraint`)."""
         return int(self._sel.shape[0])
 
     def bind(self, tree: KinematicTree) -> None:
+        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
         self._eff_idx = tree.link_index(self.effector)
         self.target.bind(tree)
         self._jac = np.zeros((6, tree.n_joints))
@@ -116,6 +118,7 @@ class CopyPose(Constraint):
 
     def update(self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array,
                ydot: Array, wy: Array) -> None:
+        """Write this constraint's rows (see :meth:`Constraint.update`)."""
         self.target.update(tree)
         te = tree.pose_ref(self._eff_idx)
         tree.jacobian_into(self._eff_idx, self._jac)
@@ -129,6 +132,7 @@ class CopyPose(Constraint):
         )
 
     def error(self, y: Array) -> float:
+        """Scalar error from this constraint's rows of y (see :class:`Constraint`)."""
         return float(np.sqrt(np.dot(y, y)))
 
     def pose_errors(self) -> tuple[float, float]:

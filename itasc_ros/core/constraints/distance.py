@@ -85,6 +85,7 @@ class Distance(Constraint):
 
     @property
     def n_rows(self) -> int:
+        """Number of output rows m (see :class:`Constraint`)."""
         return 1
 
     @property
@@ -93,6 +94,7 @@ class Distance(Constraint):
         return self._active
 
     def bind(self, tree: KinematicTree) -> None:
+        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
         self._eff_idx = tree.link_index(self.effector)
         self.target.bind(tree)
         self._jac = np.zeros((6, tree.n_joints))
@@ -100,6 +102,7 @@ class Distance(Constraint):
 
     def update(self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array,
                ydot: Array, wy: Array) -> None:
+        """Write this constraint's rows (see :meth:`Constraint.update`)."""
         self.target.update(tree)
         te = tree.pose_ref(self._eff_idx)
         tree.jacobian_into(self._eff_idx, self._jac)
@@ -134,6 +137,7 @@ class Distance(Constraint):
         wy[0] = self.weight if self._active else 0.0
 
     def error(self, y: Array) -> float:
+        """Scalar error from this constraint's rows of y (see :class:`Constraint`)."""
         if not self._active:
             return 0.0
         lo = self.min_distance if self.min_distance is not None else -math.inf

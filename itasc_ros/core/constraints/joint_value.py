@@ -60,18 +60,22 @@ class JointValue(Constraint):
 
     @property
     def has_target(self) -> bool:
+        """Always True: the desired values are set at construction."""
         return True
 
     @property
     def n_rows(self) -> int:
+        """Number of output rows m (see :class:`Constraint`)."""
         return len(self.joints)
 
     def bind(self, tree: KinematicTree) -> None:
+        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
         self._idx[:] = [tree.joint_index(j) for j in self.joints]
         self._structure_changed()
 
     def update(self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array,
                ydot: Array, wy: Array) -> None:
+        """Write this constraint's rows (see :meth:`Constraint.update`)."""
         a[:, :] = 0.0
         b[:, :] = 0.0
         for r in range(self._idx.shape[0]):
@@ -82,6 +86,7 @@ class JointValue(Constraint):
             wy[r] = self.weight
 
     def error(self, y: Array) -> float:
+        """Scalar error from this constraint's rows of y (see :class:`Constraint`)."""
         e = self._values - y
         return float(np.sqrt(np.dot(e, e)))
 
