@@ -558,6 +558,14 @@ class Controller:
         self._halted = True  # the last command sent (if any) was zero
         self.last_rejection = ""
         self.rejections = 0
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Run one solve now so that compiling/loading the kernels never delays a tick."""
+        try:
+            self.scene.solve(self.tree.neutral(), self._dt)
+        except ItascError:  # pragma: no cover - neutral is always a valid configuration
+            pass
 
     # ------------------------------------------------------------------------- building
     def _build_scene(self, cfg: ControllerConfig) -> Scene:
