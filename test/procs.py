@@ -197,8 +197,68 @@ class RosTestClient:
             time.sleep(period)
 
 
+class CommandChecker:
+    """Checks every velocity command a node publishes (Float64MultiArray, ``joints`` order).
+
+    A message is *bad* when its length differs from the joint count, a value is NaN or Inf, or
+    ``|v|`` exceeds the URDF velocity limit (relative tolerance 1e-9). Fuzz and fault tests
+    assert ``checker.bad == []`` at the end, and that commands did flow (``checker.total``).
+    """
+
+    def __init__(
+        self,
+        client: RosTestClient,
+        velocity_limits: Any,
+        topic: str = "/forward_velocity_controller/commands",
+    ) -> None:
+        """Subscribe (reliable, depth 1000) on ``topic`` of ``client``.
+
+        Args:
+            client: the test client whose executor spins the subscription.
+            velocity_limits: (n,) URDF velocity limits of the command's joints [rad/s or m/s].
+        """
+        import numpy as np
+        from std_msgs.msg import Float64MultiArray
+
+        self._np = np
+        self.limits = np.asarray(velocity_limits, dtype=float)  # (n,)
+        self.total = 0
+        self.zeros = 0  # all-zero commands
+        self.bad: list[str] = []  # why each bad message was bad (first 100)
+        self.bad_count = 0
+        self.last: Any = None  # (n,) the last command
+        self._lock = threading.Lock()
+        client.node.create_subscription(Float64MultiArray, topic, self._check, 1000)
+
+    def _check(self, msg: Any) -> None:
+        np = self._np
+        v = np.asarray(msg.data, dtype=float)
+        why = ""
+        if v.shape != self.limits.shape:
+            why = f"length {v.size} != {self.limits.size}"
+        elif not np.all(np.isfinite(v)):
+            why = f"non-finite {v.tolist()}"
+        elif np.any(np.abs(v) > self.limits * (1.0 + 1e-9)):
+            why = f"over the limit {v.tolist()} (limits {self.limits.tolist()})"
+        with self._lock:
+            self.total += 1
+            self.last = v
+            if why:
+                self.bad_count += 1
+                if len(self.bad) < 100:
+                    self.bad.append(why)
+            elif not np.any(v):
+                self.zeros += 1
+
+    def snapshot(self) -> tuple[int, int, int]:
+        """``(total, zeros, bad_count)`` so far."""
+        with self._lock:
+            return self.total, self.zeros, self.bad_count
+
+
 __all__ = [
     "LOG_DIR",
+    "CommandChecker",
     "RosTestClient",
     "node_command",
     "read_log",

@@ -11,6 +11,7 @@ import importlib.util
 import math
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -81,7 +82,7 @@ def test_proc_readers_match_this_process() -> None:
 
 @pytest.mark.dds
 @pytest.mark.slow
-def test_short_closed_loop_run() -> None:
+def test_short_closed_loop_run(tmp_path: Path) -> None:
     if importlib.util.find_spec("itasc_ros.ros.node") is None:
         pytest.skip("the node (itasc_ros/ros/node.py) does not exist yet")
     rate = 250.0
@@ -91,6 +92,7 @@ def test_short_closed_loop_run() -> None:
         duration=3.0,
         domain=private_domain_id(os.getpid() + 57),
         warmup=1.0,
+        log_dir=tmp_path,
     )
     missing = [k for k in RESULT_KEYS if k not in r]
     assert not missing, f"result lacks {missing}: {r}"

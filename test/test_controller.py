@@ -289,6 +289,25 @@ def test_target_jumps_are_not_a_velocity(tree: KinematicTree) -> None:
     assert 0.0 < est[0] < 0.5 * (0.01 / 0.01)
 
 
+def test_a_jump_resets_the_twist_estimate(tree: KinematicTree) -> None:
+    """RViz "Snap to effector" right after a drag: the snap is a jump, not a fast motion."""
+    c = make(tree)
+    c.set_joint_state(tree.joint_names, HOME, 0.0)
+    for k in range(20):  # a drag along x at 0.5 m/s, 100 Hz
+        set_goal(c, pose_goal(tree, HOME, [0.005 * k, 0.0, 0.0], [0, 0, 0]), 0.01 * k)
+    assert c.target_twist_estimate("ee")[0] > 0.4
+    snap = pose_goal(tree, HOME, [0.0, 0.0, 0.0], [0, 0, 0])
+    c.set_target("ee", "", snap[:3, 3], spatial.matrix_to_quat(snap), 0.2, jump=True)
+    np.testing.assert_array_equal(c.target_twist_estimate("ee"), np.zeros(6))
+    # Without the flag the same pose 10 ms later would read as -9.5 m/s, filtered.
+    c2 = make(tree)
+    c2.set_joint_state(tree.joint_names, HOME, 0.0)
+    for k in range(20):
+        set_goal(c2, pose_goal(tree, HOME, [0.005 * k, 0.0, 0.0], [0, 0, 0]), 0.01 * k)
+    c2.set_target("ee", "", snap[:3, 3], spatial.matrix_to_quat(snap), 0.2)
+    assert c2.target_twist_estimate("ee")[0] < -1.0
+
+
 def test_explicit_twist_wins_while_recent(tree: KinematicTree) -> None:
     c = make(tree)
     c.set_joint_state(tree.joint_names, HOME, 0.0)

@@ -391,6 +391,21 @@ def test_live_gain_change_and_rejected_values(
     assert speed == pytest.approx(speed_20, rel=0.02)
 
 
+def test_live_control_rate_change(client: RosTestClient, module_node: dict[str, Any]) -> None:
+    def commands_per_second(seconds: float = 0.6) -> float:
+        client.clear("/m/commands")
+        time.sleep(seconds)
+        return len(client.received("/m/commands")) / seconds
+
+    fresh_commands(client)  # moving: one command per tick
+    try:
+        assert [r.successful for r in set_params(client, "/m/itasc_node", control_rate=50.0)]
+        assert 35.0 < commands_per_second() < 60.0
+    finally:
+        set_params(client, "/m/itasc_node", control_rate=200.0)
+    assert commands_per_second() > 120.0
+
+
 # =========================================================================== own processes
 def last_command_moves(cmds: list[tuple[float, Float64MultiArray]]) -> bool:
     return bool(cmds) and bool(np.any(cmds[-1][1].data))

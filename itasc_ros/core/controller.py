@@ -254,7 +254,7 @@ class ControllerConfig:
     input_timeout: float = 0.1
     solver: str = "dls"
     damping_max: float = 0.1
-    damping_epsilon: float = 0.02
+    damping_epsilon: float = 0.06
     velocity_scale: float = 1.0
     joint_limit_margin: float = 0.0
     max_velocity: float = 10.0
@@ -558,6 +558,14 @@ class Controller:
         self._halted = True  # the last command sent (if any) was zero
         self.last_rejection = ""
         self.rejections = 0
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Run one solve now so that compiling/loading the kernels never delays a tick."""
+        try:
+            self.scene.solve(self.tree.neutral(), self._dt)
+        except ItascError:  # pragma: no cover - neutral is always a valid configuration
+            pass
 
     # ------------------------------------------------------------------------- building
     def _build_scene(self, cfg: ControllerConfig) -> Scene:
@@ -784,6 +792,7 @@ class Controller:
         quat_xyzw: ArrayLike,
         stamp: float,
         source_stamp: float | None = None,
+        jump: bool = False,
     ) -> None:
         """Set a constraint's target pose; estimates the target twist from successive poses.
 
@@ -801,6 +810,8 @@ class Controller:
             stamp: reception time [s].
             source_stamp: the message's stamp [s] if non-zero (used for the twist estimate
                 and to reject out-of-order poses).
+            jump: the pose is a jump, not part of a motion (e.g. the RViz marker snapped back
+                to the effector): the twist estimate restarts from zero.
 
         Raises:
             InputError: unknown constraint or frame, NaN/Inf, zero quaternion, out of order;
@@ -842,13 +853,13 @@ class Controller:
         t_src = t if source_stamp is None else float(source_stamp)
         t_prev = st.stamp if (source_stamp is None or st.source_stamp is None) else st.source_stamp
         dt = t_src - t_prev
-        if st.has_pose and 0.0 < dt <= self.config.input_timeout:
+        if not jump and st.has_pose and 0.0 < dt <= self.config.input_timeout:
             raw = np.empty(6)
             raw[:3] = (pose[:3, 3] - st.pose[:3, 3]) / dt
             raw[3:] = spatial.so3_log(pose[:3, :3] @ st.pose[:3, :3].T) / dt
             tau = self.config.twist_filter_time_constant  # from zero: a jump kicks gently
             st.estimate += (dt / (tau + dt)) * (raw - st.estimate)
-        elif not (st.has_pose and dt == 0.0):
+        elif jump or not (st.has_pose and dt == 0.0):
             st.estimate[:] = 0.0
         st.pose[:] = pose
         st.stamp = t

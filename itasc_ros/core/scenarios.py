@@ -108,7 +108,8 @@ def circle_tracking(
         steady-state window), ``rms_rotation_error_rad``, ``max_joint_speed`` [rad/s] and
         ``max_joint_speed_ratio`` (max of |q'_i| / velocity limit, whole run),
         ``max_joint_accel`` [rad/s^2] (largest |delta q'| / dt after the first tick),
-        ``expected_lag_m`` (``speed / sqrt(gain^2 + omega^2)``), ``min_sigma``, ``ticks``,
+        ``expected_lag_m`` (feedback-only lag on the circle, ``speed / sqrt(gain^2 +
+        omega^2)``), ``min_sigma``, ``ticks``,
         ``feedforward``, ``shape``, ``radius_m``, ``speed_m_s``, ``gain``, ``dt_s``,
         ``duration_s``, ``settle_s``.
 

@@ -89,11 +89,12 @@ class Scene:
         constraints: initial constraints.
         solver: 'dls' (damped least squares, automatic damping) or 'sdls'.
         damping_max: largest damping lambda (at a singularity). Blender's 0.5 / 0.1 suit its
-            scene units; for arms in metres and radians 0.1 / 0.02 converge faster (see
-            BENCHMARKS.md); the gain of a near-singular direction is bounded by
-            1 / damping_epsilon. Known trade-off: at 0.1 / 0.02 the UR5 wrist crossing gives a
-            velocity step of ~0.6 vmax in 2 ms; 0.1 / 0.05 keeps it below 0.15 vmax but lowers
-            the convergence rate (test/test_scene.py).
+            scene units; for arms in metres and radians 0.1 / 0.06 is the measured choice: the
+            gain of a near-singular direction, s / (s^2 + lambda^2), is bounded by
+            1 / damping_epsilon and rises over a band wide enough that crossing the UR5 wrist
+            singularity at full speed changes q' by < 0.07 vmax per 2 ms tick (0.1 / 0.02 gave
+            0.59 vmax), at the price of slower final convergence for targets near a singular
+            pose (test/test_scene.py prints both).
         damping_epsilon: smallest singular value below which damping starts.
         sdls_gamma_max: SDLS: largest joint velocity per singular direction [rad/s].
         joint_weights: (n,) Wq (>= 0; 0 freezes a joint); default ones.
@@ -109,7 +110,7 @@ class Scene:
         *,
         solver: str = "dls",
         damping_max: float = 0.1,
-        damping_epsilon: float = 0.02,
+        damping_epsilon: float = 0.06,
         sdls_gamma_max: float = math.pi,
         joint_weights: ArrayLike | None = None,
         velocity_scale: float = 1.0,

@@ -14,11 +14,13 @@ In RViz: add an *InteractiveMarkers* display with the topic ``/itasc_node/target
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import Pose, PoseStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from visualization_msgs.msg import InteractiveMarkerFeedback
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 NAMESPACE = "~/target_marker"
 #: Period of the check for the first joint state, which places the markers [s].
 PLACE_PERIOD = 0.1
+#: Shortest time between two moves of a marker that follows topic targets [s] (10 Hz).
+FOLLOW_PERIOD = 0.1
 #: Menu entry id of "Snap to effector" (the first entry).
 SNAP_ID = 1
 
@@ -71,6 +75,8 @@ class TargetMarkers:
         frame_id: Frame of the markers; default: the controller's root link (required with a
             callable ``effector``).
         on_pose: Receives the dragged poses; default: ``node._on_marker_pose``.
+        on_snap: Receives the pose of a "Snap to effector" (a jump: no velocity estimate);
+            default: ``node._on_marker_snap``, else ``on_pose``.
         scale: Marker size [m].
         namespace: Server namespace relative to the node.
 
@@ -86,6 +92,7 @@ class TargetMarkers:
         *,
         frame_id: str = "",
         on_pose: PoseSink | None = None,
+        on_snap: PoseSink | None = None,
         scale: float = 0.2,
         namespace: str = NAMESPACE,
     ) -> None:
@@ -97,12 +104,16 @@ class TargetMarkers:
         if not frame_id:
             raise ValueError("frame_id is required with a callable effector (the root link)")
         sink = on_pose if on_pose is not None else getattr(node, "_on_marker_pose", None)
+        snap = on_snap if on_snap is not None else getattr(node, "_on_marker_snap", None)
         if sink is None:
             raise ValueError(
                 f"node {node.get_name()!r} has no _on_marker_pose(name, PoseStamped); pass on_pose"
             )
         self._node = node
         self._on_pose: PoseSink = sink
+        self._on_snap: PoseSink = snap if snap is not None else sink
+        self._controller = None if callable(effector) else effector
+        self._followed: dict[str, float] = {}  # marker -> steady time of its last follow [s]
         self._frame = frame_id
         self._scale = float(scale)
         self._names = list(constraints)
@@ -207,7 +218,39 @@ class TargetMarkers:
         if not self.server.set_pose(name, msg.pose):
             return False
         self.server.apply_changes()
-        self._on_pose(name, msg)
+        self._on_snap(name, msg)
+        return True
+
+    def follow(self, name: str, now: float | None = None) -> bool:
+        """Move marker ``name`` to its constraint's current target (a target from a topic).
+
+        Throttled to :data:`FOLLOW_PERIOD` per marker so a 1 kHz target stream does not flood
+        the clients; needs a controller (not a callable effector).
+
+        Args:
+            name: the marker (constraint) name.
+            now: steady time [s] (default ``time.monotonic()``).
+
+        Returns:
+            True if the marker moved.
+        """
+        if self._controller is None or name not in self._placed:
+            return False
+        now = time.monotonic() if now is None else now
+        if now - self._followed.get(name, -math.inf) < FOLLOW_PERIOD:
+            return False
+        try:
+            _, target = self._controller.poses(name)
+        except ItascError:
+            return False
+        if target is None:
+            return False
+        pose = Pose()
+        matrix_to_pose(target, pose)
+        if not self.server.set_pose(name, pose):
+            return False
+        self.server.apply_changes()
+        self._followed[name] = now
         return True
 
     def shutdown(self) -> None:

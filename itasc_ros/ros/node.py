@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import threading
 import time
@@ -27,7 +26,7 @@ from geometry_msgs.msg import Point, PoseStamped, TwistStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
-from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import (
@@ -61,7 +60,8 @@ from .conversions import (
     stamp_or_none,
     twist_stamped_array,
 )
-from .markers import replace_target_markers
+from .executors import make_executor
+from .markers import TargetMarkers, replace_target_markers
 
 NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
@@ -123,6 +123,7 @@ class ItascNode(Node):
         self._last_out: StepOutput | None = None
         self._last_js: tuple[Sequence[str], Any, float | None] | None = None
         self._pending_targets: dict[str, PoseStamped] = {}
+        self._target_markers: TargetMarkers | None = None
         self._enabled = True
         self._publish_markers = bool(P.value(self, "publish_markers"))
         self._last_rejection = ""
@@ -250,7 +251,7 @@ class ItascNode(Node):
         self._target_markers = replace_target_markers(  # RViz drag-able targets
             self,
             ctrl,
-            getattr(self, "_target_markers", None),
+            self._target_markers,
             bool(P.value(self, "interactive_marker")),
         )
         self.get_logger().info(
@@ -294,10 +295,14 @@ class ItascNode(Node):
     def _target_cb(self, name: str) -> Callable[[PoseStamped], None]:
         def cb(msg: PoseStamped) -> None:
             self._on_marker_pose(name, msg)
+            if self._target_markers is not None:  # the RViz marker follows topic targets
+                self._target_markers.follow(name)
 
         return cb
 
-    def _on_marker_pose(self, name: str, pose_stamped: PoseStamped) -> None:
+    def _on_marker_pose(
+        self, name: str, pose_stamped: PoseStamped, jump: bool = False
+    ) -> None:
         """Feed a target pose to constraint ``name`` (target topics and the RViz marker)."""
         ctrl = self._controller
         if ctrl is None:
@@ -305,9 +310,13 @@ class ItascNode(Node):
             return
         frame, p, q, src = pose_stamped_arrays(pose_stamped)
         try:
-            ctrl.set_target(name, frame, p, q, self._now(), src)
+            ctrl.set_target(name, frame, p, q, self._now(), src, jump=jump)
         except InputError as exc:
             self._reject(exc)
+
+    def _on_marker_snap(self, name: str, pose_stamped: PoseStamped) -> None:
+        """The marker snapped back to the effector: a jump, no target velocity estimate."""
+        self._on_marker_pose(name, pose_stamped, jump=True)
 
     def _twist_cb(self, name: str) -> Callable[[TwistStamped], None]:
         def cb(msg: TwistStamped) -> None:
@@ -528,23 +537,6 @@ class ItascNode(Node):
 
 def _age(now: float, stamp: float) -> str:
     return "never" if not math.isfinite(stamp) else f"{now - stamp:.3f}"
-
-
-def make_executor() -> Executor:
-    """The executor of the node: rclpy's EventsExecutor where it exists, else single-threaded.
-
-    The EventsExecutor (rclpy.experimental, Kilted) runs a 1 kHz timer for about a quarter of
-    the CPU of the SingleThreadedExecutor, which Humble and Jazzy use. ``ITASC_EXECUTOR=single``
-    in the environment forces the SingleThreadedExecutor.
-    """
-    if os.environ.get("ITASC_EXECUTOR", "") != "single":
-        try:
-            from rclpy.experimental import EventsExecutor
-
-            return EventsExecutor()
-        except ImportError:
-            pass
-    return SingleThreadedExecutor()
 
 
 def main(args: list[str] | None = None) -> int:

@@ -132,7 +132,7 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
     ),
     ParamSpec("damping_max", 0.1, "Largest damping lambda, at a singularity.", 0.0, 10.0),
     ParamSpec(
-        "damping_epsilon", 0.02, "Smallest singular value below which damping starts.", 0.0, 10.0
+        "damping_epsilon", 0.06, "Smallest singular value below which damping starts.", 0.0, 10.0
     ),
     ParamSpec("velocity_scale", 1.0, "Fraction of the URDF velocity limits.", 0.001, 1.0),
     ParamSpec(

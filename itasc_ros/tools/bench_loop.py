@@ -507,7 +507,8 @@ def run_loop_bench(
             executor.shutdown(timeout_sec=2.0)
             node.destroy_node()
             rclpy.try_shutdown(context=context)
-            spin.join(timeout=2.0)
+            if spin.ident is not None:
+                spin.join(timeout=2.0)
 
     received = np.frombuffer(rec.cmd_received, dtype=float)  # (k_all,) whole run
     sent = np.frombuffer(rec.cmd_sent, dtype=float)  # (k_all,)

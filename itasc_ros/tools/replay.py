@@ -24,19 +24,26 @@ floating-point rounding (~1e-15 rad/s; damping bounds the amplification near sin
 The default tolerance of 1e-6 rad/s is far above rounding and far below any change that
 matters: a 1 % gain change or a 0.05 mm target change already moves the command by more.
 
-The bag's order is not the node's order, though: the recorder received the joint states (from
-the simulated robot), the targets and the node's commands on its own schedule, so at a
-command's bag time the node may have used a joint state or target a message or two older or
-newer than the latest one in the bag. The comparison therefore asks whether the recorded
-command is *exactly* what the controller computes from **some** inputs that the node could
-have had, in this order:
+The bag's order is not the node's order, though. The recorder received the joint states
+(from the robot), the targets and the node's commands on its own schedule, and a busy
+recorder serves its subscriptions unevenly (in the demo on a loaded machine its joint states
+lagged by up to 2 s while the commands lagged less), so bag times of different topics cannot
+be compared, and the node may have used a joint state or target older or newer than the latest
+one before the command in the bag. A Float64MultiArray command carries no stamp either. The
+comparison therefore asks whether the recorded command is *exactly* what the controller
+computes from **some** inputs that the node could have had:
 
 1. ``latest``: the replay's own command (every input with a bag time <= the command's);
-2. ``reordered``: the command for a combination of a joint state, a target pose and the twist
-   applied to it (an explicit target twist, the twist estimated from the successive poses up
-   to that pose, or none) from the messages within ``--window`` (30 ms) of the command's bag
-   time, and the parameters in force on either side of a parameter change in the window;
-   nearest combinations first, at most ``--max-candidates`` per command.
+2. ``realigned``: a search in the node's order. Each topic's messages keep their order
+   (reliable DDS), and the node's ticks use ever newer inputs, so the inputs of a command are
+   not older than those that reproduced the previous one. Candidates: the joint states after
+   that one (the expected step first: joint states per command, and the command's bag-time
+   gap), each with the target poses whose header stamps are within ``--window`` (0.1 s) of the
+   joint state's stamp (nearest first), each pose with the twist the node may have applied
+   (an explicit twist stamped near it, the twist estimated from the poses up to it, or none),
+   and with the parameters in force at those stamps (parameter events carry the node's clock).
+   At most ``--max-candidates`` combinations per command; the likeliest are tried first, so a
+   command is usually found after a few.
 
 A command that no combination reproduces within ``--tolerance`` is a mismatch: the report
 names the time, the joint, the recorded and the closest recomputed value, and the exit status
@@ -81,7 +88,7 @@ from itasc_ros.core.controller import (
     ControllerConfig,
 )
 from itasc_ros.core.errors import ConfigError, InputError, ItascError
-from itasc_ros.tools.bagio import BagWriter, read_bag
+from itasc_ros.tools.bagio import BagWriter, Storage, read_bag
 from itasc_ros.tools.resources import robot_urdf, share_file
 
 Array = NDArray[np.float64]
@@ -95,7 +102,7 @@ DEFAULT_TOLERANCE = 1e-6
 #: Default half-width of the candidate window around a command's bag time [s].
 DEFAULT_WINDOW = 0.1
 #: Default largest number of input combinations tried for one command.
-DEFAULT_MAX_CANDIDATES = 2000
+DEFAULT_MAX_CANDIDATES = 5000
 #: More exactly-zero commands than this fraction of the compared ones is a mismatch.
 MAX_HALT_FRACTION = 0.1
 
@@ -110,8 +117,16 @@ NODE_DEFAULTS: dict[str, Any] = {
 
 _CONFIG_KEYS = frozenset(
     [
-        "joints", "control_rate", "input_timeout", "solver", "damping_max", "damping_epsilon",
-        "velocity_scale", "joint_limit_margin", "max_velocity", "twist_filter_time_constant",
+        "joints",
+        "control_rate",
+        "input_timeout",
+        "solver",
+        "damping_max",
+        "damping_epsilon",
+        "velocity_scale",
+        "joint_limit_margin",
+        "max_velocity",
+        "twist_filter_time_constant",
         "constraint_names",
     ]
 )
@@ -187,9 +202,7 @@ def read_params_file(path: str | Path, node_name: str = "itasc_node") -> dict[st
             break
     if section is None and "ros__parameters" in data:
         section = data
-    if not isinstance(section, Mapping) or not isinstance(
-        section.get("ros__parameters"), Mapping
-    ):
+    if not isinstance(section, Mapping) or not isinstance(section.get("ros__parameters"), Mapping):
         raise ConfigError(
             f"params file {str(path)!r} has no '{node_name}: ros__parameters:' section; "
             f"sections: {list(data)}"
@@ -222,8 +235,9 @@ def parse_override(spec: str) -> tuple[str, Any]:
     """
     name, sep, value = spec.partition("=")
     if not sep or not name.strip():
-        raise ConfigError(f"override {spec!r} must look like 'name=value', e.g. "
-                          "'constraints.ee.gain=40'")
+        raise ConfigError(
+            f"override {spec!r} must look like 'name=value', e.g. 'constraints.ee.gain=40'"
+        )
     try:
         parsed = yaml.safe_load(value)
     except yaml.YAMLError:
@@ -383,8 +397,10 @@ def load_setup(
     elif params.get("urdf_file"):
         xml, urdf_source = _read_urdf(str(params["urdf_file"]))
     else:
-        raise ReplayError("no URDF: the parameters have neither robot_description nor "
-                          "urdf_file; give --urdf (a file, or 'panda' / 'ur5')")
+        raise ReplayError(
+            "no URDF: the parameters have neither robot_description nor "
+            "urdf_file; give --urdf (a file, or 'panda' / 'ur5')"
+        )
     pose_topics: dict[str, str] = {}
     twist_topics: dict[str, str] = {}
     first = True
@@ -534,23 +550,37 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
         if topic == setup.joint_topic:
             h = msg.header.stamp
             events.append(
-                _JointState(t, list(msg.name), np.asarray(msg.position, dtype=float),
-                            header_seconds(h.sec, h.nanosec))
+                _JointState(
+                    t,
+                    list(msg.name),
+                    np.asarray(msg.position, dtype=float),
+                    header_seconds(h.sec, h.nanosec),
+                )
             )
         elif topic in pose_of:
             h = msg.header.stamp
             p, o = msg.pose.position, msg.pose.orientation
             events.append(
-                _Pose(t, pose_of[topic], msg.header.frame_id, np.array([p.x, p.y, p.z]),
-                      np.array([o.x, o.y, o.z, o.w]), header_seconds(h.sec, h.nanosec))
+                _Pose(
+                    t,
+                    pose_of[topic],
+                    msg.header.frame_id,
+                    np.array([p.x, p.y, p.z]),
+                    np.array([o.x, o.y, o.z, o.w]),
+                    header_seconds(h.sec, h.nanosec),
+                )
             )
         elif topic in twist_of:
             lin, ang = msg.twist.linear, msg.twist.angular
             h = msg.header.stamp
             events.append(
-                _Twist(t, twist_of[topic], msg.header.frame_id,
-                       np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]),
-                       header_seconds(h.sec, h.nanosec))
+                _Twist(
+                    t,
+                    twist_of[topic],
+                    msg.header.frame_id,
+                    np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]),
+                    header_seconds(h.sec, h.nanosec),
+                )
             )
         elif topic == setup.command_topic:
             try:
@@ -566,8 +596,11 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
                 else:
                     ignored.append(prm.name)
             if changes or ignored:
-                events.append(_ParamChange(t, changes, ignored,
-                                           header_seconds(msg.stamp.sec, msg.stamp.nanosec)))
+                events.append(
+                    _ParamChange(
+                        t, changes, ignored, header_seconds(msg.stamp.sec, msg.stamp.nanosec)
+                    )
+                )
     if not any(isinstance(e, _JointState) for e in events):
         raise ReplayError(f"bag {str(bag)!r} has no joint states on {setup.joint_topic}")
     if setup.pose_topics and not any(isinstance(e, _Pose) for e in events):
@@ -722,11 +755,15 @@ class CompareReport:
         if self.unreadable:
             lines.append(f"  unreadable command messages:            {self.unreadable}")
         if self.too_many_halts:
-            lines.append(f"  MISMATCH: {self.halts} zero commands are more than "
-                         f"{100 * MAX_HALT_FRACTION:g} % of the commands")
+            lines.append(
+                f"  MISMATCH: {self.halts} zero commands are more than "
+                f"{100 * MAX_HALT_FRACTION:g} % of the commands"
+            )
         if self.mismatches:
-            lines.append(f"  MISMATCH: {len(self.mismatches)} commands not reproduced"
-                         + (f" (stopped; {self.unchecked} not checked)" if self.unchecked else ""))
+            lines.append(
+                f"  MISMATCH: {len(self.mismatches)} commands not reproduced"
+                + (f" (stopped; {self.unchecked} not checked)" if self.unchecked else "")
+            )
             lines.extend("    " + m.text() for m in self.mismatches[:10])
         if self.commands == 0:
             lines.append("  MISMATCH: the bag has no commands to compare")
@@ -757,12 +794,33 @@ def _ranked_product(lists: Sequence[Sequence[Any]], cap: int) -> Iterator[tuple[
 
 
 @dataclass
+class _Target:
+    """A candidate target of one constraint: a pose and the twist applied with it."""
+
+    pose_index: int
+    pose: _Pose
+    frame: str
+    twist: Array  # (6,)
+    twist_index: int  # -1: estimated or none
+
+
+@dataclass
 class _Pointers:
-    """Indices of the inputs that reproduced the previous command (node order is monotone)."""
+    """Indices of the inputs that reproduced the previous command (node order is monotone).
+
+    ``js``, ``pose``, ``twist``: the earliest indices the node may have used (a lower bound
+    for the next command); ``js_found``: the joint state that reproduced it (where to look).
+    """
 
     js: int
     pose: dict[str, int]
     twist: dict[str, int]
+    js_found: int = -1
+
+    @property
+    def js_hint(self) -> int:
+        """Where the next command's joint state is expected from."""
+        return max(self.js, self.js_found)
 
 
 class Replayer:
@@ -817,28 +875,50 @@ class Replayer:
         events = list(self.events)
         if at == "commands":
             if not any(isinstance(e, _Command) for e in events):
-                raise ReplayError(f"bag {str(self.bag)!r} has no commands on "
-                                  f"{self.setup.command_topic}; use --at rate")
+                raise ReplayError(
+                    f"bag {str(self.bag)!r} has no commands on "
+                    f"{self.setup.command_topic}; use --at rate"
+                )
         else:
             t0 = min(e.t for e in events)
             t1 = max(e.t for e in events)
             period = 1.0 / ctrl.config.control_rate
-            ticks = [_Command(t0 + k * period, None, "tick")
-                     for k in range(int((t1 - t0) / period) + 1)]
+            ticks = [
+                _Command(t0 + k * period, None, "tick") for k in range(int((t1 - t0) / period) + 1)
+            ]
             inputs = [e for e in events if not isinstance(e, _Command)]
             # stable sort: bag order kept, a tick after the inputs of the same time
             events = sorted(inputs + ticks, key=lambda e: (e.t, isinstance(e, _Command)))
         n = len(self.joint_names)
-        rows: dict[str, list[Any]] = {k: [] for k in (
-            "t", "recorded", "recomputed", "status", "sigma", "damping", "scale", "locked",
-            "perr", "rerr", "q", "eps")}
+        rows: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "t",
+                "recorded",
+                "recomputed",
+                "status",
+                "sigma",
+                "damping",
+                "scale",
+                "locked",
+                "perr",
+                "rerr",
+                "q",
+                "eps",
+            )
+        }
         first_pose = next(iter(self.setup.pose_topics), None)
         rejections = 0
         reasons: list[str] = []
         changes: list[tuple[float, dict[str, Any]]] = []
         ignored: list[str] = []
-        counts = {"joint_states": 0, "target_poses": 0, "target_twists": 0, "commands": 0,
-                  "parameter_changes": 0}
+        counts = {
+            "joint_states": 0,
+            "target_poses": 0,
+            "target_twists": 0,
+            "commands": 0,
+            "parameter_changes": 0,
+        }
         nan_row = np.full(n, np.nan)
         last_js = -1
         for ev in events:
@@ -868,9 +948,13 @@ class Replayer:
                     if ev.problem != "tick":
                         counts["commands"] += 1
                         self._commands.append((len(rows["t"]), ev))
-                    self._step_inputs.append(_Pointers(
-                        last_js, {c: len(v) - 1 for c, v in self._poses.items()},
-                        {c: len(v) - 1 for c, v in self._twists.items()}))
+                    self._step_inputs.append(
+                        _Pointers(
+                            last_js,
+                            {c: len(v) - 1 for c, v in self._poses.items()},
+                            {c: len(v) - 1 for c, v in self._twists.items()},
+                        )
+                    )
                     out = ctrl.step(ev.t)
                     res = out.result
                     rows["t"].append(ev.t)
@@ -933,48 +1017,71 @@ class Replayer:
         return probe
 
     @staticmethod
-    def _stamped(items: Sequence[Any], stamps: Sequence[float], s: float, window: float,
-                 first: int) -> list[int]:
-        """Indices >= first of items stamped within s +- window, nearest first.
+    def _stamped(
+        items: Sequence[Any],
+        stamps: Sequence[float],
+        s: float,
+        window: float,
+        first: int,
+        limit: int = 8,
+    ) -> list[int]:
+        """Indices >= first of items stamped within s +- window, the likeliest ``limit`` first.
 
-        Plus the last one before that window (a target is held until the next one).
+        Messages stamped after ``s`` count three times their distance (the node used what it
+        had received). Plus ``first`` itself (the input of the previous command, held) and the
+        last one before the window (a target is held until the next one).
         """
         lo = max(bisect.bisect_left(stamps, s - window), first)
         hi = bisect.bisect_right(stamps, s + window)
-        out = sorted(range(lo, hi), key=lambda i: abs(stamps[i] - s))
-        if lo - 1 >= max(first, 0):
-            out.append(lo - 1)
-        return [i for i in out if getattr(items[i], "accepted", True)]
 
-    def _input_lists(self, js: _JointState, prev: _Pointers | None, window: float,
-                     cfg: ControllerConfig) -> list[list[Any]]:
-        """Candidate lists per pose constraint for a joint-state candidate.
+        def distance(i: int) -> float:
+            d = stamps[i] - s
+            return 3.0 * d if d > 0.0 else -d
 
-        Two lists per constraint: (index, pose) and (frame, twist, index or -1).
+        out = sorted(range(lo, hi), key=distance)
+        out = [i for i in out if getattr(items[i], "accepted", True)][:limit]
+        for extra in (lo - 1, first):
+            if (
+                0 <= max(first, 0) <= extra < len(items)
+                and extra not in out
+                and getattr(items[extra], "accepted", True)
+            ):
+                out.append(extra)
+        return out
+
+    def _input_lists(
+        self, js: _JointState, prev: _Pointers | None, window: float, cfg: ControllerConfig
+    ) -> list[list[_Target]]:
+        """Candidate targets per pose constraint for a joint-state candidate, likeliest first.
+
+        A candidate is a target pose (stamped near the joint state, not older than the one
+        the previous command used) with the twist the node applied to it: an explicit twist
+        stamped near the pose (published with it, or one tick before or after), the twist
+        estimated from the poses up to it, or none.
         """
-        lists: list[list[Any]] = []
+        lists: list[list[_Target]] = []
         s = js.stamp
         for name in self.setup.pose_topics:
             poses = self._poses[name]
             first = 0 if prev is None else max(prev.pose[name], 0)
             pidx = self._stamped(poses, self._pose_stamps[name], s, window, first)
-            lists.append([(i, poses[i]) for i in pidx])
-            twists: list[tuple[str, Array, int]] = []
-            if cfg.constraint(name).feedforward:
-                tws = self._twists[name]
-                tfirst = 0 if prev is None else max(prev.twist[name], 0)
-                for i in self._stamped(tws, self._twist_stamps[name], s, window, tfirst):
-                    twists.append((tws[i].frame, tws[i].twist, i))
-                twists.extend(("", poses[i].estimate, -1) for i in pidx)
-            twists.append(("", np.zeros(6), -1))
-            seen: set[tuple[str, bytes]] = set()
-            unique = []
-            for frame, tw, i in twists:
-                key = (frame, np.asarray(tw, dtype=float).tobytes())
-                if key not in seen:
-                    seen.add(key)
-                    unique.append((frame, tw, i))
-            lists.append(unique)
+            ff = cfg.constraint(name).feedforward
+            tws = self._twists[name]
+            tfirst = 0 if prev is None else max(prev.twist[name], 0)
+            ranked: list[tuple[int, _Target]] = []
+            zero = np.zeros(6)
+            for rp, i in enumerate(pidx):
+                pose = poses[i]
+                if ff:
+                    ranked.append((rp, _Target(i, pose, "", pose.estimate, -1)))
+                    near = self._stamped(
+                        tws, self._twist_stamps[name], pose.stamp, window, tfirst, limit=4
+                    )
+                    for rt, k in enumerate(near):
+                        ranked.append((rp + rt, _Target(i, pose, tws[k].frame, tws[k].twist, k)))
+                ranked.append((rp + 1, _Target(i, pose, "", zero, -1)))
+            ranked.sort(key=lambda x: x[0])
+            lists.append([t for _r, t in ranked])
         return lists
 
     def _js_candidates(self, prev: _Pointers | None, since: int, gap: float) -> list[int]:
@@ -986,8 +1093,7 @@ class Replayer:
             gap: bag time since then [s].
         """
         if prev is None:  # first command: from the first target on
-            first_target = min((p[0].stamp for p in self._poses.values() if p),
-                               default=-math.inf)
+            first_target = min((p[0].stamp for p in self._poses.values() if p), default=-math.inf)
             start = bisect.bisect_left(self._js_stamps, first_target - 0.5)
             e1 = e2 = float(since - 1) * self._js_per_command
         else:
@@ -996,57 +1102,129 @@ class Replayer:
             e2 = gap * self._js_rate
         if not self._js:
             return []
-        horizon = self._js_stamps[start] + self.HORIZON + since / self._command_rate
+        hint = start if prev is None else max(prev.js_hint, start)
+        horizon = self._js_stamps[hint] + self.HORIZON + since / self._command_rate
         stop = bisect.bisect_right(self._js_stamps, horizon)
         cands = [i for i in range(start, stop) if self._js[i].accepted]
-        cands.sort(key=lambda i: min(abs(i - start - e1), abs(i - start - e2)))
-        return cands[: self.MAX_JS_CANDIDATES]
+        cands.sort(key=lambda i: min(abs(i - hint - e1), abs(i - hint - e2)))
+        return cands
 
-    def _search(self, recorded: Array, prev: _Pointers | None, since: int, gap: float,
-                window: float, tolerance: float, cap: int
-                ) -> tuple[float, Any, int, _Pointers | None, float]:
-        """Best input combination: (|diff|, its StepOutput, tried, pointers, js stamp)."""
+    def _search(
+        self,
+        recorded: Array,
+        prev: _Pointers | None,
+        since: int,
+        gap: float,
+        window: float,
+        tolerance: float,
+        cap: int,
+    ) -> tuple[float, Any, int, _Pointers | None, float]:
+        """Best input combination: (|diff|, its StepOutput, tried, pointers, js stamp).
+
+        Three rounds, each cheap where the previous was likely: the likeliest joint states
+        with their likeliest targets; every joint state within the horizon (a stalled node)
+        with its three likeliest targets; the likeliest joint states with more targets.
+        """
         best = math.inf
         best_out: Any = None
         tried = 0
         names = list(self.setup.pose_topics)
-        for i in self._js_candidates(prev, since, gap):
-            js = self._js[i]
-            epochs = []
-            for st in (js.stamp, js.stamp - window, js.stamp + 4 * window):
-                e = self._epoch(st)
-                if e not in epochs:
-                    epochs.append(e)
-            for epoch in epochs:
-                probe = self._probe(epoch)
-                lists = self._input_lists(js, prev, window, self._epochs[epoch][1])
-                for combo in _ranked_product(lists, self.PER_JS_CAP):
-                    try:
-                        probe.set_joint_state(js.names, js.pos, js.t)
-                        for k, name in enumerate(names):
-                            pose = combo[2 * k][1]
-                            frame, tw, _ti = combo[2 * k + 1]
-                            probe.set_target(name, pose.frame, pose.pos, pose.quat, js.t)
-                            probe.set_target_twist(name, frame, tw, js.t)
-                    except InputError:
+        js_all = self._js_candidates(prev, since, gap)
+        top = js_all[: self.MAX_JS_CANDIDATES]
+        done: dict[tuple[int, int], int] = {}  # (js index, epoch) -> combinations tried
+        lists_cache: dict[tuple[int, int], list[list[_Target]]] = {}
+        for js_list, per_js in ((top, 8), (js_all, 3), (top, self.PER_JS_CAP)):
+            for i in js_list:
+                js = self._js[i]
+                epochs = []
+                for st in (js.stamp, js.stamp - window, js.stamp + 4 * window):
+                    e = self._epoch(st)
+                    if e not in epochs:
+                        epochs.append(e)
+                for epoch in epochs:
+                    key = (i, epoch)
+                    skip = done.get(key, 0)
+                    if skip >= per_js:
                         continue
-                    out = probe.step(js.t)
-                    tried += 1
-                    diff = float(np.max(np.abs(out.qdot - recorded)))
-                    if diff < best:
-                        best, best_out = diff, out
-                    if diff <= tolerance:
-                        pointers = _Pointers(
-                            i,
-                            {n: combo[2 * k][0] for k, n in enumerate(names)},
-                            {n: (combo[2 * k + 1][2] if combo[2 * k + 1][2] >= 0 else
-                                 (prev.twist[n] if prev is not None else -1))
-                             for k, n in enumerate(names)},
-                        )
-                        return best, out, tried, pointers, js.stamp
-                    if tried >= cap:
-                        return best, best_out, tried, None, math.nan
+                    done[key] = per_js
+                    probe = self._probe(epoch)
+                    lists = lists_cache.get(key)
+                    if lists is None:
+                        lists = self._input_lists(js, prev, window, self._epochs[epoch][1])
+                        lists_cache[key] = lists
+                    combos = list(_ranked_product(lists, per_js))[skip:]
+                    for combo in combos:
+                        try:
+                            probe.set_joint_state(js.names, js.pos, js.t)
+                            for name, tgt in zip(names, combo, strict=True):
+                                pose = tgt.pose
+                                probe.set_target(name, pose.frame, pose.pos, pose.quat, js.t)
+                                probe.set_target_twist(name, tgt.frame, tgt.twist, js.t)
+                        except InputError:
+                            continue
+                        out = probe.step(js.t)
+                        tried += 1
+                        diff = float(np.max(np.abs(out.qdot - recorded)))
+                        if diff < best:
+                            best, best_out = diff, out
+                        if diff <= tolerance:
+                            pointers = _Pointers(
+                                i,
+                                {n: t.pose_index for n, t in zip(names, combo, strict=True)},
+                                {
+                                    n: (
+                                        t.twist_index
+                                        if t.twist_index >= 0
+                                        else (prev.twist[n] if prev is not None else -1)
+                                    )
+                                    for n, t in zip(names, combo, strict=True)
+                                },
+                            )
+                            return best, out, tried, pointers, js.stamp
+                        if tried >= cap:
+                            return best, best_out, tried, None, math.nan
         return best, best_out, tried, None, math.nan
+
+    def _rewind(self, ptr: _Pointers, floor: _Pointers | None) -> _Pointers:
+        """The earliest inputs equal to those of ``ptr`` (not before ``floor``).
+
+        A robot at rest publishes the same joint state again and again, a held target is the
+        same pose: the node may have used the first of equal messages, and the next command's
+        inputs are only known not to be older than that one.
+        """
+
+        def back(items: Sequence[Any], i: int, lo: int, same: Any) -> int:
+            while i - 1 >= max(lo, 0) and same(items[i - 1], items[i]):
+                i -= 1
+            return i
+
+        def same_js(a: _JointState, b: _JointState) -> bool:
+            return a.accepted and a.names == b.names and np.array_equal(a.pos, b.pos)
+
+        def same_pose(a: _Pose, b: _Pose) -> bool:
+            return (
+                a.accepted
+                and a.frame == b.frame
+                and np.array_equal(a.pos, b.pos)
+                and np.array_equal(a.quat, b.quat)
+                and np.array_equal(a.estimate, b.estimate)
+            )
+
+        def same_twist(a: _Twist, b: _Twist) -> bool:
+            return a.frame == b.frame and np.array_equal(a.twist, b.twist)
+
+        js = back(self._js, ptr.js, floor.js if floor else 0, same_js) if ptr.js >= 0 else -1
+        pose = {
+            n: back(self._poses[n], i, floor.pose[n] if floor else 0, same_pose) if i >= 0 else i
+            for n, i in ptr.pose.items()
+        }
+        twist = {
+            n: back(self._twists[n], i, floor.twist[n] if floor else 0, same_twist)
+            if i >= 0
+            else i
+            for n, i in ptr.twist.items()
+        }
+        return _Pointers(js, pose, twist, js_found=ptr.js)
 
     def compare(
         self,
@@ -1070,8 +1248,10 @@ class Replayer:
         """
         res = self.result
         if res is None or not self._commands:
-            raise ReplayError("compare needs a replay at the recorded command times: call "
-                              "run(at='commands') on a bag with commands")
+            raise ReplayError(
+                "compare needs a replay at the recorded command times: call "
+                "run(at='commands') on a bag with commands"
+            )
         self._js_stamps = [j.stamp for j in self._js]
         self._pose_stamps = {n: [p.stamp for p in v] for n, v in self._poses.items()}
         self._twist_stamps = {n: [p.stamp for p in v] for n, v in self._twists.items()}
@@ -1107,7 +1287,7 @@ class Replayer:
             if diff0 <= tolerance and latest.js >= 0 and (prev is None or latest.js >= prev.js):
                 rep.matched_latest += 1
                 rep.max_diff_matched = max(rep.max_diff_matched, diff0)
-                prev, prev_t, since = latest, cmd.t, 0
+                prev, prev_t, since = self._rewind(latest, prev), cmd.t, 0
                 rep.input_stamp[row] = self._js[latest.js].stamp
                 rep.sigma_min[row] = res.sigma_min[idx]
                 rep.damping[row] = res.damping[idx]
@@ -1118,12 +1298,13 @@ class Replayer:
                 rep.halts += 1
                 continue
             best, out, tried, pointers, stamp = self._search(
-                cmd.qdot, prev, since, cmd.t - prev_t, window, tolerance, max_candidates)
+                cmd.qdot, prev, since, cmd.t - prev_t, window, tolerance, max_candidates
+            )
             rep.candidates_tried += tried
             if pointers is not None:
                 rep.matched_reordered += 1
                 rep.max_diff_matched = max(rep.max_diff_matched, best)
-                prev, prev_t, since = pointers, cmd.t, 0
+                prev, prev_t, since = self._rewind(pointers, prev), cmd.t, 0
                 rep.input_stamp[row] = stamp
                 if out.result is not None:
                     rep.sigma_min[row] = out.result.sigma_min
@@ -1135,9 +1316,16 @@ class Replayer:
                 continue
             ref = res.recomputed[idx] if out is None else out.qdot
             j = int(np.argmax(np.abs(ref - cmd.qdot)))
-            rep.mismatches.append(Mismatch(cmd.t, self.joint_names[j], float(cmd.qdot[j]),
-                                           float(ref[j]), float(abs(ref[j] - cmd.qdot[j])),
-                                           tried))
+            rep.mismatches.append(
+                Mismatch(
+                    cmd.t,
+                    self.joint_names[j],
+                    float(cmd.qdot[j]),
+                    float(ref[j]),
+                    float(abs(ref[j] - cmd.qdot[j])),
+                    tried,
+                )
+            )
         return rep
 
 
@@ -1223,8 +1411,11 @@ def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
         line = ax.plot(t, res.recomputed[:, j], lw=0.8, label=name)[0]
         if np.isfinite(res.recorded[:, j]).any():
             ax.plot(t, res.recorded[:, j], ".", ms=1.5, color=line.get_color())
-    ax.set(xlabel="time [s]", ylabel="joint velocity [rad/s]",
-           title="replay: recomputed (lines) and recorded (dots) commands")
+    ax.set(
+        xlabel="time [s]",
+        ylabel="joint velocity [rad/s]",
+        title="replay: recomputed (lines) and recorded (dots) commands",
+    )
     ax.legend(fontsize=7, ncol=4)
     ax.grid(True, alpha=0.3)
     paths.append(folder / "replay_joint_velocities.png")
@@ -1249,8 +1440,9 @@ def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
 # Online replay (rclpy, imported here only)
 
 
-def fetch_node_parameters(node: Any, target: str = "/itasc_node", timeout: float = 5.0
-                          ) -> dict[str, Any]:
+def fetch_node_parameters(
+    node: Any, target: str = "/itasc_node", timeout: float = 5.0
+) -> dict[str, Any]:
     """All parameters of a running node, flat (``constraints.ee.gain``), via its services.
 
     Args:
@@ -1267,8 +1459,9 @@ def fetch_node_parameters(node: Any, target: str = "/itasc_node", timeout: float
     lst = node.create_client(ListParameters, f"{target}/list_parameters")
     get = node.create_client(GetParameters, f"{target}/get_parameters")
     try:
-        if not (lst.wait_for_service(timeout_sec=timeout)
-                and get.wait_for_service(timeout_sec=timeout)):
+        if not (
+            lst.wait_for_service(timeout_sec=timeout) and get.wait_for_service(timeout_sec=timeout)
+        ):
             raise ReplayError(f"the parameter services of {target} do not answer")
         fut = lst.call_async(ListParameters.Request(depth=0))
         deadline = time.monotonic() + timeout
@@ -1315,13 +1508,16 @@ def replay_online(
     bag: str | Path,
     out_bag: str | Path,
     setup: NodeSetup,
-    storage: str = "mcap",
+    storage: Storage = "mcap",
     speed: float = 1.0,
     wait: float = 15.0,
     drain: float = 0.5,
     log: Any = print,
 ) -> dict[str, int]:
     """Republish a bag's joint states and targets into a running node; record its commands.
+
+    The node's live parameter changes recorded in the bag (``/parameter_events``) are made
+    again with its SetParameters service at the same times.
 
     Args:
         bag: input bag.
@@ -1344,7 +1540,9 @@ def replay_online(
 
     import rclpy
     from geometry_msgs.msg import PoseStamped, TwistStamped
+    from rcl_interfaces.srv import SetParameters
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
@@ -1356,7 +1554,13 @@ def replay_online(
         raise ReplayError(f"speed must be > 0, got {speed}")
     ts = default_typestore()
     topics = setup.input_topics
-    messages = list(read_bag(bag, topics))
+    fq = "/" + setup.node_name.lstrip("/")
+    messages = [
+        m
+        for m in read_bag(bag, [*topics, PARAMETER_EVENTS_TOPIC])
+        if m[0] != PARAMETER_EVENTS_TOPIC
+        or (m[2].node == fq and any(is_live_parameter(p.name) for p in m[2].changed_parameters))
+    ]
     if not messages:
         raise ReplayError(f"bag {str(bag)!r} has no messages on {topics}")
     classes: dict[str, Any] = {setup.joint_topic: JointState}
@@ -1374,12 +1578,14 @@ def replay_online(
             executor.spin_once(timeout_sec=0.02)
 
     thread = threading.Thread(target=spin, daemon=True)
-    qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                     reliability=ReliabilityPolicy.RELIABLE)
+    qos = QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE
+    )
     pubs = {t: node.create_publisher(classes[t], t, qos) for t in topics}
-    fq = "/" + setup.node_name.lstrip("/")
+    set_params: Any = node.create_client(SetParameters, f"{fq}/set_parameters")
+    calls: list[Any] = []
     try:
-        with BagWriter(out_bag, storage) as writer:  # type: ignore[arg-type]
+        with BagWriter(out_bag, storage) as writer:
             record: dict[str, str | None] = {t: None for t in topics}
             record[setup.command_topic] = None
             record[PARAMETER_EVENTS_TOPIC] = "rcl_interfaces/msg/ParameterEvent"
@@ -1403,16 +1609,35 @@ def replay_online(
             now0 = node.get_clock().now().nanoseconds
             wall0 = time.monotonic()
             offset = now0 - t_bag0
-            log(f"itasc-replay --online: {len(messages)} messages into {fq} over "
-                f"{(messages[-1][1] - t_bag0) * 1e-9 / speed:.2f} s")
+            log(
+                f"itasc-replay --online: {len(messages)} messages into {fq} over "
+                f"{(messages[-1][1] - t_bag0) * 1e-9 / speed:.2f} s"
+            )
             for topic, t_ns, msg in messages:
                 due = wall0 + (t_ns - t_bag0) * 1e-9 / speed
                 delay = due - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
+                if topic == PARAMETER_EVENTS_TOPIC:
+                    live = [
+                        Parameter(p.name, value=_parameter_value(p.value)).to_parameter_msg()
+                        for p in msg.changed_parameters
+                        if is_live_parameter(p.name)
+                    ]
+                    calls.append(set_params.call_async(SetParameters.Request(parameters=live)))
+                    continue
                 _restamp(msg, offset)
                 pubs[topic].publish(ts.serialize_cdr(msg, msg.__msgtype__).tobytes())
             time.sleep(drain)
+            refused = [
+                r.reason
+                for c in calls
+                if c.done() and c.result() is not None
+                for r in c.result().results
+                if not r.successful
+            ]
+            if refused or not all(c.done() for c in calls):
+                log(f"itasc-replay --online: parameter changes refused or unanswered: {refused}")
             recorder.close()
             counts = writer.counts
     finally:
@@ -1436,41 +1661,79 @@ def _parser() -> argparse.ArgumentParser:
         "(deterministic, no ROS graph) or --online into a running node.",
     )
     p.add_argument("bag", help="rosbag2 directory (MCAP or sqlite3)")
-    p.add_argument("--params-file", help="ROS 2 params file of the node (default: the "
-                   f"snapshot in the bag on {PARAMS_TOPIC})")
+    p.add_argument(
+        "--params-file",
+        help=f"ROS 2 params file of the node (default: the snapshot in the bag on {PARAMS_TOPIC})",
+    )
     p.add_argument("--urdf", help="URDF file or bundled robot name (default: from the params)")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a parameter, e.g. constraints.ee.gain=40 (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a parameter, e.g. constraints.ee.gain=40 (repeatable)",
+    )
     p.add_argument("--node-name", default="itasc_node", help="the recorded node's name")
-    p.add_argument("--at", choices=["commands", "rate"], default=None,
-                   help="step at each recorded command (default when the bag has commands) "
-                   "or at control_rate")
-    p.add_argument("--compare", action="store_true",
-                   help="check the recorded commands against the controller; exit 1 on a "
-                   "mismatch")
-    p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
-                   help="largest accepted |recorded - recomputed| per joint [rad/s] "
-                   "(default %(default)g)")
-    p.add_argument("--window", type=float, default=DEFAULT_WINDOW,
-                   help="candidate inputs within this many seconds of a command [s] "
-                   "(default %(default)g)")
-    p.add_argument("--max-candidates", type=int, default=DEFAULT_MAX_CANDIDATES,
-                   help="input combinations tried per command at most (default %(default)d)")
-    p.add_argument("--max-mismatches", type=int, default=20,
-                   help="stop comparing after this many mismatches (default %(default)d)")
+    p.add_argument(
+        "--at",
+        choices=["commands", "rate"],
+        default=None,
+        help="step at each recorded command (default when the bag has commands) "
+        "or at control_rate",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="check the recorded commands against the controller; exit 1 on a mismatch",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=DEFAULT_TOLERANCE,
+        help="largest accepted |recorded - recomputed| per joint [rad/s] (default %(default)g)",
+    )
+    p.add_argument(
+        "--window",
+        type=float,
+        default=DEFAULT_WINDOW,
+        help="candidate inputs within this many seconds of a command [s] (default %(default)g)",
+    )
+    p.add_argument(
+        "--max-candidates",
+        type=int,
+        default=DEFAULT_MAX_CANDIDATES,
+        help="input combinations tried per command at most (default %(default)d)",
+    )
+    p.add_argument(
+        "--max-mismatches",
+        type=int,
+        default=20,
+        help="stop comparing after this many mismatches (default %(default)d)",
+    )
     p.add_argument("--out", help="folder for plots (and the --online bag)")
     p.add_argument("--no-plots", action="store_true", help="write no PNG plots")
-    p.add_argument("--json", action="store_true",
-                   help="print the metrics as one JSON object on the last line")
-    p.add_argument("--online", action="store_true",
-                   help="republish into a running node over DDS and record its commands")
-    p.add_argument("--online-out", help="bag to record with --online (default: "
-                   "<out>/online_bag or <bag>_online)")
-    p.add_argument("--storage", choices=["mcap", "sqlite3"], default="mcap",
-                   help="storage of the --online bag")
+    p.add_argument(
+        "--json", action="store_true", help="print the metrics as one JSON object on the last line"
+    )
+    p.add_argument(
+        "--online",
+        action="store_true",
+        help="republish into a running node over DDS and record its commands",
+    )
+    p.add_argument(
+        "--online-out",
+        help="bag to record with --online (default: <out>/online_bag or <bag>_online)",
+    )
+    p.add_argument(
+        "--storage",
+        choices=["mcap", "sqlite3"],
+        default="mcap",
+        help="storage of the --online bag",
+    )
     p.add_argument("--speed", type=float, default=1.0, help="--online playback rate factor")
-    p.add_argument("--wait", type=float, default=15.0,
-                   help="--online: seconds to wait for the node")
+    p.add_argument(
+        "--wait", type=float, default=15.0, help="--online: seconds to wait for the node"
+    )
     return p
 
 
@@ -1487,27 +1750,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides = dict(parse_override(s) for s in args.set)
         setup = load_setup(args.bag, args.params_file, args.urdf, overrides, args.node_name)
         bag = Path(args.bag)
-        summary: dict[str, Any] = {"bag": str(bag), "parameters": setup.params_source,
-                                   "urdf": setup.urdf_source}
+        summary: dict[str, Any] = {
+            "bag": str(bag),
+            "parameters": setup.params_source,
+            "urdf": setup.urdf_source,
+        }
         if args.online:
-            out_bag = Path(args.online_out) if args.online_out else (
-                Path(args.out) / "online_bag" if args.out else bag.with_name(bag.name + "_online")
+            out_bag = (
+                Path(args.online_out)
+                if args.online_out
+                else (
+                    Path(args.out) / "online_bag"
+                    if args.out
+                    else bag.with_name(bag.name + "_online")
+                )
             )
             counts = replay_online(bag, out_bag, setup, args.storage, args.speed, args.wait)
-            print(f"itasc-replay: recorded {out_bag}: "
-                  + ", ".join(f"{t} {n}" for t, n in counts.items()))
+            print(
+                f"itasc-replay: recorded {out_bag}: "
+                + ", ".join(f"{t} {n}" for t, n in counts.items())
+            )
             summary["online_bag"] = str(out_bag)
             summary["online_counts"] = counts
             bag = out_bag
             setup = load_setup(bag, args.params_file, args.urdf, overrides, args.node_name)
         replayer = Replayer(bag, setup)
-        at = args.at or ("commands" if any(isinstance(e, _Command) for e in replayer.events)
-                         else "rate")
+        at = args.at or (
+            "commands" if any(isinstance(e, _Command) for e in replayer.events) else "rate"
+        )
         result = replayer.run(at)
         metrics = replay_metrics(result)
         summary.update(metrics)
-        print(f"itasc-replay {bag} ({at}): parameters from {setup.params_source}; "
-              f"URDF {setup.urdf_source}")
+        print(
+            f"itasc-replay {bag} ({at}): parameters from {setup.params_source}; "
+            f"URDF {setup.urdf_source}"
+        )
         for k, v in metrics.items():
             print(f"  {k:32s} {_fmt(v)}")
         for t, ch in result.parameter_changes:
@@ -1516,8 +1793,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  rejected input: {r}")
         status = 0
         if args.compare:
-            report = replayer.compare(args.tolerance, args.window, args.max_candidates,
-                                      args.max_mismatches)
+            report = replayer.compare(
+                args.tolerance, args.window, args.max_candidates, args.max_mismatches
+            )
             print(report.text())
             summary["compare"] = report.to_dict()
             status = 0 if report.ok else 1

@@ -59,7 +59,6 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 from rclpy.exceptions import NameValidationException, ParameterException
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -69,6 +68,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from itasc_ros.core import ConfigurationError, ItascError, KinematicTree
+from itasc_ros.ros.executors import make_executor
 from itasc_ros.tools.home_poses import home_pose
 
 #: Command message types, as the node's ``command_out_type`` names them.
@@ -579,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     context = rclpy.Context()
     rclpy.init(args=args, context=context, signal_handler_options=SignalHandlerOptions.NO)
     node: SimRobotNode | None = None
-    executor = SingleThreadedExecutor(context=context)
+    executor = make_executor(context)
     try:
         try:
             node = SimRobotNode(context=context)

@@ -8,8 +8,9 @@ The loop is simulated in Python, deterministically, without DDS: every tick of
 ``1 / control_rate`` the :class:`~itasc_ros.tools.sim_robot.SimulatedJoints` integrate the last
 command and publish a joint state, the target generator gives a pose on a circle (radius
 0.1 m, 0.25 m/s, around the home tip position, as ``itasc_ros.core.scenarios``) and, for the
-first 0.9 s, its twist (afterwards the controller estimates the twist from the poses), and a :class:`~itasc_ros.core.Controller` built from config/panda.yaml (control_rate 100 Hz to
-keep the file small) computes the command. At 1.8 s a parameter event switches
+first 0.9 s, its twist (afterwards the controller estimates the twist from the poses), and a
+:class:`~itasc_ros.core.Controller` built from config/panda.yaml (control_rate 100 Hz to keep
+the file small) computes the command. At 1.8 s a parameter event switches
 ``constraints.ee.feedforward`` off, as a ``SetParameters`` call on the node would. Every message
 is written with bagio in the order the controller saw it (joint state, pose, twist, parameter
 event, command: 1 us apart), with the node's parameters on ``/itasc_replay/node_parameters``.
@@ -73,14 +74,23 @@ def parameter_event(t_ns: int, name: str, value: bool) -> object:
     """rcl_interfaces/msg/ParameterEvent of /itasc_node changing one bool parameter."""
     types = default_typestore().types
     pv = types["rcl_interfaces/msg/ParameterValue"](
-        type=1, bool_value=value, integer_value=0, double_value=0.0, string_value="",
-        byte_array_value=np.zeros(0, np.uint8), bool_array_value=np.zeros(0, bool),
-        integer_array_value=np.zeros(0, np.int64), double_array_value=np.zeros(0),
+        type=1,
+        bool_value=value,
+        integer_value=0,
+        double_value=0.0,
+        string_value="",
+        byte_array_value=np.zeros(0, np.uint8),
+        bool_array_value=np.zeros(0, bool),
+        integer_array_value=np.zeros(0, np.int64),
+        double_array_value=np.zeros(0),
         string_array_value=[],
     )
     prm = types["rcl_interfaces/msg/Parameter"](name=name, value=pv)
     return types["rcl_interfaces/msg/ParameterEvent"](
-        stamp=time_msg(t_ns), node="/itasc_node", new_parameters=[], changed_parameters=[prm],
+        stamp=time_msg(t_ns),
+        node="/itasc_node",
+        new_parameters=[],
+        changed_parameters=[prm],
         deleted_parameters=[],
     )
 
@@ -97,34 +107,39 @@ def make(out: Path = OUT) -> Path:
     home = tree.forward_kinematics(sim.q, tip)  # (4, 4)
     quat = spatial.matrix_to_quat(home[:3, :3])  # (4,) x, y, z, w
     dt = 1.0 / CONTROL_RATE
-    ticks = int(round(DURATION / dt))
-    switch = int(round(SWITCH_AT / dt))
-    estimate = int(round(ESTIMATE_AT / dt))
+    ticks = round(DURATION / dt)
+    switch = round(SWITCH_AT / dt)
+    estimate = round(ESTIMATE_AT / dt)
     with tempfile.TemporaryDirectory() as tmp:
         bag_dir = Path(tmp) / "golden"
         with BagWriter(bag_dir, "mcap") as bag:
             write_parameters_snapshot(bag, T0_NS - 1000 * US, params, "/itasc_node")
             for k in range(ticks):
-                t_ns = T0_NS + int(round(k * dt * 1e9))
+                t_ns = T0_NS + round(k * dt * 1e9)
                 if k > 0:
                     sim.step(dt)
                 q = sim.q
-                bag.write(JOINT_TOPIC, t_ns,
-                          joint_state_msg(t_ns, sim.names, q, sim.velocity))
+                bag.write(JOINT_TOPIC, t_ns, joint_state_msg(t_ns, sim.names, q, sim.velocity))
                 sec, nsec = divmod(t_ns, 1_000_000_000)
                 ctrl.set_joint_state(sim.names, q, bag_seconds(t_ns), header_seconds(sec, nsec))
                 p, v = path_point(k * dt, home[:3, 3], RADIUS, SPEED, "circle")
                 bag.write(POSE_TOPIC, t_ns + US, pose_stamped_msg(t_ns, "", p, quat))
-                ctrl.set_target("ee", "", p, quat, bag_seconds(t_ns + US),
-                                header_seconds(sec, nsec))
+                ctrl.set_target(
+                    "ee", "", p, quat, bag_seconds(t_ns + US), header_seconds(sec, nsec)
+                )
                 if k < estimate:
-                    bag.write(TWIST_TOPIC, t_ns + 2 * US,
-                              twist_stamped_msg(t_ns, "", v, (0.0, 0.0, 0.0)))
-                    ctrl.set_target_twist("ee", "", np.concatenate([v, np.zeros(3)]),
-                                          bag_seconds(t_ns + 2 * US))
+                    bag.write(
+                        TWIST_TOPIC, t_ns + 2 * US, twist_stamped_msg(t_ns, "", v, (0.0, 0.0, 0.0))
+                    )
+                    ctrl.set_target_twist(
+                        "ee", "", np.concatenate([v, np.zeros(3)]), bag_seconds(t_ns + 2 * US)
+                    )
                 if k == switch:
-                    bag.write(PARAMETER_EVENTS_TOPIC, t_ns + 3 * US,
-                              parameter_event(t_ns + 3 * US, "constraints.ee.feedforward", False))
+                    bag.write(
+                        PARAMETER_EVENTS_TOPIC,
+                        t_ns + 3 * US,
+                        parameter_event(t_ns + 3 * US, "constraints.ee.feedforward", False),
+                    )
                     ctrl.update_parameters(**{"constraints.ee.feedforward": False})
                 step = ctrl.step(bag_seconds(t_ns + 5 * US))
                 if step.publish:

@@ -1,0 +1,141 @@
+"""itasc-demo end to end: simulated Panda + node over DDS, bag, plots, JSON metrics.
+
+Runs the console script (short: ``--duration 20``) as a subprocess, as ``make demo`` does, and
+checks its JSON (the last line), the MCAP bag (read with rosbags' Reader) and the PNG plots.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rosbags.rosbag2 import Reader
+
+import itasc_ros
+from itasc_ros.tools.dds_env import local_dds_env
+
+pytestmark = [pytest.mark.dds, pytest.mark.slow]
+
+ROOT = Path(itasc_ros.__file__).resolve().parents[1]
+EXPECTED_TOPICS = {
+    "/joint_states": "sensor_msgs/msg/JointState",
+    "/itasc_node/target_pose": "geometry_msgs/msg/PoseStamped",
+    "/itasc_node/target_twist": "geometry_msgs/msg/TwistStamped",
+    "/forward_velocity_controller/commands": "std_msgs/msg/Float64MultiArray",
+    "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
+    "/itasc_node/status": "std_msgs/msg/String",
+    "/parameter_events": "rcl_interfaces/msg/ParameterEvent",
+    "/itasc_replay/node_parameters": "std_msgs/msg/String",
+}
+
+
+def _demo_command() -> list[str]:
+    script = Path(sys.executable).parent / "itasc-demo"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "itasc_ros.tools.demo"]
+
+
+def _finite_numbers(obj: Any, path: str = "") -> list[str]:
+    """Paths of the numbers in a JSON object that are not finite (NaN is written as null)."""
+    bad = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            bad += _finite_numbers(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            bad += _finite_numbers(v, f"{path}[{i}]")
+    elif obj is None or (isinstance(obj, float) and not math.isfinite(obj)):
+        bad.append(path)
+    return bad
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("demo") / "out"
+    env = local_dds_env()  # the demo sets its own private domain too; this keeps the parent's
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [*_demo_command(), "--duration", "20", "--json", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=ROOT,
+    )
+    wall = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    metrics = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"out": out, "metrics": metrics, "stdout": proc.stdout, "wall": wall}
+
+
+def test_feedforward_beats_feedback_only(demo: dict[str, Any]) -> None:
+    m = demo["metrics"]
+    ff, fb = m["tracking_error_feedforward_m"], m["tracking_error_feedback_only_m"]
+    assert 0.0 < ff < 0.5 * fb, (ff, fb)
+    assert 0.0 < m["figure8_error_feedforward_m"] < 0.5 * m["figure8_error_feedback_only_m"]
+    # feedback only lags by v / sqrt(K^2 + w^2) (12.4 mm): over DDS as offline, give or take
+    lag = m["offline"]["circle_fb"]["expected_lag_m"]
+    assert 0.8 * lag < fb < 1.5 * lag, (fb, lag)
+    assert abs(m["offline_tracking_error_feedback_only_m"] - lag) < 0.05 * lag
+    assert ff < 0.003  # a few millimetres at worst on a loaded machine (offline: 0.06 mm)
+
+
+def test_metrics_are_finite_and_safe(demo: dict[str, Any]) -> None:
+    m = demo["metrics"]
+    assert not _finite_numbers(m), _finite_numbers(m)
+    assert m["commands_finite"] and m["joints_within_limits"]
+    assert m["max_joint_speed_ratio"] <= 1.0 + 1e-9  # never above a velocity limit
+    assert m["loop_rate_hz"] > 0.3 * m["control_rate_hz"]
+    assert m["solve_time_mean_ms"] > 0.0
+    steps = m["phases"]["steps"]
+    assert steps["settled"] == "5/5" and 0.0 < steps["settle_time_max_s"] < 1.0
+    far = m["phases"]["unreachable"]
+    assert 1.0 < far["final_distance_m"] < 2.0  # stretched toward it, cannot get there
+    assert far["damping_max_used"] > 0.0  # damped near the stretched-out singularity
+    assert m["singularity_events"] >= 1
+    rc = m["replay_compare"]  # the bag replayed offline reproduces the node's commands
+    reproduced = rc["matched_latest"] + rc["matched_reordered"]
+    assert rc["commands"] == m["commands_recorded"] > 0
+    assert reproduced >= 0.99 * (rc["commands"] - rc["halts"]), rc
+
+
+def test_bag_has_every_topic(demo: dict[str, Any]) -> None:
+    with Reader(demo["out"] / "bag") as reader:
+        topics = {t: (info.msgtype, info.msgcount) for t, info in reader.topics.items()}
+        assert reader.duration > 15e9  # [ns]
+    for topic, msgtype in EXPECTED_TOPICS.items():
+        assert topic in topics, topics
+        assert topics[topic][0] == msgtype
+        assert topics[topic][1] > 0, (topic, topics[topic])
+    assert list((demo["out"] / "bag").glob("*.mcap"))
+    assert topics["/joint_states"][1] > topics["/forward_velocity_controller/commands"][1] > 1000
+
+
+def test_plots_and_summary(demo: dict[str, Any]) -> None:
+    for name in ("tracking_error.png", "joint_velocities.png", "sigma_min.png"):
+        png = demo["out"] / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert png.stat().st_size > 10_000
+    assert (demo["out"] / "metrics.json").is_file()
+    text = demo["stdout"]
+    for row in (
+        "loop rate",
+        "solve time",
+        "circle RMS error, feed-forward",
+        "circle RMS error, feedback only",
+        "figure8 RMS error",
+        "max joint speed vs limit",
+        "limit hits",
+        "singularity events",
+        "step response settle time",
+        "unreachable target",
+        "offline replay of the bag",
+    ):
+        assert row in text, row
+    assert "offline" in text and "itasc-bench tracking" in text
+    print(f"itasc-demo --duration 20 wall time: {demo['wall']:.1f} s")
