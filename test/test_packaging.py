@@ -11,8 +11,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 COLCON = Path(sys.executable).parent / "colcon"
-SCRIPTS = ["itasc_node", "itasc_sim_robot", "itasc-demo", "itasc-record", "itasc-replay",
-           "itasc-bench"]
+SCRIPTS = [
+    "itasc_node",
+    "itasc_sim_robot",
+    "itasc-demo",
+    "itasc-record",
+    "itasc-replay",
+    "itasc-bench",
+]
 
 
 @pytest.fixture(scope="module")
@@ -22,14 +28,28 @@ def colcon_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("ws")
     src = ws / "src" / "itasc_ros"
     shutil.copytree(
-        REPO, src,
-        ignore=shutil.ignore_patterns(".venv", ".git", "build", "install", "log", "*.egg-info",
-                                      "__pycache__", "demo_output", ".*cache*"),
+        REPO,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".venv",
+            ".git",
+            "build",
+            "install",
+            "log",
+            "*.egg-info",
+            "__pycache__",
+            "demo_output",
+            ".*cache*",
+        ),
     )
     env_path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
     proc = subprocess.run(
-        [str(COLCON), "build", "--base-paths", "src"], cwd=ws, capture_output=True, text=True,
-        timeout=300, env={"PATH": env_path, "HOME": str(ws)},
+        [str(COLCON), "build", "--base-paths", "src"],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": env_path, "HOME": str(ws)},
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return ws / "install" / "itasc_ros"
@@ -38,10 +58,15 @@ def colcon_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_share_files_installed(colcon_install: Path) -> None:
     share = colcon_install / "share" / "itasc_ros"
     assert (share / "package.xml").is_file()
-    assert (colcon_install / "share" / "ament_index" / "resource_index" / "packages"
-            / "itasc_ros").is_file()
-    for folder, pattern in (("launch", "*.py"), ("config", "*.yaml"), ("urdf", "*.urdf"),
-                            ("rviz", "*.rviz")):
+    assert (
+        colcon_install / "share" / "ament_index" / "resource_index" / "packages" / "itasc_ros"
+    ).is_file()
+    for folder, pattern in (
+        ("launch", "*.py"),
+        ("config", "*.yaml"),
+        ("urdf", "*.urdf"),
+        ("rviz", "*.rviz"),
+    ):
         expected = sorted(p.name for p in (REPO / folder).glob(pattern))
         assert expected, f"the source tree has no {folder}/{pattern}"
         installed = sorted(p.name for p in (share / folder).glob(pattern))

@@ -86,8 +86,10 @@ def test_fk_and_jacobian_match_pinocchio(robot):
             jp = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
             tree.jacobian_into(tree.link_index(link), jac)
             max_jac = max(max_jac, float(np.abs(jac - pm.jac(jp, n)).max()))
-    print(f"{name}: {len(frames)} links, max pos {max_pos:.2e} m, rot {max_rot:.2e} rad, "
-          f"jac {max_jac:.2e}")
+    print(
+        f"{name}: {len(frames)} links, max pos {max_pos:.2e} m, rot {max_rot:.2e} rad, "
+        f"jac {max_jac:.2e}"
+    )
     assert max_pos < 1e-9
     assert max_rot < 1e-9
     assert max_jac < 1e-9
@@ -137,8 +139,14 @@ def test_relative_transform_and_restricted_view():
     assert np.allclose(j_arm, j_full[:, [tree.joint_index(n) for n in left]], atol=1e-12)
     # The right arm does not move the left gripper.
     right = [n for n in tree.joint_names if n.startswith("right_") and "gripper" not in n]
-    assert np.abs(tree.select_joints(right, q).jacobian(q[[tree.joint_index(n) for n in right]],
-                                                          "left_gripper")).max() == 0.0
+    assert (
+        np.abs(
+            tree.select_joints(right, q).jacobian(
+                q[[tree.joint_index(n) for n in right]], "left_gripper"
+            )
+        ).max()
+        == 0.0
+    )
 
 
 def test_limits_kept():

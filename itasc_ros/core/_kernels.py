@@ -22,7 +22,7 @@ from numba import njit
 
 
 @njit(cache=True, fastmath=False, nogil=True)
-def forward_all(q, parent, origin, jtype, axis, qidx, mult, offs, out):  # type: ignore[no-untyped-def]
+def forward_all(q, parent, origin, jtype, axis, qidx, mult, offs, out):
     """Poses (n_links, 4, 4) of every link in the root frame, written into ``out``."""
     for i in range(4):
         for j in range(4):
@@ -77,7 +77,7 @@ def forward_all(q, parent, origin, jtype, axis, qidx, mult, offs, out):  # type:
 
 
 @njit(cache=True, fastmath=False, nogil=True)
-def jacobian_full(poses, link, chain, chain_len, jtype, axis, qidx, mult, point, out):  # type: ignore[no-untyped-def]
+def jacobian_full(poses, link, chain, chain_len, jtype, axis, qidx, mult, point, out):
     """Geometric Jacobian (6, n_full) of ``link`` at ``point`` (root frame), into ``out``.
 
     Rows 0-2: linear velocity of the point [m/s per unit]; rows 3-5: angular velocity
@@ -115,7 +115,7 @@ def jacobian_full(poses, link, chain, chain_len, jtype, axis, qidx, mult, point,
 
 
 @njit(cache=True, nogil=True)
-def select_columns(full, sel, out):  # type: ignore[no-untyped-def]
+def select_columns(full, sel, out):
     """out[:, i] = full[:, sel[i]] for a (6, n_full) Jacobian; no allocation."""
     for i in range(sel.shape[0]):
         s = sel[i]
@@ -124,7 +124,7 @@ def select_columns(full, sel, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def all_finite(q, bound):  # type: ignore[no-untyped-def]
+def all_finite(q, bound):
     """True when every value is finite and |value| <= bound."""
     for x in q:
         if not (abs(x) <= bound):  # False for NaN too

@@ -75,9 +75,17 @@ class SolveResult:
     def copy(self) -> SolveResult:
         """A deep copy that the next solve will not overwrite."""
         return SolveResult(
-            self.qdot.copy(), self.errors.copy(), list(self.constraint_names),
-            list(self.joint_names), self.sigma_min, self.damping, self.locked.copy(),
-            self.velocity_scale, self.ok, self.iterations, self.active_rows,
+            self.qdot.copy(),
+            self.errors.copy(),
+            list(self.constraint_names),
+            list(self.joint_names),
+            self.sigma_min,
+            self.damping,
+            self.locked.copy(),
+            self.velocity_scale,
+            self.ok,
+            self.iterations,
+            self.active_rows,
         )
 
 
@@ -144,8 +152,9 @@ class Scene:
         self._xw = np.zeros(n)
         self._fixed = np.zeros(n)
         self._info = np.zeros(S.INFO_SIZE)
-        self.result = SolveResult(np.zeros(n), np.zeros(0), [], tree.joint_names,
-                                  locked=self._locked)
+        self.result = SolveResult(
+            np.zeros(n), np.zeros(0), [], tree.joint_names, locked=self._locked
+        )
         for c in constraints:
             self.add(c)
         self._rebuild()
@@ -227,8 +236,12 @@ class Scene:
             )
         self._wq[:] = w
 
-    def set_limits(self, velocity_scale: float = 1.0, joint_limit_margin: float = 0.0,
-                   max_velocity: float = 10.0) -> None:
+    def set_limits(
+        self,
+        velocity_scale: float = 1.0,
+        joint_limit_margin: float = 0.0,
+        max_velocity: float = 10.0,
+    ) -> None:
         """Velocity-limit fraction, position-limit margin and cap for unlimited joints."""
         if not (0.0 < velocity_scale <= 1.0):
             raise SolverError(f"velocity_scale must be in (0, 1], got {velocity_scale!r}")
@@ -283,15 +296,24 @@ class Scene:
         for c in active:
             s = slice(r, r + c.n_rows)
             self._views.append(
-                (c, self._a[s], self._b[s], self._y[s], self._ydot[s], self._wy[s], self._rhs[s],
-                 self._ff[s])
+                (
+                    c,
+                    self._a[s],
+                    self._b[s],
+                    self._y[s],
+                    self._ydot[s],
+                    self._wy[s],
+                    self._rhs[s],
+                    self._ff[s],
+                )
             )
             r += c.n_rows
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
-        self._built_sig = [2 * c.structure_version + (1 if c.enabled else 0)
-                           for c in self._constraints]
+        self._built_sig = [
+            2 * c.structure_version + (1 if c.enabled else 0) for c in self._constraints
+        ]
 
     # ----------------------------------------------------------------------- solve
     def _check(self, q: ArrayLike, dt: float) -> Array:
@@ -335,10 +357,26 @@ class Scene:
         self.update(self._q)
         res = self.result
         S.solve_limited(
-            self._a, self._rhs, self._wy, self._wq, self._q, self._lower, self._upper,
-            self._vmax, float(dt), self._method, self.damping_max, self.damping_epsilon,
-            self.sdls_gamma_max, res.qdot, self._locked, self._aw, self._bw, self._xw,
-            self._fixed, self._info,
+            self._a,
+            self._rhs,
+            self._wy,
+            self._wq,
+            self._q,
+            self._lower,
+            self._upper,
+            self._vmax,
+            float(dt),
+            self._method,
+            self.damping_max,
+            self.damping_epsilon,
+            self.sdls_gamma_max,
+            res.qdot,
+            self._locked,
+            self._aw,
+            self._bw,
+            self._xw,
+            self._fixed,
+            self._info,
         )
         for i, (c, *_rows) in enumerate(self._views):
             res.errors[i] = c.error(_rows[2])
@@ -355,8 +393,12 @@ class Scene:
         """Copies of A (m, n), B (m, 6), y, y'_d, Wy (m,) and y'_d + B Xu' at ``q``."""
         self.update(q)
         return {
-            "A": self._a.copy(), "B": self._b.copy(), "y": self._y.copy(),
-            "ydot": self._ydot.copy(), "wy": self._wy.copy(), "rhs": self._rhs.copy(),
+            "A": self._a.copy(),
+            "B": self._b.copy(),
+            "y": self._y.copy(),
+            "ydot": self._ydot.copy(),
+            "wy": self._wy.copy(),
+            "rhs": self._rhs.copy(),
         }
 
 

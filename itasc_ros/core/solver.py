@@ -52,7 +52,7 @@ def solver_code(name: str) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _clamp_max_abs(v, limit):  # type: ignore[no-untyped-def]
+def _clamp_max_abs(v, limit):
     m = 0.0
     for x in v:
         ax = abs(x)
@@ -63,7 +63,7 @@ def _clamp_max_abs(v, limit):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):  # type: ignore[no-untyped-def]
+def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
     """One damped solve of aw x = bw into out; returns (sigma_min, lambda)."""
     m, n = aw.shape
     out[:] = 0.0
@@ -113,9 +113,27 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):  # type: ignore[n
 
 
 @njit(cache=True, nogil=True)
-def solve_limited(  # type: ignore[no-untyped-def]
-    a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
-    qdot, locked, aw, bw, xw, fixed, info,
+def solve_limited(
+    a,
+    b,
+    wy,
+    wq,
+    q,
+    lower,
+    upper,
+    vmax,
+    dt,
+    method,
+    lam_max,
+    eps,
+    gamma_max,
+    qdot,
+    locked,
+    aw,
+    bw,
+    xw,
+    fixed,
+    info,
 ):
     """Weighted damped solve with joint-limit locking and velocity scaling.
 
@@ -229,8 +247,13 @@ def damped_pinv_solve(
     a = np.ascontiguousarray(a, dtype=float)
     out = np.zeros(a.shape[1])
     smin, lam = _solve_once(
-        a.copy(), np.ascontiguousarray(b, dtype=float), solver_code(solver), damping_max,
-        damping_epsilon, gamma_max, out,
+        a.copy(),
+        np.ascontiguousarray(b, dtype=float),
+        solver_code(solver),
+        damping_max,
+        damping_epsilon,
+        gamma_max,
+        out,
     )
     return out, float(smin), float(lam)
 

@@ -19,6 +19,7 @@ the median per-call time over blocks. Ratios are ours / peer (< 1: we are faster
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -95,24 +96,25 @@ def bench_kinematics(number: int, repeats: int) -> dict[str, Any]:
         idx = tree.link_index(tip)
         jac = np.empty((6, tree.n_joints))
 
-        def ours(tree: KinematicTree = tree, q: np.ndarray = q, idx: int = idx,
-                 jac: np.ndarray = jac) -> None:
+        def ours(
+            tree: KinematicTree = tree, q: np.ndarray = q, idx: int = idx, jac: np.ndarray = jac
+        ) -> None:
             tree.compute(q)
             tree.jacobian_into(idx, jac)
 
         funcs: dict[str, Callable[[], Any]] = {"itasc_ros": ours}
         notes = [f"itasc_ros: all {tree.n_joints} joints, every link pose + {tip} Jacobian"]
         try:
-            kdl = kdl_cls(xml, root, tip)  # type: ignore[misc]
+            kdl = kdl_cls(xml, root, tip)
             qk = np.array([q[tree.joint_index(j)] for j in kdl.joint_names])
-            funcs["pykdl"] = lambda kdl=kdl, qk=qk: kdl.fk_jac(qk)
+            funcs["pykdl"] = functools.partial(kdl.fk_jac, qk)
             notes.append(f"pykdl: chain {root}->{tip} ({kdl.n} joints)")
         except (PeerUnavailable, TypeError) as exc:
             notes.append(f"pykdl unavailable: {exc}")
         if pin_cls is not None:
             pp = pin_cls(xml, tip)
             qp = np.array([q[tree.joint_index(j)] for j in pp.joint_names])
-            funcs["pinocchio"] = lambda pp=pp, qp=qp: pp.fk_jac(qp)
+            funcs["pinocchio"] = functools.partial(pp.fk_jac, qp)
             notes.append(f"pinocchio: whole model, chain joints set ({pp.n})")
         t = time_interleaved(funcs, number, repeats)
         row: dict[str, Any] = {f"{k}_us": v * 1e6 for k, v in t.items()}
@@ -142,7 +144,7 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     scene = Scene(tree, [c])
     funcs: dict[str, Callable[[], Any]] = {"itasc_ros": lambda: scene.solve(q, 0.002)}
     try:
-        kdl = kdl_cls(xml, "panda_link0", "panda_link8", lam=0.1)  # type: ignore[misc]
+        kdl = kdl_cls(xml, "panda_link0", "panda_link8", lam=0.1)
         funcs["pykdl"] = lambda: kdl.tick(q, target, 20.0)
     except (PeerUnavailable, TypeError) as exc:
         out["pykdl_unavailable"] = str(exc)
@@ -162,10 +164,15 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
             cc.set_target(tt.forward_kinematics(qt + 0.02, link))
             cons.append(cc)
         st = Scene(tt, cons)
-        tt_t = time_interleaved({"itasc_ros": lambda: st.solve(qt, 0.002)}, max(10, number // 4),
-                                repeats)
-        out["talos"] = {"itasc_ros_us": tt_t["itasc_ros"] * 1e6, "joints": tt.n_joints,
-                        "constraints": 4, "rows": 24}
+        tt_t = time_interleaved(
+            {"itasc_ros": lambda: st.solve(qt, 0.002)}, max(10, number // 4), repeats
+        )
+        out["talos"] = {
+            "itasc_ros_us": tt_t["itasc_ros"] * 1e6,
+            "joints": tt.n_joints,
+            "constraints": 4,
+            "rows": 24,
+        }
     return out
 
 
@@ -192,7 +199,8 @@ def _print_table(title: str, rows: dict[str, Any]) -> None:
         if isinstance(v, dict):
             cells = ", ".join(
                 f"{kk}={vv:.3g}" if isinstance(vv, float) else f"{kk}={vv}"
-                for kk, vv in v.items() if kk != "notes"
+                for kk, vv in v.items()
+                if kk != "notes"
             )
             print(f"  {k:>10}: {cells}")
             for n in v.get("notes", []):
@@ -209,8 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--number", type=int, default=2000, help="calls per timing block")
     ap.add_argument("--repeats", type=int, default=15, help="timing blocks (median taken)")
     ap.add_argument("--rate", type=float, default=1000.0, help="loop/soak: control rate [Hz]")
-    ap.add_argument("--duration", type=float, default=None,
-                    help="loop/soak duration [s] (default 60 / 600)")
+    ap.add_argument(
+        "--duration", type=float, default=None, help="loop/soak duration [s] (default 60 / 600)"
+    )
     ap.add_argument("--robot", default="panda", help="loop/soak: robot (panda, ur5)")
     args = ap.parse_args(argv)
     result: dict[str, Any] = {"command": "itasc-bench " + " ".join(argv or sys.argv[1:])}
@@ -229,8 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.what in ("tracking", "all"):
         r = bench_tracking()
         print("\n== tracking (0.1 m, 0.25 m/s, K = 20, dt = 2 ms; steady-state RMS over 2 s)")
-        print(f"  {'shape':<8} {'feed-forward [mm]':>18} {'feedback only [mm]':>19} "
-              f"{'v/K [mm]':>9}")
+        print(
+            f"  {'shape':<8} {'feed-forward [mm]':>18} {'feedback only [mm]':>19} {'v/K [mm]':>9}"
+        )
         for shape in ("circle", "figure8"):
             ff, fb = r[shape]["feedforward"], r[shape]["feedback_only"]
             ff_mm, fb_mm = ff["rms_error_m"] * 1e3, fb["rms_error_m"] * 1e3

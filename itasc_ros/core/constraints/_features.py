@@ -21,7 +21,7 @@ FRAME_EFFECTOR = 2
 
 
 @njit(cache=True, nogil=True)
-def rot_log(r, out):  # type: ignore[no-untyped-def]
+def rot_log(r, out):
     """Rotation vector of a (3, 3) rotation (angle in [0, pi]) into out (3,)."""
     t = r[0, 0] + r[1, 1] + r[2, 2]
     if t > 0.0:
@@ -64,7 +64,7 @@ def rot_log(r, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _inv_left_jacobian(th, out):  # type: ignore[no-untyped-def]
+def _inv_left_jacobian(th, out):
     """Inverse left Jacobian of SO(3) at rotation vector th: th' = Jl^-1 w_spatial."""
     a = math.sqrt(th[0] * th[0] + th[1] * th[1] + th[2] * th[2])
     if a < 1e-6:
@@ -87,7 +87,7 @@ def _inv_left_jacobian(th, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def copy_pose_features(te, tt, frame, ge, gt, xf, work):  # type: ignore[no-untyped-def]
+def copy_pose_features(te, tt, frame, ge, gt, xf, work):
     """Feature coordinates xf (6,) and maps ge, gt (6, 6) of the CopyPose armature.
 
     xf[0:3]: target position relative to the effector, on the axes of the reference frame;
@@ -158,7 +158,7 @@ def copy_pose_features(te, tt, frame, ge, gt, xf, work):  # type: ignore[no-unty
 
 
 @njit(cache=True, nogil=True)
-def select_rows(g, sel, jac, has_jac, a_out, accumulate):  # type: ignore[no-untyped-def]
+def select_rows(g, sel, jac, has_jac, a_out, accumulate):
     """a_out[r, :] (+)= g[sel[r], :] @ jac for each selected row (jac (6, n))."""
     n = a_out.shape[1]
     for r in range(sel.shape[0]):
@@ -175,9 +175,7 @@ def select_rows(g, sel, jac, has_jac, a_out, accumulate):  # type: ignore[no-unt
 
 
 @njit(cache=True, nogil=True)
-def copy_pose_rows(  # type: ignore[no-untyped-def]
-    ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy
-):
+def copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy):
     """Write CopyPose's selected rows into a, b, y, ydot, wy.
 
     A = Cf G_e J (+ Cf G_t J_t), B = -Cf G_t, y = Cf Xf, y'_d = -K y (yd = 0), Wy = weight.

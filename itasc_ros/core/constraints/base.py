@@ -39,8 +39,9 @@ class Constraint(ABC):
         enabled: a disabled constraint contributes no rows.
     """
 
-    def __init__(self, name: str, weight: float = 1.0, gain: float = 20.0,
-                 feedforward: bool = True) -> None:
+    def __init__(
+        self, name: str, weight: float = 1.0, gain: float = 20.0, feedforward: bool = True
+    ) -> None:
         if not name:
             raise ConstraintError("a constraint needs a non-empty name")
         self.name = name
@@ -102,8 +103,9 @@ class Constraint(ABC):
         """
 
     @abstractmethod
-    def update(self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array,
-               ydot: Array, wy: Array) -> None:
+    def update(
+        self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
+    ) -> None:
         """Write this constraint's rows after ``tree.compute(q)``; no allocation.
 
         Args:

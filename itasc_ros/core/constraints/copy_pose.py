@@ -116,19 +116,32 @@ class CopyPose(Constraint):
         self._jac = np.zeros((6, tree.n_joints))
         self._structure_changed()
 
-    def update(self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array,
-               ydot: Array, wy: Array) -> None:
+    def update(
+        self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
+    ) -> None:
         """Write this constraint's rows (see :meth:`Constraint.update`)."""
         self.target.update(tree)
         te = tree.pose_ref(self._eff_idx)
         tree.jacobian_into(self._eff_idx, self._jac)
-        F.copy_pose_features(te, self.target.pose, self._frame, self._ge, self._gt, self._xf,
-                             self._work)
+        F.copy_pose_features(
+            te, self.target.pose, self._frame, self._ge, self._gt, self._xf, self._work
+        )
         has_t = self.target.link_idx >= 0
         F.copy_pose_rows(
-            self._ge, self._gt, self._xf, self._sel, self._jac,
-            self.target.jac if has_t else self._jac, has_t, self.gain, self.weight, a, b, y,
-            ydot, wy,
+            self._ge,
+            self._gt,
+            self._xf,
+            self._sel,
+            self._jac,
+            self.target.jac if has_t else self._jac,
+            has_t,
+            self.gain,
+            self.weight,
+            a,
+            b,
+            y,
+            ydot,
+            wy,
         )
 
     def error(self, y: Array) -> float:

@@ -100,8 +100,9 @@ class Distance(Constraint):
         self._jac = np.zeros((6, tree.n_joints))
         self._structure_changed()
 
-    def update(self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array,
-               ydot: Array, wy: Array) -> None:
+    def update(
+        self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
+    ) -> None:
         """Write this constraint's rows (see :meth:`Constraint.update`)."""
         self.target.update(tree)
         te = tree.pose_ref(self._eff_idx)

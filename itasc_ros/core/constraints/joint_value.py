@@ -25,8 +25,14 @@ class JointValue(Constraint):
         weight, gain: see :class:`Constraint` (a low weight makes it a posture preference).
     """
 
-    def __init__(self, name: str, joints: Sequence[str], values: ArrayLike,
-                 weight: float = 1.0, gain: float = 20.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        joints: Sequence[str],
+        values: ArrayLike,
+        weight: float = 1.0,
+        gain: float = 20.0,
+    ) -> None:
         super().__init__(name, weight, gain, feedforward=False)
         if isinstance(joints, str):
             joints = [joints]
@@ -73,8 +79,9 @@ class JointValue(Constraint):
         self._idx[:] = [tree.joint_index(j) for j in self.joints]
         self._structure_changed()
 
-    def update(self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array,
-               ydot: Array, wy: Array) -> None:
+    def update(
+        self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
+    ) -> None:
         """Write this constraint's rows (see :meth:`Constraint.update`)."""
         a[:, :] = 0.0
         b[:, :] = 0.0
