@@ -76,7 +76,15 @@ def stop_processes(
     for p in procs:
         if p.poll() is None:
             p.send_signal(sig)
-    return [stop_process(p, sig, timeout) for p in procs]
+    codes = []
+    for p in procs:  # one signal each: a second SIGINT during Python's exit gives -2
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5.0)
+        codes.append(int(p.returncode))
+    return codes
 
 
 def node_command(*ros_args: str, module: str = "itasc_ros.ros.node") -> list[str]:

@@ -8,12 +8,15 @@ publish.
 Safety rules (DESIGN.md §5):
 
 * no command before a joint state and a target arrived (``publish`` False);
-* joint states older than ``input_timeout`` -> zeros once, then silence until fresh input;
+* joint states older than ``input_timeout`` (or received "in the future" of ``now``: the
+  clock jumped back) -> zeros once, then silence until fresh input;
 * disabled -> zeros once, then silence; a failed solve -> zeros once and status 'fault';
 * never NaN/Inf; ``|q'|`` never above the URDF velocity limits (times ``velocity_scale``).
 
 Bad inputs raise :class:`~itasc_ros.core.errors.InputError` naming the reason; the last good
-input is kept.
+input is kept. Bad means: NaN/Inf or larger than :data:`HUGE`, a wrong length, missing or repeated
+commanded joints, a zero quaternion, an unknown constraint or frame, or a header stamp out of
+order or leaping ahead within a live stream (:class:`_StampOrder`). SAFETY.md lists every case.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ CONSTRAINT_TYPES = ("copy_pose", "distance", "joint_value")
 
 STATUSES = ("waiting", "active", "stale", "disabled", "fault")
 """Values of :attr:`StepOutput.status`."""
+
+HUGE = 1e150
+"""Input values larger than this [rad, m, m/s, rad/s] are rejected as garbage (the limit
+:meth:`KinematicTree.compute` applies to q)."""
 
 POSE_CONSTRAINT_TYPES = ("copy_pose", "distance")
 """Constraint types that take a target pose (unless they follow a ``target_link``)."""
@@ -489,17 +496,86 @@ class StepOutput:
     reason: str = ""
 
 
+def _fresh(age: float, timeout: float) -> bool:
+    """True when an input received ``age`` [s] ago is recent: ``|age| <= timeout`` (not NaN).
+
+    Negative ages happen when the clock jumps back (use_sim_time and a looping bag): an input
+    received "in the future" of the clock is as unusable as an old one.
+    """
+    return -timeout <= age <= timeout
+
+
+class _StampOrder:
+    """Header stamps [s] of one input stream (joint states, a target's poses or twists).
+
+    A stamped message is compared with the last accepted stamped message of its stream while
+    that one is fresh (received within ``input_timeout``, see :func:`_fresh`): an older stamp is
+    *out of order*; a stamp further ahead than the reception times allow, plus
+    ``input_timeout`` of jitter, *leaps ahead* (a stamp in the future). Both are rejected. Once
+    the last stamped message is no longer fresh the stream re-anchors on the next one, so a
+    single bad stamp, a restarted publisher or a clock that jumped can never lock a stream out
+    for longer than ``input_timeout``. Unstamped messages (stamp zero) are not compared.
+    """
+
+    def __init__(self) -> None:
+        self.source: float | None = None  # [s] header stamp of the last accepted message
+        self.received = -math.inf  # [s] its reception time
+
+    def check(self, source: float | None, received: float, timeout: float) -> str:
+        """'' when a message stamped ``source`` [s] received at ``received`` [s] is in order."""
+        if source is None:
+            return ""
+        if not math.isfinite(source):
+            return f"stamp {source!r} is not finite"
+        elapsed = received - self.received
+        if self.source is None or not _fresh(elapsed, timeout):
+            return ""  # nothing recent to compare with: re-anchor
+        if source < self.source:
+            return (
+                f"stamp {source:.6f} s is older than the last accepted {self.source:.6f} s "
+                "(out of order)"
+            )
+        lead = source - self.source - max(elapsed, 0.0)
+        if lead > timeout:
+            return (
+                f"stamp {source:.6f} s is {lead:.3f} s further ahead of the last accepted "
+                f"{self.source:.6f} s than the time between them (a stamp in the future; "
+                f"input_timeout {timeout} s)"
+            )
+        return ""
+
+    def accept(self, source: float | None, received: float) -> None:
+        """Record an accepted message (unstamped ones leave the anchor as it is)."""
+        if source is not None:
+            self.source = float(source)
+            self.received = float(received)
+
+
+def _as_array(value: ArrayLike, what: str, reject: Any) -> Array:
+    """``value`` as a flat float array; ``reject(reason)`` -> the InputError to raise."""
+    try:
+        return np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise reject(f"{what} must be numbers: {exc}") from None
+
+
+def _usable(v: Array) -> bool:
+    """All values finite and at most :data:`HUGE` in magnitude (NaN fails the comparison)."""
+    return bool(np.all(np.abs(v) <= HUGE))
+
+
 class _TargetState:
     """Per pose-constraint bookkeeping: last pose, twist estimate, explicit twist."""
 
     def __init__(self) -> None:
         self.pose = np.eye(4)  # (4, 4) root frame
         self.stamp = -math.inf  # [s] reception time of the last pose
-        self.source_stamp: float | None = None  # [s] header stamp of the last pose
+        self.order = _StampOrder()  # header stamps of the poses
         self.has_pose = False
         self.estimate = np.zeros(6)  # (6,) filtered root-frame twist from successive poses
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
         self.twist_stamp = -math.inf  # [s]
+        self.twist_order = _StampOrder()  # header stamps of the twists
         self.applied = np.zeros(6)  # (6,) what was given to the constraint last step
 
 
@@ -550,7 +626,7 @@ class Controller:
         self._qdot = np.zeros(n)
         self._has_state = False
         self._js_stamp = -math.inf
-        self._js_source_stamp: float | None = None
+        self._js_order = _StampOrder()
         self._names_cache: list[str] | None = None
         self._idx = np.zeros(n, dtype=np.int64)
         self._held_idx: list[tuple[int, int]] = []
@@ -564,7 +640,7 @@ class Controller:
         """Run one solve now so that compiling/loading the kernels never delays a tick."""
         try:
             self.scene.solve(self.tree.neutral(), self._dt)
-        except ItascError:  # pragma: no cover - neutral is always a valid configuration
+        except Exception:  # a model that cannot be solved faults in step(), never crashes here
             pass
 
     # ------------------------------------------------------------------------- building
@@ -694,46 +770,47 @@ class Controller:
             positions: one position per name [rad or m].
             stamp: reception time [s] (the clock of :meth:`step`); staleness is measured
                 from it.
-            source_stamp: the message's own stamp [s] if it has one (not zero); a stamp
-                older than the last accepted one is rejected as out of order.
+            source_stamp: the message's own stamp [s] if it has one (not zero); checked
+                against the last accepted one by :class:`_StampOrder` (out of order, leaping
+                ahead).
 
         Raises:
-            InputError: missing, duplicate or non-finite joints, a length mismatch or an
-                out-of-order stamp; the last good state is kept.
+            InputError: missing or repeated commanded joints, positions of commanded joints
+                NaN/Inf or above :data:`HUGE`, a length mismatch, a non-finite reception
+                stamp or a stamp out of order / leaping ahead; the last good state is kept.
         """
         names = list(names)
-        pos = np.asarray(positions, dtype=float).reshape(-1)
+        pos = _as_array(positions, "joint state positions", self._reject)
         if pos.shape[0] != len(names):
             raise self._reject(f"joint state has {len(names)} names but {pos.shape[0]} positions")
+        if not math.isfinite(stamp):
+            raise self._reject(f"joint state reception time {stamp!r} is not finite")
         if names != self._names_cache:
             self._map_names(names)
         q = pos[self._idx]
-        if not np.all(np.isfinite(q)):
-            bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(q))]
-            raise self._reject(f"joint state has non-finite positions for {bad}")
-        if (
-            source_stamp is not None
-            and self._js_source_stamp is not None
-            and source_stamp < self._js_source_stamp
-        ):
-            raise self._reject(
-                f"joint state stamp {source_stamp:.6f} s is older than the last accepted "
-                f"{self._js_source_stamp:.6f} s (out of order)"
-            )
+        if not _usable(q):
+            finite = np.isfinite(q)
+            bad = [self.joint_names[i] for i in np.flatnonzero(~finite)]
+            if bad:
+                raise self._reject(f"joint state has non-finite positions for {bad}")
+            huge = [self.joint_names[i] for i in np.flatnonzero(np.abs(q) > HUGE)]
+            raise self._reject(f"joint state has huge positions (> {HUGE:g}) for {huge}")
+        why = self._js_order.check(source_stamp, stamp, self.config.input_timeout)
+        if why:
+            raise self._reject(f"joint state {why}")
         self._q[:] = q
         if self._held_idx:
             changed = False
             for i_msg, i_full in self._held_idx:
                 v = pos[i_msg]
-                if math.isfinite(v) and v != self._q_full[i_full]:
+                if abs(v) <= HUGE and v != self._q_full[i_full]:
                     self._q_full[i_full] = v
                     changed = True
             if changed:
                 self.tree.set_fixed_positions(self._q_full)
         self._has_state = True
         self._js_stamp = float(stamp)
-        if source_stamp is not None:
-            self._js_source_stamp = float(source_stamp)
+        self._js_order.accept(source_stamp, stamp)
 
     def _map_names(self, names: list[str]) -> None:
         index: dict[str, int] = {}
@@ -809,49 +886,50 @@ class Controller:
             quat_xyzw: (4,) orientation (x, y, z, w), normalised here.
             stamp: reception time [s].
             source_stamp: the message's stamp [s] if non-zero (used for the twist estimate
-                and to reject out-of-order poses).
+                and checked by :class:`_StampOrder`: out of order, leaping ahead).
             jump: the pose is a jump, not part of a motion (e.g. the RViz marker snapped back
                 to the effector): the twist estimate restarts from zero.
 
         Raises:
-            InputError: unknown constraint or frame, NaN/Inf, zero quaternion, out of order;
-                the target is unchanged.
+            InputError: unknown constraint or frame, NaN/Inf or huge (> :data:`HUGE`) position,
+                NaN/Inf or zero (norm < 1e-6) quaternion, a stamp out of order / leaping ahead;
+                the target is unchanged. Other quaternions are normalised.
         """
         st = self._target_state(constraint)
-        p = np.asarray(position, dtype=float).reshape(-1)
-        qt = np.asarray(quat_xyzw, dtype=float).reshape(-1)
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
+        p = _as_array(position, f"target of {constraint!r}: position", self._reject)
+        qt = _as_array(quat_xyzw, f"target of {constraint!r}: quaternion", self._reject)
+        if p.shape != (3,) or not _usable(p):
             raise self._reject(
-                f"target of {constraint!r}: position must be 3 finite values, got {p.tolist()}"
+                f"target of {constraint!r}: position must be 3 finite values of at most "
+                f"{HUGE:g} m, got {p.tolist()}"
             )
         if qt.shape != (4,) or not np.all(np.isfinite(qt)):
             raise self._reject(
                 f"target of {constraint!r}: quaternion (x, y, z, w) must be 4 "
                 f"finite values, got {qt.tolist()}"
             )
-        norm = float(np.linalg.norm(qt))
+        if not math.isfinite(stamp):
+            raise self._reject(f"target of {constraint!r}: reception time {stamp!r} not finite")
+        scale = float(np.max(np.abs(qt)))  # the norm without overflow (1e200) or underflow
+        unit = qt / scale if scale > 0.0 else qt
+        norm = scale * float(np.linalg.norm(unit))
         if norm < 1e-6:
             raise self._reject(
                 f"target of {constraint!r}: quaternion {qt.tolist()} has zero "
                 "norm (identity is (0, 0, 0, 1))"
             )
-        if (
-            source_stamp is not None
-            and st.source_stamp is not None
-            and source_stamp < st.source_stamp
-        ):
-            raise self._reject(
-                f"target of {constraint!r}: stamp {source_stamp:.6f} s is older than the last "
-                f"accepted {st.source_stamp:.6f} s (out of order)"
-            )
-        pose = spatial.pose_from_xyz_quat(p, qt / norm)
+        why = st.order.check(source_stamp, stamp, self.config.input_timeout)
+        if why:
+            raise self._reject(f"target of {constraint!r}: {why}")
+        pose = spatial.pose_from_xyz_quat(p, unit / float(np.linalg.norm(unit)))
         ref = self._frame_pose(frame, f"target of {constraint!r}")
         if ref is not None:
             pose = ref @ pose
         self.scene.get(constraint).set_target(pose)  # type: ignore[attr-defined]
         t = float(stamp)
         t_src = t if source_stamp is None else float(source_stamp)
-        t_prev = st.stamp if (source_stamp is None or st.source_stamp is None) else st.source_stamp
+        prev_src = st.order.source
+        t_prev = st.stamp if (source_stamp is None or prev_src is None) else prev_src
         dt = t_src - t_prev
         if not jump and st.has_pose and 0.0 < dt <= self.config.input_timeout:
             raw = np.empty(6)
@@ -863,12 +941,16 @@ class Controller:
             st.estimate[:] = 0.0
         st.pose[:] = pose
         st.stamp = t
-        if source_stamp is not None:
-            st.source_stamp = float(source_stamp)
+        st.order.accept(source_stamp, t)
         st.has_pose = True
 
     def set_target_twist(
-        self, constraint: str, frame: str, twist: ArrayLike, stamp: float
+        self,
+        constraint: str,
+        frame: str,
+        twist: ArrayLike,
+        stamp: float,
+        source_stamp: float | None = None,
     ) -> None:
         """Set the target's twist explicitly (feed-forward), valid for ``input_timeout``.
 
@@ -877,22 +959,32 @@ class Controller:
             frame: axes of the twist: '' (root) or a URDF link (rotated to the root).
             twist: (6,) linear velocity of the target origin [m/s], angular velocity [rad/s].
             stamp: reception time [s].
+            source_stamp: the message's stamp [s] if non-zero, checked by
+                :class:`_StampOrder` (out of order, leaping ahead).
 
         Raises:
-            InputError: unknown constraint or frame, not 6 finite values.
+            InputError: unknown constraint or frame, not 6 finite values of at most
+                :data:`HUGE`, a stamp out of order / leaping ahead; the twist is unchanged.
         """
         st = self._target_state(constraint)
-        tw = np.asarray(twist, dtype=float).reshape(-1)
-        if tw.shape != (6,) or not np.all(np.isfinite(tw)):
+        tw = _as_array(twist, f"twist of {constraint!r}", self._reject)
+        if tw.shape != (6,) or not _usable(tw):
             raise self._reject(
-                f"twist of {constraint!r} must be 6 finite values, got {tw.tolist()}"
+                f"twist of {constraint!r} must be 6 finite values of at most {HUGE:g}, "
+                f"got {tw.tolist()}"
             )
+        if not math.isfinite(stamp):
+            raise self._reject(f"twist of {constraint!r}: reception time {stamp!r} not finite")
+        why = st.twist_order.check(source_stamp, stamp, self.config.input_timeout)
+        if why:
+            raise self._reject(f"twist of {constraint!r}: {why}")
         ref = self._frame_pose(frame, f"twist of {constraint!r}")
         if ref is not None:
             r = ref[:3, :3]
             tw = np.concatenate([r @ tw[:3], r @ tw[3:]])
         st.twist[:] = tw
         st.twist_stamp = float(stamp)
+        st.twist_order.accept(source_stamp, stamp)
 
     def set_enabled(self, enabled: bool) -> None:
         """Enable or disable the output (disabled: zeros once, then silence)."""
@@ -930,7 +1022,12 @@ class Controller:
         if not self._has_state:
             return "waiting", "no joint state received yet"
         age = now - self._js_stamp
-        if age > self.config.input_timeout:
+        if not _fresh(age, self.config.input_timeout):
+            if age < 0.0:
+                return "stale", (
+                    f"the last joint state was received {-age:.3f} s after now: the clock "
+                    "jumped back"
+                )
             return "stale", (
                 f"joint states are {age:.3f} s old (input_timeout {self.config.input_timeout} s)"
             )
@@ -943,9 +1040,9 @@ class Controller:
         """Give each pose constraint its twist: explicit if recent, else the estimate, else 0."""
         timeout = self.config.input_timeout
         for name, st in self._targets.items():
-            if now - st.twist_stamp <= timeout:
+            if _fresh(now - st.twist_stamp, timeout):
                 src: Array | None = st.twist
-            elif st.has_pose and now - st.stamp <= timeout:
+            elif st.has_pose and _fresh(now - st.stamp, timeout):
                 src = st.estimate
             else:
                 src = None
@@ -970,6 +1067,8 @@ class Controller:
                 res: SolveResult | None = self.scene.solve(self._q, self._dt)
             except ItascError as exc:
                 res, reason = None, f"solve failed: {exc}"
+            except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
+                res, reason = None, f"solve failed: {type(exc).__name__}: {exc}"
             if res is not None and res.ok and np.all(np.isfinite(res.qdot)):
                 np.clip(res.qdot, -self._vmax, self._vmax, out=self._qdot)
                 self._halted = False
@@ -1031,6 +1130,7 @@ def _make_constraint(c: ConstraintConfig) -> Constraint:
 
 __all__ = [
     "CONSTRAINT_TYPES",
+    "HUGE",
     "LIVE_CONSTRAINT_KEYS",
     "LIVE_KEYS",
     "NODE_ONLY_KEYS",

@@ -13,6 +13,7 @@ linear velocity of the link origin and rows 3-5 the angular velocity, both in th
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,11 +22,33 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _kernels, spatial
 from .errors import ConfigurationError, UnknownJointError, UnknownLinkError, UrdfSyntaxError
-from .urdf import JointSpec, RobotSpec, parse_urdf
+from .urdf import JointSpec, MimicSpec, RobotSpec, parse_urdf
 
 Array = NDArray[np.float64]
 
 _JTYPE = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2}
+
+
+def _resolve_mimic(
+    joint: JointSpec,
+    by_name: dict[str, JointSpec],
+    resolved: dict[str, tuple[float, float, str]],
+) -> tuple[float, float, str]:
+    """``(mult, offs, leader)`` with value(joint) = mult * q(leader) + offs.
+
+    ``resolved`` memoises every joint met on the way, so that a long mimic chain costs O(n)
+    in total rather than O(n) per joint. The chain is known to end (checked by the parser).
+    """
+    path: list[tuple[str, MimicSpec]] = []
+    k = joint
+    while k.mimic is not None and k.name not in resolved:
+        path.append((k.name, k.mimic))
+        k = by_name[k.mimic.joint]
+    mult, offs, leader = resolved.get(k.name, (1.0, 0.0, k.name))
+    for name, mim in reversed(path):  # value = m * (mult * q + offs) + o
+        mult, offs = mim.multiplier * mult, mim.multiplier * offs + mim.offset
+        resolved[name] = (mult, offs, leader)
+    return mult, offs, leader
 
 
 class _Model:
@@ -41,9 +64,9 @@ class _Model:
         root = next(n for n in spec.links if n not in child_links)
         # Parents before children (breadth first), siblings in document order.
         order: list[JointSpec] = []
-        queue = [root]
+        queue = deque([root])
         while queue:
-            link = queue.pop(0)
+            link = queue.popleft()
             for j in children.get(link, []):
                 order.append(j)
                 queue.append(j.child)
@@ -55,6 +78,7 @@ class _Model:
         self.active = [j.name for j in spec.joints if j.type != "fixed" and j.mimic is None]
         active_idx = {n: i for i, n in enumerate(self.active)}
         by_name = {j.name: j for j in spec.joints}
+        resolved: dict[str, tuple[float, float, str]] = {}  # mimic chains, each walked once
         nj = len(order)
         self.parent = np.zeros(nj, dtype=np.int64)
         self.origin = np.zeros((nj, 4, 4))
@@ -71,12 +95,8 @@ class _Model:
             if j.type == "fixed":
                 continue
             # Resolve a mimic chain to its leader: value = mult * q_leader + offs.
-            mult, offs, lead = 1.0, 0.0, j
-            while lead.mimic is not None:  # value = mult * (m * v_lead + o) + offs
-                offs += mult * lead.mimic.offset
-                mult *= lead.mimic.multiplier
-                lead = by_name[lead.mimic.joint]
-            self.qidx[k] = active_idx[lead.name]
+            mult, offs, leader = _resolve_mimic(j, by_name, resolved)
+            self.qidx[k] = active_idx[leader]
             self.mult[k], self.offs[k] = mult, offs
         # For each link, the joints from the root down to it.
         nl = len(self.link_names)
@@ -104,8 +124,9 @@ class KinematicTree:
     and :meth:`jacobian_into`, which do not.
     """
 
-    def __init__(self, model: _Model, active: Sequence[str] | None = None,
-                 q_fixed: ArrayLike | None = None) -> None:
+    def __init__(
+        self, model: _Model, active: Sequence[str] | None = None, q_fixed: ArrayLike | None = None
+    ) -> None:
         self._m = model
         names = list(model.active if active is None else active)
         full_idx = {n: i for i, n in enumerate(model.active)}
@@ -302,7 +323,15 @@ class KinematicTree:
         m = self._m
         p = self._poses[link_idx, :3, 3] if point is None else point
         _kernels.jacobian_full(
-            self._poses, link_idx, m.chain, m.chain_len, m.jtype, m.axis, m.qidx, m.mult, p,
+            self._poses,
+            link_idx,
+            m.chain,
+            m.chain_len,
+            m.jtype,
+            m.axis,
+            m.qidx,
+            m.mult,
+            p,
             self._jfull,
         )
         _kernels.select_columns(self._jfull, self._sel, out)

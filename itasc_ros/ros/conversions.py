@@ -159,7 +159,17 @@ class CommandMessage:
             qdot: commanded joint velocities in ``joints`` order.
             dt: command period [s] (JointTrajectory: time_from_start and the q + q' dt step).
             now: time [s] for the JointState stamp.
+
+        Raises:
+            ValueError: q or qdot is not one value per joint (numpy would broadcast a single
+                value to every joint).
         """
+        n = self._vel.shape[0]
+        if np.shape(qdot) != (n,) or np.shape(q) != (n,):
+            raise ValueError(
+                f"command for joints {self.joints} needs q and qdot of shape ({n},), got "
+                f"{np.shape(q)} and {np.shape(qdot)}"
+            )
         self._vel[:] = qdot
         if self._pos is not None:
             if self.kind == JOINT_TRAJECTORY:

@@ -11,11 +11,13 @@ robot_description:="$(cat urdf/panda.urdf)"`` (or ``python -m itasc_ros.ros.node
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,6 +28,7 @@ from geometry_msgs.msg import Point, PoseStamped, TwistStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -50,6 +53,7 @@ from ..core import (
     spatial,
 )
 from ..core.controller import apply_updates
+from ..core.urdf import MAX_URDF_BYTES
 from . import parameters as P
 from .conversions import (
     COMMAND_TYPES,
@@ -67,6 +71,7 @@ NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
 STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
 REJECTION_MEMORY = 2.0  # [s] a rejected input keeps the diagnostic at WARN this long
+MAX_REASON_CHARS = 1000  # longest reason shown in /diagnostics and ~/status [characters]
 
 _COLOURS = {  # status -> RGBA of the markers
     "tracking": (0.1, 0.8, 0.1, 1.0),
@@ -98,6 +103,87 @@ class _LoopStats:
                 self.solve_max = seconds
 
 
+def _clip(text: str, limit: int = MAX_REASON_CHARS) -> str:
+    """``text`` cut to ``limit`` characters for a log line or a diagnostic."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def _digest(xml: str | bytes) -> str:
+    """A fingerprint of a URDF document (to skip reloading the same one)."""
+    data = xml.encode("utf-8", errors="surrogatepass") if isinstance(xml, str) else xml
+    return hashlib.sha256(data).hexdigest()
+
+
+_SAME = "the URDF of the installed model"  # a worker result: nothing to parse or install
+
+
+def _parse(xml: str | bytes) -> tuple[KinematicTree | None, str]:
+    """``(tree, '')`` or ``(None, why)``: never raises (a URDF is untrusted input)."""
+    try:
+        return KinematicTree.from_urdf(xml), ""
+    except ItascError as exc:
+        return None, str(exc)
+    except Exception as exc:  # e.g. MemoryError: a hostile URDF must not kill the node
+        return None, f"internal error while parsing: {type(exc).__name__}: {exc}"
+
+
+class _UrdfWorker:
+    """Parses URDFs from the topic in a thread, so that the control loop keeps ticking.
+
+    A URDF near the size limits takes up to about a second to parse; meanwhile the executor
+    keeps running the timer (ros2_control would otherwise hold the last command that long).
+    Only the latest request is kept (the topic has depth 1). Results ``(source, digest, tree,
+    why)`` are picked up by :meth:`ItascNode._on_tick` on the executor thread; a document whose
+    digest is ``current()`` (the installed model's) is not parsed again: ``why`` is
+    :data:`_SAME`.
+
+    Args:
+        current: the digest of the installed model's URDF ('' for none).
+    """
+
+    def __init__(self, current: Callable[[], str]) -> None:
+        self._current = current
+        self._cv = threading.Condition()
+        self._request: tuple[str, str] | None = None  # (xml, source)
+        self._closed = False
+        self.results: deque[tuple[str, str, KinematicTree | None, str]] = deque()
+        self._thread = threading.Thread(target=self._run, name="itasc_urdf_parser", daemon=True)
+        self._thread.start()
+
+    def submit(self, xml: str, source: str) -> None:
+        """Parse ``xml`` (replacing a request not yet started)."""
+        with self._cv:
+            self._request = (xml, source)
+            self._cv.notify()
+
+    def close(self) -> None:
+        """Stop the thread (a parse in progress finishes first, up to 1 s is waited)."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        self._thread.join(1.0)
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._request is None and not self._closed:
+                    self._cv.wait()
+                if self._closed:
+                    return
+                request, self._request = self._request, None
+            if request is None:
+                continue
+            xml, source = request
+            del request
+            digest = _digest(xml)
+            if digest == self._current():
+                self.results.append((source, digest, None, _SAME))
+            else:
+                tree, why = _parse(xml)
+                self.results.append((source, digest, tree, why))
+            del xml
+
+
 class ItascNode(Node):
     """The iTaSC node: parameters -> Controller; topics in, velocity commands out.
 
@@ -116,10 +202,17 @@ class ItascNode(Node):
             raise ConfigError(
                 f"command_out_type {self._kind!r} is not one of: " + ", ".join(COMMAND_TYPES)
             )
+        # The configuration from the parameters (links left empty stay empty: each model
+        # resolves them anew, e.g. the effector of a new robot's URDF).
         self._config = P.read_config(self)  # validates the constraints' settings
         self._controller: Controller | None = None
         self._command: CommandMessage | None = None
         self._urdf_source = ""
+        self._urdf_digest = ""  # of the installed model's URDF
+        self._urdf_error = ""  # why the latest URDF was not installed ('' when it was)
+        self._urdf_rejections = 0
+        self._tick_error = ""  # an unexpected exception in the control tick
+        self._worker: _UrdfWorker | None = None
         self._last_out: StepOutput | None = None
         self._last_js: tuple[Sequence[str], Any, float | None] | None = None
         self._pending_targets: dict[str, PoseStamped] = {}
@@ -163,25 +256,30 @@ class ItascNode(Node):
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
+        # URDF sources: the parameter, else the topic, else the file. The topic is always
+        # listened to, so that a node whose parameter or file was rejected at start-up still
+        # takes a good URDF from it (it stays idle until then).
         description = str(P.value(self, "robot_description"))
+        path = str(P.value(self, "urdf_file"))
         if description:
             self._load_urdf(description, "parameter")
-        else:
-            self.create_subscription(
-                String,
-                "robot_description",
-                self._on_robot_description,
-                QoSProfile(
-                    depth=1,
-                    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                    reliability=ReliabilityPolicy.RELIABLE,
-                ),
-            )
-            path = str(P.value(self, "urdf_file"))
-            if path:
-                self._load_file(path)
+        elif path:
+            self._load_file(path)
+        self.create_subscription(
+            String,
+            "robot_description",
+            self._on_robot_description,
+            QoSProfile(
+                depth=1,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                reliability=ReliabilityPolicy.RELIABLE,
+            ),
+        )
         if self._controller is None:
-            self.get_logger().info("waiting for a URDF on the robot_description topic")
+            self.get_logger().info(
+                "no model: waiting for a URDF on the robot_description topic (no command "
+                "is published until then)"
+            )
 
         self._timer = self.create_timer(
             1.0 / self._config.control_rate, self._on_tick, clock=self._wall
@@ -194,29 +292,154 @@ class ItascNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_tick(self) -> None:
+        if self._worker is not None and self._worker.results:
+            self._take_parsed(*self._worker.results.popleft())
         ctrl, cmd = self._controller, self._command
         if ctrl is None or cmd is None:
             return
         t0 = time.perf_counter()
         now = self._now()
-        out = ctrl.step(now)
+        try:
+            out = ctrl.step(now)
+        except Exception as exc:  # a bug must not kill the node with the last command held
+            self._on_tick_error(ctrl, exc)
+            return
+        self._tick_error = ""
         if out.publish:
             self._cmd_pub.publish(cmd.fill(out.q, out.qdot, ctrl.period, now))
         self._last_out = out
         self._stats.add(time.perf_counter() - t0, out.result is not None)
 
+    def _on_tick_error(self, ctrl: Controller, exc: Exception) -> None:
+        """An unexpected exception in ``step``: zero command once, log, report, keep running."""
+        if not self._tick_error:
+            self._publish_zero(ctrl, wait=0.0)
+            self.get_logger().error(
+                f"control step failed, zero command sent: {type(exc).__name__}: {exc}"
+            )
+        self._tick_error = _clip(f"control step failed: {type(exc).__name__}: {exc}")
+
     # ------------------------------------------------------------------------- URDF
-    def _load_urdf(self, xml: str, source: str) -> str:
-        """Build a controller for a URDF; keep the last good one on error. Returns '' or why."""
+    def _load_urdf(self, xml: str | bytes, source: str, refuse: bool = False) -> str:
+        """Parse and install a URDF now (start-up, parameters). Returns '' or why not.
+
+        A parameter change always rebuilds the model, even with the same URDF (an explicit
+        reload); the topic's republished URDF does not (see :class:`_UrdfWorker`). With
+        ``refuse`` (a parameter change, which can be refused) a rejected URDF changes nothing:
+        the reason goes back to the caller and to the log.
+        """
+        digest = _digest(xml)
+        ctrl = self._controller
+        if ctrl is None or not ctrl.commanding:
+            tree, why = _parse(xml)
+        else:  # the control loop waits for the parse: stop the robot if that takes a while
+            parsed: list[tuple[KinematicTree | None, str]] = []
+            thread = threading.Thread(target=lambda: parsed.append(_parse(xml)), daemon=True)
+            thread.start()
+            thread.join(2.0 * ctrl.period)
+            if thread.is_alive():
+                self._publish_zero(ctrl, wait=0.0)
+                thread.join()
+            tree, why = parsed[0]
+        return self._take_parsed(source, digest, tree, why, refuse)
+
+    def _load_file(self, path: str, refuse: bool = False) -> str:
+        """Load ``path`` as the URDF (the lowest-precedence source). Returns '' or why not."""
         try:
-            ctrl = Controller(KinematicTree.from_urdf(xml), P.read_config(self))
+            with open(path, "rb") as fh:  # bytes: the XML declaration names the encoding
+                data = fh.read(MAX_URDF_BYTES + 1)
+        except OSError as exc:
+            return self._reject_urdf("file", f"cannot read urdf_file {path!r}: {exc}", refuse)
+        if len(data) > MAX_URDF_BYTES:
+            why = f"urdf_file {path!r} is larger than the {MAX_URDF_BYTES} bytes accepted"
+            return self._reject_urdf("file", why, refuse)
+        return self._load_urdf(data, "file", refuse)
+
+    def _on_robot_description(self, msg: String) -> None:
+        if self._urdf_source == "parameter":
+            self.get_logger().info(
+                "robot_description topic ignored: the robot_description parameter is set",
+                once=True,
+            )
+            return
+        if self._worker is None:
+            self._worker = _UrdfWorker(
+                lambda: self._urdf_digest if self._controller is not None else ""
+            )
+        self._worker.submit(msg.data, "topic")  # installed by the next tick once parsed
+
+    def _same_urdf(self, source: str) -> str:
+        """The URDF of the installed model came again: nothing to rebuild."""
+        if self._urdf_error:
+            self.get_logger().info(f"URDF from the {source} is the current model's again")
+        self._urdf_error = ""
+        return ""
+
+    def _take_parsed(
+        self,
+        source: str,
+        digest: str,
+        tree: KinematicTree | None,
+        why: str,
+        refuse: bool = False,
+    ) -> str:
+        """Install the model of a parsed URDF, or report why not. Returns '' or why not.
+
+        A URDF that does not parse keeps the current model (a transient bad publish). A URDF
+        that parses but does not fit the configuration (``joints`` or a constraint's link not
+        in it) means the robot changed: the current model is dropped too (zero command once,
+        then none) until a fitting URDF arrives. With ``refuse`` neither happens.
+        """
+        if source == "topic" and self._urdf_source == "parameter":
+            return ""  # the parameter was set while the topic's URDF was parsed: it wins
+        if why == _SAME:
+            return self._same_urdf(source) if digest == self._urdf_digest else ""
+        if tree is None:
+            return self._reject_urdf(source, why, refuse)
+        try:
+            ctrl = Controller(tree, self._config)
         except ItascError as exc:
-            reason = f"URDF from the {source} rejected, keeping the "
-            reason += "current model" if self._controller else "node idle"
-            self.get_logger().error(f"{reason}: {exc}")
-            return f"{reason}: {exc}"
+            why = f"robot {tree.name!r} does not fit the configuration: {exc}"
+            return self._reject_urdf(source, why, refuse, drop=True)
+        except Exception as exc:  # defensive: no URDF may kill the node
+            why = f"robot {tree.name!r}: internal error: {type(exc).__name__}: {exc}"
+            return self._reject_urdf(source, why, refuse, drop=True)
+        self._urdf_digest = digest
+        self._urdf_error = ""
         self._install(ctrl, source)
         return ""
+
+    def _reject_urdf(self, source: str, why: str, refuse: bool = False, drop: bool = False) -> str:
+        """Log and report a rejected URDF; with ``drop``, also go idle. Returns the reason.
+
+        With ``refuse`` (a refused parameter change) only the log and the returned reason.
+        """
+        self._urdf_rejections += 1
+        old = self._controller
+        if refuse:
+            reason = _clip(f"URDF from the {source} refused, nothing changed: {why}")
+            self.get_logger().error(reason)
+            return reason
+        if old is not None and drop:
+            if old.commanding:
+                self._publish_zero(old, wait=0.0)
+            self._controller = None
+            self._command = None
+            self._last_out = None
+            self._urdf_digest = ""
+            self._urdf_source = ""
+            if self._target_markers is not None:
+                self._target_markers.shutdown()
+                self._target_markers = None
+            state = f"model {old.tree.name!r} dropped, no command until a fitting URDF arrives"
+        elif old is not None:
+            state = f"keeping model {old.tree.name!r}"
+        else:
+            state = "no model, no command until a good URDF arrives"
+        reason = _clip(f"URDF from the {source} rejected ({state}): {why}")
+        self._urdf_error = reason
+        self.get_logger().error(reason)
+        return reason
 
     def _install(self, ctrl: Controller, source: str) -> None:
         old = self._controller
@@ -230,7 +453,9 @@ class ItascNode(Node):
                 )
             except InputError:
                 pass
-        if old is not None:
+        if old is not None and old.tree.root_link == ctrl.tree.root_link:
+            # Targets are poses in the root frame: carried over to a model of the same robot
+            # (not to another robot, for which they mean nothing).
             for name in old.pose_constraints:
                 _, target = old.poses(name)
                 if target is not None and name in ctrl.pose_constraints:
@@ -243,10 +468,10 @@ class ItascNode(Node):
                     )
         self._command = CommandMessage(self._kind, ctrl.joint_names)
         self._controller = ctrl
+        self._last_out = None
         pending, self._pending_targets = self._pending_targets, {}
         for name, msg in pending.items():
             self._on_marker_pose(name, msg)
-        self._config = ctrl.config
         self._urdf_source = source
         self._target_markers = replace_target_markers(  # RViz drag-able targets
             self,
@@ -259,25 +484,12 @@ class ItascNode(Node):
             f"constraints {[c.name for c in ctrl.config.constraints]}"
         )
 
-    def _load_file(self, path: str) -> str:
-        """Load ``path`` as the URDF (the lowest-precedence source). Returns '' or why not."""
-        try:
-            with open(path, encoding="utf-8") as fh:
-                xml = fh.read()
-        except OSError as exc:
-            self.get_logger().error(f"cannot read urdf_file {path!r}: {exc}")
-            return f"cannot read urdf_file {path!r}: {exc}"
-        return self._load_urdf(xml, "file")
-
-    def _on_robot_description(self, msg: String) -> None:
-        if str(P.value(self, "robot_description")):
-            return  # the parameter wins
-        self._load_urdf(msg.data, "topic")
-
     # ------------------------------------------------------------------------- inputs
-    def _reject(self, exc: ItascError) -> None:
+    def _reject(self, exc: Exception) -> None:
+        if not isinstance(exc, ItascError):  # a bug, not bad input: still never a crash
+            exc = InputError(f"{type(exc).__name__} while handling the input: {exc}")
         self._rejections += 1
-        self._last_rejection = str(exc)
+        self._last_rejection = _clip(str(exc))
         self._last_rejection_time = time.monotonic()
         self.get_logger().warning(f"input rejected: {exc}", throttle_duration_sec=1.0)
 
@@ -287,7 +499,7 @@ class ItascNode(Node):
         if ctrl is not None:
             try:
                 ctrl.set_joint_state(names, pos, self._now(), src)
-            except InputError as exc:
+            except Exception as exc:  # InputError; anything else is counted, never a crash
                 self._reject(exc)
                 return
         self._last_js = (names, pos, src)  # kept for a controller rebuilt on a new URDF
@@ -300,18 +512,16 @@ class ItascNode(Node):
 
         return cb
 
-    def _on_marker_pose(
-        self, name: str, pose_stamped: PoseStamped, jump: bool = False
-    ) -> None:
+    def _on_marker_pose(self, name: str, pose_stamped: PoseStamped, jump: bool = False) -> None:
         """Feed a target pose to constraint ``name`` (target topics and the RViz marker)."""
         ctrl = self._controller
         if ctrl is None:
             self._pending_targets[name] = pose_stamped  # applied once a model is loaded
             return
-        frame, p, q, src = pose_stamped_arrays(pose_stamped)
         try:
+            frame, p, q, src = pose_stamped_arrays(pose_stamped)
             ctrl.set_target(name, frame, p, q, self._now(), src, jump=jump)
-        except InputError as exc:
+        except Exception as exc:  # InputError; anything else is counted, never a crash
             self._reject(exc)
 
     def _on_marker_snap(self, name: str, pose_stamped: PoseStamped) -> None:
@@ -323,10 +533,10 @@ class ItascNode(Node):
             ctrl = self._controller
             if ctrl is None:
                 return
-            frame, tw, _ = twist_stamped_array(msg)
             try:
-                ctrl.set_target_twist(name, frame, tw, self._now())
-            except InputError as exc:
+                frame, tw, src = twist_stamped_array(msg)
+                ctrl.set_target_twist(name, frame, tw, self._now(), src)
+            except Exception as exc:  # InputError; anything else is counted, never a crash
                 self._reject(exc)
 
         return cb
@@ -358,24 +568,19 @@ class ItascNode(Node):
                     updates.update(upd)
         try:  # validate everything before changing anything
             config = apply_updates(self._config, **updates) if updates else self._config
-            new = Controller(KinematicTree.from_urdf(description), config) if description else None
         except ConfigError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        except ItascError as exc:
-            self.get_logger().error(f"robot_description rejected: {exc}")
-            return SetParametersResult(
-                successful=False, reason=f"robot_description rejected: {exc}"
-            )
-        if new is not None:
-            self._install(new, "parameter")
+        if description:
+            reason = self._load_urdf(description, "parameter", refuse=True)
+            if reason:
+                return SetParametersResult(successful=False, reason=reason)
         elif urdf_file and self._urdf_source in ("", "file"):
-            reason = self._load_file(urdf_file)
+            reason = self._load_file(urdf_file, refuse=True)
             if reason:
                 return SetParametersResult(successful=False, reason=reason)
         if updates:
             if self._controller is not None:
                 self._controller.update_parameters(**updates)  # validated above
-                config = self._controller.config
             self._config = config
         for p in params:
             if p.name == "publish_markers":
@@ -398,6 +603,12 @@ class ItascNode(Node):
             except Exception:  # older rmw: give DDS a moment instead
                 time.sleep(min(wait, 0.2))
         return True
+
+    def destroy_node(self) -> None:
+        """Stop the URDF parser thread, then destroy the node."""
+        if self._worker is not None:
+            self._worker.close()
+        super().destroy_node()
 
     def shutdown_zero(self, wait: float = 1.0) -> bool:
         """Publish a zero command before exit (ros2_control holds the last command)."""
@@ -423,11 +634,15 @@ class ItascNode(Node):
         now = self._now()
         info: dict[str, Any] = {
             "status": "no_model" if ctrl is None else (out.status if out else "waiting"),
-            "reason": "no URDF yet" if ctrl is None else (out.reason if out else ""),
+            "reason": (self._urdf_error or "no URDF yet")
+            if ctrl is None
+            else (out.reason if out else ""),
             "enabled": self._enabled,
             "loop_rate": round(self._diag["rate"], 1),
             "rejections": self._rejections,
             "last_rejection": self._last_rejection,
+            "urdf_error": self._urdf_error,
+            "urdf_rejections": self._urdf_rejections,
         }
         r = out.result if out is not None else None
         if r is not None:
@@ -498,10 +713,18 @@ class ItascNode(Node):
             ("enabled", self._enabled),
             ("rejections", self._rejections),
             ("last_rejection", self._last_rejection),
+            ("urdf_rejections", self._urdf_rejections),
+            ("urdf_error", self._urdf_error),
         ]
         level, message = DiagnosticStatus.OK, "tracking"
         if ctrl is None:
-            level, message = DiagnosticStatus.WARN, "no URDF yet"
+            if self._urdf_error:  # idle because of a bad URDF: an error to fix
+                level, message = DiagnosticStatus.ERROR, self._urdf_error
+            else:
+                level, message = (
+                    DiagnosticStatus.WARN,
+                    "no URDF yet: waiting for robot_description",
+                )
         else:
             values.append(("joint_state_age_s", _age(now, ctrl.joint_state_stamp)))
             for name in ctrl.pose_constraints:
@@ -524,9 +747,15 @@ class ItascNode(Node):
             if self._diag["rate"] < 0.9 * self._config.control_rate:
                 level = max(level, DiagnosticStatus.WARN)
                 message += f"; loop at {self._diag['rate']:.0f} Hz"
+            if self._urdf_error:  # running on the last good model
+                level = max(level, DiagnosticStatus.WARN)
+                message = f"{self._urdf_error}; {message}"
         if t - self._last_rejection_time < REJECTION_MEMORY:
             level = max(level, DiagnosticStatus.WARN)
             message = f"input rejected: {self._last_rejection}; {message}"
+        if self._tick_error:
+            level = DiagnosticStatus.ERROR
+            message = f"{self._tick_error}; {message}"
         status.level = level
         status.message = message
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values]
@@ -552,7 +781,11 @@ def main(args: list[str] | None = None) -> int:
     def on_signal(signum: int, frame: object) -> None:
         stop.set()
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    # The handlers stay installed after main returns: a second SIGINT while the node exits
+    # (Ctrl-C twice, a supervisor signalling again) must not turn a clean exit with its zero
+    # command into a KeyboardInterrupt.
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, on_signal)
     node: ItascNode | None = None
     code = 0
     try:
@@ -563,8 +796,8 @@ def main(args: list[str] | None = None) -> int:
             executor.spin_once(timeout_sec=0.05)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except ItascError as exc:
-        rclpy.logging.get_logger(NODE_NAME).fatal(str(exc))
+    except (ItascError, ParameterException) as exc:  # e.g. control_rate:=5000.0 at start-up
+        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
         code = 1
     finally:
         if node is not None:
@@ -572,8 +805,6 @@ def main(args: list[str] | None = None) -> int:
                 node.shutdown_zero()
             node.destroy_node()
         rclpy.try_shutdown()
-        for s, h in previous.items():
-            signal.signal(s, h)
     return code
 
 
