@@ -295,6 +295,14 @@ def test_stale_joint_states_one_zero_then_silence(
     finally:
         robot.start()
     assert np.abs(fresh_commands(client)[-1].data).max() > 0.0  # fresh input: moving again
+    # The transitions are logged once each: stale (with the zero), then active again.
+    RosTestClient.wait_for(
+        lambda: "control active" in read_log(module_node["proc"]).split("control stale")[-1],
+        5.0,
+        "the log line of the recovery",
+    )
+    log = read_log(module_node["proc"])
+    assert "control stale: " in log and "(zero command sent)" in log
 
 
 def test_enable_false_publishes_zeros_then_silence(

@@ -1018,7 +1018,7 @@ class Controller:
     # ------------------------------------------------------------------------- the tick
     def _status(self, now: float) -> tuple[str, str]:
         if not self._enabled:
-            return "disabled", "disabled"
+            return "disabled", "~/enable is false: zero command sent, then silence"
         if not self._has_state:
             return "waiting", "no joint state received yet"
         age = now - self._js_stamp

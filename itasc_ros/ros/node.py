@@ -73,11 +73,12 @@ STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
 REJECTION_MEMORY = 2.0  # [s] a rejected input keeps the diagnostic at WARN this long
 MAX_REASON_CHARS = 1000  # longest reason shown in /diagnostics and ~/status [characters]
 
-_COLOURS = {  # status -> RGBA of the markers
-    "tracking": (0.1, 0.8, 0.1, 1.0),
-    "limited": (0.95, 0.8, 0.1, 1.0),
-    "fault": (0.9, 0.1, 0.1, 1.0),
-    "idle": (0.5, 0.5, 0.5, 1.0),
+_COLOURS = {  # state -> RGBA of the markers
+    "tracking": (0.1, 0.8, 0.1, 1.0),  # green
+    "limited": (0.95, 0.8, 0.1, 1.0),  # yellow: velocity scaled or a joint at its limit
+    "singular": (1.0, 0.45, 0.0, 1.0),  # orange: damping on (sigma_min < damping_epsilon)
+    "stale": (0.5, 0.5, 0.5, 1.0),  # grey: waiting, stale inputs or disabled: no motion
+    "fault": (0.9, 0.1, 0.1, 1.0),  # red: the solve failed
 }
 
 
@@ -307,8 +308,18 @@ class ItascNode(Node):
         self._tick_error = ""
         if out.publish:
             self._cmd_pub.publish(cmd.fill(out.q, out.qdot, ctrl.period, now))
+        if self._last_out is None or out.status != self._last_out.status:
+            self._log_transition(out)
         self._last_out = out
         self._stats.add(time.perf_counter() - t0, out.result is not None)
+
+    def _log_transition(self, out: StepOutput) -> None:
+        """One log line per change of the control status (active, stale, fault, ...)."""
+        text = f"control {out.status}" + (f": {out.reason}" if out.reason else "")
+        if out.status in ("stale", "fault"):
+            self.get_logger().warning(text + (" (zero command sent)" if out.publish else ""))
+        else:
+            self.get_logger().info(text)
 
     def _on_tick_error(self, ctrl: Controller, exc: Exception) -> None:
         """An unexpected exception in ``step``: zero command once, log, report, keep running."""
@@ -620,11 +631,14 @@ class ItascNode(Node):
         return sent
 
     def _status_colour(self, out: StepOutput | None) -> str:
+        """The markers' state: tracking, limited, singular, stale or fault (see _COLOURS)."""
         if out is None or out.status in ("waiting", "stale", "disabled"):
-            return "idle"
-        if out.status == "fault" or (out.result is not None and out.result.damping > 0.0):
+            return "stale"
+        if out.status == "fault":
             return "fault"
         r = out.result
+        if r is not None and r.damping > 0.0:
+            return "singular"
         if r is not None and (r.velocity_scale < 1.0 or bool(r.locked.any())):
             return "limited"
         return "tracking"
