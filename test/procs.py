@@ -15,7 +15,8 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +206,23 @@ class RosTestClient:
             time.sleep(period)
 
 
+@contextmanager
+def ros_client(domain: int, name: str) -> Iterator[RosTestClient]:
+    """This process on the local DDS of ``domain``, rclpy initialised, one test client.
+
+    The module-scoped ``client`` fixture of the DDS test files.
+    """
+    from itasc_ros.tools.dds_env import apply_local_dds_env
+
+    apply_local_dds_env(domain)
+    rclpy.init()
+    try:
+        with RosTestClient(name) as c:
+            yield c
+    finally:
+        rclpy.shutdown()
+
+
 class CommandChecker:
     """Checks every velocity command a node publishes (Float64MultiArray, ``joints`` order).
 
@@ -270,6 +288,7 @@ __all__ = [
     "RosTestClient",
     "node_command",
     "read_log",
+    "ros_client",
     "start_process",
     "stop_process",
     "stop_processes",

@@ -48,6 +48,7 @@ from procs import (
     RosTestClient,
     node_command,
     read_log,
+    ros_client,
     start_process,
     stop_processes,
 )
@@ -57,7 +58,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from itasc_ros.core import KinematicTree, spatial
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
 
@@ -225,13 +226,8 @@ NODES: dict[str, list[str]] = {
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[RosTestClient]:
-    apply_local_dds_env(DOMAIN)
-    rclpy.init()
-    try:
-        with RosTestClient("fault_test_client") as c:
-            yield c
-    finally:
-        rclpy.shutdown()
+    with ros_client(DOMAIN, "fault_test_client") as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

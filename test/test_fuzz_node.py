@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from hypothesis import HealthCheck, Phase, given, settings
@@ -38,6 +37,7 @@ from procs import (
     RosTestClient,
     node_command,
     read_log,
+    ros_client,
     start_process,
     stop_process,
 )
@@ -55,7 +55,7 @@ from test_fuzz_inputs import (
     to_message,
 )
 
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
 
@@ -121,13 +121,8 @@ class Robot:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[RosTestClient]:
-    apply_local_dds_env(DOMAIN)
-    rclpy.init()
-    try:
-        with RosTestClient("itasc_fuzz_test_client") as c:
-            yield c
-    finally:
-        rclpy.shutdown()
+    with ros_client(DOMAIN, "itasc_fuzz_test_client") as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import rclpy
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PoseStamped
@@ -39,6 +38,7 @@ from procs import (
     RosTestClient,
     node_command,
     read_log,
+    ros_client,
     start_process,
     stop_processes,
 )
@@ -50,7 +50,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from itasc_ros.core import ItascError, KinematicTree, errors, spatial
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "data" / "hostile_urdfs"
 sys.path.insert(0, str(HOSTILE_DIR))
@@ -189,13 +189,8 @@ def test_long_mimic_chain_folds_into_its_leader() -> None:
 # =========================================================================== node level
 @pytest.fixture(scope="module")
 def client() -> Iterator[RosTestClient]:
-    apply_local_dds_env(DOMAIN)
-    rclpy.init()
-    try:
-        with RosTestClient("hostile_urdf_test_client") as c:
-            yield c
-    finally:
-        rclpy.shutdown()
+    with ros_client(DOMAIN, "hostile_urdf_test_client") as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

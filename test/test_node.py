@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
 from procs import (
     RosTestClient,
     node_command,
     read_log,
+    ros_client,
     start_process,
     stop_process,
     stop_processes,
@@ -46,7 +46,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from itasc_ros.core import KinematicTree, spatial
 from itasc_ros.ros.conversions import command_velocities
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
 
@@ -86,13 +86,8 @@ def tree() -> KinematicTree:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[RosTestClient]:
-    apply_local_dds_env(DOMAIN)
-    rclpy.init()
-    try:
-        with RosTestClient("itasc_node_test_client") as c:
-            yield c
-    finally:
-        rclpy.shutdown()
+    with ros_client(DOMAIN, "itasc_node_test_client") as c:
+        yield c
 
 
 def env() -> dict[str, str]:

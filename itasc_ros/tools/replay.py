@@ -115,21 +115,7 @@ NODE_DEFAULTS: dict[str, Any] = {
     "urdf_file": "",
 }
 
-_CONFIG_KEYS = frozenset(
-    [
-        "joints",
-        "control_rate",
-        "input_timeout",
-        "solver",
-        "damping_max",
-        "damping_epsilon",
-        "velocity_scale",
-        "joint_limit_margin",
-        "max_velocity",
-        "twist_filter_time_constant",
-        "constraint_names",
-    ]
-)
+_CONFIG_KEYS = LIVE_KEYS | {"joints", "constraint_names"}  # the controller settings
 
 
 class ReplayError(ItascError):

@@ -7,6 +7,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConfigurationError
 from ..tree import KinematicTree
+from .base import Constraint
 
 Array = NDArray[np.float64]
 
@@ -62,3 +63,51 @@ def _pose(owner: str, pose: ArrayLike) -> Array:
 
 
 __all__ = ["TargetFrame"]
+
+
+class EffectorTargetConstraint(Constraint):
+    """A constraint between an effector link and a :class:`TargetFrame` (CopyPose, Distance).
+
+    Holds what both share: the effector's index and Jacobian, the target, ``set_target`` and
+    ``bind``; subclasses write their rows in ``update`` after :meth:`_update_frames`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        effector: str,
+        target_link: str | None,
+        target_offset: ArrayLike | None,
+        weight: float,
+        gain: float,
+        feedforward: bool,
+    ) -> None:
+        super().__init__(name, weight, gain, feedforward)
+        self.effector = effector
+        self.target = TargetFrame(name, target_link, target_offset)
+        self._eff_idx = -1
+        self._jac = np.zeros((6, 0))  # (6, n) effector Jacobian, root frame
+
+    def set_target(self, pose: ArrayLike, twist: ArrayLike | None = None) -> None:
+        """Target pose (4, 4) in the root frame and optional twist (6,) for feed-forward."""
+        self.target.set_pose(pose)
+        if twist is not None:
+            self.set_target_twist(twist)
+
+    @property
+    def has_target(self) -> bool:
+        """True once a target pose was set (always for a link target)."""
+        return self.target.has_pose
+
+    def bind(self, tree: KinematicTree) -> None:
+        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
+        self._eff_idx = tree.link_index(self.effector)
+        self.target.bind(tree)
+        self._jac = np.zeros((6, tree.n_joints))
+        self._structure_changed()
+
+    def _update_frames(self, tree: KinematicTree) -> Array:
+        """Refresh the target and the effector Jacobian; return the effector pose (4, 4)."""
+        self.target.update(tree)
+        tree.jacobian_into(self._eff_idx, self._jac)
+        return tree.pose_ref(self._eff_idx)

@@ -8,8 +8,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ConstraintError
 from ..tree import KinematicTree
 from . import _features as F
-from ._target import TargetFrame
-from .base import Constraint
+from ._target import EffectorTargetConstraint
 
 Array = NDArray[np.float64]
 
@@ -28,7 +27,7 @@ def _axes(owner: str, what: str, axes: str) -> list[int]:
     return ["xyz".index(a) for a in sorted(axes)]
 
 
-class CopyPose(Constraint):
+class CopyPose(EffectorTargetConstraint):
     """Effector frame onto target frame (iTaSC CopyPose).
 
     Feature coordinates Xf (6): the target origin relative to the effector origin on the
@@ -60,13 +59,9 @@ class CopyPose(Constraint):
         gain: float = 20.0,
         feedforward: bool = True,
     ) -> None:
-        super().__init__(name, weight, gain, feedforward)
-        self.effector = effector
-        self.target = TargetFrame(name, target_link, target_offset)
+        super().__init__(name, effector, target_link, target_offset, weight, gain, feedforward)
         self.set_axes(position_axes, rotation_axes)
         self.set_reference(reference)
-        self._eff_idx = -1
-        self._jac = np.zeros((6, 0))
         self._ge = np.zeros((6, 6))
         self._gt = np.zeros((6, 6))
         self._xf = np.zeros(6)
@@ -93,36 +88,16 @@ class CopyPose(Constraint):
         self.reference = reference
         self._frame = REFERENCE_FRAMES[reference]
 
-    def set_target(self, pose: ArrayLike, twist: ArrayLike | None = None) -> None:
-        """Target pose (4, 4) in the root frame and optional twist (6,) for feed-forward."""
-        self.target.set_pose(pose)
-        if twist is not None:
-            self.set_target_twist(twist)
-
-    @property
-    def has_target(self) -> bool:
-        """True once a target pose was set (always for a link target)."""
-        return self.target.has_pose
-
     @property
     def n_rows(self) -> int:
         """Number of output rows m (see :class:`Constraint`)."""
         return int(self._sel.shape[0])
 
-    def bind(self, tree: KinematicTree) -> None:
-        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
-        self._eff_idx = tree.link_index(self.effector)
-        self.target.bind(tree)
-        self._jac = np.zeros((6, tree.n_joints))
-        self._structure_changed()
-
     def update(
         self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
     ) -> None:
         """Write this constraint's rows (see :meth:`Constraint.update`)."""
-        self.target.update(tree)
-        te = tree.pose_ref(self._eff_idx)
-        tree.jacobian_into(self._eff_idx, self._jac)
+        te = self._update_frames(tree)
         F.copy_pose_features(
             te, self.target.pose, self._frame, self._ge, self._gt, self._xf, self._work
         )

@@ -9,13 +9,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConstraintError
 from ..tree import KinematicTree
-from ._target import TargetFrame
-from .base import Constraint, check_positive
+from ._target import EffectorTargetConstraint
+from .base import check_positive
 
 Array = NDArray[np.float64]
 
 
-class Distance(Constraint):
+class Distance(EffectorTargetConstraint):
     """iTaSC Distance: 5 rotational feature joints and 1 prismatic one, y = its length.
 
     The prismatic feature coordinate is the distance d = |p_t - p_e| [m]; its rate is
@@ -45,13 +45,9 @@ class Distance(Constraint):
         gain: float = 20.0,
         feedforward: bool = True,
     ) -> None:
-        super().__init__(name, weight, gain, feedforward)
-        self.effector = effector
-        self.target = TargetFrame(name, target_link, target_offset)
+        super().__init__(name, effector, target_link, target_offset, weight, gain, feedforward)
         self.set_distance(distance, 0.0)
         self.set_band(min_distance, max_distance)
-        self._eff_idx = -1
-        self._jac = np.zeros((6, 0))
         self._u = np.array([1.0, 0.0, 0.0])
         self._d = 0.0
         self._active = True
@@ -72,17 +68,6 @@ class Distance(Constraint):
             raise ConstraintError(f"{self.name}: min_distance {lo} > max_distance {hi}")
         self.min_distance, self.max_distance = lo, hi
 
-    def set_target(self, pose: ArrayLike, twist: ArrayLike | None = None) -> None:
-        """Target pose (4, 4) in the root frame and optional twist (6,) for feed-forward."""
-        self.target.set_pose(pose)
-        if twist is not None:
-            self.set_target_twist(twist)
-
-    @property
-    def has_target(self) -> bool:
-        """True once a target pose was set (always for a link target)."""
-        return self.target.has_pose
-
     @property
     def n_rows(self) -> int:
         """Number of output rows m (see :class:`Constraint`)."""
@@ -93,20 +78,11 @@ class Distance(Constraint):
         """False while the distance is inside the band at the last update."""
         return self._active
 
-    def bind(self, tree: KinematicTree) -> None:
-        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
-        self._eff_idx = tree.link_index(self.effector)
-        self.target.bind(tree)
-        self._jac = np.zeros((6, tree.n_joints))
-        self._structure_changed()
-
     def update(
         self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
     ) -> None:
         """Write this constraint's rows (see :meth:`Constraint.update`)."""
-        self.target.update(tree)
-        te = tree.pose_ref(self._eff_idx)
-        tree.jacobian_into(self._eff_idx, self._jac)
+        te = self._update_frames(tree)
         pt = self.target.pose
         d0, d1, d2 = pt[0, 3] - te[0, 3], pt[1, 3] - te[1, 3], pt[2, 3] - te[2, 3]
         d = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
