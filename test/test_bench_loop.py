@@ -12,10 +12,12 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from itasc_ros.tools.bench import FLOOR_KEYS, FLOOR_MODULE, floor_comparison
 from itasc_ros.tools.bench_loop import (
     RESULT_KEYS,
     latency_stats,
@@ -106,3 +108,43 @@ def test_short_closed_loop_run(tmp_path: Path) -> None:
     # The loop is closed: the robot followed the moving target (0.1 m circle) to within 2 cm.
     assert r["tracking_error_rms_mm"] < 20.0, r
     assert r["exit_codes"] == "sim_robot=0,node=0", r
+
+
+def test_joint_states_trigger_realtime_run_and_the_floor(tmp_path: Path) -> None:
+    """The --trigger joint_states --realtime variant and the floor node close the same loop;
+    the floor publishes zeros (it computes nothing), the node follows the target."""
+    rate = 250.0
+    common: dict[str, Any] = dict(
+        robot="panda",
+        rate=rate,
+        duration=2.0,
+        warmup=0.5,
+        trigger="joint_states",
+        realtime=True,
+    )
+    r = run_loop_bench(
+        domain=private_domain_id(os.getpid() + 58), log_dir=tmp_path / "n", **common
+    )
+    f = run_loop_bench(
+        domain=private_domain_id(os.getpid() + 59),
+        log_dir=tmp_path / "f",
+        node_module=FLOOR_MODULE,
+        **common,
+    )
+    for res in (r, f):
+        assert res["control_trigger"] == "joint_states" and res["realtime"] is True
+        assert res["achieved_rate_hz"] > 0.5 * rate, res
+        assert res["commands_out_of_limits"] == 0, res
+        assert res["exit_codes"] == "sim_robot=0,node=0", res
+        assert res["realtime_applied"].startswith("SCHED_FIFO 60") or (
+            "CAP_SYS_NICE" in res["realtime_applied"]
+        )
+    assert r["tracking_error_rms_mm"] < 20.0, r
+    assert f["max_velocity_ratio"] == 0.0 and f["tracking_error_rms_mm"] > 20.0, f
+    # The bench restored its own scheduling after the run.
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    cmp = floor_comparison(r, f)
+    assert cmp["node_cpu_percent_vs_floor"] == pytest.approx(
+        r["node_cpu_percent"] / f["node_cpu_percent"]
+    )
+    assert set(cmp) == {f"floor_{k}" for k in FLOOR_KEYS} | {f"{k}_vs_floor" for k in FLOOR_KEYS}

@@ -569,3 +569,137 @@ class TestClosedLoop:
         ]
         assert len(speeds) > 10 and all(math.isfinite(v) for v in speeds)
         assert speeds[-1] < 0.1 * max(speeds)  # slowing down onto the target
+
+
+# ----------------------------------------------------------------- control_trigger joint_states
+def test_joint_states_trigger_one_command_per_state_then_one_zero(
+    client: RosTestClient, tree: KinematicTree
+) -> None:
+    """Each joint state ticks (fake robot at 100 Hz, control_rate 1 kHz): one command per
+    state, published right after it; when the states stop, the watchdog sends one zero."""
+    ns = "/trig"
+    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
+    node = start_node(ns, "control_rate:=1000.0", "control_trigger:=joint_states")
+    robot = FakeRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
+    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
+    try:
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        robot.start()
+        target.publish(pose_msg(goal_pose(tree, HOME, [0.03, 0, 0], [0, 0, 0])))
+        client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion commands")
+        time.sleep(0.3)
+        client.clear(f"{ns}/commands")
+        t0 = time.monotonic()
+        time.sleep(2.0)
+        n = sum(1 for t, _ in list(cmds) if t0 <= t <= t0 + 2.0)
+        # The timer trigger would send ~2000 commands in 2 s; one per state is ~200.
+        assert 120 <= n <= 230, n
+        robot.stop()
+        stopped = time.monotonic()
+        time.sleep(0.6)  # input_timeout 0.1 s, then 0.5 s of silence
+        after = [m for t, m in list(cmds) if t > stopped]
+        zeros = [i for i, m in enumerate(after) if not np.any(m.data)]
+        assert zeros == [len(after) - 1], [list(m.data) for m in after]
+        assert "control stale: " in read_log(node)
+        robot.start()  # fresh states: moving again
+        client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion after the restart")
+    finally:
+        robot.close()
+        assert stop_process(node) == 0
+    log = read_log(node)
+    assert "shutdown: zero command sent" in log
+
+
+def test_joint_states_trigger_keeps_to_control_rate(
+    client: RosTestClient, tree: KinematicTree
+) -> None:
+    """States faster than control_rate (250 Hz vs 100 Hz): ticks at control_rate on average."""
+    ns = "/trigfast"
+    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
+    node = start_node(ns, "control_rate:=100.0", "control_trigger:=joint_states")
+    robot = FakeRobot(
+        client, f"{ns}/joint_states", list(tree.joint_names), home_by_name(), rate=250.0
+    )
+    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
+    try:
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        robot.start()
+        target.publish(pose_msg(goal_pose(tree, HOME, [0.03, 0, 0], [0, 0, 0])))
+        client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion commands")
+        states = client.collect(JointState, f"{ns}/joint_states")
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        time.sleep(2.0)
+        n = sum(1 for t, _ in list(cmds) if t0 <= t <= t0 + 2.0)
+        n_states = sum(1 for t, _ in list(states) if t0 <= t <= t0 + 2.0)
+        assert n_states > 300  # the fake robot really is faster than control_rate
+        assert 150 <= n <= 215, (n, n_states)
+    finally:
+        robot.close()
+        stop_process(node)
+
+
+def test_unknown_control_trigger_is_refused_at_start_up() -> None:
+    node = start_node("/trigbad", "control_trigger:=on_demand")
+    assert node.wait(timeout=TIMEOUT) == 1
+    log = read_log(node)
+    assert "cannot start" in log and "timer, joint_states" in log
+
+
+# ----------------------------------------------------------------- thread_priority, cpu_affinity
+def _policies(pid: int) -> dict[int, tuple[int, set[int]]]:
+    """Scheduling policy and CPUs of every thread of a process."""
+    out = {}
+    for tid in map(int, os.listdir(f"/proc/{pid}/task")):
+        try:
+            out[tid] = (os.sched_getscheduler(tid), os.sched_getaffinity(tid))
+        except OSError:  # the thread ended meanwhile
+            pass
+    return out
+
+
+def test_thread_priority_and_cpu_affinity_apply_to_the_node(
+    client: RosTestClient, tree: KinematicTree
+) -> None:
+    """With CAP_SYS_NICE every thread runs SCHED_FIFO on the CPU asked for; without it the
+    node warns and runs on (and still controls the robot)."""
+    ns = "/rt"
+    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
+    node = start_node(ns, "control_rate:=200.0", "thread_priority:=10", "cpu_affinity:=[0]")
+    robot = FakeRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
+    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
+    try:
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        robot.start()
+        target.publish(pose_msg(goal_pose(tree, HOME, [0.03, 0, 0], [0, 0, 0])))
+        client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion commands")
+        log = read_log(node)
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            permitted = True
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        except PermissionError:
+            permitted = False
+        if permitted:
+            assert "scheduling: SCHED_FIFO 10 on CPUs [0]" in log
+            threads = _policies(node.pid)
+            assert threads[node.pid] == (os.SCHED_FIFO, {0})
+            fifo = [tid for tid, (pol, _) in threads.items() if pol == os.SCHED_FIFO]
+            assert len(fifo) >= len(threads) - 1  # all but, at most, the idle URDF parser
+            assert all(cpus == {0} for _, cpus in threads.values())
+        else:
+            assert "real-time scheduling not applied: SCHED_FIFO priority 10" in log
+    finally:
+        robot.close()
+        stop_process(node)
+
+
+@pytest.mark.parametrize(
+    ("param", "reason"),
+    [("thread_priority:=120", "thread_priority"), ("cpu_affinity:=[4096]", "no CPU [4096]")],
+)
+def test_bad_scheduling_parameters_are_refused_at_start_up(param: str, reason: str) -> None:
+    node = start_node("/rtbad", param)
+    assert node.wait(timeout=TIMEOUT) == 1
+    log = read_log(node)
+    assert "cannot start" in log and reason in log, log[-2000:]

@@ -66,10 +66,12 @@ from .conversions import (
 )
 from .executors import make_executor
 from .markers import TargetMarkers, replace_target_markers
+from .realtime import apply_realtime, current_policy, demote_current_thread
 
 NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
 STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
+WATCHDOG_PERIOD = 0.01  # [s] control_trigger joint_states: the stale-input check (100 Hz)
 REJECTION_MEMORY = 2.0  # [s] a rejected input keeps the diagnostic at WARN this long
 MAX_REASON_CHARS = 1000  # longest reason shown in /diagnostics and ~/status [characters]
 
@@ -176,6 +178,7 @@ class _UrdfWorker:
                 continue
             xml, source = request
             del request
+            demote_current_thread()  # a long parse must not hold a real-time core
             digest = _digest(xml)
             if digest == self._current():
                 self.results.append((source, digest, None, _SAME))
@@ -205,6 +208,11 @@ class ItascNode(Node):
             )
         # The configuration from the parameters (links left empty stay empty: each model
         # resolves them anew, e.g. the effector of a new robot's URDF).
+        self._trigger = str(P.value(self, "control_trigger"))
+        if self._trigger not in P.TRIGGERS:
+            raise ConfigError(
+                f"control_trigger {self._trigger!r} is not one of: " + ", ".join(P.TRIGGERS)
+            )
         self._config = P.read_config(self)  # validates the constraints' settings
         self._controller: Controller | None = None
         self._command: CommandMessage | None = None
@@ -226,6 +234,7 @@ class ItascNode(Node):
         self._stats = _LoopStats()
         self._diag = {"rate": 0.0, "solve_mean": 0.0, "solve_max": 0.0}
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self.scheduling = "normal"  # set by apply_scheduling
 
         self._cmd_pub = self.create_publisher(
             COMMAND_TYPES[self._kind],
@@ -282,17 +291,63 @@ class ItascNode(Node):
                 "is published until then)"
             )
 
-        self._timer = self.create_timer(
-            1.0 / self._config.control_rate, self._on_tick, clock=self._wall
-        )
+        self._last_tick = -math.inf  # [s] time.monotonic() of the last tick
+        self._next_tick = -math.inf  # [s] joint_states trigger: when the next tick is due
+        self._period = self._watchdog_gap = 0.0  # [s] set by _set_rate
+        if self._trigger == P.TRIGGER_JOINT_STATES:
+            # Ticks come from the joint states; this timer only ticks when they stop (the
+            # controller then sends its one zero command for stale input).
+            self._timer = self.create_timer(
+                self._timer_period(self._config.control_rate), self._on_watchdog, clock=self._wall
+            )
+        else:
+            self._timer = self.create_timer(
+                self._timer_period(self._config.control_rate), self._on_tick, clock=self._wall
+            )
+        self._set_rate(self._config.control_rate)
         self.create_timer(STATUS_PERIOD, self._on_status, clock=self._wall)
         self.create_timer(DIAGNOSTICS_PERIOD, self._on_diagnostics, clock=self._wall)
+
+    def apply_scheduling(self) -> None:
+        """Apply ``thread_priority`` and ``cpu_affinity`` to every thread of this process.
+
+        Called once the node (and so its DDS threads) exists and before the executor starts.
+        Failures for want of permission are logged as a warning: the node runs on at the
+        normal priority.
+
+        Raises:
+            ConfigError: a CPU this machine does not have (the valid ones are named).
+        """
+        priority = int(P.value(self, "thread_priority"))
+        cpus = [int(c) for c in P.value(self, "cpu_affinity")]
+        if not priority and not cpus:
+            return
+        try:
+            problems = apply_realtime(priority, cpus)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        for why in problems:
+            self.get_logger().warning(f"real-time scheduling not applied: {why}")
+        policy, prio, allowed = current_policy()
+        self.scheduling = f"{policy} {prio} on CPUs {allowed}"
+        self.get_logger().info(f"scheduling: {self.scheduling}")
 
     # ------------------------------------------------------------------------- the loop
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
+    def _on_watchdog(self) -> None:
+        """joint_states trigger: tick when no joint state has ticked for ``input_timeout``.
+
+        The states have stopped (or come slower than ``input_timeout``: stale anyway); this
+        tick lets the controller send its one zero command for stale input.
+        """
+        gap = max(self._watchdog_gap, self._config.input_timeout)
+        if time.monotonic() - self._last_tick >= gap:
+            self._on_tick()
+
     def _on_tick(self) -> None:
+        self._last_tick = time.monotonic()
         if self._worker is not None and self._worker.results:
             self._take_parsed(*self._worker.results.popleft())
         ctrl, cmd = self._controller, self._command
@@ -514,6 +569,13 @@ class ItascNode(Node):
                 self._reject(exc)
                 return
         self._last_js = (names, pos, src)  # kept for a controller rebuilt on a new URDF
+        if self._trigger == P.TRIGGER_JOINT_STATES:
+            # Tick unless the state comes more than half a period before the next tick is due:
+            # at most control_rate on average, every state when they come slower.
+            t, half = time.monotonic(), 0.5 * self._period
+            if t >= self._next_tick - half:
+                self._next_tick = max(self._next_tick + self._period, t + half)
+                self._on_tick()
 
     def _target_cb(self, name: str) -> Callable[[PoseStamped], None]:
         def cb(msg: PoseStamped) -> None:
@@ -597,8 +659,22 @@ class ItascNode(Node):
             if p.name == "publish_markers":
                 self._publish_markers = bool(p.value)
             elif p.name == "control_rate":
-                self._timer.timer_period_ns = int(1e9 / float(p.value))
+                self._set_rate(float(p.value))
         return SetParametersResult(successful=True)
+
+    def _timer_period(self, rate: float) -> float:
+        """The timer's period [s]: the control period, or the watchdog's (joint_states)."""
+        if self._trigger == P.TRIGGER_JOINT_STATES:
+            return max(1.0 / rate, WATCHDOG_PERIOD)
+        return 1.0 / rate
+
+    def _set_rate(self, rate: float) -> None:
+        """Apply ``control_rate`` [Hz] to the timer (or the joint_states trigger's spacing)."""
+        self._period = 1.0 / rate  # [s]
+        self._watchdog_gap = 2.0 / rate  # [s] joint_states trigger: watchdog's shortest gap
+        period_ns = int(1e9 * self._timer_period(rate))
+        if self._timer.timer_period_ns != period_ns:
+            self._timer.timer_period_ns = period_ns
 
     # ------------------------------------------------------------------------- outputs
     def _publish_zero(self, ctrl: Controller, wait: float = 0.5) -> bool:
@@ -721,6 +797,8 @@ class ItascNode(Node):
         values: list[tuple[str, Any]] = [
             ("loop_rate_hz", f"{self._diag['rate']:.1f}"),
             ("control_rate_hz", f"{self._config.control_rate:.1f}"),
+            ("control_trigger", self._trigger),
+            ("scheduling", self.scheduling),
             ("solve_time_mean_ms", f"{1e3 * self._diag['solve_mean']:.3f}"),
             ("solve_time_max_ms", f"{1e3 * self._diag['solve_max']:.3f}"),
             ("urdf_source", self._urdf_source or "none"),
@@ -758,7 +836,10 @@ class ItascNode(Node):
                         ("locked_joints", ", ".join(r.locked_joints)),
                         ("velocity_scale", f"{r.velocity_scale:.4f}"),
                     ]
-            if self._diag["rate"] < 0.9 * self._config.control_rate:
+            if (
+                self._trigger == P.TRIGGER_TIMER
+                and self._diag["rate"] < 0.9 * self._config.control_rate
+            ):
                 level = max(level, DiagnosticStatus.WARN)
                 message += f"; loop at {self._diag['rate']:.0f} Hz"
             if self._urdf_error:  # running on the last good model
@@ -804,6 +885,7 @@ def main(args: list[str] | None = None) -> int:
     code = 0
     try:
         node = ItascNode()
+        node.apply_scheduling()
         executor = make_executor()
         executor.add_node(node)
         while not stop.is_set() and rclpy.ok():

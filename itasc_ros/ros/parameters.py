@@ -27,6 +27,13 @@ from ..core.controller import (
 from ..core.solver import SOLVERS
 from .conversions import COMMAND_TYPES, FLOAT64_MULTI_ARRAY
 
+#: ``control_trigger``: a wall-clock timer at ``control_rate``.
+TRIGGER_TIMER = "timer"
+#: ``control_trigger``: every accepted joint state (at most ``control_rate``).
+TRIGGER_JOINT_STATES = "joint_states"
+#: The valid ``control_trigger`` values.
+TRIGGERS = (TRIGGER_TIMER, TRIGGER_JOINT_STATES)
+
 try:  # rclpy >= Humble
     from rclpy.exceptions import ParameterUninitializedException
 except ImportError:  # pragma: no cover - older rclpy
@@ -80,6 +87,7 @@ class ParamSpec:
 
 _STR_ARRAY = Parameter.Type.STRING_ARRAY
 _DBL_ARRAY = Parameter.Type.DOUBLE_ARRAY
+_INT_ARRAY = Parameter.Type.INTEGER_ARRAY
 
 NODE_PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec(
@@ -100,7 +108,23 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
         "Commanded joints, the order of every command; empty: all movable joints of the URDF.",
         read_only=True,
     ),
-    ParamSpec("control_rate", 250.0, "Control loop rate [Hz] (wall-clock timer).", 1.0, 2000.0),
+    ParamSpec(
+        "control_rate",
+        250.0,
+        "Control loop rate [Hz]: the wall-clock timer's rate, or with control_trigger "
+        "joint_states the highest rate of the ticks.",
+        1.0,
+        2000.0,
+    ),
+    ParamSpec(
+        "control_trigger",
+        TRIGGER_TIMER,
+        "What starts a control tick: 'timer' (a wall-clock timer at control_rate) or "
+        "'joint_states' (each joint state, at most control_rate; lowest latency, the robot's "
+        "state rate sets the loop; a watchdog timer still stops the robot on stale input).",
+        read_only=True,
+        constraints="one of: " + ", ".join(TRIGGERS),
+    ),
     ParamSpec(
         "command_out_type",
         FLOAT64_MULTI_ARRAY,
@@ -159,6 +183,21 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
         read_only=True,
     ),
     ParamSpec("publish_markers", True, "Publish RViz markers on ~/markers."),
+    ParamSpec(
+        "thread_priority",
+        0,
+        "SCHED_FIFO real-time priority of the node's threads (1-99); 0: normal scheduling. "
+        "Needs CAP_SYS_NICE; without it the node warns and runs at the normal priority.",
+        0,
+        99,
+        read_only=True,
+    ),
+    ParamSpec(
+        "cpu_affinity",
+        _INT_ARRAY,
+        "CPUs the node's threads may run on (e.g. [3]); empty: all.",
+        read_only=True,
+    ),
     ParamSpec(
         "interactive_marker",
         True,

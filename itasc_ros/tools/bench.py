@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import statistics
 import sys
 import time
@@ -209,6 +210,28 @@ def _print_table(title: str, rows: dict[str, Any]) -> None:
             print(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
 
 
+#: ``--floor``: the node that does no kinematics (same topics, QoS, executor).
+FLOOR_MODULE = "itasc_ros.tools.floor_node"
+#: ``--floor``: the figures reported for the floor and as node / floor ratios.
+FLOOR_KEYS = (
+    "achieved_rate_hz",
+    "missed_tick_fraction",
+    "publish_missed_tick_fraction",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "node_cpu_percent",
+)
+
+
+def floor_comparison(node: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
+    """``floor_<key>`` for each of :data:`FLOOR_KEYS` and ``<key>_vs_floor`` (node / floor)."""
+    out: dict[str, Any] = {}
+    for k in FLOOR_KEYS:
+        out[f"floor_{k}"] = floor[k]
+        out[f"{k}_vs_floor"] = node[k] / floor[k] if floor[k] else math.inf
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``itasc-bench``."""
     ap = argparse.ArgumentParser(prog="itasc-bench", description=__doc__.split("\n\n")[0])
@@ -221,6 +244,22 @@ def main(argv: list[str] | None = None) -> int:
         "--duration", type=float, default=None, help="loop/soak duration [s] (default 60 / 600)"
     )
     ap.add_argument("--robot", default="panda", help="loop/soak: robot (panda, ur5)")
+    ap.add_argument(
+        "--trigger",
+        default="timer",
+        choices=["timer", "joint_states"],
+        help="loop/soak: the node's control_trigger",
+    )
+    ap.add_argument(
+        "--realtime",
+        action="store_true",
+        help="loop/soak: SCHED_FIFO priorities, a CPU of its own for the node",
+    )
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="loop: then the same run with itasc_ros.tools.floor_node (no kinematics) as peer",
+    )
     args = ap.parse_args(argv)
     result: dict[str, Any] = {"command": "itasc-bench " + " ".join(argv or sys.argv[1:])}
     if args.what in ("kinematics", "all"):
@@ -253,9 +292,23 @@ def main(argv: list[str] | None = None) -> int:
 
         soak = args.what == "soak"
         duration = args.duration if args.duration is not None else (600.0 if soak else 60.0)
-        r = run_loop_bench(robot=args.robot, rate=args.rate, duration=duration, soak=soak)
+        kw: dict[str, Any] = dict(
+            robot=args.robot,
+            rate=args.rate,
+            duration=duration,
+            trigger=args.trigger,
+            realtime=args.realtime,
+        )
+        r = run_loop_bench(soak=soak, **kw)
         _print_table(f"{args.what}: node at {args.rate:g} Hz for {duration:g} s", r)
         result.update(r)
+        if args.floor and not soak:
+            f = run_loop_bench(node_module=FLOOR_MODULE, **kw)
+            _print_table(f"loop: {FLOOR_MODULE} (the floor) at {args.rate:g} Hz", f)
+            result.update(floor_comparison(r, f))
+            print("\n== node vs floor (same run)")
+            for k in FLOOR_KEYS:
+                print(f"  {k}: node {r[k]:.4g}, floor {f[k]:.4g}")
     if args.json:
         print(json.dumps(result, default=float))
     return 0

@@ -13,9 +13,11 @@ Three processes on this machine, over shared-memory DDS in a private domain:
 Measurements, over ``duration`` seconds after the first command and a warm-up:
 
 Times: a command's *arrival* is its DDS reception timestamp in this process and its *publish*
-time the DDS source timestamp (rclpy ``MessageInfo``, Iron and newer), so this process's own
-executor delays do not count; on Humble both fall back to the callback time (``timestamps`` in
-the result says which). All processes share the machine's wall clock.
+time the DDS source timestamp (the message info of ``rcl_take``), so this process's own delays
+do not count. All processes share the machine's wall clock. This process spins no executor: one
+thread waits on an ``rcl`` wait set and takes the messages, another publishes the target, so
+that the measuring process takes as little CPU as it can from the processes it measures
+(``bench_cpu_percent``).
 
 * **Command rate**: commands that arrived in the window / duration [Hz].
 * **Period error**: ``|interval - 1/rate|`` of successive command arrivals (so it includes DDS
@@ -110,16 +112,65 @@ TRACK_EVERY = 10
 LIMIT_TOLERANCE = 1e-9
 
 
-def _has_message_info() -> bool:
-    """Whether rclpy passes ``MessageInfo`` (DDS timestamps) to two-argument callbacks."""
-    try:
-        from rclpy.subscription import Subscription
-    except ImportError:  # pragma: no cover - rclpy missing: the benchmark cannot run anyway
-        return False
-    return hasattr(Subscription, "CallbackType")
+class _WaitSetReader:
+    """Takes this process's subscriptions' messages from one wait set, in a thread.
+
+    The measuring process must disturb the machine as little as possible: on a 2-core machine
+    an executor in this process (about two thirds of a core at 1 kHz with rclpy's
+    SingleThreadedExecutor) takes CPU from the node and the sim robot it measures. This loop
+    waits on one ``rcl`` wait set and takes every ready message with its ``MessageInfo``
+    (DDS source and reception timestamps, the same call rclpy's executors make); no executor,
+    no timers, no futures.
+
+    Args:
+        context: the rclpy context of the subscriptions.
+        handlers: (subscription, handler) pairs; ``handler(msg, info)`` gets the message (bytes
+            for a raw subscription) and the info dict (``source_timestamp``,
+            ``received_timestamp`` [ns]).
+    """
+
+    def __init__(self, context: Any, handlers: list[tuple[Any, Any]]) -> None:
+        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+
+        self._context = context
+        self._handlers = handlers
+        self._wait_set = _rclpy.WaitSet(len(handlers), 0, 0, 0, 0, 0, context.handle)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench_loop_reader", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.ident is not None:
+            self._thread.join(timeout=2.0)
+
+    def _run(self) -> None:
+        ws = self._wait_set
+        with self._context.handle:
+            while not self._stop.is_set() and self._context.ok():
+                ws.clear_entities()
+                for sub, _ in self._handlers:
+                    ws.add_subscription(sub.handle)
+                ws.wait(100_000_000)  # [ns]: wakes for the stop flag at least every 0.1 s
+                for sub, handler in self._handlers:
+                    with sub.handle:
+                        take = sub.handle.take_message
+                        while (taken := take(sub.msg_type, sub.raw)) is not None:
+                            handler(*taken)
 
 
-_HAS_MESSAGE_INFO = _has_message_info()
+#: ``realtime``: SCHED_FIFO priorities of the node, the sim robot and this process.
+NODE_PRIORITY, SIM_PRIORITY, BENCH_PRIORITY = 80, 70, 60
+
+
+def _split_cpus() -> tuple[list[int], list[int]]:
+    """``realtime``: ([the node's CPU], [the others]); ([], []) on a single-CPU machine."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return [], []
+    return cpus[-1:], cpus[:-1]
 
 
 class BenchError(RuntimeError):
@@ -276,9 +327,8 @@ def _effector(config: dict[str, Any]) -> str:
 class _Recorder:
     """Callbacks of this process: command and joint-state times (append only, whole run).
 
-    Times are wall clock [s]. With rclpy's ``MessageInfo`` (Iron and newer) a command's arrival
-    is the DDS reception timestamp, so this process's executor delays do not count, and its
-    publish time is the DDS source timestamp; on Humble both are the callback time.
+    Times are wall clock [s]. A command's arrival is its DDS reception timestamp, so this
+    process's own delays do not count, and its publish time is the DDS source timestamp.
     """
 
     def __init__(self, n: int, velocity_limits: np.ndarray) -> None:
@@ -305,11 +355,7 @@ class _Recorder:
     def on_command_info(self, msg: Any, info: Any) -> None:
         self._command(msg, 1e-9 * info["source_timestamp"], 1e-9 * info["received_timestamp"])
 
-    def on_command(self, msg: Any) -> None:
-        now = time.time()
-        self._command(msg, now, now)
-
-    def on_joint_state_raw(self, raw: bytes) -> None:
+    def on_joint_state_raw(self, raw: bytes, info: Any = None) -> None:
         """A serialized JointState: only the stamp is read, the message every TRACK_EVERY-th."""
         order = "<" if raw[1] == 1 else ">"  # CDR encapsulation: 0x0001 little endian
         sec, nanosec = struct.unpack_from(order + "iI", raw, 4)  # header.stamp comes first
@@ -330,6 +376,8 @@ def run_loop_bench(
     soak: bool = False,
     *,
     sim_rate: float | None = None,
+    trigger: str = "timer",
+    realtime: bool = False,
     domain: int | None = None,
     log_dir: str | Path | None = None,
     node_module: str = "itasc_ros.ros.node",
@@ -345,6 +393,11 @@ def run_loop_bench(
         soak: the long-run variant: also samples the node's memory every second and reports its
             growth rate (``rss_growth_kb_per_min``).
         sim_rate: the sim robot's integration and ``joint_states`` rate [Hz]; default ``rate``.
+        trigger: the node's ``control_trigger``: 'timer' or 'joint_states'.
+        realtime: run the three processes as a real-time set-up would: the node on SCHED_FIFO
+            priority 80 on the last CPU of its own, the sim robot on priority 70 and this
+            process on priority 60 on the other CPUs (``thread_priority`` and ``cpu_affinity``
+            parameters; needs CAP_SYS_NICE, see ``realtime_applied`` in the result).
         domain: ROS domain id; default a private one derived from this process id.
         log_dir: where the node's and the sim robot's output go; default a temporary directory
             (kept, its path is in the result as ``log_dir``).
@@ -355,7 +408,7 @@ def run_loop_bench(
         The keys of :data:`RESULT_KEYS` (see the module docstring for the methods) plus
         ``missed_ticks``, ``missed_tick_fraction_by_count``, ``latency_max_ms``,
         ``publish_period_error_{p50,p99,max}_ms``, ``publish_missed_tick_fraction``,
-        ``delivery_{p50,p99}_ms``, ``timestamps`` ('dds' or 'callback'), ``sim_cpu_percent``,
+        ``delivery_{p50,p99}_ms``, ``timestamps`` ('dds'), ``sim_cpu_percent``,
         ``bench_cpu_percent``, ``commands_received``, ``joint_states_received``,
         ``sim_rate_hz``, ``startup_s`` (start to first command), ``max_velocity_ratio`` (largest
         ``|q'| / limit``),
@@ -369,7 +422,6 @@ def run_loop_bench(
     """
     import rclpy
     from geometry_msgs.msg import PoseStamped
-    from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
@@ -405,6 +457,7 @@ def run_loop_bench(
         "--params-file", str(config_path),
         "-p", f"urdf_file:={urdf}",
         "-p", f"control_rate:={float(rate)}",
+        "-p", f"control_trigger:={trigger}",
     ]  # fmt: skip
     sim_cmd = [
         sys.executable, "-m", "itasc_ros.tools.sim_robot", "--ros-args",
@@ -412,6 +465,15 @@ def run_loop_bench(
         "-p", f"rate:={float(sim_rate)}",
         "-p", f"command_topic:={command_topic}",
     ]  # fmt: skip
+    node_cpus, other_cpus = _split_cpus()
+    if realtime:
+        node_cmd += ["-p", f"thread_priority:={NODE_PRIORITY}"]
+        sim_cmd += ["-p", f"thread_priority:={SIM_PRIORITY}"]
+        if node_cpus:
+            node_cmd += ["-p", f"cpu_affinity:={json.dumps(node_cpus)}"]
+            sim_cmd += ["-p", f"cpu_affinity:={json.dumps(other_cpus)}"]
+    realtime_applied = ""
+    saved_policy = (os.sched_getscheduler(0), os.sched_getparam(0), os.sched_getaffinity(0))
     load_before = os.getloadavg()[0]
     procs: dict[str, subprocess.Popen[bytes]] = {}
     rec = _Recorder(len(joints), vmax)
@@ -421,9 +483,10 @@ def run_loop_bench(
         rclpy.init(
             context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO
         )
-        executor = SingleThreadedExecutor(context=context)
         node = rclpy.create_node("itasc_bench_loop", context=context)
-        spin = threading.Thread(target=executor.spin, name="bench_loop_spin", daemon=True)
+        reader: _WaitSetReader | None = None
+        stop_target = threading.Event()
+        target_thread: threading.Thread | None = None
         try:
             t_start = time.monotonic()
             for name, cmd in (("sim_robot", sim_cmd), ("node", node_cmd)):
@@ -431,33 +494,50 @@ def run_loop_bench(
                     procs[name] = subprocess.Popen(
                         cmd, env=env, stdout=fh, stderr=subprocess.STDOUT
                     )
+            if realtime:  # this process's threads, the DDS ones included (not its children)
+                from itasc_ros.ros.realtime import apply_realtime, current_policy
+
+                problems = apply_realtime(BENCH_PRIORITY, other_cpus)
+                realtime_applied = "; ".join(problems) or "{} {} on CPUs {}".format(
+                    *current_policy()
+                )
             reliable = QoSProfile(
                 history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE
             )
-            on_command: Any = rec.on_command_info if _HAS_MESSAGE_INFO else rec.on_command
-            node.create_subscription(Float64MultiArray, command_topic, on_command, reliable)
-            node.create_subscription(
+            cmd_sub = node.create_subscription(
+                Float64MultiArray, command_topic, rec.on_command_info, reliable
+            )
+            js_sub = node.create_subscription(
                 JointState, "/joint_states", rec.on_joint_state_raw, reliable, raw=True
             )
             target_pub = node.create_publisher(PoseStamped, TARGET_TOPIC, 10)
             t_path0 = time.time()
 
-            def publish_target() -> None:
-                now = time.time()
-                p, _ = path_point(
-                    now - t_path0, center, TARGET_RADIUS, TARGET_SPEED, "circle", TARGET_PLANE
-                )
+            def publish_targets() -> None:  # a plain thread: no executor in this process
                 msg = PoseStamped()
-                msg.header.stamp = node.get_clock().now().to_msg()
                 msg.header.frame_id = tree.root_link
-                msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
                 o = msg.pose.orientation
                 o.x, o.y, o.z, o.w = map(float, quat)
-                target_pub.publish(msg)
+                next_t = time.monotonic()
+                while not stop_target.is_set():
+                    now = time.time()
+                    p, _ = path_point(
+                        now - t_path0, center, TARGET_RADIUS, TARGET_SPEED, "circle", TARGET_PLANE
+                    )
+                    sec, frac = divmod(now, 1.0)
+                    msg.header.stamp.sec = int(sec)
+                    msg.header.stamp.nanosec = int(frac * 1e9)
+                    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
+                    target_pub.publish(msg)
+                    next_t += 1.0 / TARGET_RATE
+                    stop_target.wait(max(0.0, next_t - time.monotonic()))
 
-            node.create_timer(1.0 / TARGET_RATE, publish_target)
-            executor.add_node(node)
-            spin.start()
+            reader = _WaitSetReader(
+                context, [(cmd_sub, rec.on_command_info), (js_sub, rec.on_joint_state_raw)]
+            )
+            reader.start()
+            target_thread = threading.Thread(target=publish_targets, daemon=True)
+            target_thread.start()
 
             def check_alive(stage: str) -> None:
                 for name, proc in procs.items():
@@ -468,12 +548,12 @@ def run_loop_bench(
                         )
 
             deadline = time.monotonic() + START_TIMEOUT
-            while not rec.cmd_received:
+            while not rec.cmd_received or not rec.js_stamps:  # both streams reach us
                 check_alive("before the first command")
                 if time.monotonic() > deadline:
                     raise BenchError(
-                        f"no command on {command_topic} within {START_TIMEOUT:g} s; node log:\n"
-                        + _tail(logs / "node.log")
+                        f"no command on {command_topic} or no joint state within "
+                        f"{START_TIMEOUT:g} s; node log:\n" + _tail(logs / "node.log")
                     )
                 time.sleep(0.05)
             startup = time.monotonic() - t_start
@@ -504,11 +584,20 @@ def run_loop_bench(
             t_stop = time.monotonic()
             codes = _stop_all(procs)
             stop_s = time.monotonic() - t_stop
-            executor.shutdown(timeout_sec=2.0)
+            stop_target.set()
+            if target_thread is not None:
+                target_thread.join(timeout=2.0)
+            if reader is not None:
+                reader.stop()
             node.destroy_node()
             rclpy.try_shutdown(context=context)
-            if spin.ident is not None:
-                spin.join(timeout=2.0)
+            if realtime:
+                for tid in map(int, os.listdir("/proc/self/task")):
+                    try:
+                        os.sched_setscheduler(tid, saved_policy[0], saved_policy[1])
+                        os.sched_setaffinity(tid, saved_policy[2])
+                    except OSError:  # a thread that ended meanwhile
+                        pass
 
     received = np.frombuffer(rec.cmd_received, dtype=float)  # (k_all,) whole run
     sent = np.frombuffer(rec.cmd_sent, dtype=float)  # (k_all,)
@@ -545,10 +634,14 @@ def run_loop_bench(
         publish_missed_tick_fraction=published["missed_ticks"] / (wall * rate),
         delivery_p50_ms=float(np.percentile(delivery, 50)) if n_cmd else math.nan,
         delivery_p99_ms=float(np.percentile(delivery, 99)) if n_cmd else math.nan,
-        timestamps="dds" if _HAS_MESSAGE_INFO else "callback",
+        timestamps="dds",
         commands_received=n_cmd,
         joint_states_received=int(np.count_nonzero(js_window)),
         sim_rate_hz=float(sim_rate),
+        control_trigger=trigger,
+        realtime=realtime,
+        realtime_applied=realtime_applied,
+        node_module=node_module,
         startup_s=startup,
         stop_s=stop_s,
         max_velocity_ratio=rec.max_abs_ratio,
@@ -606,6 +699,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--robot", default="panda", help="bundled robot (panda, ur5)")
     ap.add_argument("--rate", type=float, default=1000.0, help="node control rate [Hz]")
     ap.add_argument("--sim-rate", type=float, default=None, help="sim robot rate [Hz]")
+    ap.add_argument(
+        "--trigger", default="timer", choices=["timer", "joint_states"], help="control_trigger"
+    )
+    ap.add_argument(
+        "--realtime", action="store_true", help="SCHED_FIFO priorities and a CPU for the node"
+    )
     ap.add_argument("--duration", type=float, default=60.0, help="measured time [s]")
     ap.add_argument("--soak", action="store_true", help="long-run variant (memory growth)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON only")
@@ -618,6 +717,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             duration=args.duration,
             soak=args.soak,
             sim_rate=args.sim_rate,
+            trigger=args.trigger,
+            realtime=args.realtime,
             node_module=args.node_module,
         )
     except (BenchError, FileNotFoundError) as exc:

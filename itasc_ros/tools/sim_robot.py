@@ -58,7 +58,11 @@ from rcl_interfaces.msg import (
     ParameterDescriptor,
     SetParametersResult,
 )
-from rclpy.exceptions import NameValidationException, ParameterException
+from rclpy.exceptions import (
+    NameValidationException,
+    ParameterException,
+    ParameterUninitializedException,
+)
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -69,6 +73,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from itasc_ros.core import ConfigurationError, ItascError, KinematicTree
 from itasc_ros.ros.executors import make_executor
+from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.tools.home_poses import home_pose
 
 #: Command message types, as the node's ``command_out_type`` names them.
@@ -371,6 +376,16 @@ class SimRobotNode(Node):
             DEFAULT_COMMAND_TOPIC,
             _descriptor("command topic; '' = the usual topic of command_type's controller"),
         )
+        p(
+            "thread_priority",
+            0,
+            _descriptor("SCHED_FIFO priority (1-99); 0 = normal", 0, 99, integer=True),
+        )
+        p(
+            "cpu_affinity",
+            Parameter.Type.INTEGER_ARRAY,
+            _descriptor("CPUs the threads may run on; [] = all"),
+        )
         live = {"read_only": False}
         p(
             "latency",
@@ -443,6 +458,21 @@ class SimRobotNode(Node):
         self._thread.start()
 
     # --------------------------------------------------------------------- setup
+    def apply_scheduling(self) -> None:
+        """``thread_priority`` and ``cpu_affinity`` for every thread (warns when not allowed).
+
+        Raises:
+            ValueError: a priority or CPU index out of range (the valid ones are named).
+        """
+        priority = int(self.get_parameter("thread_priority").value)
+        try:
+            cpus = [int(c) for c in (self.get_parameter("cpu_affinity").value or [])]
+        except ParameterUninitializedException:  # declared without a value: all CPUs
+            cpus = []
+        if priority or cpus:
+            for why in apply_realtime(priority, cpus):
+                self.get_logger().warning(f"real-time scheduling not applied: {why}")
+
     def _load_tree(self) -> KinematicTree:
         xml = str(self.get_parameter("robot_description").value)
         if xml.strip():
@@ -584,6 +614,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             node = SimRobotNode(context=context)
         except (ItascError, ParameterException, NameValidationException) as exc:
+            print(f"itasc_sim_robot: {exc}", file=sys.stderr)
+            return 2
+        try:
+            node.apply_scheduling()
+        except ValueError as exc:
             print(f"itasc_sim_robot: {exc}", file=sys.stderr)
             return 2
         executor.add_node(node)

@@ -1,0 +1,89 @@
+"""The floor of the control-loop benchmark: an rclpy node that does no kinematics at all.
+
+It takes the same parameters file as ``itasc_node`` (reads ``command_out_topic``,
+``joint_topic``, ``control_rate``, ``control_trigger``, ``thread_priority`` and
+``cpu_affinity``; ignores the rest), subscribes to the
+joint states with the same QoS, and publishes a zero ``Float64MultiArray`` (one value per joint
+of the last joint state) with the same reliable QoS, from the same executor, either on a timer or
+on each joint state. ``itasc-bench loop --node-module itasc_ros.tools.floor_node`` measures what
+rclpy and DDS alone cost on a machine, so that the node's figures can be read against it.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+import rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from itasc_ros.ros.executors import make_executor
+from itasc_ros.ros.realtime import apply_realtime
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the floor node until SIGINT/SIGTERM; returns the exit status."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node(
+        "itasc_node",
+        allow_undeclared_parameters=True,
+        automatically_declare_parameters_from_overrides=True,
+    )
+
+    def param(name: str, default: Any) -> Any:
+        return node.get_parameter(name).value if node.has_parameter(name) else default
+
+    topic = str(param("command_out_topic", "/forward_velocity_controller/commands"))
+    rate = float(param("control_rate", 250.0))
+    on_state = str(param("control_trigger", "timer")) == "joint_states"
+    pub = node.create_publisher(
+        Float64MultiArray, topic, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    )
+    msg = Float64MultiArray()
+    state: dict[str, Any] = {"n": 0, "last": -math.inf}
+
+    def publish() -> None:
+        if state["n"]:
+            state["last"] = time.monotonic()
+            pub.publish(msg)
+
+    def on_joint_state(js: JointState) -> None:
+        if len(js.position) != state["n"]:
+            state["n"] = len(js.position)
+            msg.data = [0.0] * state["n"]
+        if on_state and time.monotonic() - state["last"] >= 0.5 / rate:
+            publish()
+
+    node.create_subscription(
+        JointState, str(param("joint_topic", "joint_states")), on_joint_state,
+        qos_profile_sensor_data,
+    )  # fmt: skip
+    if not on_state:
+        node.create_timer(1.0 / rate, publish)
+    for why in apply_realtime(
+        int(param("thread_priority", 0)), [int(c) for c in param("cpu_affinity", []) or []]
+    ):
+        node.get_logger().warning(f"real-time scheduling not applied: {why}")
+    executor = make_executor()  # the node's executor and spin loop (itasc_ros.ros.node.main)
+    executor.add_node(node)
+    stop = threading.Event()
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, lambda signum, frame: stop.set())
+    try:
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,80 @@
+"""itasc_ros.ros.realtime: SCHED_FIFO and CPU affinity for every thread of a process.
+
+The calls that change scheduling run in a child process, so the test runner keeps its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from itasc_ros.ros.realtime import apply_realtime, current_policy, demote_current_thread
+
+
+@pytest.mark.parametrize("priority", [-1, 100, 1000])
+def test_priority_out_of_range_names_the_choices(priority: int) -> None:
+    with pytest.raises(ValueError, match=r"is not 0 \(off\) or 1-99"):
+        apply_realtime(priority, [])
+
+
+def test_unknown_cpu_names_the_machine_s_cpus() -> None:
+    n = os.cpu_count() or 1
+    with pytest.raises(ValueError, match=rf"no CPU \[{n}\]; this machine has CPUs 0-{n - 1}"):
+        apply_realtime(0, [0, n])
+
+
+def test_nothing_asked_changes_nothing() -> None:
+    before = current_policy()
+    assert apply_realtime(0, []) == []
+    assert current_policy() == before
+
+
+def _permitted() -> bool:
+    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, os, threading
+    from itasc_ros.ros.realtime import apply_realtime, demote_current_thread
+    ready, done = threading.Event(), threading.Event()
+    def idle():
+        ready.set(); done.wait()
+    early = threading.Thread(target=idle); early.start(); ready.wait()
+    problems = apply_realtime(5, [0])
+    out = {}
+    def later():  # started after the call: inherits from its creator
+        out["later"] = os.sched_getscheduler(0)
+        demote_current_thread()
+        out["demoted"] = os.sched_getscheduler(0)
+    t = threading.Thread(target=later); t.start(); t.join()
+    out["early"] = os.sched_getscheduler(early.native_id)
+    out["main"] = os.sched_getscheduler(0)
+    out["cpus"] = sorted(os.sched_getaffinity(early.native_id))
+    done.set(); early.join()
+    print(json.dumps({"problems": problems, **out}))
+    """
+)
+
+
+def test_every_thread_gets_the_policy_and_new_threads_inherit_it() -> None:
+    res = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True)
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    if not _permitted():
+        assert out["problems"] and "needs CAP_SYS_NICE" in out["problems"][-1]
+        return
+    assert out["problems"] == []
+    assert out["main"] == out["early"] == out["later"] == os.SCHED_FIFO
+    assert out["demoted"] == os.SCHED_OTHER
+    assert out["cpus"] == [0]
+
+
+def test_demote_is_harmless_on_a_normal_thread() -> None:
+    demote_current_thread()
+    assert current_policy()[0] == "SCHED_OTHER"
