@@ -60,6 +60,9 @@ NODE_ONLY_KEYS = frozenset(
         "command_out_topic",
         "joint_topic",
         "publish_markers",
+        "control_trigger",
+        "thread_priority",
+        "cpu_affinity",
         "use_sim_time",
         "start_type_description_service",
     }
@@ -561,7 +564,7 @@ def _as_array(value: ArrayLike, what: str, reject: Any) -> Array:
 
 def _usable(v: Array) -> bool:
     """All values finite and at most :data:`HUGE` in magnitude (NaN fails the comparison)."""
-    return bool(np.all(np.abs(v) <= HUGE))
+    return bool((np.abs(v) <= HUGE).all())  # the method: no np.all dispatch in the tick
 
 
 class _TargetState:

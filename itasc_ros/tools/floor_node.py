@@ -11,6 +11,7 @@ rclpy and DDS alone cost on a machine, so that the node's figures can be read ag
 
 from __future__ import annotations
 
+import gc
 import math
 import signal
 import sys
@@ -73,6 +74,8 @@ def main(args: list[str] | None = None) -> int:
         node.get_logger().warning(f"real-time scheduling not applied: {why}")
     executor = make_executor()  # the node's executor and spin loop (itasc_ros.ros.node.main)
     executor.add_node(node)
+    gc.collect()
+    gc.freeze()  # as the node does after start-up
     stop = threading.Event()
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, lambda signum, frame: stop.set())
