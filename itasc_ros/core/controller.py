@@ -30,7 +30,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import spatial
+from ._target_kernels import (
+    BAD_POSITION,
+    BAD_QUATERNION,
+    ZERO_QUATERNION,
+    filter_twist,
+    pose_from_position_quat,
+)
 from .constraints import Constraint, CopyPose, Distance, JointValue
 from .errors import ConfigError, InputError, ItascError
 from .scene import Scene, SolveResult
@@ -576,6 +582,8 @@ class _TargetState:
         self.order = _StampOrder()  # header stamps of the poses
         self.has_pose = False
         self.estimate = np.zeros(6)  # (6,) filtered root-frame twist from successive poses
+        self.raw = np.zeros(6)  # (6,) work array: the unfiltered finite-difference twist
+        self.new_pose = np.eye(4)  # (4, 4) work array: the pose of the message being taken
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
         self.twist_stamp = -math.inf  # [s]
         self.twist_order = _StampOrder()  # header stamps of the twists
@@ -901,22 +909,25 @@ class Controller:
         st = self._target_state(constraint)
         p = _as_array(position, f"target of {constraint!r}: position", self._reject)
         qt = _as_array(quat_xyzw, f"target of {constraint!r}: quaternion", self._reject)
-        if p.shape != (3,) or not _usable(p):
+        if p.shape != (3,):
+            code = BAD_POSITION
+        elif qt.shape != (4,):
+            code = BAD_QUATERNION if _usable(p) else BAD_POSITION
+        else:  # compiled: validates and writes the pose (~2 us instead of ~100 us of numpy)
+            code = pose_from_position_quat(p, qt, HUGE, st.new_pose)
+        if code == BAD_POSITION:
             raise self._reject(
                 f"target of {constraint!r}: position must be 3 finite values of at most "
                 f"{HUGE:g} m, got {p.tolist()}"
             )
-        if qt.shape != (4,) or not np.all(np.isfinite(qt)):
+        if code == BAD_QUATERNION:
             raise self._reject(
                 f"target of {constraint!r}: quaternion (x, y, z, w) must be 4 "
                 f"finite values, got {qt.tolist()}"
             )
         if not math.isfinite(stamp):
             raise self._reject(f"target of {constraint!r}: reception time {stamp!r} not finite")
-        scale = float(np.max(np.abs(qt)))  # the norm without overflow (1e200) or underflow
-        unit = qt / scale if scale > 0.0 else qt
-        norm = scale * float(np.linalg.norm(unit))
-        if norm < 1e-6:
+        if code == ZERO_QUATERNION:
             raise self._reject(
                 f"target of {constraint!r}: quaternion {qt.tolist()} has zero "
                 "norm (identity is (0, 0, 0, 1))"
@@ -924,22 +935,19 @@ class Controller:
         why = st.order.check(source_stamp, stamp, self.config.input_timeout)
         if why:
             raise self._reject(f"target of {constraint!r}: {why}")
-        pose = spatial.pose_from_xyz_quat(p, unit / float(np.linalg.norm(unit)))
+        pose = st.new_pose  # (4, 4) rotation orthonormal by construction
         ref = self._frame_pose(frame, f"target of {constraint!r}")
         if ref is not None:
             pose = ref @ pose
-        self.scene.get(constraint).set_target(pose)  # type: ignore[attr-defined]
+        self.scene.get(constraint).set_target(pose, check=False)  # type: ignore[attr-defined]
         t = float(stamp)
         t_src = t if source_stamp is None else float(source_stamp)
         prev_src = st.order.source
         t_prev = st.stamp if (source_stamp is None or prev_src is None) else prev_src
         dt = t_src - t_prev
         if not jump and st.has_pose and 0.0 < dt <= self.config.input_timeout:
-            raw = np.empty(6)
-            raw[:3] = (pose[:3, 3] - st.pose[:3, 3]) / dt
-            raw[3:] = spatial.so3_log(pose[:3, :3] @ st.pose[:3, :3].T) / dt
             tau = self.config.twist_filter_time_constant  # from zero: a jump kicks gently
-            st.estimate += (dt / (tau + dt)) * (raw - st.estimate)
+            filter_twist(pose, st.pose, dt, dt / (tau + dt), st.raw, st.estimate)
         elif jump or not (st.has_pose and dt == 0.0):
             st.estimate[:] = 0.0
         st.pose[:] = pose

@@ -67,6 +67,23 @@ class _Kind(enum.Enum):
     ERASE = 2
 
 
+def copy_pose(pose: Pose) -> Pose:
+    """A copy of a Pose (field by field: ``copy.deepcopy`` of a message takes ~50 us)."""
+    p, o = pose.position, pose.orientation
+    out = Pose()
+    out.position.x, out.position.y, out.position.z = p.x, p.y, p.z
+    out.orientation.x, out.orientation.y = o.x, o.y
+    out.orientation.z, out.orientation.w = o.z, o.w
+    return out
+
+
+def copy_header(header: Header) -> Header:
+    """A copy of a Header (field by field, see :func:`copy_pose`)."""
+    out = Header(frame_id=header.frame_id)
+    out.stamp.sec, out.stamp.nanosec = header.stamp.sec, header.stamp.nanosec
+    return out
+
+
 @dataclass
 class _Pending:
     kind: _Kind
@@ -353,8 +370,8 @@ class InteractiveMarkerServer:
             return None
         marker = copy.deepcopy(published)
         if change is not None:  # POSE
-            marker.pose = copy.deepcopy(change.pose)
-            marker.header = copy.deepcopy(change.header)
+            marker.pose = copy_pose(change.pose)
+            marker.header = copy_header(change.header)
         return marker
 
     def _set_pose_locked(self, name: str, pose: Pose, header: Header | None) -> bool:
@@ -364,9 +381,9 @@ class InteractiveMarkerServer:
             return False
         if change is not None and change.kind is _Kind.FULL:
             assert change.marker is not None
-            change.marker.pose = copy.deepcopy(pose)
+            change.marker.pose = copy_pose(pose)
             if not keep_header:
-                change.marker.header = copy.deepcopy(header)
+                change.marker.header = copy_header(header)
             return True
         published = self._markers.get(name)
         if published is None:
@@ -374,7 +391,7 @@ class InteractiveMarkerServer:
         if keep_header:
             header = change.header if change is not None else published.header
         self._pending[name] = _Pending(
-            _Kind.POSE, pose=copy.deepcopy(pose), header=copy.deepcopy(header)
+            _Kind.POSE, pose=copy_pose(pose), header=copy_header(header)
         )
         return True
 

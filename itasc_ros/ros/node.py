@@ -28,7 +28,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, PoseStamped, TwistStamped
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock, ClockType, ROSClock
 from rclpy.duration import Duration
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
@@ -307,8 +307,10 @@ class ItascNode(Node):
                 self._timer_period(self._config.control_rate), self._on_tick, clock=self._wall
             )
         self._set_rate(self._config.control_rate)
-        self.create_timer(STATUS_PERIOD, self._on_status, clock=self._wall)
-        self.create_timer(DIAGNOSTICS_PERIOD, self._on_diagnostics, clock=self._wall)
+        # ~/status, ~/markers and /diagnostics run right after a tick's command (see
+        # _housekeeping); this timer runs them only while the loop does not tick.
+        self._status_due = self._diagnostics_due = 0.0  # [s] time.monotonic()
+        self.create_timer(STATUS_PERIOD, self._on_housekeeping_timer, clock=self._wall)
 
     def apply_scheduling(self) -> None:
         """Apply ``thread_priority`` and ``cpu_affinity`` to every thread of this process.
@@ -336,7 +338,11 @@ class ItascNode(Node):
 
     # ------------------------------------------------------------------------- the loop
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        """The node's ROS time [s]: the system clock unless ``use_sim_time`` is active."""
+        clock = self.get_clock()
+        if isinstance(clock, ROSClock) and clock.ros_time_is_active:  # /clock drives it
+            return clock.now().nanoseconds * 1e-9
+        return time.time()  # what the ROS clock reads then, without two Time objects (~10 us)
 
     def _on_watchdog(self) -> None:
         """joint_states trigger: tick when no joint state has ticked for ``input_timeout``.
@@ -349,7 +355,32 @@ class ItascNode(Node):
             self._on_tick()
 
     def _on_tick(self) -> None:
+        """One control tick: latest inputs -> core -> command; then the periodic jobs."""
         self._last_tick = time.monotonic()
+        self._control()
+        self._housekeeping(time.monotonic())
+
+    def _housekeeping(self, t: float) -> None:
+        """``~/status``, ``~/markers`` and ``/diagnostics`` when due (``t``: monotonic [s]).
+
+        Run right after a command is published, not from free-running timers: a timer that
+        fires just before a joint state arrives delays that tick by its work (~0.1-0.4 ms of
+        message building), a late command at 1 kHz.
+        """
+        if t >= self._status_due:
+            self._status_due = t + STATUS_PERIOD
+            self._on_status()
+        if t >= self._diagnostics_due:
+            self._diagnostics_due = t + DIAGNOSTICS_PERIOD
+            self._on_diagnostics()
+
+    def _on_housekeeping_timer(self) -> None:
+        """The periodic jobs while the loop does not tick (no model, no joint states)."""
+        t = time.monotonic()
+        if t - self._last_tick > STATUS_PERIOD:
+            self._housekeeping(t)
+
+    def _control(self) -> None:
         if self._worker is not None and self._worker.results:
             self._take_parsed(*self._worker.results.popleft())
         ctrl, cmd = self._controller, self._command

@@ -75,6 +75,7 @@ import yaml
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.scenarios import path_point
 from itasc_ros.core.spatial import matrix_to_quat
+from itasc_ros.ros.realtime import demote_current_thread
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
 from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.resources import robot_urdf, share_file
@@ -147,6 +148,10 @@ class _WaitSetReader:
             self._thread.join(timeout=2.0)
 
     def _run(self) -> None:
+        # Below this process's DDS threads: with SCHED_FIFO, threads of one priority do not
+        # preempt each other, so a reader at the DDS threads' priority would hold back the
+        # thread that stamps a command's reception while it handles the previous message.
+        demote_current_thread()
         ws = self._wait_set
         with self._context.handle:
             while not self._stop.is_set() and self._context.ok():
@@ -514,6 +519,7 @@ def run_loop_bench(
             t_path0 = time.time()
 
             def publish_targets() -> None:  # a plain thread: no executor in this process
+                demote_current_thread()  # as the reader: below the DDS threads
                 msg = PoseStamped()
                 msg.header.frame_id = tree.root_link
                 o = msg.pose.orientation

@@ -36,9 +36,18 @@ class TargetFrame:
             self.link_idx = tree.link_index(self.link)
         self.jac = np.zeros((6, tree.n_joints))
 
-    def set_pose(self, pose: ArrayLike) -> None:
-        """Set a target pose (4, 4) in the root frame (ignored when the target is a link)."""
-        self.pose[:] = _pose(self.owner, pose)
+    def set_pose(self, pose: ArrayLike, check: bool = True) -> None:
+        """Set a target pose (4, 4) in the root frame (ignored when the target is a link).
+
+        Args:
+            pose: (4, 4) homogeneous transform.
+            check: validate it (finite, orthonormal rotation); ``False`` for a pose built
+                from a normalised quaternion by the caller (a target stream: no numpy checks).
+
+        Raises:
+            ConfigurationError: with ``check``, a pose that is not a finite rigid transform.
+        """
+        self.pose[:] = _pose(self.owner, pose) if check else pose
         self.has_pose = True
 
     def update(self, tree: KinematicTree) -> None:
@@ -88,9 +97,14 @@ class EffectorTargetConstraint(Constraint):
         self._eff_idx = -1
         self._jac = np.zeros((6, 0))  # (6, n) effector Jacobian, root frame
 
-    def set_target(self, pose: ArrayLike, twist: ArrayLike | None = None) -> None:
-        """Target pose (4, 4) in the root frame and optional twist (6,) for feed-forward."""
-        self.target.set_pose(pose)
+    def set_target(
+        self, pose: ArrayLike, twist: ArrayLike | None = None, *, check: bool = True
+    ) -> None:
+        """Target pose (4, 4) in the root frame and optional twist (6,) for feed-forward.
+
+        ``check=False`` skips the pose's validation (see :meth:`TargetFrame.set_pose`).
+        """
+        self.target.set_pose(pose, check)
         if twist is not None:
             self.set_target_twist(twist)
 
