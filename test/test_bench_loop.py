@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itasc_ros.tools.bench import FLOOR_KEYS, FLOOR_MODULE, floor_comparison
+from itasc_ros.tools.bench import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs
 from itasc_ros.tools.bench_loop import (
+    BENCH_PRIORITY,
     RESULT_KEYS,
     latency_stats,
     out_of_limits,
@@ -136,15 +137,34 @@ def test_joint_states_trigger_realtime_run_and_the_floor(tmp_path: Path) -> None
         assert res["achieved_rate_hz"] > 0.5 * rate, res
         assert res["commands_out_of_limits"] == 0, res
         assert res["exit_codes"] == "sim_robot=0,node=0", res
-        assert res["realtime_applied"].startswith("SCHED_FIFO 60") or (
+        assert res["realtime_applied"].startswith(f"SCHED_FIFO {BENCH_PRIORITY}") or (
             "CAP_SYS_NICE" in res["realtime_applied"]
         )
     assert r["tracking_error_rms_mm"] < 20.0, r
     assert f["max_velocity_ratio"] == 0.0 and f["tracking_error_rms_mm"] > 20.0, f
     # The bench restored its own scheduling after the run.
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
-    cmp = floor_comparison(r, f)
+    cmp = floor_comparison([r], [f])
     assert cmp["node_cpu_percent_vs_floor"] == pytest.approx(
         r["node_cpu_percent"] / f["node_cpu_percent"]
     )
     assert set(cmp) == {f"floor_{k}" for k in FLOOR_KEYS} | {f"{k}_vs_floor" for k in FLOOR_KEYS}
+
+
+def test_runs_are_summarised_by_medians_and_ratios_by_pairs() -> None:
+    """--runs N: medians of each figure, sums of bad commands, ratios run by run."""
+    keys = {k: 1.0 for k in FLOOR_KEYS}
+    extra = {"period_error_max_ms": 1.0, "delivery_p99_ms": 0.5}
+    nodes = [
+        {**keys, **extra, "latency_p99_ms": v, "commands_out_of_limits": b, "robot": "panda"}
+        for v, b in ((0.9, 0), (2.0, 1), (1.0, 0))
+    ]
+    floors = [{**keys, "latency_p99_ms": v} for v in (0.45, 0.5, 2.0)]
+    m = median_runs(nodes)
+    assert m["latency_p99_ms"] == 1.0 and m["robot"] == "panda"
+    assert m["commands_out_of_limits"] == 1  # summed: one bad command in any run shows
+    assert m["runs"]["latency_p99_ms"] == [0.9, 2.0, 1.0]
+    cmp = floor_comparison(nodes, floors)
+    assert cmp["floor_latency_p99_ms"] == 0.5
+    assert cmp["latency_p99_ms_vs_floor"] == pytest.approx(2.0)  # median of 2.0, 4.0, 0.5
+    assert median_runs(nodes[:1]) == nodes[0]

@@ -1,4 +1,4 @@
-"""Compiled kernels of the kinematic tree (numba, cached on disk).
+"""Compiled kernels of the kinematic tree and the control tick (numba, cached on disk).
 
 Internal: the public API is :class:`itasc_ros.core.tree.KinematicTree`. The kernels write into
 preallocated arrays and allocate nothing.
@@ -129,4 +129,15 @@ def all_finite(q, bound):
     for x in q:
         if not (abs(x) <= bound):  # False for NaN too
             return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def clip_finite(qdot, vmax, out):
+    """Write clip(qdot, -vmax, vmax) into out; False (out undefined) if qdot has NaN/Inf."""
+    for i in range(qdot.shape[0]):
+        v = qdot[i]
+        if not math.isfinite(v):
+            return False
+        out[i] = min(max(v, -vmax[i]), vmax[i])
     return True

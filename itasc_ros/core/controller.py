@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._kernels import clip_finite
 from ._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
@@ -1080,8 +1081,7 @@ class Controller:
                 res, reason = None, f"solve failed: {exc}"
             except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
                 res, reason = None, f"solve failed: {type(exc).__name__}: {exc}"
-            if res is not None and res.ok and np.all(np.isfinite(res.qdot)):
-                np.clip(res.qdot, -self._vmax, self._vmax, out=self._qdot)
+            if res is not None and res.ok and clip_finite(res.qdot, self._vmax, self._qdot):
                 self._halted = False
                 return StepOutput("active", True, self._qdot.copy(), self._q.copy(), res, "")
             status = "fault"

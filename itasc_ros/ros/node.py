@@ -12,7 +12,6 @@ robot_description:="$(cat urdf/panda.urdf)"`` (or ``python -m itasc_ros.ros.node
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import math
@@ -69,6 +68,7 @@ from .conversions import (
 from .executors import make_executor
 from .markers import TargetMarkers, replace_target_markers
 from .realtime import apply_realtime, current_policy, demote_current_thread
+from .slack_gc import SlackCollector
 
 NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
@@ -237,6 +237,7 @@ class ItascNode(Node):
         self._diag = {"rate": 0.0, "solve_mean": 0.0, "solve_max": 0.0}
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.scheduling = "normal"  # set by apply_scheduling
+        self.gc = SlackCollector()  # collections in the loop's slack once main() starts it
 
         self._cmd_pub = self.create_publisher(
             COMMAND_TYPES[self._kind],
@@ -361,12 +362,17 @@ class ItascNode(Node):
         self._housekeeping(time.monotonic())
 
     def _housekeeping(self, t: float) -> None:
-        """``~/status``, ``~/markers`` and ``/diagnostics`` when due (``t``: monotonic [s]).
+        """Garbage collection, ``~/status``, ``~/markers`` and ``/diagnostics`` when due.
 
         Run right after a command is published, not from free-running timers: a timer that
         fires just before a joint state arrives delays that tick by its work (~0.1-0.4 ms of
-        message building), a late command at 1 kHz.
+        message building), a late command at 1 kHz. The same for the garbage collector (see
+        :mod:`itasc_ros.ros.slack_gc`, started by :func:`main`).
+
+        Args:
+            t: ``time.monotonic()`` [s].
         """
+        self.gc.collect()  # a collection that is due, here rather than inside the next tick
         if t >= self._status_due:
             self._status_due = t + STATUS_PERIOD
             self._on_status()
@@ -840,6 +846,7 @@ class ItascNode(Node):
             ("control_rate_hz", f"{self._config.control_rate:.1f}"),
             ("control_trigger", self._trigger),
             ("scheduling", self.scheduling),
+            ("gc_collections", "/".join(map(str, self.gc.collections))),
             ("solve_time_mean_ms", f"{1e3 * self._diag['solve_mean']:.3f}"),
             ("solve_time_max_ms", f"{1e3 * self._diag['solve_max']:.3f}"),
             ("urdf_source", self._urdf_source or "none"),
@@ -928,11 +935,8 @@ def main(args: list[str] | None = None) -> int:
         node = ItascNode()
         node.apply_scheduling()
         executor = make_executor()
-        # The ~130k objects of the start-up (rclpy, numpy, message classes, the model) leave
-        # the collector's scans: a full collection of them stalls the loop for ~45 ms.
-        gc.collect()
-        gc.freeze()
         executor.add_node(node)
+        node.gc.start()  # start-up objects frozen; collections after commands, not in ticks
         while not stop.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=0.05)
     except (KeyboardInterrupt, ExternalShutdownException):

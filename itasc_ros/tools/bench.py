@@ -220,15 +220,46 @@ FLOOR_KEYS = (
     "latency_p50_ms",
     "latency_p99_ms",
     "node_cpu_percent",
+    "joint_state_missed_tick_fraction",
 )
+#: ``--runs``: figures added up over the runs instead of their median.
+SUMMED_KEYS = ("commands_out_of_limits", "commands_received", "joint_states_received")
+#: ``--runs``: further figures listed run by run.
+RUN_KEYS = ("period_error_max_ms", "delivery_p99_ms", "commands_out_of_limits")
 
 
-def floor_comparison(node: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
-    """``floor_<key>`` for each of :data:`FLOOR_KEYS` and ``<key>_vs_floor`` (node / floor)."""
+def median_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result from several runs: medians, sums of :data:`SUMMED_KEYS`, values in ``runs``.
+
+    A single run is returned as it is (no ``runs`` key).
+    """
+    if len(runs) == 1:
+        return dict(runs[0])
+    out: dict[str, Any] = {}
+    for k, v in runs[0].items():
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            out[k] = v
+        elif k in SUMMED_KEYS:  # a bad command in any run must show
+            out[k] = sum(r[k] for r in runs)
+        else:
+            out[k] = float(statistics.median(float(r[k]) for r in runs))
+    out["runs"] = {k: [r[k] for r in runs] for k in (*FLOOR_KEYS, *RUN_KEYS)}
+    return out
+
+
+def floor_comparison(nodes: list[dict[str, Any]], floors: list[dict[str, Any]]) -> dict[str, Any]:
+    """``floor_<key>`` (median over the runs) and ``<key>_vs_floor`` for :data:`FLOOR_KEYS`.
+
+    The ratio is the median of the runs' node / floor ratios (each run beside the floor run that
+    followed it), so that a change of the machine's state between pairs of runs cancels out.
+    """
     out: dict[str, Any] = {}
     for k in FLOOR_KEYS:
-        out[f"floor_{k}"] = floor[k]
-        out[f"{k}_vs_floor"] = node[k] / floor[k] if floor[k] else math.inf
+        out[f"floor_{k}"] = float(statistics.median(float(f[k]) for f in floors))
+        ratios = [n[k] / f[k] if f[k] else math.inf for n, f in zip(nodes, floors, strict=True)]
+        out[f"{k}_vs_floor"] = float(statistics.median(ratios))
+        if len(floors) > 1:
+            out[f"floor_runs_{k}"] = [f[k] for f in floors]
     return out
 
 
@@ -254,6 +285,12 @@ def main(argv: list[str] | None = None) -> int:
         "--realtime",
         action="store_true",
         help="loop/soak: SCHED_FIFO priorities, a CPU of its own for the node",
+    )
+    ap.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="loop: runs (interleaved with the floor's); medians reported",
     )
     ap.add_argument(
         "--floor",
@@ -299,16 +336,27 @@ def main(argv: list[str] | None = None) -> int:
             trigger=args.trigger,
             realtime=args.realtime,
         )
-        r = run_loop_bench(soak=soak, **kw)
-        _print_table(f"{args.what}: node at {args.rate:g} Hz for {duration:g} s", r)
-        result.update(r)
-        if args.floor and not soak:
-            f = run_loop_bench(node_module=FLOOR_MODULE, **kw)
-            _print_table(f"loop: {FLOOR_MODULE} (the floor) at {args.rate:g} Hz", f)
-            result.update(floor_comparison(r, f))
-            print("\n== node vs floor (same run)")
+        runs = 1 if soak else args.runs
+        nodes: list[dict[str, Any]] = []
+        floors: list[dict[str, Any]] = []
+        for i in range(runs):  # interleaved: node, floor, node, floor, ...
+            tag = f" (run {i + 1} of {runs})" if runs > 1 else ""
+            r = run_loop_bench(soak=soak, **kw)
+            _print_table(f"{args.what}: node at {args.rate:g} Hz for {duration:g} s{tag}", r)
+            nodes.append(r)
+            if args.floor and not soak:
+                f = run_loop_bench(node_module=FLOOR_MODULE, **kw)
+                _print_table(f"loop: {FLOOR_MODULE} (the floor) at {args.rate:g} Hz{tag}", f)
+                floors.append(f)
+        result.update(median_runs(nodes))
+        if floors:
+            result.update(floor_comparison(nodes, floors))
+            print(f"\n== node vs floor (medians of {runs} interleaved runs)")
             for k in FLOOR_KEYS:
-                print(f"  {k}: node {r[k]:.4g}, floor {f[k]:.4g}")
+                print(
+                    f"  {k}: node {result[k]:.4g}, floor {result['floor_' + k]:.4g}, "
+                    f"ratio {result[k + '_vs_floor']:.3g}"
+                )
     if args.json:
         print(json.dumps(result, default=float))
     return 0

@@ -167,7 +167,7 @@ class _WaitSetReader:
 
 
 #: ``realtime``: SCHED_FIFO priorities of the node, the sim robot and this process.
-NODE_PRIORITY, SIM_PRIORITY, BENCH_PRIORITY = 80, 70, 60
+NODE_PRIORITY, SIM_PRIORITY, BENCH_PRIORITY = 80, 70, 75
 
 
 def _split_cpus() -> tuple[list[int], list[int]]:
@@ -413,7 +413,8 @@ def run_loop_bench(
         The keys of :data:`RESULT_KEYS` (see the module docstring for the methods) plus
         ``missed_ticks``, ``missed_tick_fraction_by_count``, ``latency_max_ms``,
         ``publish_period_error_{p50,p99,max}_ms``, ``publish_missed_tick_fraction``,
-        ``delivery_{p50,p99}_ms``, ``timestamps`` ('dds'), ``sim_cpu_percent``,
+        ``delivery_{p50,p99}_ms``, ``joint_state_missed_tick_fraction`` (the sim robot's own
+        gaps, from the joint states' stamps), ``timestamps`` ('dds'), ``sim_cpu_percent``,
         ``bench_cpu_percent``, ``commands_received``, ``joint_states_received``,
         ``sim_rate_hz``, ``startup_s`` (start to first command), ``max_velocity_ratio`` (largest
         ``|q'| / limit``),
@@ -614,6 +615,7 @@ def run_loop_bench(
     stamps = np.frombuffer(rec.js_stamps, dtype=float)  # (m_all,)
     js_window = (stamps >= w0) & (stamps <= w1)
     latency = latency_stats(stamps[js_window], received)
+    js_periods = period_stats(np.sort(stamps[js_window]), sim_rate)
     delivery = (received[window] - sent[window]) * 1e3  # [ms] node publish -> arrival here
     result.update(
         achieved_rate_hz=n_cmd / wall,
@@ -638,6 +640,7 @@ def run_loop_bench(
         publish_period_error_p99_ms=published["period_error_p99_ms"],
         publish_period_error_max_ms=published["period_error_max_ms"],
         publish_missed_tick_fraction=published["missed_ticks"] / (wall * rate),
+        joint_state_missed_tick_fraction=js_periods["missed_ticks"] / (wall * sim_rate),
         delivery_p50_ms=float(np.percentile(delivery, 50)) if n_cmd else math.nan,
         delivery_p99_ms=float(np.percentile(delivery, 99)) if n_cmd else math.nan,
         timestamps="dds",

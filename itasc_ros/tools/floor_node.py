@@ -5,13 +5,14 @@ It takes the same parameters file as ``itasc_node`` (reads ``command_out_topic``
 ``cpu_affinity``; ignores the rest), subscribes to the
 joint states with the same QoS, and publishes a zero ``Float64MultiArray`` (one value per joint
 of the last joint state) with the same reliable QoS, from the same executor, either on a timer or
-on each joint state. ``itasc-bench loop --node-module itasc_ros.tools.floor_node`` measures what
-rclpy and DDS alone cost on a machine, so that the node's figures can be read against it.
+on each joint state, with the same garbage collection (right after each publish, see
+:mod:`itasc_ros.ros.slack_gc`). ``itasc-bench loop --floor`` runs it as the peer of the node: it
+measures what rclpy and DDS alone cost on a machine, so that the node's figures can be read
+against it.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 import signal
 import sys
@@ -27,6 +28,7 @@ from std_msgs.msg import Float64MultiArray
 
 from itasc_ros.ros.executors import make_executor
 from itasc_ros.ros.realtime import apply_realtime
+from itasc_ros.ros.slack_gc import SlackCollector
 
 
 def main(args: list[str] | None = None) -> int:
@@ -50,10 +52,13 @@ def main(args: list[str] | None = None) -> int:
     msg = Float64MultiArray()
     state: dict[str, Any] = {"n": 0, "last": -math.inf}
 
+    collector = SlackCollector()
+
     def publish() -> None:
         if state["n"]:
             state["last"] = time.monotonic()
             pub.publish(msg)
+            collector.collect()  # as the node: a due collection right after the publish
 
     def on_joint_state(js: JointState) -> None:
         if len(js.position) != state["n"]:
@@ -74,8 +79,7 @@ def main(args: list[str] | None = None) -> int:
         node.get_logger().warning(f"real-time scheduling not applied: {why}")
     executor = make_executor()  # the node's executor and spin loop (itasc_ros.ros.node.main)
     executor.add_node(node)
-    gc.collect()
-    gc.freeze()  # as the node does after start-up
+    collector.start()  # as the node does after start-up
     stop = threading.Event()
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, lambda signum, frame: stop.set())
