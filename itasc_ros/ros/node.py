@@ -65,7 +65,7 @@ from .conversions import (
     stamp_or_none,
     twist_stamped_array,
 )
-from .executors import make_executor
+from .executors import make_executor, spin_until
 from .markers import TargetMarkers, replace_target_markers
 from .realtime import apply_realtime, current_policy, demote_current_thread
 from .slack_gc import SlackCollector
@@ -937,8 +937,7 @@ def main(args: list[str] | None = None) -> int:
         executor = make_executor()
         executor.add_node(node)
         node.gc.start()  # start-up objects frozen; collections after commands, not in ticks
-        while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.05)
+        spin_until(executor, stop)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (ItascError, ParameterException) as exc:  # e.g. control_rate:=5000.0 at start-up

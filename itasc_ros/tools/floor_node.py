@@ -26,7 +26,7 @@ from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from itasc_ros.ros.executors import make_executor
+from itasc_ros.ros.executors import make_executor, spin_until
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 
@@ -84,8 +84,7 @@ def main(args: list[str] | None = None) -> int:
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, lambda signum, frame: stop.set())
     try:
-        while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.05)
+        spin_until(executor, stop)  # the node's spin loop
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

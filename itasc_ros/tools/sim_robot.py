@@ -72,7 +72,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from itasc_ros.core import ConfigurationError, ItascError, KinematicTree
-from itasc_ros.ros.executors import make_executor
+from itasc_ros.ros.executors import make_executor, spin_until
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 from itasc_ros.tools.home_poses import home_pose
@@ -626,8 +626,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         executor.add_node(node)
         node.gc.start()  # start-up objects frozen; collections right after a publish
-        while not stop.is_set() and context.ok():
-            executor.spin_once(timeout_sec=0.05)
+        spin_until(executor, stop, context)
     finally:
         if node is not None:
             node.stop()
