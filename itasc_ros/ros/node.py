@@ -225,7 +225,8 @@ class ItascNode(Node):
         self._tick_error = ""  # an unexpected exception in the control tick
         self._worker: _UrdfWorker | None = None
         self._last_out: StepOutput | None = None
-        self._last_js: tuple[Sequence[str], Any, float | None] | None = None
+        # (names, positions, header stamp or None, reception time [s]) of the last joint state
+        self._last_js: tuple[Sequence[str], Any, float | None, float] | None = None
         self._pending_targets: dict[str, PoseStamped] = {}
         self._target_markers: TargetMarkers | None = None
         self._enabled = True
@@ -552,10 +553,12 @@ class ItascNode(Node):
             self._publish_zero(old, wait=0.0)
         ctrl.set_enabled(self._enabled)
         if self._last_js is not None:
+            # With its own reception time: a state from before a long parse is stale, and the
+            # next fresh state re-anchors the stamp order (replayed as received now, it was
+            # the anchor, and the fresh states "leapt ahead" of it for input_timeout).
+            names, pos, src, received = self._last_js
             try:
-                ctrl.set_joint_state(
-                    self._last_js[0], self._last_js[1], self._now(), self._last_js[2]
-                )
+                ctrl.set_joint_state(names, pos, received, src)
             except InputError:
                 pass
         if old is not None and old.tree.root_link == ctrl.tree.root_link:
@@ -601,13 +604,14 @@ class ItascNode(Node):
     def _on_joint_state(self, msg: JointState) -> None:
         ctrl = self._controller
         names, pos, src = msg.name, msg.position, stamp_or_none(msg.header.stamp)
+        now = self._now()
         if ctrl is not None:
             try:
-                ctrl.set_joint_state(names, pos, self._now(), src)
+                ctrl.set_joint_state(names, pos, now, src)
             except Exception as exc:  # InputError; anything else is counted, never a crash
                 self._reject(exc)
                 return
-        self._last_js = (names, pos, src)  # kept for a controller rebuilt on a new URDF
+        self._last_js = (names, pos, src, now)  # kept for a controller rebuilt on a new URDF
         if self._trigger == P.TRIGGER_JOINT_STATES:
             # Tick unless the state comes more than half a period before the next tick is due:
             # at most control_rate on average, every state when they come slower.
