@@ -8,7 +8,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench colcon-check clean
+.PHONY: demo test lint bench peers colcon-check clean
 
 $(STAMP): setup.py setup.cfg pyproject.toml package.xml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(STAMP): setup.py setup.cfg pyproject.toml package.xml
 demo: $(STAMP)
 	$(VENV)/bin/itasc-demo
 
-test: $(STAMP)
+test: $(STAMP) peers
 	$(PY) -m pytest
 
 lint: $(STAMP)
@@ -27,11 +27,17 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# Benchmarks need the Orocos KDL peer: Debian's python3-pykdl for the system python3.
-bench: $(STAMP)
-	@python3 -c 'import PyKDL' 2>/dev/null || /usr/bin/python3 -c 'import PyKDL' 2>/dev/null \
-	  || (command -v apt-get >/dev/null && apt-get install -y -q python3-pykdl) \
-	  || echo "python3-pykdl not installable: PyKDL columns will be missing"
+# The Orocos KDL peer of the tests and benchmarks: Debian's python3-pykdl, built for the system
+# Python 3.11 (itasc_ros.tools.peers imports it into the venv). Installed with apt-get where that
+# works (Debian/Ubuntu, root); elsewhere the PyKDL tests are skipped with that reason.
+peers:
+	@/usr/bin/python3 -c 'import PyKDL' 2>/dev/null \
+	  || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
+	      && { apt-get install -y -q python3-pykdl >/dev/null 2>&1 \
+	           || { apt-get update -qq && apt-get install -y -q python3-pykdl >/dev/null; }; }) \
+	  || echo "python3-pykdl not installable here: the PyKDL peer tests will be skipped"
+
+bench: $(STAMP) peers
 	$(VENV)/bin/itasc-bench all
 
 clean:
