@@ -168,3 +168,28 @@ def test_runs_are_summarised_by_medians_and_ratios_by_pairs() -> None:
     assert cmp["floor_latency_p99_ms"] == 0.5
     assert cmp["latency_p99_ms_vs_floor"] == pytest.approx(2.0)  # median of 2.0, 4.0, 0.5
     assert median_runs(nodes[:1]) == nodes[0]
+
+
+def test_keep_warm_spins_one_sched_idle_process_per_cpu_and_stops_them() -> None:
+    from itasc_ros.tools.bench_loop import _keep_warm
+
+    with _keep_warm(False) as none:
+        assert none == 0
+    with _keep_warm(True) as count:
+        assert count == len(os.sched_getaffinity(0))
+        time.sleep(0.3)  # the spinners set their policy first thing
+        mine = [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_spinner_child(int(p))]
+        assert len(mine) == count
+        assert {os.sched_getscheduler(p) for p in mine} == {os.SCHED_IDLE}
+    time.sleep(0.1)
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_spinner_child(int(p))]
+
+
+def _is_spinner_child(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
+    return int(ppid) == os.getpid() and b"SCHED_IDLE" in cmdline and state != "Z"

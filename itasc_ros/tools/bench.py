@@ -225,7 +225,7 @@ FLOOR_KEYS = (
 #: ``--runs``: figures added up over the runs instead of their median.
 SUMMED_KEYS = ("commands_out_of_limits", "commands_received", "joint_states_received")
 #: ``--runs``: further figures listed run by run.
-RUN_KEYS = ("period_error_max_ms", "delivery_p99_ms", "commands_out_of_limits")
+RUN_KEYS = ("period_error_max_ms", "delivery_p99_ms", "commands_out_of_limits", "steal_percent")
 
 
 def median_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -287,6 +287,11 @@ def main(argv: list[str] | None = None) -> int:
         help="loop/soak: SCHED_FIFO priorities, a CPU of its own for the node",
     )
     ap.add_argument(
+        "--keep-warm",
+        action="store_true",
+        help="loop/soak: a SCHED_IDLE busy loop on every CPU (a host with idle=poll)",
+    )
+    ap.add_argument(
         "--runs",
         type=int,
         default=1,
@@ -335,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             duration=duration,
             trigger=args.trigger,
             realtime=args.realtime,
+            keep_warm=args.keep_warm,
         )
         runs = 1 if soak else args.runs
         nodes: list[dict[str, Any]] = []

@@ -178,6 +178,44 @@ def _split_cpus() -> tuple[list[int], list[int]]:
     return cpus[-1:], cpus[:-1]
 
 
+#: ``keep_warm``: the spinner run on each CPU, on SCHED_IDLE (it only gets a CPU nothing else
+#: wants, and gives it up at once).
+_SPINNER = (
+    "import os, sys\n"
+    "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+    "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+    "while True:\n"
+    "    pass\n"
+)
+
+
+@contextmanager
+def _keep_warm(enabled: bool) -> Iterator[int]:
+    """``keep_warm``: one SCHED_IDLE busy loop per CPU for the duration; yields their count.
+
+    The process-level stand-in for a real-time host's ``idle=poll``: an idle virtual CPU halts
+    and the hypervisor runs something else on it, so the next wake-up finds cold caches (here
+    the node's tick takes ~245 us after 1 ms idle against ~125 us back to back). A spinner on
+    SCHED_IDLE never halts the CPU and never competes: any other thread preempts it.
+    """
+    spinners: list[subprocess.Popen[bytes]] = []
+    try:
+        if enabled:
+            for cpu in sorted(os.sched_getaffinity(0)):
+                spinners.append(
+                    subprocess.Popen(
+                        [sys.executable, "-c", _SPINNER, str(cpu)],
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
+        yield len(spinners)
+    finally:
+        for proc in spinners:
+            proc.kill()
+            proc.wait()
+
+
 class BenchError(RuntimeError):
     """The benchmark could not run (a process died, no command arrived)."""
 
@@ -264,6 +302,20 @@ def proc_cpu_seconds(pid: int) -> float:
     fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "; fields[0] = state
     ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def machine_steal_seconds() -> float:
+    """CPU time the hypervisor gave to others while this (virtual) machine wanted it [s].
+
+    The ``steal`` column of ``/proc/stat`` summed over the CPUs (0 on bare metal or where the
+    kernel does not report it).
+    """
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except OSError:
+        return 0.0
+    steal = int(fields[8]) if len(fields) > 8 else 0
+    return steal / os.sysconf("SC_CLK_TCK")
 
 
 def proc_rss_kb(pid: int) -> int:
@@ -383,6 +435,7 @@ def run_loop_bench(
     sim_rate: float | None = None,
     trigger: str = "timer",
     realtime: bool = False,
+    keep_warm: bool = False,
     domain: int | None = None,
     log_dir: str | Path | None = None,
     node_module: str = "itasc_ros.ros.node",
@@ -403,6 +456,9 @@ def run_loop_bench(
             priority 80 on the last CPU of its own, the sim robot on priority 70 and this
             process on priority 60 on the other CPUs (``thread_priority`` and ``cpu_affinity``
             parameters; needs CAP_SYS_NICE, see ``realtime_applied`` in the result).
+        keep_warm: a SCHED_IDLE busy loop on every CPU during the run (see :func:`_keep_warm`),
+            the stand-in for a host tuned with ``idle=poll``; ``keep_warm_spinners`` in the
+            result.
         domain: ROS domain id; default a private one derived from this process id.
         log_dir: where the node's and the sim robot's output go; default a temporary directory
             (kept, its path is in the result as ``log_dir``).
@@ -414,12 +470,13 @@ def run_loop_bench(
         ``missed_ticks``, ``missed_tick_fraction_by_count``, ``latency_max_ms``,
         ``publish_period_error_{p50,p99,max}_ms``, ``publish_missed_tick_fraction``,
         ``delivery_{p50,p99}_ms``, ``joint_state_missed_tick_fraction`` (the sim robot's own
-        gaps, from the joint states' stamps), ``timestamps`` ('dds'), ``sim_cpu_percent``,
-        ``bench_cpu_percent``, ``commands_received``, ``joint_states_received``,
-        ``sim_rate_hz``, ``startup_s`` (start to first command), ``max_velocity_ratio`` (largest
-        ``|q'| / limit``),
-        ``tracking_error_rms_mm``, ``tracking_error_max_mm``, ``load_average`` (1-min load
-        before the run), ``robot``, ``log_dir``, ``exit_codes`` and, for a soak,
+        gaps, from the joint states' stamps), ``steal_percent`` (CPU time the hypervisor took
+        from this virtual machine during the run, % of all CPUs), ``timestamps`` ('dds'),
+        ``sim_cpu_percent``, ``bench_cpu_percent``, ``commands_received``,
+        ``joint_states_received``, ``sim_rate_hz``, ``startup_s`` (start to first command),
+        ``max_velocity_ratio`` (largest ``|q'| / limit``), ``tracking_error_rms_mm``,
+        ``tracking_error_max_mm``, ``load_average`` (1-min load before the run), ``robot``,
+        ``log_dir``, ``exit_codes`` and, for a soak,
         ``rss_growth_kb_per_min`` and ``rss_max_kb``.
 
     Raises:
@@ -484,7 +541,7 @@ def run_loop_bench(
     procs: dict[str, subprocess.Popen[bytes]] = {}
     rec = _Recorder(len(joints), vmax)
     result: dict[str, Any] = {}
-    with _local_dds(domain):
+    with _local_dds(domain), _keep_warm(keep_warm) as spinners:
         context = rclpy.Context()
         rclpy.init(
             context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO
@@ -570,6 +627,7 @@ def run_loop_bench(
             node_pid, sim_pid = procs["node"].pid, procs["sim_robot"].pid
             rss_samples: list[tuple[float, int]] = []
             cpu0 = (proc_cpu_seconds(node_pid), proc_cpu_seconds(sim_pid), time.process_time())
+            steal0 = machine_steal_seconds()
             rss_start = proc_rss_kb(node_pid)
             t0 = time.monotonic()
             w0 = time.time()  # the measured window, wall clock [s]
@@ -585,6 +643,7 @@ def run_loop_bench(
             wall = time.monotonic() - t0
             w1 = time.time()
             cpu1 = (proc_cpu_seconds(node_pid), proc_cpu_seconds(sim_pid), time.process_time())
+            steal1 = machine_steal_seconds()
             rss_end = proc_rss_kb(node_pid)
             check_alive("at the end of the run")
         finally:
@@ -636,6 +695,7 @@ def run_loop_bench(
         latency_max_ms=latency["latency_max_ms"],
         sim_cpu_percent=100.0 * (cpu1[1] - cpu0[1]) / wall,
         bench_cpu_percent=100.0 * (cpu1[2] - cpu0[2]) / wall,
+        steal_percent=100.0 * (steal1 - steal0) / (wall * (os.cpu_count() or 1)),
         publish_period_error_p50_ms=published["period_error_p50_ms"],
         publish_period_error_p99_ms=published["period_error_p99_ms"],
         publish_period_error_max_ms=published["period_error_max_ms"],
@@ -650,6 +710,7 @@ def run_loop_bench(
         control_trigger=trigger,
         realtime=realtime,
         realtime_applied=realtime_applied,
+        keep_warm_spinners=spinners,
         node_module=node_module,
         startup_s=startup,
         stop_s=stop_s,
@@ -714,6 +775,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--realtime", action="store_true", help="SCHED_FIFO priorities and a CPU for the node"
     )
+    ap.add_argument(
+        "--keep-warm", action="store_true", help="a SCHED_IDLE busy loop on every CPU (idle=poll)"
+    )
     ap.add_argument("--duration", type=float, default=60.0, help="measured time [s]")
     ap.add_argument("--soak", action="store_true", help="long-run variant (memory growth)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON only")
@@ -728,6 +792,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sim_rate=args.sim_rate,
             trigger=args.trigger,
             realtime=args.realtime,
+            keep_warm=args.keep_warm,
             node_module=args.node_module,
         )
     except (BenchError, FileNotFoundError) as exc:
