@@ -243,7 +243,7 @@ def median_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
             out[k] = sum(r[k] for r in runs)
         else:
             out[k] = float(statistics.median(float(r[k]) for r in runs))
-    out["runs"] = {k: [r[k] for r in runs] for k in (*FLOOR_KEYS, *RUN_KEYS)}
+    out["runs"] = {k: [r[k] for r in runs] for k in (*FLOOR_KEYS, *RUN_KEYS) if k in runs[0]}
     return out
 
 
