@@ -98,6 +98,6 @@ def test_filtered_twist_equals_the_numpy_reference(
     estimate = np.linspace(-1.0, 1.0, 6)
     expected = estimate + alpha * (_reference_twist(pose, prev, dt) - estimate)
     raw = np.empty(6)
-    filter_twist(pose, prev, dt, alpha, raw, estimate)
+    filter_twist(pose, prev, dt, alpha, np.empty((3, 3)), raw, estimate)
     np.testing.assert_allclose(raw, _reference_twist(pose, prev, dt), rtol=1e-9, atol=1e-6 / dt)
     np.testing.assert_allclose(estimate, expected, rtol=1e-9, atol=1e-6 / dt)

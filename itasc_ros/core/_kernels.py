@@ -141,3 +141,46 @@ def clip_finite(qdot, vmax, out):
             return False
         out[i] = min(max(v, -vmax[i]), vmax[i])
     return True
+
+
+@njit(cache=True, nogil=True)
+def rot_log(r, out):
+    """Rotation vector of a (3, 3) rotation (angle in [0, pi]) into out (3,)."""
+    t = r[0, 0] + r[1, 1] + r[2, 2]
+    if t > 0.0:
+        s = math.sqrt(t + 1.0) * 2.0
+        qx = (r[2, 1] - r[1, 2]) / s
+        qy = (r[0, 2] - r[2, 0]) / s
+        qz = (r[1, 0] - r[0, 1]) / s
+        qw = 0.25 * s
+    elif r[0, 0] > r[1, 1] and r[0, 0] > r[2, 2]:
+        s = math.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2]) * 2.0
+        qx = 0.25 * s
+        qy = (r[0, 1] + r[1, 0]) / s
+        qz = (r[0, 2] + r[2, 0]) / s
+        qw = (r[2, 1] - r[1, 2]) / s
+    elif r[1, 1] > r[2, 2]:
+        s = math.sqrt(1.0 + r[1, 1] - r[0, 0] - r[2, 2]) * 2.0
+        qx = (r[0, 1] + r[1, 0]) / s
+        qy = 0.25 * s
+        qz = (r[1, 2] + r[2, 1]) / s
+        qw = (r[0, 2] - r[2, 0]) / s
+    else:
+        s = math.sqrt(1.0 + r[2, 2] - r[0, 0] - r[1, 1]) * 2.0
+        qx = (r[0, 2] + r[2, 0]) / s
+        qy = (r[1, 2] + r[2, 1]) / s
+        qz = 0.25 * s
+        qw = (r[1, 0] - r[0, 1]) / s
+    if qw < 0.0:
+        qx, qy, qz, qw = -qx, -qy, -qz, -qw
+    vn = math.sqrt(qx * qx + qy * qy + qz * qz)
+    if vn < 1e-15:
+        out[0] = 2.0 * qx
+        out[1] = 2.0 * qy
+        out[2] = 2.0 * qz
+        return
+    ang = 2.0 * math.atan2(vn, qw)
+    f = ang / vn
+    out[0] = qx * f
+    out[1] = qy * f
+    out[2] = qz * f

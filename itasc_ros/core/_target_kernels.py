@@ -13,6 +13,8 @@ import math
 
 from numba import njit
 
+from ._kernels import rot_log
+
 #: Return codes of :func:`pose_from_position_quat`.
 POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3
 #: A quaternion whose norm is below this is "zero" (no rotation can be read from it) [-].
@@ -66,45 +68,7 @@ def pose_from_position_quat(p, qt, huge, out):
 
 
 @njit(cache=True, nogil=True)
-def _rotation_vector(m00, m01, m02, m10, m11, m12, m20, m21, m22, out):
-    """Rotation vector [rad] (angle in [0, pi]) of a rotation matrix into ``out[3:6]``.
-
-    Through the quaternion with w >= 0 (Shepperd's branches), stable near 0 and near pi; the
-    same result as :func:`itasc_ros.core.spatial.so3_log`.
-    """
-    t = m00 + m11 + m22
-    if t > 0.0:
-        s = math.sqrt(t + 1.0) * 2.0
-        x, y, z, w = (m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s, 0.25 * s
-    elif m00 > m11 and m00 > m22:
-        s = math.sqrt(1.0 + m00 - m11 - m22) * 2.0
-        x, y, z, w = 0.25 * s, (m01 + m10) / s, (m02 + m20) / s, (m21 - m12) / s
-    elif m11 > m22:
-        s = math.sqrt(1.0 + m11 - m00 - m22) * 2.0
-        x, y, z, w = (m01 + m10) / s, 0.25 * s, (m12 + m21) / s, (m02 - m20) / s
-    else:
-        s = math.sqrt(1.0 + m22 - m00 - m11) * 2.0
-        x, y, z, w = (m02 + m20) / s, (m12 + m21) / s, 0.25 * s, (m10 - m01) / s
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
-    if w < 0.0:
-        x, y, z, w = -x, -y, -z, -w
-    v = math.sqrt(x * x + y * y + z * z)
-    if v < 1e-12:
-        out[3], out[4], out[5] = 2.0 * x, 2.0 * y, 2.0 * z  # small angle: sin(a/2) ~ a/2
-        return
-    k = 2.0 * math.atan2(v, w) / v
-    out[3], out[4], out[5] = x * k, y * k, z * k
-
-
-@njit(cache=True, nogil=True)
-def _rows(a, b, i, j):
-    """Row i of a's rotation dotted with row j of b's: entry (i, j) of R_a R_b^T."""
-    return a[i, 0] * b[j, 0] + a[i, 1] * b[j, 1] + a[i, 2] * b[j, 2]
-
-
-@njit(cache=True, nogil=True)
-def filter_twist(pose, prev, dt, alpha, raw, estimate):
+def filter_twist(pose, prev, dt, alpha, rel, raw, estimate):
     """Finite-difference twist from ``prev`` to ``pose`` over ``dt``, low-pass filtered.
 
     Args:
@@ -112,16 +76,14 @@ def filter_twist(pose, prev, dt, alpha, raw, estimate):
         prev: (4, 4) the previous pose, root frame.
         dt: time between them [s], > 0.
         alpha: filter factor dt / (tau + dt) in (0, 1].
+        rel: (3, 3) work array: R R_prev^T.
         raw: (6,) work array: the unfiltered twist [m/s, rad/s] (linear, angular; root frame).
         estimate: (6,) the filtered twist, updated in place: ``estimate += alpha (raw - est)``.
     """
-    # angular part: log(R R_prev^T), entry (i, j) = row i of R . row j of R_prev
-    _rotation_vector(
-        _rows(pose, prev, 0, 0), _rows(pose, prev, 0, 1), _rows(pose, prev, 0, 2),
-        _rows(pose, prev, 1, 0), _rows(pose, prev, 1, 1), _rows(pose, prev, 1, 2),
-        _rows(pose, prev, 2, 0), _rows(pose, prev, 2, 1), _rows(pose, prev, 2, 2),
-        raw,
-    )  # fmt: skip
+    for i in range(3):
+        for j in range(3):
+            rel[i, j] = pose[i, 0] * prev[j, 0] + pose[i, 1] * prev[j, 1] + pose[i, 2] * prev[j, 2]
+    rot_log(rel, raw[3:])  # angular part: log(R R_prev^T), angle in [0, pi]
     for i in range(3):
         raw[i] = (pose[i, 3] - prev[i, 3]) / dt
         raw[3 + i] = raw[3 + i] / dt

@@ -584,6 +584,7 @@ class _TargetState:
         self.has_pose = False
         self.estimate = np.zeros(6)  # (6,) filtered root-frame twist from successive poses
         self.raw = np.zeros(6)  # (6,) work array: the unfiltered finite-difference twist
+        self.rel = np.zeros((3, 3))  # (3, 3) work array: rotation from the last pose
         self.new_pose = np.eye(4)  # (4, 4) work array: the pose of the message being taken
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
         self.twist_stamp = -math.inf  # [s]
@@ -948,7 +949,7 @@ class Controller:
         dt = t_src - t_prev
         if not jump and st.has_pose and 0.0 < dt <= self.config.input_timeout:
             tau = self.config.twist_filter_time_constant  # from zero: a jump kicks gently
-            filter_twist(pose, st.pose, dt, dt / (tau + dt), st.raw, st.estimate)
+            filter_twist(pose, st.pose, dt, dt / (tau + dt), st.rel, st.raw, st.estimate)
         elif jump or not (st.has_pose and dt == 0.0):
             st.estimate[:] = 0.0
         st.pose[:] = pose
