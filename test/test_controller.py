@@ -299,13 +299,24 @@ def test_a_jump_resets_the_twist_estimate(tree: KinematicTree) -> None:
     snap = pose_goal(tree, HOME, [0.0, 0.0, 0.0], [0, 0, 0])
     c.set_target("ee", "", snap[:3, 3], spatial.matrix_to_quat(snap), 0.2, jump=True)
     np.testing.assert_array_equal(c.target_twist_estimate("ee"), np.zeros(6))
-    # Without the flag the same pose 10 ms later would read as -9.5 m/s, filtered.
+    assert c.target_jumps("ee") == 0  # a flagged jump is not an outlier
+    # Without the flag the same pose 10 ms later reads as -9.5 m/s: faster than
+    # max_target_speed (2 m/s), so a jump too, counted.
     c2 = make(tree)
     c2.set_joint_state(tree.joint_names, HOME, 0.0)
     for k in range(20):
         set_goal(c2, pose_goal(tree, HOME, [0.005 * k, 0.0, 0.0], [0, 0, 0]), 0.01 * k)
     c2.set_target("ee", "", snap[:3, 3], spatial.matrix_to_quat(snap), 0.2)
-    assert c2.target_twist_estimate("ee")[0] < -1.0
+    np.testing.assert_array_equal(c2.target_twist_estimate("ee"), np.zeros(6))
+    assert c2.target_jumps("ee") == 1
+    # With a speed limit above 9.5 m/s it is a (filtered) velocity.
+    c3 = make(tree, max_target_speed=20.0)
+    c3.set_joint_state(tree.joint_names, HOME, 0.0)
+    for k in range(20):
+        set_goal(c3, pose_goal(tree, HOME, [0.005 * k, 0.0, 0.0], [0, 0, 0]), 0.01 * k)
+    c3.set_target("ee", "", snap[:3, 3], spatial.matrix_to_quat(snap), 0.2)
+    assert c3.target_twist_estimate("ee")[0] < -1.0
+    assert c3.target_jumps("ee") == 0
 
 
 def test_explicit_twist_wins_while_recent(tree: KinematicTree) -> None:

@@ -52,6 +52,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
+from urdf_parser_py.urdf import URDF
 
 from itasc_ros.core import ConfigError, Controller, ControllerConfig, InputError, KinematicTree
 from itasc_ros.core.controller import HUGE
@@ -80,6 +81,22 @@ HOME = dict(zip(JOINTS, [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785], strict=Tr
 HAND = TREE.forward_kinematics(np.array(list(HOME.values())), "panda_hand")  # (4, 4)
 CONSTRAINT = "ee"
 ROOT = TREE.root_link
+
+
+def _urdf_reach(link: str) -> float:
+    """Sum of the joint origins' offsets from the root down to ``link`` (revolute arm) [m]."""
+    robot = URDF.from_xml_string(Path(robot_urdf("panda")).read_text())
+    by_child = {j.child: j for j in robot.joints}
+    total = 0.0
+    while link in by_child:
+        joint = by_child[link]
+        total += math.dist(joint.origin.xyz if joint.origin else [0, 0, 0], [0, 0, 0])
+        link = joint.parent
+    return total
+
+
+REACH = _urdf_reach(str(CONFIG.constraint(CONSTRAINT).link)) + CONFIG.target_reach_margin
+"""Targets farther than this from the root are refused [m] (URDF reach plus the margin)."""
 
 # ------------------------------------------------------------------------------ value pools
 SPECIAL = [
@@ -415,6 +432,15 @@ class Model:
             return "is not a URDF link"
         return "" if self.q is not None else "needs a joint state"
 
+    def _root_distance(self, frame: str, p: np.ndarray) -> float:
+        """Distance [m] of point ``p`` of ``frame`` from the root at the last joint state."""
+        if frame in ("", ROOT):
+            return float(np.linalg.norm(p))
+        assert self.q is not None
+        q = np.array([self.q[self.joints.index(j)] for j in JOINTS])  # the URDF order
+        pose = TREE.forward_kinematics(q, frame)
+        return float(np.linalg.norm(pose[:3, :3] @ p + pose[:3, 3]))
+
     def target(self, msg: PoseStamped, now: float) -> list[str]:
         _, p, quat, src = pose_stamped_arrays(msg)
         reasons = []
@@ -430,6 +456,8 @@ class Model:
         ):
             if why:
                 reasons.append(why)
+        if not reasons and self._root_distance(msg.header.frame_id, p) > REACH:
+            reasons.append("beyond the robot's reach")
         if reasons:
             return reasons
         self.has_target = True

@@ -91,6 +91,7 @@ REASONS = (
     "is not a URDF link",
     "needs a joint state",
     "must be 6 finite",
+    "beyond the robot's reach",
 )
 
 

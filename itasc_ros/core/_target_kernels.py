@@ -89,3 +89,54 @@ def filter_twist(pose, prev, dt, alpha, rel, raw, estimate):
         raw[3 + i] = raw[3 + i] / dt
     for i in range(6):
         estimate[i] += alpha * (raw[i] - estimate[i])
+
+
+@njit(cache=True, nogil=True)
+def cap_twist(twist, max_speed, max_angular_speed):
+    """Scale the linear and the angular part of ``twist`` (6,) to at most the speed limits.
+
+    Each part keeps its direction; ``twist`` is changed in place.
+
+    Args:
+        twist: (6,) linear velocity [m/s], angular velocity [rad/s].
+        max_speed: largest linear speed [m/s], > 0.
+        max_angular_speed: largest angular speed [rad/s], > 0.
+
+    Returns:
+        True when a part was above its limit (and was scaled down).
+    """
+    capped = False
+    for k, limit in ((0, max_speed), (3, max_angular_speed)):
+        n = math.sqrt(twist[k] ** 2 + twist[k + 1] ** 2 + twist[k + 2] ** 2)
+        if n > limit:
+            s = limit / n
+            for i in range(k, k + 3):
+                twist[i] *= s
+            capped = True
+    return capped
+
+
+@njit(cache=True, nogil=True)
+def is_target_jump(pose, prev, dt, max_speed, max_angular_speed, rel):
+    """True when going from ``prev`` to ``pose`` in ``dt`` is faster than the speed limits.
+
+    Args:
+        pose: (4, 4) the new pose, root frame.
+        prev: (4, 4) the previous pose, root frame.
+        dt: time between them [s], > 0 (the caller floors it at the control period, so
+            that poses received in a burst are not jumps).
+        max_speed: largest linear speed of a target [m/s].
+        max_angular_speed: largest angular speed of a target [rad/s].
+        rel: (3, 3) work array.
+    """
+    d2 = 0.0
+    for i in range(3):
+        d2 += (pose[i, 3] - prev[i, 3]) ** 2
+    if math.sqrt(d2) > max_speed * dt:
+        return True
+    for i in range(3):
+        for j in range(3):
+            rel[i, j] = pose[i, 0] * prev[j, 0] + pose[i, 1] * prev[j, 1] + pose[i, 2] * prev[j, 2]
+    c = 0.5 * (rel[0, 0] + rel[1, 1] + rel[2, 2] - 1.0)  # cos of the rotation angle
+    angle = math.acos(min(1.0, max(-1.0, c)))
+    return angle > max_angular_speed * dt

@@ -35,7 +35,9 @@ from ._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
     ZERO_QUATERNION,
+    cap_twist,
     filter_twist,
+    is_target_jump,
     pose_from_position_quat,
 )
 from .constraints import Constraint, CopyPose, Distance, JointValue
@@ -55,6 +57,33 @@ STATUSES = ("waiting", "active", "stale", "disabled", "fault")
 HUGE = 1e150
 """Input values larger than this [rad, m, m/s, rad/s] are rejected as garbage (the limit
 :meth:`KinematicTree.compute` applies to q)."""
+
+CONTROLLER_RANGES: dict[str, tuple[float, float]] = {
+    "control_rate": (1.0, 2000.0),
+    "input_timeout": (0.001, 60.0),
+    "damping_max": (0.0, 10.0),
+    "damping_epsilon": (0.0, 10.0),
+    "velocity_scale": (0.001, 1.0),
+    "joint_limit_margin": (0.0, 1.0),
+    "max_velocity": (0.001, 100.0),
+    "twist_filter_time_constant": (0.0, 10.0),
+    "max_target_speed": (0.001, 100.0),
+    "max_target_angular_speed": (0.001, 1000.0),
+    "target_reach_margin": (0.0, 1000.0),
+}
+"""Closed ranges ``(lo, hi)`` of the numeric :class:`ControllerConfig` fields: the one source of
+the checks of :meth:`ControllerConfig.validate` and of the node's parameter descriptors."""
+
+CONSTRAINT_RANGES: dict[str, tuple[float, float]] = {
+    "weight": (0.0, 1e6),
+    "gain": (0.0, 1000.0),
+    "distance": (0.0, 100.0),
+    "min_distance": (-1.0, 100.0),
+    "max_distance": (-1.0, 100.0),
+    "values": (-1e6, 1e6),
+}
+"""Closed ranges ``(lo, hi)`` of the numeric :class:`ConstraintConfig` fields (``values``: each
+element), as :data:`CONTROLLER_RANGES`."""
 
 POSE_CONSTRAINT_TYPES = ("copy_pose", "distance")
 """Constraint types that take a target pose (unless they follow a ``target_link``)."""
@@ -83,7 +112,6 @@ def _float(
     value: Any,
     lo: float | None = None,
     hi: float | None = None,
-    lo_open: bool = False,
 ) -> float:
     if isinstance(value, bool):
         raise ConfigError(f"{owner}{key} must be a number, got {value!r}")
@@ -93,12 +121,16 @@ def _float(
         raise ConfigError(f"{owner}{key} must be a number, got {value!r}") from None
     if not math.isfinite(v):
         raise ConfigError(f"{owner}{key} must be finite, got {value!r}")
-    if lo is not None and (v < lo or (lo_open and v == lo)):
-        bound = ">" if lo_open else ">="
-        raise ConfigError(f"{owner}{key} must be {bound} {lo}, got {v}")
+    if lo is not None and v < lo:
+        raise ConfigError(f"{owner}{key} must be >= {lo}, got {v}")
     if hi is not None and v > hi:
         raise ConfigError(f"{owner}{key} must be <= {hi}, got {v}")
     return v
+
+
+def _ranged(owner: str, key: str, value: Any, ranges: Mapping[str, tuple[float, float]]) -> float:
+    """``value`` as a float within ``ranges[key]`` (see :data:`CONTROLLER_RANGES`)."""
+    return _float(owner, key, value, *ranges[key])
 
 
 def _strings(owner: str, key: str, value: Any) -> list[str]:
@@ -193,11 +225,8 @@ class ConstraintConfig:
                 f"{owner}feedforward must be true or false, got {self.feedforward!r}"
             )
         self.feedforward = bool(self.feedforward)
-        self.weight = _float(owner, "weight", self.weight, 0.0)
-        self.gain = _float(owner, "gain", self.gain, 0.0)
-        self.distance = _float(owner, "distance", self.distance, 0.0)
-        self.min_distance = _float(owner, "min_distance", self.min_distance, -1.0)
-        self.max_distance = _float(owner, "max_distance", self.max_distance, -1.0)
+        for key in ("weight", "gain", "distance", "min_distance", "max_distance"):
+            setattr(self, key, _ranged(owner, key, getattr(self, key), CONSTRAINT_RANGES))
         if 0.0 <= self.max_distance < self.min_distance:
             raise ConfigError(
                 f"{owner}min_distance {self.min_distance} > max_distance {self.max_distance}"
@@ -205,7 +234,7 @@ class ConstraintConfig:
         self.joints = _strings(owner, "joints", self.joints)
         if isinstance(self.values, str):
             raise ConfigError(f"{owner}values must be a list of numbers, got {self.values!r}")
-        self.values = [_float(owner, "values", v) for v in (self.values or [])]
+        self.values = [_ranged(owner, "values", v, CONSTRAINT_RANGES) for v in self.values or []]
         if self.type == "joint_value":
             if not self.joints:
                 raise ConfigError(f"{owner}a joint_value constraint needs 'joints'")
@@ -213,6 +242,12 @@ class ConstraintConfig:
                 raise ConfigError(
                     f"{owner}'values' needs one value per joint {self.joints}, got {self.values}"
                 )
+        try:  # the constraint's own rules (axes, reference, ...): the same as when it is built
+            _make_constraint(self)
+        except ConfigError:
+            raise
+        except ItascError as exc:
+            raise ConfigError(f"{owner}{exc}") from None
         return self
 
     @classmethod
@@ -263,6 +298,11 @@ class ControllerConfig:
         max_velocity: cap for joints without a URDF velocity limit [rad/s or m/s].
         twist_filter_time_constant: first-order filter of the target twist estimated from
             successive poses [s] (0 = unfiltered).
+        max_target_speed: fastest linear speed of a target [m/s]: successive poses further
+            apart are a jump (no feed-forward from them); twists are capped to it.
+        max_target_angular_speed: fastest angular speed of a target [rad/s], likewise.
+        target_reach_margin: target poses farther from the root than the effector's reach
+            (from the URDF) plus this margin [m] are refused.
         constraints: the constraints, in row order.
     """
 
@@ -276,6 +316,9 @@ class ControllerConfig:
     joint_limit_margin: float = 0.0
     max_velocity: float = 10.0
     twist_filter_time_constant: float = 0.05
+    max_target_speed: float = 2.0
+    max_target_angular_speed: float = 6.0
+    target_reach_margin: float = 2.0
     constraints: list[ConstraintConfig] = field(default_factory=list)
 
     def validate(self) -> ControllerConfig:
@@ -290,24 +333,14 @@ class ControllerConfig:
         self.joints = _strings("", "joints", self.joints)
         if len(set(self.joints)) != len(self.joints):
             raise ConfigError(f"joints repeat in {self.joints}")
-        self.control_rate = _float("", "control_rate", self.control_rate, 1.0, 2000.0)
-        self.input_timeout = _float("", "input_timeout", self.input_timeout, 0.0, 60.0, True)
-        if self.solver not in SOLVERS:
+        for key in CONTROLLER_RANGES:
+            setattr(self, key, _ranged("", key, getattr(self, key), CONTROLLER_RANGES))
+        if not isinstance(self.solver, str) or self.solver not in SOLVERS:
             raise ConfigError(
                 f"unknown solver {self.solver!r}; solvers are: " + ", ".join(SOLVERS)
             )
-        self.damping_max = _float("", "damping_max", self.damping_max, 0.0, 10.0)
-        self.damping_epsilon = _float("", "damping_epsilon", self.damping_epsilon, 0.0, 10.0)
         if self.damping_max > 0.0 and self.damping_epsilon == 0.0:
             raise ConfigError("damping_epsilon must be > 0 when damping_max > 0")
-        self.velocity_scale = _float("", "velocity_scale", self.velocity_scale, 0.0, 1.0, True)
-        self.joint_limit_margin = _float(
-            "", "joint_limit_margin", self.joint_limit_margin, 0.0, 1.0
-        )
-        self.max_velocity = _float("", "max_velocity", self.max_velocity, 0.0, 100.0, True)
-        self.twist_filter_time_constant = _float(
-            "", "twist_filter_time_constant", self.twist_filter_time_constant, 0.0, 10.0
-        )
         names = [c.name for c in self.constraints]
         if len(set(names)) != len(names):
             raise ConfigError(f"constraint names repeat in {names}")
@@ -420,6 +453,9 @@ LIVE_KEYS = frozenset(
         "joint_limit_margin",
         "max_velocity",
         "twist_filter_time_constant",
+        "max_target_speed",
+        "max_target_angular_speed",
+        "target_reach_margin",
     }
 )
 """Controller settings that :meth:`Controller.update_parameters` changes live."""
@@ -590,6 +626,9 @@ class _TargetState:
         self.twist_stamp = -math.inf  # [s]
         self.twist_order = _StampOrder()  # header stamps of the twists
         self.applied = np.zeros(6)  # (6,) what was given to the constraint last step
+        self.reach = math.inf  # [m] targets farther from the root are refused
+        self.jumps = 0  # poses that implied a target faster than the speed limits
+        self.capped = 0  # explicit twists (or estimates) scaled down to the speed limits
 
 
 class Controller:
@@ -632,6 +671,7 @@ class Controller:
             for c in self.config.constraints
             if c.type in POSE_CONSTRAINT_TYPES
         }
+        self._set_reach(self.config)
         self._vmax = self.scene.velocity_limits  # (n,)
         self._dt = 1.0 / self.config.control_rate
         self._q = np.zeros(n)
@@ -657,6 +697,17 @@ class Controller:
             pass
 
     # ------------------------------------------------------------------------- building
+    def _set_reach(self, cfg: ControllerConfig) -> None:
+        """Each target's largest distance from the root [m] (see ``target_reach_margin``).
+
+        The effector's reach (:meth:`KinematicTree.reach`) plus the margin, plus for a
+        distance constraint the largest distance it may keep from its target.
+        """
+        for name, st in self._targets.items():
+            c = cfg.constraint(name)
+            keep = max(c.distance, c.max_distance) if c.type == "distance" else 0.0
+            st.reach = self.tree.reach(c.link) + keep + cfg.target_reach_margin
+
     def _build_scene(self, cfg: ControllerConfig) -> Scene:
         try:
             cons = [_make_constraint(c) for c in cfg.constraints]
@@ -733,6 +784,18 @@ class Controller:
     def target_stamp(self, constraint: str) -> float:
         """Reception time [s] of the constraint's last target pose (-inf before the first)."""
         return self._target_state(constraint).stamp
+
+    def target_jumps(self, constraint: str) -> int:
+        """Poses of the constraint's target that implied a speed above the limits (jumps)."""
+        return self._target_state(constraint).jumps
+
+    def target_twists_capped(self, constraint: str) -> int:
+        """Explicit twists of the constraint's target scaled down to the speed limits."""
+        return self._target_state(constraint).capped
+
+    def target_reach(self, constraint: str) -> float:
+        """Largest distance [m] of the constraint's target from the root (farther: refused)."""
+        return self._target_state(constraint).reach
 
     def target_twist_estimate(self, constraint: str) -> Array:
         """(6,) the filtered twist estimated from successive target poses (root frame)."""
@@ -941,6 +1004,13 @@ class Controller:
         ref = self._frame_pose(frame, f"target of {constraint!r}")
         if ref is not None:
             pose = ref @ pose
+        dist = math.sqrt(pose[0, 3] ** 2 + pose[1, 3] ** 2 + pose[2, 3] ** 2)
+        if dist > st.reach:
+            raise self._reject(
+                f"target of {constraint!r}: {dist:.6g} m from {self.tree.root_link!r} is beyond "
+                f"the robot's reach ({st.reach:.3f} m with target_reach_margin "
+                f"{self.config.target_reach_margin} m)"
+            )
         self.scene.get(constraint).set_target(pose, check=False)  # type: ignore[attr-defined]
         t = float(stamp)
         t_src = t if source_stamp is None else float(source_stamp)
@@ -948,14 +1018,33 @@ class Controller:
         t_prev = st.stamp if (source_stamp is None or prev_src is None) else prev_src
         dt = t_src - t_prev
         if not jump and st.has_pose and 0.0 < dt <= self.config.input_timeout:
-            tau = self.config.twist_filter_time_constant  # from zero: a jump kicks gently
-            filter_twist(pose, st.pose, dt, dt / (tau + dt), st.rel, st.raw, st.estimate)
-        elif jump or not (st.has_pose and dt == 0.0):
+            jump = self._is_jump(st, pose, dt)
+            if not jump:
+                tau = self.config.twist_filter_time_constant  # from zero: a jump kicks gently
+                filter_twist(pose, st.pose, dt, dt / (tau + dt), st.rel, st.raw, st.estimate)
+                cfg = self.config  # the estimate never exceeds the speed limits
+                cap_twist(st.estimate, cfg.max_target_speed, cfg.max_target_angular_speed)
+        if jump or not (st.has_pose and 0.0 <= dt <= self.config.input_timeout):
             st.estimate[:] = 0.0
         st.pose[:] = pose
         st.stamp = t
         st.order.accept(source_stamp, t)
         st.has_pose = True
+
+    def _is_jump(self, st: _TargetState, pose: Array, dt: float) -> bool:
+        """True (and counted) when ``pose`` implies a target faster than the speed limits.
+
+        ``dt`` [s] is floored at the control period: poses that arrive in a burst are not
+        jumps, and a target cannot be followed faster than the loop runs anyway.
+        """
+        cfg = self.config
+        dt = max(dt, self._dt)
+        if not is_target_jump(
+            pose, st.pose, dt, cfg.max_target_speed, cfg.max_target_angular_speed, st.rel
+        ):
+            return False
+        st.jumps += 1
+        return True
 
     def set_target_twist(
         self,
@@ -996,6 +1085,8 @@ class Controller:
             r = ref[:3, :3]
             tw = np.concatenate([r @ tw[:3], r @ tw[3:]])
         st.twist[:] = tw
+        if cap_twist(st.twist, self.config.max_target_speed, self.config.max_target_angular_speed):
+            st.capped += 1
         st.twist_stamp = float(stamp)
         st.twist_order.accept(source_stamp, stamp)
 
@@ -1022,8 +1113,11 @@ class Controller:
                 new.set_target(old.target.pose)  # type: ignore[attr-defined]
         for st in self._targets.values():
             st.applied[:] = 0.0  # the new constraints start without a twist
+            for tw in (st.estimate, st.twist):  # within the (new) speed limits
+                cap_twist(tw, cfg.max_target_speed, cfg.max_target_angular_speed)
         self.config = cfg
         self.scene = scene
+        self._set_reach(cfg)
         self._constraints = scene.constraints
         self._vmax = scene.velocity_limits
         self._dt = 1.0 / cfg.control_rate

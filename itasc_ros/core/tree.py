@@ -367,6 +367,27 @@ class KinematicTree:
         self.compute(self._q(q))
         return spatial.pose_inverse(self._poses[i]) @ self._poses[j]
 
+    def reach(self, link: str) -> float:
+        """An upper bound of the distance from the root to ``link``'s origin [m].
+
+        The sum, down the chain of joints from the root, of each joint origin's offset and of
+        each prismatic joint's largest travel; ``inf`` when a prismatic joint on the way has no
+        limit. Holds for every configuration of the tree.
+
+        Raises:
+            UnknownLinkError: naming the links of the tree.
+        """
+        m = self._m
+        i = self.link_index(link)
+        total = 0.0
+        for k in m.chain[i, : m.chain_len[i]]:
+            total += float(np.linalg.norm(m.origin[k, :3, 3]))
+            if m.jtype[k] == _JTYPE["prismatic"]:
+                a = int(m.qidx[k])
+                travel = max(abs(m.lower[a]), abs(m.upper[a]))
+                total += abs(m.mult[k]) * travel + abs(m.offs[k])
+        return total
+
     def clamp(self, q: ArrayLike) -> Array:
         """``q`` clipped into the position limits."""
         lo, hi = self._m.lower[self._sel], self._m.upper[self._sel]

@@ -47,6 +47,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from ..core import (
     ConfigError,
     Controller,
+    ControllerConfig,
     InputError,
     ItascError,
     KinematicTree,
@@ -426,13 +427,20 @@ class ItascNode(Node):
         self._tick_error = _clip(f"control step failed: {type(exc).__name__}: {exc}")
 
     # ------------------------------------------------------------------------- URDF
-    def _load_urdf(self, xml: str | bytes, source: str, refuse: bool = False) -> str:
+    def _load_urdf(
+        self,
+        xml: str | bytes,
+        source: str,
+        refuse: bool = False,
+        config: ControllerConfig | None = None,
+    ) -> str:
         """Parse and install a URDF now (start-up, parameters). Returns '' or why not.
 
         A parameter change always rebuilds the model, even with the same URDF (an explicit
         reload); the topic's republished URDF does not (see :class:`_UrdfWorker`). With
         ``refuse`` (a parameter change, which can be refused) a rejected URDF changes nothing:
-        the reason goes back to the caller and to the log.
+        the reason goes back to the caller and to the log. ``config``: the configuration of the
+        new controller (default: the current one).
         """
         digest = _digest(xml)
         ctrl = self._controller
@@ -447,9 +455,11 @@ class ItascNode(Node):
                 self._publish_zero(ctrl, wait=0.0)
                 thread.join()
             tree, why = parsed[0]
-        return self._take_parsed(source, digest, tree, why, refuse)
+        return self._take_parsed(source, digest, tree, why, refuse, config)
 
-    def _load_file(self, path: str, refuse: bool = False) -> str:
+    def _load_file(
+        self, path: str, refuse: bool = False, config: ControllerConfig | None = None
+    ) -> str:
         """Load ``path`` as the URDF (the lowest-precedence source). Returns '' or why not."""
         try:
             with open(path, "rb") as fh:  # bytes: the XML declaration names the encoding
@@ -459,7 +469,7 @@ class ItascNode(Node):
         if len(data) > MAX_URDF_BYTES:
             why = f"urdf_file {path!r} is larger than the {MAX_URDF_BYTES} bytes accepted"
             return self._reject_urdf("file", why, refuse)
-        return self._load_urdf(data, "file", refuse)
+        return self._load_urdf(data, "file", refuse, config)
 
     def _on_robot_description(self, msg: String) -> None:
         if self._urdf_source == "parameter":
@@ -488,6 +498,7 @@ class ItascNode(Node):
         tree: KinematicTree | None,
         why: str,
         refuse: bool = False,
+        config: ControllerConfig | None = None,
     ) -> str:
         """Install the model of a parsed URDF, or report why not. Returns '' or why not.
 
@@ -503,7 +514,7 @@ class ItascNode(Node):
         if tree is None:
             return self._reject_urdf(source, why, refuse)
         try:
-            ctrl = Controller(tree, self._config)
+            ctrl = Controller(tree, self._config if config is None else config)
         except ItascError as exc:
             why = f"robot {tree.name!r} does not fit the configuration: {exc}"
             return self._reject_urdf(source, why, refuse, drop=True)
@@ -566,7 +577,9 @@ class ItascNode(Node):
             # (not to another robot, for which they mean nothing).
             for name in old.pose_constraints:
                 _, target = old.poses(name)
-                if target is not None and name in ctrl.pose_constraints:
+                if target is None or name not in ctrl.pose_constraints:
+                    continue
+                try:
                     ctrl.set_target(
                         name,
                         "",
@@ -574,6 +587,8 @@ class ItascNode(Node):
                         spatial.matrix_to_quat(target),
                         old.target_stamp(name),
                     )
+                except InputError as exc:  # e.g. beyond the new model's reach: not carried
+                    self.get_logger().warning(f"target of {name!r} not carried over: {exc}")
         self._command = CommandMessage(self._kind, ctrl.joint_names)
         self._controller = ctrl
         self._last_out = None
@@ -668,42 +683,62 @@ class ItascNode(Node):
 
     # ------------------------------------------------------------------------- parameters
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        """Apply a set-parameters request whole, or refuse it with the reason; never raises.
+
+        rclpy has already refused wrong types, values outside the declared ranges and
+        read-only parameters. Everything else goes through the same validation as at start-up
+        (:meth:`ControllerConfig.validate`, then building the controller), before anything
+        changes.
+        """
+        try:
+            reason = self._apply_parameters(params)
+        except Exception as exc:  # a bug must not kill the node: refuse, nothing changed
+            reason = (
+                f"internal error, nothing changed: {type(exc).__name__}: {exc}"
+                if str(exc)
+                else f"internal error, nothing changed: {type(exc).__name__}"
+            )
+            self.get_logger().error(f"parameter change refused: {reason}")
+        if reason:
+            return SetParametersResult(successful=False, reason=_clip(reason))
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params: list[Parameter]) -> str:
+        """The work of :meth:`_on_set_parameters`: '' (applied) or why not (nothing changed)."""
         updates: dict[str, Any] = {}
-        description: str | None = None
-        urdf_file: str | None = None
+        description = urdf_file = ""
         for p in params:
             if p.name == "robot_description":
                 description = str(p.value or "")
             elif p.name == "urdf_file":
                 urdf_file = str(p.value or "")
-            elif p.name == "publish_markers":
-                continue
             else:
-                upd = P.live_update(p.name, p.value)
-                if upd is not None:
-                    updates.update(upd)
+                updates.update(P.live_update(p.name, p.value) or {})
         try:  # validate everything before changing anything
             config = apply_updates(self._config, **updates) if updates else self._config
         except ConfigError as exc:
-            return SetParametersResult(successful=False, reason=str(exc))
-        if description:
-            reason = self._load_urdf(description, "parameter", refuse=True)
-            if reason:
-                return SetParametersResult(successful=False, reason=reason)
+            return str(exc)
+        if description:  # a new model, built with the new configuration
+            reason = self._load_urdf(description, "parameter", refuse=True, config=config)
         elif urdf_file and self._urdf_source in ("", "file"):
-            reason = self._load_file(urdf_file, refuse=True)
-            if reason:
-                return SetParametersResult(successful=False, reason=reason)
-        if updates:
-            if self._controller is not None:
-                self._controller.update_parameters(**updates)  # validated above
-            self._config = config
+            reason = self._load_file(urdf_file, refuse=True, config=config)
+        elif updates and self._controller is not None:
+            try:  # all or nothing: the controller changes only when the new scene is built
+                self._controller.update_parameters(**updates)
+                reason = ""
+            except ItascError as exc:
+                reason = str(exc)
+        else:
+            reason = ""
+        if reason:
+            return reason
+        self._config = config
         for p in params:
             if p.name == "publish_markers":
                 self._publish_markers = bool(p.value)
             elif p.name == "control_rate":
-                self._set_rate(float(p.value))
-        return SetParametersResult(successful=True)
+                self._set_rate(config.control_rate)
+        return ""
 
     def _timer_period(self, rate: float) -> float:
         """The timer's period [s]: the control period, or the watchdog's (joint_states)."""
@@ -872,7 +907,11 @@ class ItascNode(Node):
         else:
             values.append(("joint_state_age_s", _age(now, ctrl.joint_state_stamp)))
             for name in ctrl.pose_constraints:
-                values.append((f"target_age_s.{name}", _age(now, ctrl.target_stamp(name))))
+                values += [
+                    (f"target_age_s.{name}", _age(now, ctrl.target_stamp(name))),
+                    (f"target_jumps.{name}", ctrl.target_jumps(name)),
+                    (f"target_twists_capped.{name}", ctrl.target_twists_capped(name)),
+                ]
             if out is not None:
                 values.append(("status", out.status))
                 message = out.status if not out.reason else f"{out.status}: {out.reason}"

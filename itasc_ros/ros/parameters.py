@@ -18,7 +18,9 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from ..core.controller import (
+    CONSTRAINT_RANGES,
     CONSTRAINT_TYPES,
+    CONTROLLER_RANGES,
     LIVE_CONSTRAINT_KEYS,
     LIVE_KEYS,
     ConstraintConfig,
@@ -113,8 +115,7 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
         250.0,
         "Control loop rate [Hz]: the wall-clock timer's rate, or with control_trigger "
         "joint_states the highest rate of the ticks.",
-        1.0,
-        2000.0,
+        *CONTROLLER_RANGES["control_rate"],
     ),
     ParamSpec(
         "control_trigger",
@@ -145,8 +146,7 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
         "input_timeout",
         0.1,
         "Joint states older than this [s] stop the robot (zeros once).",
-        0.001,
-        60.0,
+        *CONTROLLER_RANGES["input_timeout"],
     ),
     ParamSpec(
         "solver",
@@ -154,27 +154,61 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
         "Pseudo-inverse: damped least squares or selectively damped.",
         constraints="one of: " + ", ".join(SOLVERS),
     ),
-    ParamSpec("damping_max", 0.1, "Largest damping lambda, at a singularity.", 0.0, 10.0),
     ParamSpec(
-        "damping_epsilon", 0.06, "Smallest singular value below which damping starts.", 0.0, 10.0
+        "damping_max",
+        0.1,
+        "Largest damping lambda, at a singularity.",
+        *CONTROLLER_RANGES["damping_max"],
     ),
-    ParamSpec("velocity_scale", 1.0, "Fraction of the URDF velocity limits.", 0.001, 1.0),
     ParamSpec(
-        "joint_limit_margin", 0.0, "Distance kept from position limits [rad or m].", 0.0, 1.0
+        "damping_epsilon",
+        0.06,
+        "Smallest singular value below which damping starts.",
+        *CONTROLLER_RANGES["damping_epsilon"],
+    ),
+    ParamSpec(
+        "velocity_scale",
+        1.0,
+        "Fraction of the URDF velocity limits.",
+        *CONTROLLER_RANGES["velocity_scale"],
+    ),
+    ParamSpec(
+        "joint_limit_margin",
+        0.0,
+        "Distance kept from position limits [rad or m].",
+        *CONTROLLER_RANGES["joint_limit_margin"],
     ),
     ParamSpec(
         "max_velocity",
         10.0,
         "Velocity cap of joints without a URDF limit [rad/s or m/s].",
-        0.001,
-        100.0,
+        *CONTROLLER_RANGES["max_velocity"],
     ),
     ParamSpec(
         "twist_filter_time_constant",
         0.05,
         "Filter of the target twist estimated from successive poses [s].",
-        0.0,
-        10.0,
+        *CONTROLLER_RANGES["twist_filter_time_constant"],
+    ),
+    ParamSpec(
+        "max_target_speed",
+        2.0,
+        "Fastest linear speed of a target [m/s]. Successive target poses further apart are a "
+        "jump (no feed-forward from them, counted in /diagnostics); target twists are capped.",
+        *CONTROLLER_RANGES["max_target_speed"],
+    ),
+    ParamSpec(
+        "max_target_angular_speed",
+        6.0,
+        "Fastest angular speed of a target [rad/s], as max_target_speed.",
+        *CONTROLLER_RANGES["max_target_angular_speed"],
+    ),
+    ParamSpec(
+        "target_reach_margin",
+        2.0,
+        "Target poses farther from the root link than the effector's reach (from the URDF) "
+        "plus this margin [m] are refused as input errors.",
+        *CONTROLLER_RANGES["target_reach_margin"],
     ),
     ParamSpec(
         "constraint_names",
@@ -238,12 +272,22 @@ _CONSTRAINT_SPECS: tuple[ParamSpec, ...] = (
         "copy_pose: frame of the selected axes.",
         constraints="one of: target, effector, root",
     ),
-    ParamSpec("weight", 1.0, "Task weight Wy.", 0.0, 1e6),
-    ParamSpec("gain", 20.0, "Feedback gain K [1/s].", 0.0, 1000.0),
+    ParamSpec("weight", 1.0, "Task weight Wy.", *CONSTRAINT_RANGES["weight"]),
+    ParamSpec("gain", 20.0, "Feedback gain K [1/s].", *CONSTRAINT_RANGES["gain"]),
     ParamSpec("feedforward", True, "Feed the target twist forward."),
-    ParamSpec("distance", 0.0, "distance: desired distance [m].", 0.0, 100.0),
-    ParamSpec("min_distance", -1.0, "distance: band lower bound [m]; -1 = unset.", -1.0, 100.0),
-    ParamSpec("max_distance", -1.0, "distance: band upper bound [m]; -1 = unset.", -1.0, 100.0),
+    ParamSpec("distance", 0.0, "distance: desired distance [m].", *CONSTRAINT_RANGES["distance"]),
+    ParamSpec(
+        "min_distance",
+        -1.0,
+        "distance: band lower bound [m]; -1 = unset.",
+        *CONSTRAINT_RANGES["min_distance"],
+    ),
+    ParamSpec(
+        "max_distance",
+        -1.0,
+        "distance: band upper bound [m]; -1 = unset.",
+        *CONSTRAINT_RANGES["max_distance"],
+    ),
     ParamSpec("joints", _STR_ARRAY, "joint_value: joints to drive.", read_only=True),
     ParamSpec("values", _DBL_ARRAY, "joint_value: desired positions [rad or m]."),
     ParamSpec(
