@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from itasc_ros.core import (
     ConfigError,
@@ -19,6 +21,7 @@ from itasc_ros.core import (
     KinematicTree,
     spatial,
 )
+from itasc_ros.core.controller import LIVE_CONSTRAINT_KEYS, LIVE_KEYS, apply_updates
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
@@ -437,3 +440,82 @@ def test_fault_when_solve_fails_never_nan(tree: KinematicTree) -> None:
     assert [o.publish for o in outs] == [True, False, False]
     for o in outs:
         np.testing.assert_array_equal(o.qdot, np.zeros(7))
+
+
+LIVE_VALUE_POOL: list[object] = [
+    0.0,
+    -0.0,
+    0.5,
+    1.0,
+    -1.0,
+    7.0,
+    1e3,
+    1e6,
+    1e300,
+    math.nan,
+    math.inf,
+    -math.inf,
+    True,
+    "",
+    "x",
+    "xyz",
+    "xz",
+    "qqq",
+    "xyzx",
+    "xxz",
+    "target",
+    "effector",
+    "root",
+    "nowhere",
+    "dls",
+    "sdls",
+    "svd",
+    [],
+    [0.1],
+    [math.nan],
+    [1e300],
+    None,
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    updates=st.dictionaries(
+        st.sampled_from(
+            sorted(LIVE_KEYS)
+            + [
+                f"constraints.{n}.{k}"
+                for n in ("ee", "post")
+                for k in sorted(LIVE_CONSTRAINT_KEYS)
+            ]
+        ),
+        st.sampled_from(LIVE_VALUE_POOL),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_live_change_is_applied_whole_or_refused_with_config_error(
+    tree: KinematicTree, updates: dict[str, object]
+) -> None:
+    """One validation path: a change that validates also builds; any other is a ConfigError.
+
+    ``apply_updates`` (what the node checks) accepts a change exactly when the controller can
+    be rebuilt with it, and the controller raises nothing but :class:`ConfigError` and stays
+    unchanged when it refuses.
+    """
+    cons = [
+        ConstraintConfig("ee", "copy_pose", link="panda_hand"),
+        ConstraintConfig("post", "joint_value", joints=["panda_joint1"], values=[0.0]),
+    ]
+    c = make(tree, constraints=cons)
+    before = c.config.to_dict()
+    try:
+        cfg = apply_updates(c.config, **updates)
+    except ConfigError:
+        with pytest.raises(ConfigError):
+            c.update_parameters(**updates)
+        assert c.config.to_dict() == before
+        return
+    Controller(tree, cfg)  # what a start-up with these values builds
+    c.update_parameters(**updates)
+    assert c.config.to_dict() == cfg.to_dict()

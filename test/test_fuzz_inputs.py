@@ -260,6 +260,11 @@ PARAM_VALUES: dict[str, list[Any]] = {
     "damping_max": [0.0, 0.3, -0.1, 11.0, math.nan],
     "solver": ["dls", "sdls", "svd", 3],
     "constraints.ee.gain": [0.0, 5.0, 20.0, -1.0, math.nan, "x"],
+    "constraints.ee.position_axes": ["xyz", "xy", "", "qqq", "xyzx", 3],
+    "constraints.ee.rotation_axes": ["xyz", "z", "", "xxz"],
+    "constraints.ee.reference": ["target", "effector", "nowhere", ""],
+    "max_target_speed": [0.5, 2.0, 0.0, math.nan, 1e300],
+    "max_target_angular_speed": [1.0, 6.0, -1.0],
     "joints": [["panda_joint1"]],
     "constraints.ee.link": ["panda_link7"],
 }

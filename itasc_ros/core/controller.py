@@ -232,9 +232,11 @@ class ConstraintConfig:
                 f"{owner}min_distance {self.min_distance} > max_distance {self.max_distance}"
             )
         self.joints = _strings(owner, "joints", self.joints)
-        if isinstance(self.values, str):
+        if self.values is None:
+            self.values = []
+        if isinstance(self.values, str) or not isinstance(self.values, Sequence | np.ndarray):
             raise ConfigError(f"{owner}values must be a list of numbers, got {self.values!r}")
-        self.values = [_ranged(owner, "values", v, CONSTRAINT_RANGES) for v in self.values or []]
+        self.values = [_ranged(owner, "values", v, CONSTRAINT_RANGES) for v in self.values]
         if self.type == "joint_value":
             if not self.joints:
                 raise ConfigError(f"{owner}a joint_value constraint needs 'joints'")
@@ -796,6 +798,10 @@ class Controller:
     def target_reach(self, constraint: str) -> float:
         """Largest distance [m] of the constraint's target from the root (farther: refused)."""
         return self._target_state(constraint).reach
+
+    def fed_forward_twist(self, constraint: str) -> Array:
+        """(6,) the target twist the last :meth:`step` fed forward (root frame) [m/s, rad/s]."""
+        return self._target_state(constraint).applied.copy()
 
     def target_twist_estimate(self, constraint: str) -> Array:
         """(6,) the filtered twist estimated from successive target poses (root frame)."""

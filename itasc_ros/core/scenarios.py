@@ -8,6 +8,7 @@ the same figures for the same parameters. ROS-free.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -188,4 +189,145 @@ def circle_tracking(
     }
 
 
-__all__ = ["PLANES", "SHAPES", "circle_tracking", "path_point"]
+HOSTILE_KINDS = ("pose", "twist", "jump")
+"""Kinds of :class:`HostileInput`."""
+
+
+@dataclass(frozen=True)
+class HostileInput:
+    """One bad input slipped into a good target stream.
+
+    Attributes:
+        t: when it arrives [s].
+        kind: 'pose' (a target position, e.g. a perception glitch), 'twist' (an explicit
+            target twist) or 'jump' (the good pose of that moment flagged as a jump, as the RViz
+            marker's snap does).
+        value: 'pose': (3,) position [m] in the root frame; 'twist': (6,) [m/s, rad/s];
+            'jump': unused.
+    """
+
+    t: float
+    kind: str
+    value: tuple[float, ...] = ()
+
+
+def stream_with_hostile_inputs(
+    tree: KinematicTree,
+    config: Any,
+    home_q: ArrayLike,
+    hostile: list[HostileInput],
+    duration: float = 6.0,
+    stream_rate: float = 50.0,
+    radius: float = 0.1,
+    speed: float = 0.25,
+) -> dict[str, Any]:
+    """A good target stream on a circle, with and without hostile inputs: where the robot goes.
+
+    Two closed loops of a :class:`~itasc_ros.core.controller.Controller` (the node's core),
+    ``q += q' dt`` at ``config.control_rate``, the joint state given every tick: one fed the
+    good stream only, one fed the same stream plus ``hostile``. The good stream is the first
+    constraint's target on the circle of :func:`path_point` around the home effector pose, at
+    ``stream_rate``, stamped with the simulated time. The deviation is the distance between the
+    two effectors at the same instant.
+
+    Args:
+        tree: the robot.
+        config: a ``ControllerConfig`` whose first constraint is a copy_pose with a target.
+        home_q: (n,) start configuration, in the controller's joint order [rad or m].
+        hostile: the bad inputs; rejected ones are counted, not raised.
+        duration: run time [s].
+        stream_rate: rate of the good poses [Hz].
+        radius: circle radius [m].
+        speed: target speed on the circle [m/s].
+
+    Returns:
+        Plain numbers and lists: ``t`` [s] and ``deviation_m`` per tick; ``max_deviation_m``;
+        ``recovery_s`` (time from the last hostile input until the deviation stays below 1 mm,
+        ``inf`` if it never does); ``deviation_at_m`` {'1s', '3s', '5s' after the last hostile
+        input}; ``max_feedforward_m_s`` / ``max_feedforward_rad_s`` (largest fed-forward target
+        twist, hostile run; NaN when the controller does not report it); ``rejected`` (hostile
+        inputs refused); ``jumps`` (poses read as jumps).
+    """
+    from .controller import Controller  # the controller imports the scene, not this module
+    from .errors import InputError
+    from .spatial import matrix_to_quat
+
+    def run(events: list[HostileInput]) -> tuple[Array, dict[str, Any]]:
+        ctrl = Controller(tree, config)
+        name = ctrl.pose_constraints[0]
+        tip = ctrl.config.constraint(name).link
+        q = np.array(home_q, dtype=float)
+        home = tree.forward_kinematics(q, tip)
+        quat = matrix_to_quat(home)
+        dt, period = ctrl.period, 1.0 / stream_rate
+        n = round(duration / dt)
+        eff = np.zeros((n, 3))
+        pending = sorted(events, key=lambda e: e.t)
+        stats = {"rejected": 0, "ff_lin": 0.0, "ff_ang": 0.0}
+        next_pose, good = 0.0, home[:3, 3].copy()
+        for k in range(n):
+            t = k * dt
+            ctrl.set_joint_state(ctrl.joint_names, q, t)
+            while next_pose <= t + 1e-9:
+                good, _ = path_point(next_pose, home[:3, 3], radius, speed, "circle", "yz")
+                ctrl.set_target(name, "", good, quat, t, next_pose)
+                next_pose += period
+            while pending and pending[0].t <= t + 1e-9:
+                e = pending.pop(0)
+                try:
+                    if e.kind == "pose":
+                        ctrl.set_target(name, "", np.array(e.value), quat, t, e.t)
+                    elif e.kind == "twist":
+                        ctrl.set_target_twist(name, "", np.array(e.value), t, e.t)
+                    else:
+                        ctrl.set_target(name, "", good, quat, t, e.t, jump=True)
+                except InputError:
+                    stats["rejected"] += 1
+            out = ctrl.step(t)
+            if hasattr(ctrl, "fed_forward_twist"):
+                ff = ctrl.fed_forward_twist(name)
+                stats["ff_lin"] = max(stats["ff_lin"], float(np.linalg.norm(ff[:3])))
+                stats["ff_ang"] = max(stats["ff_ang"], float(np.linalg.norm(ff[3:])))
+            else:
+                stats["ff_lin"] = stats["ff_ang"] = math.nan
+            q += out.qdot * dt
+            eff[k] = tree.forward_kinematics(q, tip)[:3, 3]
+        stats["jumps"] = getattr(ctrl, "target_jumps", lambda _: -1)(name)
+        return eff, stats
+
+    clean, _ = run([])
+    dirty, stats = run(list(hostile))
+    dev = np.linalg.norm(dirty - clean, axis=1)  # (n,)
+    dt = 1.0 / float(config.control_rate)
+    t = np.arange(len(dev)) * dt
+    last = max((e.t for e in hostile), default=0.0)
+    above = np.flatnonzero(dev >= 1e-3)
+    recovery = 0.0 if above.size == 0 else float(t[above[-1]] + dt - last)
+    if above.size and above[-1] == len(dev) - 1:
+        recovery = math.inf
+    at = {}
+    for s in (1, 3, 5):
+        k = round((last + s) / dt)
+        at[f"{s}s"] = float(dev[k]) if k < len(dev) else math.nan
+    return {
+        "t": t.tolist(),
+        "deviation_m": dev.tolist(),
+        "max_deviation_m": float(dev.max()),
+        "recovery_s": max(recovery, 0.0),
+        "deviation_at_m": at,
+        "max_feedforward_m_s": stats["ff_lin"],
+        "max_feedforward_rad_s": stats["ff_ang"],
+        "rejected": stats["rejected"],
+        "jumps": stats["jumps"],
+    }
+
+
+__all__ = [
+    "HOSTILE_KINDS",
+    "PLANES",
+    "SHAPES",
+    "HostileInput",
+    "circle_tracking",
+    "path_point",
+    "stream_with_hostile_inputs",
+]

@@ -8,6 +8,9 @@ Subcommands (``--json`` prints one JSON object on the last line):
   beside KDL's ``ChainFkSolverPos`` + ``ChainIkSolverVel_wdls`` for the same step; key
   ``tick_ratio_vs_pykdl``. Also a Talos tick with four constraints.
 * ``tracking``: a target on a circle (0.1 m, 0.25 m/s) with and without feed-forward.
+* ``outliers``: one bad target pose (1e6, 1e12, 1e149 m away, refused; 1 and 3 m, jumps) in a
+  50 Hz stream on a circle: the effector's largest deviation from the run without it and the
+  time to come back within 1 mm (the controller closed on a perfect velocity robot).
 * ``loop`` / ``soak``: the node at 1 kHz with the simulated robot over DDS.
 * ``all``: kinematics, tick and tracking.
 
@@ -32,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..core import CopyPose, KinematicTree, Scene
-from .resources import robot_urdf
+from .resources import robot_urdf, share_file
 
 PANDA_HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 
@@ -194,6 +197,33 @@ def bench_tracking() -> dict[str, Any]:
     return out
 
 
+OUTLIER_POSITIONS = {  # name -> the outlier's position in the root frame [m]
+    "1e6 m": (1e6, 0.0, 0.5),
+    "1e12 m": (1e12, 0.0, 0.5),
+    "1e149 m": (1e149, 0.0, 0.5),
+    "3 m": (3.0, 0.0, 0.5),
+    "1 m": (1.0, 0.0, 0.5),
+}
+
+
+def bench_outliers() -> dict[str, Any]:
+    """One outlier pose at t = 1.01 s in a 50 Hz circle stream (Panda, config/panda.yaml)."""
+    import yaml
+
+    from ..core import ControllerConfig, scenarios
+
+    tree = KinematicTree.from_urdf(robot_urdf("panda").read_text())
+    config = ControllerConfig.from_params(
+        yaml.safe_load(share_file("config", "panda.yaml").read_text())
+    )
+    out: dict[str, Any] = {}
+    for name, position in OUTLIER_POSITIONS.items():
+        bad = [scenarios.HostileInput(1.01, "pose", position)]
+        r = scenarios.stream_with_hostile_inputs(tree, config, PANDA_HOME, bad, duration=10.0)
+        out[name] = {k: v for k, v in r.items() if k not in ("t", "deviation_m")}
+    return out
+
+
 def _print_table(title: str, rows: dict[str, Any]) -> None:
     print(f"\n== {title}")
     for k, v in rows.items():
@@ -266,7 +296,9 @@ def floor_comparison(nodes: list[dict[str, Any]], floors: list[dict[str, Any]]) 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``itasc-bench``."""
     ap = argparse.ArgumentParser(prog="itasc-bench", description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["kinematics", "tick", "tracking", "loop", "soak", "all"])
+    ap.add_argument(
+        "what", choices=["kinematics", "tick", "tracking", "outliers", "loop", "soak", "all"]
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object on the last line")
     ap.add_argument("--number", type=int, default=2000, help="calls per timing block")
     ap.add_argument("--repeats", type=int, default=15, help="timing blocks (median taken)")
@@ -329,6 +361,18 @@ def main(argv: list[str] | None = None) -> int:
         result["tracking"] = r
         result["tracking_error_feedforward_m"] = r["tracking_error_feedforward_m"]
         result["tracking_error_feedback_only_m"] = r["tracking_error_feedback_only_m"]
+    if args.what == "outliers":
+        r = bench_outliers()
+        print("\n== one outlier pose in a 50 Hz stream (deviation from the run without it)")
+        for name, row in r.items():
+            at = ", ".join(f"{v * 1e3:.1f}" for v in row["deviation_at_m"].values())
+            print(
+                f"  {name:>8}: max {row['max_deviation_m'] * 1e3:8.1f} mm, back within 1 mm "
+                f"after {row['recovery_s']:.2f} s, at +1/3/5 s [{at}] mm, refused "
+                f"{row['rejected']}, jumps {row['jumps']}, largest feed-forward "
+                f"{row['max_feedforward_m_s']:.3f} m/s"
+            )
+        result["outliers"] = r
     if args.what in ("loop", "soak"):
         from .bench_loop import run_loop_bench
 

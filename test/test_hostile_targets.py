@@ -1,0 +1,97 @@
+"""The robot goes where the accepted inputs ask: hostile target inputs in a good stream.
+
+A good target stream (50 Hz, a circle of 0.1 m at 0.25 m/s around the Panda's home hand pose)
+is fed to the :class:`~itasc_ros.core.controller.Controller` closed on a perfect velocity robot
+(``q += q' dt``) twice: alone, and with hypothesis-drawn hostile inputs slipped in (outlier
+poses from a few centimetres to 1e150 m away, explicit twists up to 1e149, poses flagged as
+jumps). Shown for every draw:
+
+* the feed-forward twist never exceeds ``max_target_speed`` / ``max_target_angular_speed``;
+* the effector's deviation from the clean run stays below :data:`MAX_DEVIATION`: a hostile twist
+  is capped to 2 m/s and lives ``input_timeout`` (0.1 s), against the gain 20 1/s that is at most
+  ``v / K`` = 0.1 m; an accepted outlier pose is a jump and holds for one stream period (20 ms);
+* it is back within 1 mm of the clean run :data:`RECOVERY` seconds after the last hostile input.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from itasc_ros.core import ControllerConfig, KinematicTree
+from itasc_ros.core.scenarios import HostileInput, stream_with_hostile_inputs
+from itasc_ros.tools.resources import robot_urdf, share_file
+
+TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
+CONFIG = ControllerConfig.from_params(
+    yaml.safe_load(share_file("config", "panda.yaml").read_text())
+)
+HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+CENTER = TREE.forward_kinematics(np.array(HOME), "panda_hand")[:3, 3]
+MAX_DEVIATION = 0.15  # [m] v / K = 0.1 m for a capped hostile twist, plus outliers' jumps
+RECOVERY = 1.5  # [s] after the last hostile input, back within 1 mm of the clean run
+MAGNITUDES = [0.02, 0.1, 0.5, 1.0, 3.0, 10.0, 1e3, 1e6, 1e12, 1e149, 1e150]
+
+
+@st.composite
+def hostile_inputs(draw: st.DrawFn) -> HostileInput:
+    """An outlier pose, a twist or a jump at a random time of the stream."""
+    t = draw(st.floats(0.5, 2.5))
+    kind = draw(st.sampled_from(["pose", "pose", "twist", "jump"]))
+    direction = np.array(draw(st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6)))
+    direction /= max(float(np.linalg.norm(direction)), 1e-9)
+    magnitude = draw(st.sampled_from(MAGNITUDES))
+    if kind == "pose":
+        value = tuple(float(v) for v in CENTER + magnitude * direction[:3])
+    elif kind == "twist":
+        value = tuple(float(v) for v in magnitude * direction)
+    else:
+        value = ()
+    return HostileInput(t, kind, value)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile=st.lists(hostile_inputs(), min_size=1, max_size=5))
+def test_hostile_inputs_in_a_good_stream_never_take_the_robot_elsewhere(
+    hostile: list[HostileInput],
+) -> None:
+    last = max(e.t for e in hostile)
+    r = stream_with_hostile_inputs(TREE, CONFIG, HOME, hostile, duration=last + RECOVERY + 0.5)
+    assert r["max_feedforward_m_s"] <= CONFIG.max_target_speed * (1.0 + 1e-12)
+    assert r["max_feedforward_rad_s"] <= CONFIG.max_target_angular_speed * (1.0 + 1e-12)
+    assert r["max_deviation_m"] < MAX_DEVIATION, r["max_deviation_m"]
+    assert r["recovery_s"] <= RECOVERY, (r["recovery_s"], r["deviation_at_m"])
+
+
+@pytest.mark.parametrize("x", [1e6, 1e12, 1e149])
+def test_a_far_outlier_is_refused_and_changes_nothing(x: float) -> None:
+    """The reported cases: one pose 1e6, 1e12 or 1e149 m away in a 50 Hz stream."""
+    r = stream_with_hostile_inputs(TREE, CONFIG, HOME, [HostileInput(1.01, "pose", (x, 0, 0.5))])
+    assert r["rejected"] == 1
+    assert r["max_deviation_m"] == 0.0
+    assert r["jumps"] == 0
+
+
+def test_an_outlier_within_reach_is_a_jump_not_a_velocity() -> None:
+    """1 m off the stream: accepted, read as a jump both ways, no feed-forward from it."""
+    bad = [HostileInput(1.01, "pose", (float(CENTER[0]) + 1.0, 0.0, 0.5))]
+    r = stream_with_hostile_inputs(TREE, CONFIG, HOME, bad, duration=3.0)
+    assert r["rejected"] == 0
+    assert r["jumps"] == 2  # to the outlier and back to the stream
+    assert r["max_feedforward_m_s"] < 0.3  # the circle's 0.25 m/s, nothing from the jump
+    assert r["max_deviation_m"] < 0.02
+    assert r["recovery_s"] < 0.5
+
+
+def test_a_huge_explicit_twist_is_capped() -> None:
+    r = stream_with_hostile_inputs(
+        TREE, CONFIG, HOME, [HostileInput(1.01, "twist", (1e149, 0, 0, 0, 0, 1e149))], duration=3.0
+    )
+    assert r["max_feedforward_m_s"] == pytest.approx(CONFIG.max_target_speed)
+    assert r["max_feedforward_rad_s"] == pytest.approx(CONFIG.max_target_angular_speed)
+    assert math.isfinite(r["recovery_s"]) and r["recovery_s"] <= RECOVERY

@@ -1,0 +1,664 @@
+"""itasc_node's parameter services over real DDS: a request is applied whole or refused whole.
+
+One node runs as its own process (the console script's entry point) in the namespace ``/params``,
+with the parameters of ``config/panda.yaml`` and the bundled Panda URDF as ``robot_description``;
+this process is a static robot at HOME (joint states at 100 Hz) and gives one target, so the node
+commands a constant velocity throughout (checked by a :class:`procs.CommandChecker`).
+
+Shown:
+
+* the five strings of the issue (``position_axes`` ``qqq`` / ``xyzx``, ``rotation_axes`` ``xxz``,
+  ``reference`` ``nowhere``, ``solver`` ``svd``) are refused with a reason naming them, the node
+  keeps running (same process, no model rebuilt), the values stay as they were and the commands
+  go on;
+* hypothesis requests of 1-4 parameters drawn from every declared parameter (and a few undeclared
+  names), each value of a random ROS type (booleans, integers, doubles with NaN, infinities,
+  1e308, -0.0 and values just outside the ranges, strings with the valid choices and garbage,
+  byte, boolean, integer, double and string arrays, NOT_SET), sent with
+  ``set_parameters_atomically`` or ``set_parameters``: the outcome is the one the documented
+  rules give (the oracle below, written from the rules, not by calling the node's validation),
+  a refusal has a reason and changes nothing (``get_parameters`` of every declared parameter),
+  an accepted request reads back;
+* afterwards the node is alive, answers, still tracks the target with the very command of
+  before, never published a bad command, and SIGINT ends it with exit code 0 and a clean log.
+
+The oracle (see :func:`broken` and :func:`cross_field`), per parameter: declared; not read-only;
+a value of the declared type (rclpy does not convert: an INTEGER sent to a DOUBLE parameter is
+refused with "Wrong parameter type", and NOT_SET is refused for a declared parameter: "Static
+parameter cannot be undeclared"); a number within the declared closed range (NaN is in no range;
+rclpy itself lets values within a relative 1e-6 of a bound through, the node then refuses those
+outside); ``solver`` one of dls, sdls; ``reference`` one of target, effector, root; the axes
+distinct letters of 'xyz' (read case-insensitively by the constraint: 'XZ' is 'xz'), possibly
+empty; ``values`` finite numbers within +-1e6; ``robot_description`` empty (a no-op: the node
+keeps its model) and never anything else here (every other string sent is garbage, not a URDF,
+and must be refused); ``urdf_file`` anything (the URDF came from the parameter, so the file is
+not read: accepted and ignored). Across fields: ``damping_epsilon`` 0 with ``damping_max`` > 0,
+``min_distance`` > ``max_distance`` >= 0 and a copy_pose with neither position nor rotation axes
+are refused. ``set_parameters`` is applied by rclpy one parameter at a time (each judged on the
+state the previous ones left); ``set_parameters_atomically`` is accepted iff every parameter is.
+
+Examples are generated (not shrunk: each one talks to a live process) and derandomised.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from geometry_msgs.msg import PoseStamped
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
+from procs import CommandChecker, RosTestClient, node_command, read_log, ros_client, start_process
+from procs import stop_process
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue, SetParametersResult
+from rcl_interfaces.srv import (
+    DescribeParameters,
+    GetParameters,
+    ListParameters,
+    SetParameters,
+    SetParametersAtomically,
+)
+from rclpy.parameter import Parameter
+from test_node import HOME, FakeRobot, goal_pose, home_by_name, pose_msg
+
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.controller import CONSTRAINT_RANGES
+from itasc_ros.ros.parameters import NODE_PARAMS, ParamSpec, constraint_specs
+from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+
+pytestmark = pytest.mark.dds
+
+REPO = Path(__file__).resolve().parents[1]
+PANDA = REPO / "urdf" / "panda.urdf"
+PANDA_YAML = REPO / "config" / "panda.yaml"
+DOMAIN = private_domain_id(os.getpid() + 131)  # this module's own domain
+NS = "/params"
+NODE = f"{NS}/itasc_node"
+COMMANDS = f"{NS}/commands"
+TIMEOUT = 15.0  # [s] generous: the machine is shared
+EXAMPLES = 80  # hypothesis examples (each a request, its check and, if accepted, a restore)
+GOAL = ([0.02, -0.01, 0.015], [0.0, 0.0, 0.0])  # the target: HOME's hand moved by [m], [rad]
+
+T = ParameterType
+# =============================================================================== the oracle
+Value = tuple[int, Any]
+"""A parameter value: (ParameterType, Python value); arrays as tuples, NOT_SET as None."""
+
+SOLVERS = ("dls", "sdls")  # 'solver': damped least squares or selectively damped
+REFERENCES = ("target", "effector", "root")  # 'reference': frame of the copy_pose axes
+AXES_LETTERS = "xyz"  # distinct letters of 'xyz', either case, possibly empty
+VALUES_RANGE = CONSTRAINT_RANGES["values"]  # each element of constraints.<name>.values
+CONSTRAINT = "ee"  # the one constraint of config/panda.yaml, a copy_pose
+C = f"constraints.{CONSTRAINT}."
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a declared parameter accepts: its type, whether it is read-only, its range."""
+
+    type: int
+    read_only: bool
+    lo: float | None = None
+    hi: float | None = None
+
+
+def declared_type(default: Any) -> int:
+    """The ParameterType of a :class:`ParamSpec` default (a Parameter.Type for empty arrays)."""
+    if isinstance(default, Parameter.Type):
+        return int(default.value)
+    if isinstance(default, bool):
+        return T.PARAMETER_BOOL
+    if isinstance(default, int):
+        return T.PARAMETER_INTEGER
+    if isinstance(default, float):
+        return T.PARAMETER_DOUBLE
+    if isinstance(default, str):
+        return T.PARAMETER_STRING
+    assert isinstance(default, list) and all(isinstance(s, str) for s in default), default
+    return T.PARAMETER_STRING_ARRAY
+
+
+SPECS: list[ParamSpec] = [*NODE_PARAMS, *constraint_specs(CONSTRAINT)]
+RULES: dict[str, Rule] = {
+    s.name: Rule(declared_type(s.default), s.read_only, s.lo, s.hi) for s in SPECS
+} | {
+    # rclpy's own parameters of every node
+    "use_sim_time": Rule(T.PARAMETER_BOOL, False),
+    "start_type_description_service": Rule(T.PARAMETER_BOOL, True),
+}
+DECLARED = sorted(RULES)
+WRITABLE = sorted(n for n, r in RULES.items() if not r.read_only)
+UNDECLARED = ["solvr", f"{C}typo", "constraints.arm.gain", "constraints", "qos_overrides"]
+# Statically typed arrays declared without a value: rclpy's get_parameters answers nothing at all
+# for a request naming one that was never set, so these are read one by one (and read as [], as
+# the node reads them).
+MAYBE_UNSET = sorted(s.name for s in SPECS if isinstance(s.default, Parameter.Type))
+
+
+def axes_ok(text: str) -> bool:
+    """Distinct letters of 'xyz' (either case), possibly none."""
+    low = text.lower() if all(ch in "xyzXYZ" for ch in text) else None
+    return low is not None and len(set(low)) == len(low)
+
+
+def broken(name: str, value: Value) -> str:
+    """Why ``name`` may not be set to ``value`` on its own ('' when it may)."""
+    rule = RULES.get(name)
+    if rule is None:
+        return "not declared"
+    if rule.read_only:
+        return "read-only"
+    kind, v = value
+    if kind != rule.type:  # no conversion: an INTEGER is not a DOUBLE; NOT_SET never
+        return f"type {kind}, declared {rule.type}"
+    if kind == T.PARAMETER_DOUBLE and rule.lo is not None and rule.hi is not None:
+        if not rule.lo <= v <= rule.hi:  # NaN fails both
+            return f"not in [{rule.lo}, {rule.hi}]"
+    if name == "solver" and v not in SOLVERS:
+        return f"solver not one of {SOLVERS}"
+    if name == f"{C}reference" and v not in REFERENCES:
+        return f"reference not one of {REFERENCES}"
+    if name in (f"{C}position_axes", f"{C}rotation_axes") and not axes_ok(v):
+        return "axes not distinct letters of 'xyz'"
+    if name == f"{C}values" and not all(VALUES_RANGE[0] <= x <= VALUES_RANGE[1] for x in v):
+        return f"values not all in {VALUES_RANGE}"
+    if name == "robot_description" and v != "":
+        return "not a URDF"  # only garbage is sent; '' keeps the model (accepted, a no-op)
+    return ""  # urdf_file: any path, ignored (the URDF came from the robot_description)
+
+
+def cross_field(state: dict[str, Value]) -> str:
+    """Why the configuration ``state`` is invalid as a whole ('' when it is valid)."""
+    damping_max, epsilon = state["damping_max"][1], state["damping_epsilon"][1]
+    if damping_max > 0.0 and epsilon == 0.0:
+        return "damping_epsilon 0 while damping_max > 0"
+    lo, hi = state[f"{C}min_distance"][1], state[f"{C}max_distance"][1]
+    if hi >= 0.0 and lo > hi:
+        return "min_distance > max_distance"
+    if not state[f"{C}position_axes"][1] and not state[f"{C}rotation_axes"][1]:
+        return "a copy_pose needs a position or a rotation axis"
+    return ""
+
+
+def refusal(state: dict[str, Value], params: Sequence[tuple[str, Value]]) -> str:
+    """Why the atomic request ``params`` on ``state`` must be refused ('' if accepted)."""
+    for name, value in params:
+        why = broken(name, value)
+        if why:
+            return f"{name}: {why}"
+    return cross_field(state | dict(params))
+
+
+# ============================================================================ the messages
+_FIELDS = {
+    T.PARAMETER_BOOL: "bool_value",
+    T.PARAMETER_INTEGER: "integer_value",
+    T.PARAMETER_DOUBLE: "double_value",
+    T.PARAMETER_STRING: "string_value",
+    T.PARAMETER_BYTE_ARRAY: "byte_array_value",
+    T.PARAMETER_BOOL_ARRAY: "bool_array_value",
+    T.PARAMETER_INTEGER_ARRAY: "integer_array_value",
+    T.PARAMETER_DOUBLE_ARRAY: "double_array_value",
+    T.PARAMETER_STRING_ARRAY: "string_array_value",
+}
+_ARRAYS = {t for t, f in _FIELDS.items() if f.endswith("_array_value")}
+
+
+def to_msg(value: Value) -> ParameterValue:
+    """A ParameterValue message of ``value``."""
+    kind, v = value
+    msg = ParameterValue(type=kind)
+    if kind == T.PARAMETER_BYTE_ARRAY:
+        v = [bytes([b]) for b in v]
+    elif kind in _ARRAYS:
+        v = list(v)
+    if kind in _FIELDS:
+        setattr(msg, _FIELDS[kind], v)
+    return msg
+
+
+def from_msg(msg: ParameterValue) -> Value:
+    """The :data:`Value` of a ParameterValue message."""
+    if msg.type not in _FIELDS:
+        return (msg.type, None)
+    v = getattr(msg, _FIELDS[msg.type])
+    if msg.type == T.PARAMETER_BYTE_ARRAY:
+        return (msg.type, tuple(b[0] for b in v))
+    return (msg.type, tuple(v) if msg.type in _ARRAYS else v)
+
+
+def show(params: Sequence[tuple[str, Value]]) -> str:
+    """A request, readably (for assertion messages)."""
+    names = {t: n.removeprefix("PARAMETER_") for n, t in vars(T).items() if n.isupper()}
+    return ", ".join(f"{n}={names.get(k, k)}:{v!r:.80}" for n, (k, v) in params)
+
+
+# ============================================================================ the node
+class ParamServices:
+    """Persistent clients of the node's parameter services (one discovery, then ~ms a call)."""
+
+    def __init__(self, client: RosTestClient, node: str) -> None:
+        self.client = client
+        make = client.node.create_client
+        self.get = make(GetParameters, f"{node}/get_parameters")
+        self.set = make(SetParameters, f"{node}/set_parameters")
+        self.set_atomic = make(SetParametersAtomically, f"{node}/set_parameters_atomically")
+        for c in (self.get, self.set, self.set_atomic):
+            assert c.wait_for_service(timeout_sec=TIMEOUT), c.srv_name
+
+    def _call(self, srv: Any, request: Any) -> Any:
+        future = srv.call_async(request)
+        RosTestClient.wait_for(future.done, TIMEOUT, f"the answer of {srv.srv_name}", 0.001)
+        return future.result()
+
+    def read(self, names: Sequence[str]) -> list[Value | None]:
+        """get_parameters: the values, or None for each name if one was never set."""
+        answer = self._call(self.get, GetParameters.Request(names=list(names)))
+        if len(answer.values) != len(names):
+            return [None] * len(names)
+        return [from_msg(v) for v in answer.values]
+
+    def snapshot(self) -> dict[str, Value]:
+        """Every declared parameter's value; an array never set reads as [] of its type."""
+        batch = [n for n in DECLARED if n not in MAYBE_UNSET]
+        values = dict(zip(batch, self.read(batch), strict=True))
+        for name in MAYBE_UNSET:
+            (values[name],) = self.read([name])
+        out: dict[str, Value] = {}
+        for name, v in values.items():
+            assert v is not None or name in MAYBE_UNSET, f"{name} does not answer"
+            out[name] = (RULES[name].type, ()) if v is None else v
+        return out
+
+    def set_atomically(self, params: Sequence[tuple[str, Value]]) -> SetParametersResult:
+        """set_parameters_atomically: one result for the whole request."""
+        request = SetParametersAtomically.Request(
+            parameters=[ParameterMsg(name=n, value=to_msg(v)) for n, v in params]
+        )
+        return self._call(self.set_atomic, request).result
+
+    def set_each(self, params: Sequence[tuple[str, Value]]) -> list[SetParametersResult]:
+        """set_parameters: one result per parameter (rclpy applies them one at a time)."""
+        request = SetParameters.Request(
+            parameters=[ParameterMsg(name=n, value=to_msg(v)) for n, v in params]
+        )
+        return list(self._call(self.set, request).results)
+
+
+@dataclass
+class NodeUnderTest:
+    """The node process, its services, the robot, the checker and the reference state."""
+
+    proc: subprocess.Popen
+    services: ParamServices
+    robot: FakeRobot
+    checker: CommandChecker
+    target: Any
+    goal: PoseStamped
+    original: dict[str, Value]
+    baseline: np.ndarray  # (7,) the command tracking GOAL before any parameter request
+    accepted: int = 0
+    refused: int = 0
+    partly: int = 0  # set_parameters requests with some parameters accepted, some refused
+
+    def alive(self) -> str:
+        """'' while the process runs, else its exit code and log tail."""
+        if self.proc.poll() is None:
+            return ""
+        return f"node exited with {self.proc.returncode}:\n{read_log(self.proc)[-3000:]}"
+
+    def restore(self) -> None:
+        """Set back every parameter that differs from the start (one atomic request)."""
+        now = self.services.snapshot()
+        changed = [(n, v) for n, v in self.original.items() if now[n] != v]
+        if changed:
+            result = self.services.set_atomically(changed)
+            assert result.successful, f"restore refused: {show(changed)}: {result.reason}"
+            assert self.services.snapshot() == self.original
+
+    def commands_flow(self, count: int = 20) -> None:
+        """``count`` more commands arrive, the last one the baseline (tracking GOAL as before)."""
+        start = self.checker.snapshot()[0]
+        RosTestClient.wait_for(
+            lambda: self.checker.snapshot()[0] >= start + count, TIMEOUT, f"{count} commands"
+        )
+        RosTestClient.wait_for(
+            lambda: np.allclose(self.checker.last, self.baseline, rtol=1e-6, atol=1e-9),
+            TIMEOUT,
+            f"the baseline command {self.baseline} (last {self.checker.last})",
+        )
+
+
+def write_params_file(path: Path) -> Path:
+    """config/panda.yaml's parameters for any node name, the Panda URDF, commands in NS.
+
+    The file's section is ``itasc_node``, which names only a node in the root namespace.
+    """
+    params = yaml.safe_load(PANDA_YAML.read_text())["itasc_node"]["ros__parameters"]
+    params |= {"robot_description": PANDA.read_text(), "command_out_topic": "commands"}
+    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[RosTestClient]:
+    with ros_client(DOMAIN, "itasc_parameters_test_client") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def node(
+    client: RosTestClient, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[NodeUnderTest]:
+    """The node commanding a static robot at HOME towards GOAL (one for the module)."""
+    tree = KinematicTree.from_urdf_file(PANDA)
+    joints = [f"panda_joint{i + 1}" for i in range(7)]  # config/panda.yaml's order
+    limits = [tree.velocity_limits[tree.joint_names.index(j)] for j in joints]
+    checker = CommandChecker(client, limits, COMMANDS)
+    params = write_params_file(tmp_path_factory.mktemp("params") / "panda.yaml")
+    args = ["-r", f"__ns:={NS}", "--params-file", str(params)]
+    proc = start_process(node_command(*args), local_dds_env(DOMAIN), name="itasc_node_params")
+    robot = FakeRobot(client, f"{NS}/joint_states", list(home_by_name()), home_by_name())
+    target = client.publisher(PoseStamped, f"{NODE}/target_pose")
+    try:
+        robot.start()
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        goal = pose_msg(goal_pose(tree, HOME, *GOAL))
+        target.publish(goal)
+        client.wait_for(
+            lambda: checker.last is not None and np.abs(checker.last).max() > 0.01,
+            TIMEOUT,
+            "motion commands",
+        )
+        time.sleep(0.2)
+        services = ParamServices(client, NODE)
+        yield NodeUnderTest(
+            proc,
+            services,
+            robot,
+            checker,
+            target,
+            goal,
+            original=services.snapshot(),
+            baseline=np.array(checker.last),
+        )
+    finally:
+        robot.close()
+        stop_process(proc, signal.SIGKILL if proc.poll() is None else signal.SIGINT)
+        print(read_log(proc)[-4000:])
+
+
+# =============================================================================== the tests
+def test_the_declared_parameters_are_the_documented_ones(
+    client: RosTestClient, node: NodeUnderTest
+) -> None:
+    """The oracle's premises: the node declares exactly these, with these types and ranges."""
+    listed = client.call(ListParameters, f"{NODE}/list_parameters", ListParameters.Request())
+    assert sorted(listed.result.names) == DECLARED
+    request = DescribeParameters.Request(names=DECLARED)
+    described = client.call(DescribeParameters, f"{NODE}/describe_parameters", request)
+    for name, d in zip(DECLARED, described.descriptors, strict=True):
+        rule = RULES[name]
+        assert (d.name, d.type, d.read_only) == (name, rule.type, rule.read_only)
+        bounds = [(r.from_value, r.to_value) for r in [*d.floating_point_range, *d.integer_range]]
+        assert bounds == ([] if rule.lo is None else [(rule.lo, rule.hi)]), name
+        if rule.type == T.PARAMETER_DOUBLE and not rule.read_only:
+            assert bounds, f"{name}: a double without a range"
+    original = node.original
+    assert original["solver"] == (T.PARAMETER_STRING, "dls")
+    assert original["constraint_names"] == (T.PARAMETER_STRING_ARRAY, (CONSTRAINT,))
+    assert original[f"{C}type"] == (T.PARAMETER_STRING, "copy_pose")
+    assert original["robot_description"] == (T.PARAMETER_STRING, PANDA.read_text())
+    assert cross_field(original) == ""
+
+
+TYPOS = [
+    (f"{C}position_axes", "qqq"),
+    (f"{C}position_axes", "xyzx"),
+    (f"{C}rotation_axes", "xxz"),
+    (f"{C}reference", "nowhere"),
+    ("solver", "svd"),
+]
+
+
+@pytest.mark.parametrize(("name", "text"), TYPOS, ids=[f"{n}={v}" for n, v in TYPOS])
+def test_the_reported_typos_are_refused_without_a_restart(
+    node: NodeUnderTest, name: str, text: str
+) -> None:
+    services = node.services
+    before = services.snapshot()
+    assert before == node.original
+    models = read_log(node.proc).count("model 'panda' from the parameter")
+    request = [(name, (T.PARAMETER_STRING, text))]
+    assert refusal(before, request)  # the oracle agrees
+    (each,) = services.set_each(request)  # as `ros2 param set` does
+    atomic = services.set_atomically(request)
+    for result in (each, atomic):
+        assert not result.successful
+        assert f"'{text}'" in result.reason, result.reason  # the reason names the value
+    assert node.alive() == ""
+    assert services.snapshot() == before
+    node.commands_flow()
+    assert node.alive() == ""
+    # Still the first process and its first model: nothing was restarted or rebuilt.
+    assert read_log(node.proc).count("model 'panda' from the parameter") == models == 1
+
+
+# --------------------------------------------------------------------- random requests
+NAN, INF = math.nan, math.inf
+ODD_DOUBLES = [NAN, INF, -INF, 1e308, -1e308, -0.0, 0.0, 5e-324, 1e-9, -1.0, 1.0, 1e6, 1e7]
+ODD_INTS = [0, 1, -1, 20, 250, 2**31, 2**63 - 1, -(2**63)]
+ODD_STRINGS = [
+    "",
+    " ",
+    "\n",
+    "svd",
+    "DLS",
+    "dls ",
+    "nowhere",
+    "Target",
+    "qqq",
+    "xyzx",
+    "xxz",
+    "x y",
+    "null",
+    "[]",
+    "1.0",
+    "true",
+    "<robot/>",
+    "<robot name='x'><link name='a'/>",
+    "<?xml version='1.0'?>",
+    "/nonexistent/robot.urdf",
+    str(PANDA_YAML),  # exists, not a URDF
+    "été 日本 \u202e",
+]
+texts = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    max_size=30,
+)
+any_double = st.one_of(st.sampled_from(ODD_DOUBLES), st.floats())
+any_int = st.one_of(st.sampled_from(ODD_INTS), st.integers(-(2**63), 2**63 - 1))
+any_string = st.one_of(st.sampled_from(ODD_STRINGS + [*SOLVERS, *REFERENCES, "xyz"]), texts)
+
+
+def typed(kind: int, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Value]:
+    """Values of type ``kind`` drawn from ``values`` (arrays of them, 0-5 long, as tuples)."""
+    if kind in _ARRAYS:
+        return st.lists(values, max_size=5).map(lambda v: (kind, tuple(v)))
+    return values.map(lambda v: (kind, v))
+
+
+any_value: st.SearchStrategy[Value] = st.one_of(
+    st.just((T.PARAMETER_NOT_SET, None)),
+    typed(T.PARAMETER_BOOL, st.booleans()),
+    typed(T.PARAMETER_INTEGER, any_int),
+    typed(T.PARAMETER_DOUBLE, any_double),
+    typed(T.PARAMETER_STRING, any_string),
+    typed(T.PARAMETER_BYTE_ARRAY, st.integers(0, 255)),
+    typed(T.PARAMETER_BOOL_ARRAY, st.booleans()),
+    typed(T.PARAMETER_INTEGER_ARRAY, any_int),
+    typed(T.PARAMETER_DOUBLE_ARRAY, any_double),
+    typed(T.PARAMETER_STRING_ARRAY, any_string),
+)
+"""Any value of any ROS parameter type."""
+
+
+def near(lo: float, hi: float) -> list[float]:
+    """The bounds, values just outside them (also within rclpy's 1e-6 tolerance), a middle."""
+    return [
+        lo,
+        hi,
+        (lo + hi) / 2.0,
+        lo - max(abs(lo), 1.0) * 1e-3,
+        lo - abs(lo) * 5e-7,
+        hi + hi * 5e-7,
+        hi * 1.001,
+        math.nextafter(hi, INF),
+    ]
+
+
+def plausible(name: str) -> st.SearchStrategy[Value]:
+    """Values of the parameter's declared type, valid and nearly valid ones."""
+    rule = RULES[name]
+    kind = rule.type
+    if kind == T.PARAMETER_DOUBLE and rule.lo is not None and rule.hi is not None:
+        inside = st.floats(rule.lo, rule.hi)
+        return typed(kind, st.one_of(inside, st.sampled_from(near(rule.lo, rule.hi))))
+    if name == f"{C}values":
+        lo, hi = VALUES_RANGE
+        return typed(kind, st.one_of(st.floats(lo, hi), st.sampled_from(near(lo, hi))))
+    if name == "solver":
+        return typed(kind, st.sampled_from([*SOLVERS, "svd", "DLS", "", "sdls "]))
+    if name == f"{C}reference":
+        return typed(kind, st.sampled_from([*REFERENCES, "nowhere", "Root", ""]))
+    if name in (f"{C}position_axes", f"{C}rotation_axes"):
+        return typed(kind, st.one_of(st.text("xyzXYZ", max_size=4), st.sampled_from(ODD_STRINGS)))
+    if name == "robot_description":  # '' or garbage only (a valid URDF would rebuild the model)
+        return typed(kind, st.one_of(st.sampled_from(ODD_STRINGS), texts))
+    if kind == T.PARAMETER_BOOL:
+        return typed(kind, st.booleans())
+    return typed(kind, {T.PARAMETER_INTEGER: any_int, T.PARAMETER_DOUBLE: any_double}.get(kind, any_string))
+
+
+def value_for(name: str) -> st.SearchStrategy[tuple[str, Value]]:
+    """A value for ``name``: mostly of its declared type, else of any type."""
+    values = any_value if name not in RULES else st.one_of(plausible(name), plausible(name), any_value)
+    return values.map(lambda v: (name, v))
+
+
+names = st.one_of(st.sampled_from(WRITABLE), st.sampled_from(DECLARED + UNDECLARED))
+requests = st.lists(names, min_size=1, max_size=4, unique=True).flatmap(
+    lambda ns: st.tuples(*(value_for(n) for n in ns)).map(list)
+)
+
+
+def _d(v: float) -> Value:
+    return (T.PARAMETER_DOUBLE, v)
+
+
+def _s(v: str) -> Value:
+    return (T.PARAMETER_STRING, v)
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+@given(request=requests, atomic=st.sampled_from([True, True, False]))
+# A good gain with a typo: nothing changes (atomic); the gain alone changes (one by one).
+@example(request=[(f"{C}gain", _d(5.0)), ("solver", _s("svd"))], atomic=True)
+@example(request=[(f"{C}gain", _d(5.0)), ("solver", _s("svd"))], atomic=False)
+# An integer for a double, NaN, huge, NOT_SET, an undeclared name, a read-only one.
+@example(request=[("control_rate", (T.PARAMETER_INTEGER, 100))], atomic=True)
+@example(request=[("damping_max", _d(NAN)), ("velocity_scale", _d(0.5))], atomic=True)
+@example(request=[(f"{C}weight", _d(1e308)), ("solver", _s("sdls"))], atomic=True)
+@example(request=[("solver", (T.PARAMETER_NOT_SET, None))], atomic=False)
+@example(request=[("input_timeout", _d(0.2)), ("solvr", _s("dls"))], atomic=True)
+@example(request=[("joint_topic", _s("joint_states")), ("max_velocity", _d(5.0))], atomic=True)
+# Cross-field rules; then all valid together; garbage and empty URDFs, a missing file.
+@example(request=[("damping_epsilon", _d(0.0))], atomic=True)
+@example(request=[("damping_epsilon", _d(0.0)), ("damping_max", _d(0.0))], atomic=True)
+@example(request=[(f"{C}position_axes", _s("")), (f"{C}rotation_axes", _s(""))], atomic=True)
+@example(request=[(f"{C}min_distance", _d(2.0)), (f"{C}max_distance", _d(1.0))], atomic=True)
+@example(
+    request=[
+        ("solver", _s("sdls")),
+        (f"{C}position_axes", _s("xz")),
+        (f"{C}reference", _s("root")),
+        (f"{C}values", (T.PARAMETER_DOUBLE_ARRAY, (0.5, -1.0))),
+    ],
+    atomic=True,
+)
+@example(request=[("robot_description", _s("<robot name='x'><link name='a'/>"))], atomic=True)
+@example(request=[("robot_description", _s("")), ("urdf_file", _s("/nope.urdf"))], atomic=True)
+def test_any_parameter_request_is_applied_whole_or_refused_whole(
+    node: NodeUnderTest, request: list[tuple[str, Value]], atomic: bool
+) -> None:
+    services = node.services
+    before = services.snapshot()
+    assert before == node.original, "the previous example left a change behind"
+    what = f"{'atomic' if atomic else 'one by one'}: {show(request)}"
+    try:
+        if atomic:
+            result = services.set_atomically(request)
+            why = refusal(before, request)
+            assert result.successful == (why == ""), f"{what}: expected {why!r}, got {result}"
+            expected = before if why else before | dict(request)
+            outcomes = [result]
+        else:
+            outcomes = services.set_each(request)
+            assert len(outcomes) == len(request)
+            expected = dict(before)
+            for (name, value), result in zip(request, outcomes, strict=True):
+                why = refusal(expected, [(name, value)])
+                assert result.successful == (why == ""), (
+                    f"{what}: {name}: expected {why!r}, got {result}"
+                )
+                if not why:
+                    expected[name] = value
+        for result in outcomes:
+            if not result.successful:
+                assert result.reason.strip(), f"{what}: refused without a reason"
+                assert "internal error" not in result.reason, f"{what}: {result.reason}"
+        assert node.alive() == "", what
+        after = services.snapshot()
+        assert after == expected, f"{what}: {[n for n in after if after[n] != expected[n]]}"
+        ok = [r.successful for r in outcomes]
+        node.accepted += all(ok)
+        node.refused += not any(ok)
+        node.partly += any(ok) and not all(ok)
+    finally:
+        if node.alive() == "":
+            node.restore()
+
+
+def test_the_node_still_answers_tracks_and_stops_cleanly(node: NodeUnderTest) -> None:
+    print(
+        f"requests: {node.accepted} accepted, {node.refused} refused, {node.partly} partly; "
+        f"commands: {node.checker.snapshot()}"
+    )
+    assert node.accepted >= 10 and node.refused >= 20
+    assert node.alive() == ""
+    assert node.services.snapshot() == node.original  # get_parameters answers, all restored
+    node.target.publish(node.goal)  # the same target again: the very command of before
+    node.commands_flow(50)
+    assert node.checker.bad == [] and node.checker.bad_count == 0
+    assert stop_process(node.proc, signal.SIGINT, timeout=10.0) == 0
+    log = read_log(node.proc)
+    assert "Traceback" not in log and "FATAL" not in log, log[-3000:]
+    assert "shutdown: zero command sent" in log
