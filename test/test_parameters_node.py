@@ -19,6 +19,8 @@ Shown:
   rules give (the oracle below, written from the rules, not by calling the node's validation),
   a refusal has a reason and changes nothing (``get_parameters`` of every declared parameter),
   an accepted request reads back;
+* an atomic request naming a parameter twice, once with a bad value, is refused (rclpy checks
+  every entry's type and range; the node's own rules must judge every entry too);
 * afterwards the node is alive, answers, still tracks the target with the very command of
   before, never published a bad command, and SIGINT ends it with exit code 0 and a clean log.
 
@@ -58,8 +60,15 @@ import yaml
 from geometry_msgs.msg import PoseStamped
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from procs import CommandChecker, RosTestClient, node_command, read_log, ros_client, start_process
-from procs import stop_process
+from procs import (
+    CommandChecker,
+    RosTestClient,
+    node_command,
+    read_log,
+    ros_client,
+    start_process,
+    stop_process,
+)
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue, SetParametersResult
 from rcl_interfaces.srv import (
@@ -87,10 +96,14 @@ NS = "/params"
 NODE = f"{NS}/itasc_node"
 COMMANDS = f"{NS}/commands"
 TIMEOUT = 15.0  # [s] generous: the machine is shared
-EXAMPLES = 80  # hypothesis examples (each a request, its check and, if accepted, a restore)
+EXAMPLES = 100  # hypothesis examples (each a request, its check and, if accepted, a restore)
+PANDA_PARAMS: dict[str, Any] = yaml.safe_load(PANDA_YAML.read_text())["itasc_node"]
+PANDA_PARAMS = PANDA_PARAMS["ros__parameters"]  # the node's parameters in config/panda.yaml
+JOINTS: list[str] = PANDA_PARAMS["joints"]  # the order of the commands
 GOAL = ([0.02, -0.01, 0.015], [0.0, 0.0, 0.0])  # the target: HOME's hand moved by [m], [rad]
 
 T = ParameterType
+
 # =============================================================================== the oracle
 Value = tuple[int, Any]
 """A parameter value: (ParameterType, Python value); arrays as tuples, NOT_SET as None."""
@@ -148,7 +161,8 @@ MAYBE_UNSET = sorted(s.name for s in SPECS if isinstance(s.default, Parameter.Ty
 
 def axes_ok(text: str) -> bool:
     """Distinct letters of 'xyz' (either case), possibly none."""
-    low = text.lower() if all(ch in "xyzXYZ" for ch in text) else None
+    letters = AXES_LETTERS + AXES_LETTERS.upper()
+    low = text.lower() if all(ch in letters for ch in text) else None
     return low is not None and len(set(low)) == len(low)
 
 
@@ -193,7 +207,10 @@ def cross_field(state: dict[str, Value]) -> str:
 
 def refusal(state: dict[str, Value], params: Sequence[tuple[str, Value]]) -> str:
     """Why the atomic request ``params`` on ``state`` must be refused ('' if accepted)."""
+    names = [name for name, _ in params]
     for name, value in params:
+        if names.count(name) > 1 and name in state:  # rclpy refuses undeclared ones first
+            return f"{name}: named more than once in one request"
         why = broken(name, value)
         if why:
             return f"{name}: {why}"
@@ -240,7 +257,7 @@ def from_msg(msg: ParameterValue) -> Value:
 
 def show(params: Sequence[tuple[str, Value]]) -> str:
     """A request, readably (for assertion messages)."""
-    names = {t: n.removeprefix("PARAMETER_") for n, t in vars(T).items() if n.isupper()}
+    names = {t: n[10:] for n, t in vars(T).items() if n.startswith("PARAMETER_")}
     return ", ".join(f"{n}={names.get(k, k)}:{v!r:.80}" for n, (k, v) in params)
 
 
@@ -251,9 +268,9 @@ class ParamServices:
     def __init__(self, client: RosTestClient, node: str) -> None:
         self.client = client
         make = client.node.create_client
-        self.get = make(GetParameters, f"{node}/get_parameters")
-        self.set = make(SetParameters, f"{node}/set_parameters")
-        self.set_atomic = make(SetParametersAtomically, f"{node}/set_parameters_atomically")
+        self.get: Any = make(GetParameters, f"{node}/get_parameters")
+        self.set: Any = make(SetParameters, f"{node}/set_parameters")
+        self.set_atomic: Any = make(SetParametersAtomically, f"{node}/set_parameters_atomically")
         for c in (self.get, self.set, self.set_atomic):
             assert c.wait_for_service(timeout_sec=TIMEOUT), c.srv_name
 
@@ -345,8 +362,10 @@ def write_params_file(path: Path) -> Path:
 
     The file's section is ``itasc_node``, which names only a node in the root namespace.
     """
-    params = yaml.safe_load(PANDA_YAML.read_text())["itasc_node"]["ros__parameters"]
-    params |= {"robot_description": PANDA.read_text(), "command_out_topic": "commands"}
+    params = PANDA_PARAMS | {
+        "robot_description": PANDA.read_text(),
+        "command_out_topic": "commands",
+    }
     path.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
     return path
 
@@ -363,8 +382,7 @@ def node(
 ) -> Iterator[NodeUnderTest]:
     """The node commanding a static robot at HOME towards GOAL (one for the module)."""
     tree = KinematicTree.from_urdf_file(PANDA)
-    joints = [f"panda_joint{i + 1}" for i in range(7)]  # config/panda.yaml's order
-    limits = [tree.velocity_limits[tree.joint_names.index(j)] for j in joints]
+    limits = [tree.velocity_limits[tree.joint_names.index(j)] for j in JOINTS]
     checker = CommandChecker(client, limits, COMMANDS)
     params = write_params_file(tmp_path_factory.mktemp("params") / "panda.yaml")
     args = ["-r", f"__ns:={NS}", "--params-file", str(params)]
@@ -483,13 +501,10 @@ ODD_STRINGS = [
     str(PANDA_YAML),  # exists, not a URDF
     "été 日本 \u202e",
 ]
-texts = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
-    max_size=30,
-)
+texts = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=30)
 any_double = st.one_of(st.sampled_from(ODD_DOUBLES), st.floats())
 any_int = st.one_of(st.sampled_from(ODD_INTS), st.integers(-(2**63), 2**63 - 1))
-any_string = st.one_of(st.sampled_from(ODD_STRINGS + [*SOLVERS, *REFERENCES, "xyz"]), texts)
+any_string = st.one_of(st.sampled_from([*ODD_STRINGS, *SOLVERS, *REFERENCES, "xyz"]), texts)
 
 
 def typed(kind: int, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Value]:
@@ -499,19 +514,28 @@ def typed(kind: int, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Value]
     return values.map(lambda v: (kind, v))
 
 
+ELEMENTS: dict[int, st.SearchStrategy[Any]] = {
+    T.PARAMETER_BOOL: st.booleans(),
+    T.PARAMETER_INTEGER: any_int,
+    T.PARAMETER_DOUBLE: any_double,
+    T.PARAMETER_STRING: any_string,
+    T.PARAMETER_BYTE_ARRAY: st.integers(0, 255),
+    T.PARAMETER_BOOL_ARRAY: st.booleans(),
+    T.PARAMETER_INTEGER_ARRAY: any_int,
+    T.PARAMETER_DOUBLE_ARRAY: any_double,
+    T.PARAMETER_STRING_ARRAY: any_string,
+}
+"""Per ROS type, its values (the elements, for an array type)."""
 any_value: st.SearchStrategy[Value] = st.one_of(
-    st.just((T.PARAMETER_NOT_SET, None)),
-    typed(T.PARAMETER_BOOL, st.booleans()),
-    typed(T.PARAMETER_INTEGER, any_int),
-    typed(T.PARAMETER_DOUBLE, any_double),
-    typed(T.PARAMETER_STRING, any_string),
-    typed(T.PARAMETER_BYTE_ARRAY, st.integers(0, 255)),
-    typed(T.PARAMETER_BOOL_ARRAY, st.booleans()),
-    typed(T.PARAMETER_INTEGER_ARRAY, any_int),
-    typed(T.PARAMETER_DOUBLE_ARRAY, any_double),
-    typed(T.PARAMETER_STRING_ARRAY, any_string),
+    st.just((T.PARAMETER_NOT_SET, None)), *(typed(k, e) for k, e in ELEMENTS.items())
 )
 """Any value of any ROS parameter type."""
+
+
+def weighted(*choices: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """One of the strategies by weight (``st.one_of`` weighs its distinct ones alike)."""
+    picks = [i for i, (weight, _) in enumerate(choices) for _ in range(weight)]
+    return st.sampled_from(picks).flatmap(lambda i: choices[i][1])
 
 
 def near(lo: float, hi: float) -> list[float]:
@@ -533,8 +557,8 @@ def plausible(name: str) -> st.SearchStrategy[Value]:
     rule = RULES[name]
     kind = rule.type
     if kind == T.PARAMETER_DOUBLE and rule.lo is not None and rule.hi is not None:
-        inside = st.floats(rule.lo, rule.hi)
-        return typed(kind, st.one_of(inside, st.sampled_from(near(rule.lo, rule.hi))))
+        edges = st.sampled_from(near(rule.lo, rule.hi))
+        return typed(kind, weighted((2, st.floats(rule.lo, rule.hi)), (1, edges)))
     if name == f"{C}values":
         lo, hi = VALUES_RANGE
         return typed(kind, st.one_of(st.floats(lo, hi), st.sampled_from(near(lo, hi))))
@@ -546,21 +570,23 @@ def plausible(name: str) -> st.SearchStrategy[Value]:
         return typed(kind, st.one_of(st.text("xyzXYZ", max_size=4), st.sampled_from(ODD_STRINGS)))
     if name == "robot_description":  # '' or garbage only (a valid URDF would rebuild the model)
         return typed(kind, st.one_of(st.sampled_from(ODD_STRINGS), texts))
-    if kind == T.PARAMETER_BOOL:
-        return typed(kind, st.booleans())
-    return typed(kind, {T.PARAMETER_INTEGER: any_int, T.PARAMETER_DOUBLE: any_double}.get(kind, any_string))
+    return typed(kind, ELEMENTS[kind])
 
 
 def value_for(name: str) -> st.SearchStrategy[tuple[str, Value]]:
     """A value for ``name``: mostly of its declared type, else of any type."""
-    values = any_value if name not in RULES else st.one_of(plausible(name), plausible(name), any_value)
+    values = any_value if name not in RULES else weighted((5, plausible(name)), (1, any_value))
     return values.map(lambda v: (name, v))
 
 
-names = st.one_of(st.sampled_from(WRITABLE), st.sampled_from(DECLARED + UNDECLARED))
-requests = st.lists(names, min_size=1, max_size=4, unique=True).flatmap(
-    lambda ns: st.tuples(*(value_for(n) for n in ns)).map(list)
+names = st.sampled_from(WRITABLE * 3 + DECLARED + UNDECLARED)
+"""Parameter names: mostly writable ones (whose valid values can be accepted)."""
+requests = (
+    st.integers(1, 4)
+    .flatmap(lambda k: st.lists(names, min_size=k, max_size=k, unique=True))
+    .flatmap(lambda ns: st.tuples(*(value_for(n) for n in ns)).map(list))
 )
+"""Requests of 1-4 distinct parameters (as many of each size)."""
 
 
 def _d(v: float) -> Value:
@@ -579,24 +605,24 @@ def _s(v: str) -> Value:
     phases=[Phase.explicit, Phase.generate],
     suppress_health_check=list(HealthCheck),
 )
-@given(request=requests, atomic=st.sampled_from([True, True, False]))
+@given(params=requests, atomic=st.sampled_from([True, True, False]))
 # A good gain with a typo: nothing changes (atomic); the gain alone changes (one by one).
-@example(request=[(f"{C}gain", _d(5.0)), ("solver", _s("svd"))], atomic=True)
-@example(request=[(f"{C}gain", _d(5.0)), ("solver", _s("svd"))], atomic=False)
+@example(params=[(f"{C}gain", _d(5.0)), ("solver", _s("svd"))], atomic=True)
+@example(params=[(f"{C}gain", _d(5.0)), ("solver", _s("svd"))], atomic=False)
 # An integer for a double, NaN, huge, NOT_SET, an undeclared name, a read-only one.
-@example(request=[("control_rate", (T.PARAMETER_INTEGER, 100))], atomic=True)
-@example(request=[("damping_max", _d(NAN)), ("velocity_scale", _d(0.5))], atomic=True)
-@example(request=[(f"{C}weight", _d(1e308)), ("solver", _s("sdls"))], atomic=True)
-@example(request=[("solver", (T.PARAMETER_NOT_SET, None))], atomic=False)
-@example(request=[("input_timeout", _d(0.2)), ("solvr", _s("dls"))], atomic=True)
-@example(request=[("joint_topic", _s("joint_states")), ("max_velocity", _d(5.0))], atomic=True)
+@example(params=[("control_rate", (T.PARAMETER_INTEGER, 100))], atomic=True)
+@example(params=[("damping_max", _d(NAN)), ("velocity_scale", _d(0.5))], atomic=True)
+@example(params=[(f"{C}weight", _d(1e308)), ("solver", _s("sdls"))], atomic=True)
+@example(params=[("solver", (T.PARAMETER_NOT_SET, None))], atomic=False)
+@example(params=[("input_timeout", _d(0.2)), ("solvr", _s("dls"))], atomic=True)
+@example(params=[("joint_topic", _s("joint_states")), ("max_velocity", _d(5.0))], atomic=True)
 # Cross-field rules; then all valid together; garbage and empty URDFs, a missing file.
-@example(request=[("damping_epsilon", _d(0.0))], atomic=True)
-@example(request=[("damping_epsilon", _d(0.0)), ("damping_max", _d(0.0))], atomic=True)
-@example(request=[(f"{C}position_axes", _s("")), (f"{C}rotation_axes", _s(""))], atomic=True)
-@example(request=[(f"{C}min_distance", _d(2.0)), (f"{C}max_distance", _d(1.0))], atomic=True)
+@example(params=[("damping_epsilon", _d(0.0))], atomic=True)
+@example(params=[("damping_epsilon", _d(0.0)), ("damping_max", _d(0.0))], atomic=True)
+@example(params=[(f"{C}position_axes", _s("")), (f"{C}rotation_axes", _s(""))], atomic=True)
+@example(params=[(f"{C}min_distance", _d(2.0)), (f"{C}max_distance", _d(1.0))], atomic=True)
 @example(
-    request=[
+    params=[
         ("solver", _s("sdls")),
         (f"{C}position_axes", _s("xz")),
         (f"{C}reference", _s("root")),
@@ -604,27 +630,27 @@ def _s(v: str) -> Value:
     ],
     atomic=True,
 )
-@example(request=[("robot_description", _s("<robot name='x'><link name='a'/>"))], atomic=True)
-@example(request=[("robot_description", _s("")), ("urdf_file", _s("/nope.urdf"))], atomic=True)
+@example(params=[("robot_description", _s("<robot name='x'><link name='a'/>"))], atomic=True)
+@example(params=[("robot_description", _s("")), ("urdf_file", _s("/nope.urdf"))], atomic=True)
 def test_any_parameter_request_is_applied_whole_or_refused_whole(
-    node: NodeUnderTest, request: list[tuple[str, Value]], atomic: bool
+    node: NodeUnderTest, params: list[tuple[str, Value]], atomic: bool
 ) -> None:
     services = node.services
     before = services.snapshot()
     assert before == node.original, "the previous example left a change behind"
-    what = f"{'atomic' if atomic else 'one by one'}: {show(request)}"
+    what = f"{'atomic' if atomic else 'one by one'}: {show(params)}"
     try:
         if atomic:
-            result = services.set_atomically(request)
-            why = refusal(before, request)
+            result = services.set_atomically(params)
+            why = refusal(before, params)
             assert result.successful == (why == ""), f"{what}: expected {why!r}, got {result}"
-            expected = before if why else before | dict(request)
+            expected = before if why else before | dict(params)
             outcomes = [result]
         else:
-            outcomes = services.set_each(request)
-            assert len(outcomes) == len(request)
+            outcomes = services.set_each(params)
+            assert len(outcomes) == len(params)
             expected = dict(before)
-            for (name, value), result in zip(request, outcomes, strict=True):
+            for (name, value), result in zip(params, outcomes, strict=True):
                 why = refusal(expected, [(name, value)])
                 assert result.successful == (why == ""), (
                     f"{what}: {name}: expected {why!r}, got {result}"
@@ -647,18 +673,57 @@ def test_any_parameter_request_is_applied_whole_or_refused_whole(
             node.restore()
 
 
+REPEATED = [
+    [(f"{C}gain", _d(-1.0)), (f"{C}gain", _d(5.0))],  # refused by rclpy's range check
+    [("solver", _s("svd")), ("solver", _s("dls"))],
+    [(f"{C}position_axes", _s("qqq")), (f"{C}position_axes", _s("xy"))],
+    [(f"{C}reference", _s("nowhere")), (f"{C}reference", _s("root"))],
+    [("robot_description", _s("<robot/>")), ("robot_description", _s(""))],
+    [(f"{C}gain", _d(5.0)), (f"{C}gain", _d(6.0))],  # which one? refused, not guessed
+]
+
+
+@pytest.mark.parametrize("request_", REPEATED, ids=[show(r) for r in REPEATED])
+def test_an_atomic_request_naming_a_parameter_twice_is_refused(
+    node: NodeUnderTest, request_: list[tuple[str, Value]]
+) -> None:
+    """A name given twice in one request is refused: a bad value is never hidden by a good one.
+
+    rclpy checks each entry against the descriptor (so a repeated gain of -1 is refused even
+    when a good gain follows); the node refuses every repeated name, whatever the values.
+    """
+    before = node.services.snapshot()
+    try:
+        assert refusal(before, request_)  # the oracle: one of the values is bad
+        result = node.services.set_atomically(request_)
+        assert not result.successful, f"{show(request_)} accepted"
+        assert result.reason.strip()
+        assert node.services.snapshot() == before
+    finally:
+        node.restore()
+    assert node.alive() == ""
+
+
 def test_the_node_still_answers_tracks_and_stops_cleanly(node: NodeUnderTest) -> None:
     print(
         f"requests: {node.accepted} accepted, {node.refused} refused, {node.partly} partly; "
-        f"commands: {node.checker.snapshot()}"
+        f"commands (total, zero, bad): {node.checker.snapshot()}"
     )
-    assert node.accepted >= 10 and node.refused >= 20
+    assert node.accepted >= 10 and node.refused >= 20  # both outcomes were exercised
     assert node.alive() == ""
     assert node.services.snapshot() == node.original  # get_parameters answers, all restored
     node.target.publish(node.goal)  # the same target again: the very command of before
     node.commands_flow(50)
+    # That command moves the hand straight at the target (static robot: gain x offset).
+    tree = KinematicTree.from_urdf_file(PANDA)
+    qdot = np.array([node.checker.last[JOINTS.index(j)] for j in tree.joint_names])
+    twist = tree.jacobian(HOME, "panda_hand") @ qdot  # (6,) linear, angular
+    offset = np.array(GOAL[0])
+    cosine = twist[:3] @ offset / (np.linalg.norm(twist[:3]) * np.linalg.norm(offset))
+    assert cosine > 0.999 and np.linalg.norm(twist[3:]) < 0.01 * np.linalg.norm(twist[:3])
     assert node.checker.bad == [] and node.checker.bad_count == 0
     assert stop_process(node.proc, signal.SIGINT, timeout=10.0) == 0
     log = read_log(node.proc)
     assert "Traceback" not in log and "FATAL" not in log, log[-3000:]
+    assert "internal error" not in log, log[-3000:]
     assert "shutdown: zero command sent" in log

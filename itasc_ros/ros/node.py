@@ -705,6 +705,10 @@ class ItascNode(Node):
 
     def _apply_parameters(self, params: list[Parameter]) -> str:
         """The work of :meth:`_on_set_parameters`: '' (applied) or why not (nothing changed)."""
+        names = [p.name for p in params]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # each value must be validated, and only one of them could be applied
+            return f"parameters named more than once in one request: {', '.join(twice)}"
         updates: dict[str, Any] = {}
         description = urdf_file = ""
         for p in params:

@@ -258,13 +258,13 @@ _CONSTRAINT_SPECS: tuple[ParamSpec, ...] = (
         "position_axes",
         "xyz",
         "copy_pose: controlled position axes.",
-        constraints="distinct letters of 'xyz', may be empty",
+        constraints="distinct letters of 'xyz' (either case), may be empty",
     ),
     ParamSpec(
         "rotation_axes",
         "xyz",
         "copy_pose: controlled rotation axes.",
-        constraints="distinct letters of 'xyz', may be empty",
+        constraints="distinct letters of 'xyz' (either case), may be empty",
     ),
     ParamSpec(
         "reference",
