@@ -17,6 +17,7 @@ command checked against the URDF velocity limits; the node's exit status and log
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -69,6 +70,8 @@ SPEED = 0.25  # [m/s] along the circle
 PLANE = "yz"  # of the root frame (as itasc-demo)
 SETTLE = 2.0  # [s] from the stream's start (a 0.1 m step onto the circle) to the baseline
 BASELINE = 1.0  # [s] quiet window before the first event: its largest error is the baseline
+MAX_STREAM_STALL = 0.08  # [s] a longer gap between two stream ticks invalidates the run
+STREAM_ATTEMPTS = 3
 SPACING = 2.0  # [s] between two hostile inputs (and after the last one)
 RECOVERY_BAND = 0.005  # [m] above the baseline error
 RECOVERY_TIME = 1.0  # [s] to get back within the band after an event
@@ -326,25 +329,39 @@ def run(rig: Rig) -> RunResult:
     home = tree.forward_kinematics(home_pose(tree), EFFECTOR)  # (4, 4)
     quat = spatial.matrix_to_quat(home)
     first = SETTLE + BASELINE
-    events = [
-        Event("x = 1e149 m", "outlier", 1e149, first),
-        Event("x = 1e12 m", "outlier", 1e12, first + SPACING),
-        Event("x = 1e6 m", "outlier", 1e6, first + 2 * SPACING),
-        Event(f"jump {JUMP_OFFSET:g} m", "jump", JUMP_OFFSET, first + 3 * SPACING),
-        Event(f"twist {TWIST_SPEED:g} m/s", "twist", TWIST_SPEED, first + 4 * SPACING),
-    ]
-    duration = events[-1].due + SPACING
-    t0 = ros_now(client)
-    stream = TargetStream(rig, home[:3, 3].copy(), quat, t0, events)
-    stream.start()
-    try:
-        while ros_now(client) - t0 < duration:
-            assert rig.node.poll() is None, read_log(rig.node)[-6000:]
-            time.sleep(0.1)
-    finally:
-        stream.stop()
-    end = ros_now(client)
-    time.sleep(2.0 * 0.5 + 0.2)  # two more /diagnostics (2 Hz) with the final counters
+    for attempt in range(1, STREAM_ATTEMPTS + 1):
+        events = [
+            Event("x = 1e149 m", "outlier", 1e149, first),
+            Event("x = 1e12 m", "outlier", 1e12, first + SPACING),
+            Event("x = 1e6 m", "outlier", 1e6, first + 2 * SPACING),
+            Event(f"jump {JUMP_OFFSET:g} m", "jump", JUMP_OFFSET, first + 3 * SPACING),
+            Event(f"twist {TWIST_SPEED:g} m/s", "twist", TWIST_SPEED, first + 4 * SPACING),
+        ]
+        duration = events[-1].due + SPACING
+        t0 = ros_now(client)
+        stream = TargetStream(rig, home[:3, 3].copy(), quat, t0, events)
+        gc.collect()  # not in the middle of the stream: a full collection here stalls it
+        gc.freeze()
+        stream.start()
+        try:
+            while ros_now(client) - t0 < duration:
+                assert rig.node.poll() is None, read_log(rig.node)[-6000:]
+                time.sleep(0.1)
+        finally:
+            stream.stop()
+            gc.unfreeze()
+        end = ros_now(client)
+        time.sleep(2.0 * 0.5 + 0.2)  # two more /diagnostics (2 Hz) with the final counters
+        stall = float(np.diff(stream.ticks).max())
+        if stall <= MAX_STREAM_STALL:
+            break
+        # This process's publisher thread was descheduled (2 shared cores): the pose stamped
+        # before the stall arrives late, the node rightly holds the target meanwhile, and the
+        # next punctual poses are "a stamp in the future" against it for input_timeout. That
+        # measures the rig, not the node: run the stream again.
+        print(f"\nattempt {attempt}: the target stream stalled {stall * 1e3:.0f} ms; again")
+    else:
+        pytest.fail(f"the target stream stalled in each of {STREAM_ATTEMPTS} attempts")
 
     names = tree.joint_names
     rows = []
@@ -500,6 +517,8 @@ def test_diagnostics_report_refusals_jumps_and_capped_twists(run: RunResult, rig
     assert before, "no /diagnostics before the first event"
     last_before, final = before[-1], statuses[-1][1]
     key_jumps, key_capped = f"target_jumps.{CONSTRAINT}", f"target_twists_capped.{CONSTRAINT}"
+    zero = {"rejections": "0", key_jumps: "0", key_capped: "0"}
+    start = ([v for t, v in statuses if t < run.t0] or [zero])[-1]  # counters of earlier tries
     rejections = int(final["rejections"]) - int(last_before["rejections"])
     jumps = int(final[key_jumps]) - int(last_before[key_jumps])
     capped = int(final[key_capped]) - int(last_before[key_capped])
@@ -511,8 +530,8 @@ def test_diagnostics_report_refusals_jumps_and_capped_twists(run: RunResult, rig
     for reason in reasons:
         print(f"  {reason}")
     # The good stream is never refused nor read as a jump; the three outliers are refused.
-    assert int(last_before["rejections"]) == 0, last_before["last_rejection"]
-    assert int(last_before[key_jumps]) == 0 and int(last_before[key_capped]) == 0
+    for key in ("rejections", key_jumps, key_capped):
+        assert int(last_before[key]) == int(start[key]), (key, last_before["last_rejection"])
     assert rejections == 3, reasons
     for x in ("1e+149", "1e+12", "1e+06"):
         assert any(
