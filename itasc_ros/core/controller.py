@@ -630,7 +630,7 @@ class _TargetState:
         self.applied = np.zeros(6)  # (6,) what was given to the constraint last step
         self.reach = math.inf  # [m] targets farther from the root are refused
         self.jumps = 0  # poses that implied a target faster than the speed limits
-        self.capped = 0  # explicit twists (or estimates) scaled down to the speed limits
+        self.capped = 0  # explicit twists scaled down to the speed limits
 
 
 class Controller:
@@ -956,9 +956,12 @@ class Controller:
         """Set a constraint's target pose; estimates the target twist from successive poses.
 
         Poses at most ``input_timeout`` apart are a stream: their finite differences, filtered
-        with ``twist_filter_time_constant`` (starting from zero), are the target twist fed
-        forward until ``input_timeout`` after the last pose, unless an explicit twist
-        (:meth:`set_target_twist`) is more recent. Poses further apart are jumps: no estimate.
+        with ``twist_filter_time_constant`` (starting from zero) and capped to
+        ``max_target_speed`` / ``max_target_angular_speed``, are the target twist fed forward
+        until ``input_timeout`` after the last pose, unless an explicit twist
+        (:meth:`set_target_twist`) is more recent. Poses further apart, and poses that imply a
+        target faster than those limits (counted: :meth:`target_jumps`), are jumps: the
+        estimate restarts from zero.
 
         Args:
             constraint: name of a copy_pose/distance constraint without ``target_link``.
@@ -974,8 +977,9 @@ class Controller:
 
         Raises:
             InputError: unknown constraint or frame, NaN/Inf or huge (> :data:`HUGE`) position,
-                NaN/Inf or zero (norm < 1e-6) quaternion, a stamp out of order / leaping ahead;
-                the target is unchanged. Other quaternions are normalised.
+                NaN/Inf or zero (norm < 1e-6) quaternion, a stamp out of order / leaping ahead,
+                a position farther from the root than :meth:`target_reach`; the target is
+                unchanged. Other quaternions are normalised.
         """
         st = self._target_state(constraint)
         p = _as_array(position, f"target of {constraint!r}: position", self._reject)
@@ -1061,6 +1065,9 @@ class Controller:
         source_stamp: float | None = None,
     ) -> None:
         """Set the target's twist explicitly (feed-forward), valid for ``input_timeout``.
+
+        Its linear and angular parts are each scaled down to ``max_target_speed`` /
+        ``max_target_angular_speed`` (counted: :meth:`target_twists_capped`).
 
         Args:
             constraint: as in :meth:`set_target`.
