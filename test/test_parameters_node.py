@@ -81,8 +81,7 @@ from rcl_interfaces.srv import (
 from rclpy.parameter import Parameter
 from test_node import HOME, FakeRobot, goal_pose, home_by_name, pose_msg
 
-from itasc_ros.core import KinematicTree
-from itasc_ros.core.controller import CONSTRAINT_RANGES
+from itasc_ros.core import JointValue, KinematicTree
 from itasc_ros.ros.parameters import NODE_PARAMS, ParamSpec, constraint_specs
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
@@ -111,7 +110,8 @@ Value = tuple[int, Any]
 SOLVERS = ("dls", "sdls")  # 'solver': damped least squares or selectively damped
 REFERENCES = ("target", "effector", "root")  # 'reference': frame of the copy_pose axes
 AXES_LETTERS = "xyz"  # distinct letters of 'xyz', either case, possibly empty
-VALUES_RANGE = CONSTRAINT_RANGES["values"]  # each element of constraints.<name>.values
+# each element of constraints.<name>.values (a joint_value setting: not declared for "ee")
+VALUES_RANGE = next((f.lo, f.hi) for f in JointValue.FIELDS if f.name == "values")
 CONSTRAINT = "ee"  # the one constraint of config/panda.yaml, a copy_pose
 C = f"constraints.{CONSTRAINT}."
 
@@ -142,7 +142,7 @@ def declared_type(default: Any) -> int:
     return T.PARAMETER_STRING_ARRAY
 
 
-SPECS: list[ParamSpec] = [*NODE_PARAMS, *constraint_specs(CONSTRAINT)]
+SPECS: list[ParamSpec] = [*NODE_PARAMS, *constraint_specs(CONSTRAINT, "copy_pose")]
 RULES: dict[str, Rule] = {
     s.name: Rule(declared_type(s.default), s.read_only, s.lo, s.hi) for s in SPECS
 } | {

@@ -1,7 +1,8 @@
 """ROS-free core of itasc_ros: URDF -> kinematic tree -> constraints -> scene -> solver."""
 
-from .constraints import Constraint, CopyPose, Distance, JointValue
-from .controller import ConstraintConfig, Controller, ControllerConfig, StepOutput
+from .config import ConstraintConfig, ControllerConfig
+from .constraints import REGISTRY, Constraint, CopyPose, Distance, Field, JointValue
+from .controller import Controller, Status, StepOutput
 from .errors import (
     ConfigError,
     ConfigurationError,
@@ -11,6 +12,7 @@ from .errors import (
     InvalidJointError,
     ItascError,
     SolverError,
+    TargetNotSet,
     UnknownJointError,
     UnknownLinkError,
     UnknownNameError,
@@ -24,6 +26,7 @@ from .solver import SOLVERS
 from .tree import KinematicTree
 
 __all__ = [
+    "REGISTRY",
     "SOLVERS",
     "ConfigError",
     "ConfigurationError",
@@ -35,6 +38,7 @@ __all__ = [
     "CopyPose",
     "Distance",
     "DuplicateNameError",
+    "Field",
     "InputError",
     "InvalidJointError",
     "ItascError",
@@ -43,7 +47,9 @@ __all__ = [
     "Scene",
     "SolveResult",
     "SolverError",
+    "Status",
     "StepOutput",
+    "TargetNotSet",
     "UnknownJointError",
     "UnknownLinkError",
     "UnknownNameError",

@@ -15,16 +15,18 @@ Safety rules (SAFETY.md lists every case):
 
 Bad inputs raise :class:`~itasc_ros.core.errors.InputError` naming the reason; the last good
 input is kept. Bad means: NaN/Inf or larger than :data:`HUGE`, a wrong length, missing or repeated
-commanded joints, a zero quaternion, an unknown constraint or frame, or a header stamp out of
-order or leaping ahead within a live stream (:class:`_StampOrder`). SAFETY.md lists every case.
+commanded joints, a zero quaternion, an unknown constraint or frame, a target beyond the reach,
+or a header stamp out of order or leaping ahead within a live stream
+(:class:`~itasc_ros.core.streams.StampOrder`).
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -40,484 +42,31 @@ from ._target_kernels import (
     is_target_jump,
     pose_from_position_quat,
 )
-from .constraints import Constraint, CopyPose, Distance, JointValue
-from .errors import ConfigError, InputError, ItascError
+from .config import ControllerConfig, apply_updates
+from .constraints import Constraint
+from .errors import ConfigError, InputError, ItascError, TargetNotSet
 from .scene import Scene, SolveResult
-from .solver import SOLVERS
+from .streams import HUGE, StampOrder, TargetStream, as_array, fresh, usable
 from .tree import KinematicTree
 
 Array = NDArray[np.float64]
 
-CONSTRAINT_TYPES = ("copy_pose", "distance", "joint_value")
-"""Values of :attr:`ConstraintConfig.type`."""
 
-STATUSES = ("waiting", "active", "stale", "disabled", "fault")
-"""Values of :attr:`StepOutput.status`."""
+class Status(str, Enum):
+    """What a control tick decided (:attr:`StepOutput.status`); compares equal to its value."""
 
-HUGE = 1e150
-"""Input values larger than this [rad, m, m/s, rad/s] are rejected as garbage (the limit
-:meth:`KinematicTree.compute` applies to q)."""
+    WAITING = "waiting"  # no joint state or no target yet
+    ACTIVE = "active"  # commanding
+    STALE = "stale"  # joint states too old (or from the future): zero once, then silence
+    DISABLED = "disabled"  # ~/enable false: zero once, then silence
+    FAULT = "fault"  # the solve failed: zero once, then silence
 
-CONTROLLER_RANGES: dict[str, tuple[float, float]] = {
-    "control_rate": (1.0, 2000.0),
-    "input_timeout": (0.001, 60.0),
-    "damping_max": (0.0, 10.0),
-    "damping_epsilon": (0.0, 10.0),
-    "velocity_scale": (0.001, 1.0),
-    "joint_limit_margin": (0.0, 1.0),
-    "max_velocity": (0.001, 100.0),
-    "twist_filter_time_constant": (0.0, 10.0),
-    "max_target_speed": (0.001, 100.0),
-    "max_target_angular_speed": (0.001, 1000.0),
-    "target_reach_margin": (0.0, 1000.0),
-}
-"""Closed ranges ``(lo, hi)`` of the numeric :class:`ControllerConfig` fields: the one source of
-the checks of :meth:`ControllerConfig.validate` and of the node's parameter descriptors."""
-
-CONSTRAINT_RANGES: dict[str, tuple[float, float]] = {
-    "weight": (0.0, 1e6),
-    "gain": (0.0, 1000.0),
-    "distance": (0.0, 100.0),
-    "min_distance": (-1.0, 100.0),
-    "max_distance": (-1.0, 100.0),
-    "values": (-1e6, 1e6),
-}
-"""Closed ranges ``(lo, hi)`` of the numeric :class:`ConstraintConfig` fields (``values``: each
-element), as :data:`CONTROLLER_RANGES`."""
-
-POSE_CONSTRAINT_TYPES = ("copy_pose", "distance")
-"""Constraint types that take a target pose (unless they follow a ``target_link``)."""
-
-NODE_ONLY_KEYS = frozenset(
-    {
-        "robot_description",
-        "urdf_file",
-        "command_out_type",
-        "command_out_topic",
-        "joint_topic",
-        "publish_markers",
-        "control_trigger",
-        "thread_priority",
-        "cpu_affinity",
-        "use_sim_time",
-        "start_type_description_service",
-    }
-)
-"""Parameters of the node that are not part of :class:`ControllerConfig`."""
+    def __str__(self) -> str:
+        return self.value
 
 
-def _float(
-    owner: str,
-    key: str,
-    value: Any,
-    lo: float | None = None,
-    hi: float | None = None,
-) -> float:
-    if isinstance(value, bool):
-        raise ConfigError(f"{owner}{key} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{owner}{key} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ConfigError(f"{owner}{key} must be finite, got {value!r}")
-    if lo is not None and v < lo:
-        raise ConfigError(f"{owner}{key} must be >= {lo}, got {v}")
-    if hi is not None and v > hi:
-        raise ConfigError(f"{owner}{key} must be <= {hi}, got {v}")
-    return v
-
-
-def _ranged(owner: str, key: str, value: Any, ranges: Mapping[str, tuple[float, float]]) -> float:
-    """``value`` as a float within ``ranges[key]`` (see :data:`CONTROLLER_RANGES`)."""
-    return _float(owner, key, value, *ranges[key])
-
-
-def _strings(owner: str, key: str, value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
-        raise ConfigError(f"{owner}{key} must be a list of strings, got {value!r}")
-    out = [str(v) for v in value]
-    if any(not v for v in out):
-        raise ConfigError(f"{owner}{key} must not contain empty names, got {out}")
-    return out
-
-
-@dataclass
-class ConstraintConfig:
-    """One constraint of the controller (an entry of the YAML ``constraints`` list).
-
-    Attributes:
-        name: unique constraint name.
-        type: 'copy_pose', 'distance' or 'joint_value'.
-        link: effector link (copy_pose, distance); '' = the tree's tip (:func:`tip_link`).
-        target_link: follow this link of the robot instead of a target topic ('' = topic).
-        position_axes: copy_pose: subset of 'xyz' (position rows).
-        rotation_axes: copy_pose: subset of 'xyz' (rotation rows).
-        reference: copy_pose: axes of the selection: 'target', 'effector' or 'root'.
-        weight: task weight Wy (>= 0).
-        gain: feedback gain K [1/s] (>= 0).
-        feedforward: feed the target twist forward (copy_pose, distance).
-        distance: distance: desired distance [m].
-        min_distance: distance: lower bound of a band [m]; -1 = unset.
-        max_distance: distance: upper bound of a band [m]; -1 = unset.
-        joints: joint_value: the joints to drive.
-        values: joint_value: desired positions [rad or m], one per joint.
-        target_topic: node: target pose topic ('' = default name).
-        twist_topic: node: target twist topic ('' = default name).
-    """
-
-    name: str
-    type: str
-    link: str = ""
-    target_link: str = ""
-    position_axes: str = "xyz"
-    rotation_axes: str = "xyz"
-    reference: str = "target"
-    weight: float = 1.0
-    gain: float = 20.0
-    feedforward: bool = True
-    distance: float = 0.0
-    min_distance: float = -1.0
-    max_distance: float = -1.0
-    joints: list[str] = field(default_factory=list)
-    values: list[float] = field(default_factory=list)
-    target_topic: str = ""
-    twist_topic: str = ""
-
-    @property
-    def takes_target(self) -> bool:
-        """True for a constraint whose target is a pose set from outside (a topic)."""
-        return self.type in POSE_CONSTRAINT_TYPES and not self.target_link
-
-    def validate(self) -> ConstraintConfig:
-        """Check types and ranges (not names: those need the tree) and normalise values.
-
-        Returns:
-            self.
-
-        Raises:
-            ConfigError: naming the field and the valid values.
-        """
-        if not isinstance(self.name, str) or not self.name or "." in self.name:
-            raise ConfigError(
-                f"constraint name must be a non-empty string without '.', got {self.name!r}"
-            )
-        owner = f"constraint {self.name!r}: "
-        if self.type not in CONSTRAINT_TYPES:
-            raise ConfigError(
-                f"{owner}unknown type {self.type!r}; types are: " + ", ".join(CONSTRAINT_TYPES)
-            )
-        for key in (
-            "link",
-            "target_link",
-            "position_axes",
-            "rotation_axes",
-            "reference",
-            "target_topic",
-            "twist_topic",
-        ):
-            if not isinstance(getattr(self, key), str):
-                raise ConfigError(f"{owner}{key} must be a string, got {getattr(self, key)!r}")
-        if not isinstance(self.feedforward, bool | np.bool_):
-            raise ConfigError(
-                f"{owner}feedforward must be true or false, got {self.feedforward!r}"
-            )
-        self.feedforward = bool(self.feedforward)
-        for key in ("weight", "gain", "distance", "min_distance", "max_distance"):
-            setattr(self, key, _ranged(owner, key, getattr(self, key), CONSTRAINT_RANGES))
-        if 0.0 <= self.max_distance < self.min_distance:
-            raise ConfigError(
-                f"{owner}min_distance {self.min_distance} > max_distance {self.max_distance}"
-            )
-        self.joints = _strings(owner, "joints", self.joints)
-        if self.values is None:
-            self.values = []
-        if isinstance(self.values, str) or not isinstance(self.values, Sequence | np.ndarray):
-            raise ConfigError(f"{owner}values must be a list of numbers, got {self.values!r}")
-        self.values = [_ranged(owner, "values", v, CONSTRAINT_RANGES) for v in self.values]
-        if self.type == "joint_value":
-            if not self.joints:
-                raise ConfigError(f"{owner}a joint_value constraint needs 'joints'")
-            if len(self.values) != len(self.joints):
-                raise ConfigError(
-                    f"{owner}'values' needs one value per joint {self.joints}, got {self.values}"
-                )
-        try:  # the constraint's own rules (axes, reference, ...): the same as when it is built
-            _make_constraint(self)
-        except ConfigError:
-            raise
-        except ItascError as exc:
-            raise ConfigError(f"{owner}{exc}") from None
-        return self
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any], name: str | None = None) -> ConstraintConfig:
-        """Build from a YAML-like dict; ``name`` overrides/supplies the name.
-
-        Raises:
-            ConfigError: unknown keys (naming the valid ones), bad types or values.
-        """
-        if not isinstance(d, Mapping):
-            raise ConfigError(f"a constraint must be a mapping, got {d!r}")
-        valid = [f.name for f in fields(cls)]
-        unknown = [k for k in d if k not in valid]
-        if unknown:
-            raise ConfigError(
-                f"constraint {d.get('name', name)!r}: unknown keys {unknown}; "
-                "valid keys are: " + ", ".join(valid)
-            )
-        kw = dict(d)
-        if name is not None:
-            kw["name"] = name
-        if "name" not in kw or "type" not in kw:
-            raise ConfigError(
-                f"a constraint needs 'name' and 'type' (one of "
-                f"{', '.join(CONSTRAINT_TYPES)}), got {dict(d)}"
-            )
-        return cls(**kw).validate()
-
-    def to_dict(self) -> dict[str, Any]:
-        """A plain dict (YAML-ready)."""
-        return asdict(self)
-
-
-@dataclass
-class ControllerConfig:
-    """Configuration of a :class:`Controller` (the node's parameters minus the ROS plumbing).
-
-    Attributes:
-        joints: command order; [] = the tree's joints. Tree joints left out are held at their
-            measured positions.
-        control_rate: loop rate [Hz]; the solve uses the period 1 / control_rate.
-        input_timeout: joint states older than this [s] stop the robot.
-        solver: 'dls' or 'sdls'.
-        damping_max: largest damping lambda (at a singularity).
-        damping_epsilon: smallest singular value below which damping starts.
-        velocity_scale: fraction (0, 1] of the URDF velocity limits.
-        joint_limit_margin: distance kept from position limits [rad or m].
-        max_velocity: cap for joints without a URDF velocity limit [rad/s or m/s].
-        twist_filter_time_constant: first-order filter of the target twist estimated from
-            successive poses [s] (0 = unfiltered).
-        max_target_speed: fastest linear speed of a target [m/s]: successive poses further
-            apart are a jump (no feed-forward from them); twists are capped to it.
-        max_target_angular_speed: fastest angular speed of a target [rad/s], likewise.
-        target_reach_margin: target poses farther from the root than the effector's reach
-            (from the URDF) plus this margin [m] are refused.
-        constraints: the constraints, in row order.
-    """
-
-    joints: list[str] = field(default_factory=list)
-    control_rate: float = 250.0
-    input_timeout: float = 0.1
-    solver: str = "dls"
-    damping_max: float = 0.1
-    damping_epsilon: float = 0.06
-    velocity_scale: float = 1.0
-    joint_limit_margin: float = 0.0
-    max_velocity: float = 10.0
-    twist_filter_time_constant: float = 0.05
-    max_target_speed: float = 2.0
-    max_target_angular_speed: float = 6.0
-    target_reach_margin: float = 2.0
-    constraints: list[ConstraintConfig] = field(default_factory=list)
-
-    def validate(self) -> ControllerConfig:
-        """Check types and ranges (names are checked against the tree by the Controller).
-
-        Returns:
-            self.
-
-        Raises:
-            ConfigError: naming the field and the valid values.
-        """
-        self.joints = _strings("", "joints", self.joints)
-        if len(set(self.joints)) != len(self.joints):
-            raise ConfigError(f"joints repeat in {self.joints}")
-        for key in CONTROLLER_RANGES:
-            setattr(self, key, _ranged("", key, getattr(self, key), CONTROLLER_RANGES))
-        if not isinstance(self.solver, str) or self.solver not in SOLVERS:
-            raise ConfigError(
-                f"unknown solver {self.solver!r}; solvers are: " + ", ".join(SOLVERS)
-            )
-        if self.damping_max > 0.0 and self.damping_epsilon == 0.0:
-            raise ConfigError("damping_epsilon must be > 0 when damping_max > 0")
-        names = [c.name for c in self.constraints]
-        if len(set(names)) != len(names):
-            raise ConfigError(f"constraint names repeat in {names}")
-        for c in self.constraints:
-            if not isinstance(c, ConstraintConfig):
-                raise ConfigError(f"constraints must be ConstraintConfig, got {c!r}")
-            c.validate()
-        return self
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ControllerConfig:
-        """Build from a YAML-like dict.
-
-        ``constraints`` is a list of constraint dicts (each with a ``name``), or a mapping
-        name -> fields (the ROS params-file layout ``constraints.<name>.<field>``), ordered by
-        ``constraint_names`` when given.
-
-        Raises:
-            ConfigError: unknown keys (naming the valid ones), bad types or values.
-        """
-        if not isinstance(d, Mapping):
-            raise ConfigError(f"a controller configuration must be a mapping, got {d!r}")
-        valid = [f.name for f in fields(cls)]
-        kw: dict[str, Any] = {}
-        order = None
-        for k, v in d.items():
-            if k == "constraint_names":
-                order = _strings("", "constraint_names", v)
-            elif k in valid:
-                kw[k] = v
-            else:
-                raise ConfigError(
-                    f"unknown key {k!r}; valid keys are: "
-                    + ", ".join([*valid, "constraint_names"])
-                )
-        raw = kw.pop("constraints", None) or []
-        cons: list[ConstraintConfig] = []
-        if isinstance(raw, Mapping):
-            names = order if order is not None else list(raw)
-            missing = [n for n in names if n not in raw]
-            if missing:
-                raise ConfigError(
-                    f"constraint_names lists {missing} without settings under "
-                    f"'constraints'; configured: {list(raw)}"
-                )
-            cons = [ConstraintConfig.from_dict(raw[n], name=n) for n in names]
-        elif isinstance(raw, Sequence) and not isinstance(raw, str):
-            cons = [ConstraintConfig.from_dict(c) for c in raw]
-            if order is not None and order != [c.name for c in cons]:
-                raise ConfigError(
-                    f"constraint_names {order} does not match the constraints "
-                    f"{[c.name for c in cons]}"
-                )
-        else:
-            raise ConfigError(f"constraints must be a list or a mapping, got {raw!r}")
-        return cls(constraints=cons, **kw).validate()
-
-    @classmethod
-    def from_params(cls, d: Mapping[str, Any], node_name: str = "itasc_node") -> ControllerConfig:
-        """Build from a ROS 2 params file's content (``{node: {ros__parameters: {...}}}``).
-
-        Also accepts the bare ``ros__parameters`` mapping. Node-only keys (``robot_description``,
-        ``command_out_type``...: :data:`NODE_ONLY_KEYS`) are skipped.
-
-        Raises:
-            ConfigError: as :meth:`from_dict`, or no section for ``node_name``.
-        """
-        params: Any = d
-        if isinstance(d, Mapping) and "ros__parameters" not in d:
-            for key in (node_name, f"/{node_name}", "/**"):
-                if isinstance(d.get(key), Mapping):
-                    params = d[key]
-                    break
-            else:
-                if all(isinstance(v, Mapping) and "ros__parameters" in v for v in d.values()):
-                    raise ConfigError(f"no parameters for node {node_name!r}; sections: {list(d)}")
-        if isinstance(params, Mapping) and "ros__parameters" in params:
-            params = params["ros__parameters"]
-        if not isinstance(params, Mapping):
-            raise ConfigError(f"parameters must be a mapping, got {params!r}")
-        return cls.from_dict({k: v for k, v in params.items() if k not in NODE_ONLY_KEYS})
-
-    def to_dict(self) -> dict[str, Any]:
-        """A plain dict (YAML-ready) that :meth:`from_dict` reads back."""
-        return asdict(self)
-
-    def constraint(self, name: str) -> ConstraintConfig:
-        """A constraint's configuration by name.
-
-        Raises:
-            ConfigError: naming the configured constraints.
-        """
-        for c in self.constraints:
-            if c.name == name:
-                return c
-        raise ConfigError(
-            f"no constraint named {name!r}; constraints are: "
-            + (", ".join(repr(c.name) for c in self.constraints) or "(none)")
-        )
-
-
-LIVE_KEYS = frozenset(
-    {
-        "control_rate",
-        "input_timeout",
-        "solver",
-        "damping_max",
-        "damping_epsilon",
-        "velocity_scale",
-        "joint_limit_margin",
-        "max_velocity",
-        "twist_filter_time_constant",
-        "max_target_speed",
-        "max_target_angular_speed",
-        "target_reach_margin",
-    }
-)
-"""Controller settings that :meth:`Controller.update_parameters` changes live."""
-
-LIVE_CONSTRAINT_KEYS = frozenset(
-    {
-        "weight",
-        "gain",
-        "feedforward",
-        "distance",
-        "min_distance",
-        "max_distance",
-        "values",
-        "position_axes",
-        "rotation_axes",
-        "reference",
-    }
-)
-"""Constraint settings that :meth:`Controller.update_parameters` changes live."""
-
-
-def apply_updates(config: ControllerConfig, **kw: Any) -> ControllerConfig:
-    """A validated copy of ``config`` with live settings changed (``config`` is untouched).
-
-    Keys as in :meth:`Controller.update_parameters`.
-
-    Raises:
-        ConfigError: unknown or structural key (naming the live ones), invalid value.
-    """
-    cfg = copy.deepcopy(config)
-    per: dict[str, dict[str, Any]] = {}
-    for key, value in kw.items():
-        if key == "constraints":
-            if not isinstance(value, Mapping):
-                raise ConfigError(f"constraints must be a mapping name -> settings, got {value!r}")
-            for name, settings in value.items():
-                per.setdefault(name, {}).update(settings)
-        elif key.startswith("constraints."):
-            parts = key.split(".")
-            if len(parts) != 3:
-                raise ConfigError(f"parameter {key!r} is not 'constraints.<name>.<field>'")
-            per.setdefault(parts[1], {})[parts[2]] = value
-        elif key in LIVE_KEYS:
-            setattr(cfg, key, value)
-        else:
-            raise ConfigError(
-                f"{key!r} cannot change live (rebuild the controller); live "
-                "settings are: " + ", ".join(sorted(LIVE_KEYS))
-            )
-    for name, settings in per.items():
-        c = cfg.constraint(name)
-        for f, value in settings.items():
-            if f not in LIVE_CONSTRAINT_KEYS:
-                raise ConfigError(
-                    f"constraint {name!r}: {f!r} cannot change live (rebuild the "
-                    "controller); live settings are: " + ", ".join(sorted(LIVE_CONSTRAINT_KEYS))
-                )
-            setattr(c, f, value)
-    cfg.validate()
-    return cfg
+STATUSES = tuple(s.value for s in Status)
+"""The values of :class:`Status`."""
 
 
 @dataclass
@@ -525,8 +74,7 @@ class StepOutput:
     """What one :meth:`Controller.step` decided.
 
     Attributes:
-        status: 'waiting' (no joint state or no target yet), 'active', 'stale', 'disabled'
-            or 'fault'.
+        status: see :class:`Status`.
         publish: True when a command must be sent now (an active one, or the single zero).
         qdot: (n,) joint velocities [rad/s or m/s] in ``joint_names`` order (zeros unless
             active).
@@ -536,101 +84,12 @@ class StepOutput:
         reason: why the status is not 'active' ('' when it is).
     """
 
-    status: str
+    status: Status
     publish: bool
     qdot: Array
     q: Array
     result: SolveResult | None = None
     reason: str = ""
-
-
-def _fresh(age: float, timeout: float) -> bool:
-    """True when an input received ``age`` [s] ago is recent: ``|age| <= timeout`` (not NaN).
-
-    Negative ages happen when the clock jumps back (use_sim_time and a looping bag): an input
-    received "in the future" of the clock is as unusable as an old one.
-    """
-    return -timeout <= age <= timeout
-
-
-class _StampOrder:
-    """Header stamps [s] of one input stream (joint states, a target's poses or twists).
-
-    A stamped message is compared with the last accepted stamped message of its stream while
-    that one is fresh (received within ``input_timeout``, see :func:`_fresh`): an older stamp is
-    *out of order*; a stamp further ahead than the reception times allow, plus
-    ``input_timeout`` of jitter, *leaps ahead* (a stamp in the future). Both are rejected. Once
-    the last stamped message is no longer fresh the stream re-anchors on the next one, so a
-    single bad stamp, a restarted publisher or a clock that jumped can never lock a stream out
-    for longer than ``input_timeout``. Unstamped messages (stamp zero) are not compared.
-    """
-
-    def __init__(self) -> None:
-        self.source: float | None = None  # [s] header stamp of the last accepted message
-        self.received = -math.inf  # [s] its reception time
-
-    def check(self, source: float | None, received: float, timeout: float) -> str:
-        """'' when a message stamped ``source`` [s] received at ``received`` [s] is in order."""
-        if source is None:
-            return ""
-        if not math.isfinite(source):
-            return f"stamp {source!r} is not finite"
-        elapsed = received - self.received
-        if self.source is None or not _fresh(elapsed, timeout):
-            return ""  # nothing recent to compare with: re-anchor
-        if source < self.source:
-            return (
-                f"stamp {source:.6f} s is older than the last accepted {self.source:.6f} s "
-                "(out of order)"
-            )
-        lead = source - self.source - max(elapsed, 0.0)
-        if lead > timeout:
-            return (
-                f"stamp {source:.6f} s is {lead:.3f} s further ahead of the last accepted "
-                f"{self.source:.6f} s than the time between them (a stamp in the future; "
-                f"input_timeout {timeout} s)"
-            )
-        return ""
-
-    def accept(self, source: float | None, received: float) -> None:
-        """Record an accepted message (unstamped ones leave the anchor as it is)."""
-        if source is not None:
-            self.source = float(source)
-            self.received = float(received)
-
-
-def _as_array(value: ArrayLike, what: str, reject: Any) -> Array:
-    """``value`` as a flat float array; ``reject(reason)`` -> the InputError to raise."""
-    try:
-        return np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise reject(f"{what} must be numbers: {exc}") from None
-
-
-def _usable(v: Array) -> bool:
-    """All values finite and at most :data:`HUGE` in magnitude (NaN fails the comparison)."""
-    return bool((np.abs(v) <= HUGE).all())  # the method: no np.all dispatch in the tick
-
-
-class _TargetState:
-    """Per pose-constraint bookkeeping: last pose, twist estimate, explicit twist."""
-
-    def __init__(self) -> None:
-        self.pose = np.eye(4)  # (4, 4) root frame
-        self.stamp = -math.inf  # [s] reception time of the last pose
-        self.order = _StampOrder()  # header stamps of the poses
-        self.has_pose = False
-        self.estimate = np.zeros(6)  # (6,) filtered root-frame twist from successive poses
-        self.raw = np.zeros(6)  # (6,) work array: the unfiltered finite-difference twist
-        self.rel = np.zeros((3, 3))  # (3, 3) work array: rotation from the last pose
-        self.new_pose = np.eye(4)  # (4, 4) work array: the pose of the message being taken
-        self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
-        self.twist_stamp = -math.inf  # [s]
-        self.twist_order = _StampOrder()  # header stamps of the twists
-        self.applied = np.zeros(6)  # (6,) what was given to the constraint last step
-        self.reach = math.inf  # [m] targets farther from the root are refused
-        self.jumps = 0  # poses that implied a target faster than the speed limits
-        self.capped = 0  # explicit twists scaled down to the speed limits
 
 
 class Controller:
@@ -663,16 +122,11 @@ class Controller:
         self._q_full = np.zeros(len(self._all))
         self._q_full[[self._all.index(j) for j in self.joint_names]] = self.tree.neutral()
         self.tree.set_fixed_positions(self._q_full)
-        for c in self.config.constraints:
-            if c.type in POSE_CONSTRAINT_TYPES and not c.link:
-                c.link = tip_link(self.tree)
+        for c in self.config.constraints:  # e.g. an empty effector link: the tip link
+            c.settings = c.kind.resolve_settings(c.settings, self.tree)
         self.scene = self._build_scene(self.config)
         self._constraints = self.scene.constraints
-        self._targets = {
-            c.name: _TargetState()
-            for c in self.config.constraints
-            if c.type in POSE_CONSTRAINT_TYPES
-        }
+        self._targets = {c.name: TargetStream() for c in self.config.constraints if c.takes_target}
         self._set_reach(self.config)
         self._vmax = self.scene.velocity_limits  # (n,)
         self._dt = 1.0 / self.config.control_rate
@@ -681,7 +135,7 @@ class Controller:
         self._qdot = np.zeros(n)
         self._has_state = False
         self._js_stamp = -math.inf
-        self._js_order = _StampOrder()
+        self._js_order = StampOrder()
         self._names_cache: list[str] | None = None
         self._idx = np.zeros(n, dtype=np.int64)
         self._held_idx: list[tuple[int, int]] = []
@@ -702,17 +156,18 @@ class Controller:
     def _set_reach(self, cfg: ControllerConfig) -> None:
         """Each target's largest distance from the root [m] (see ``target_reach_margin``).
 
-        The effector's reach (:meth:`KinematicTree.reach`) plus the margin, plus for a
-        distance constraint the largest distance it may keep from its target.
+        The effector's reach (:meth:`KinematicTree.reach`) plus the margin, plus how far from
+        the effector the type keeps its target (``Constraint.target_distance``).
         """
         for name, st in self._targets.items():
             c = cfg.constraint(name)
-            keep = max(c.distance, c.max_distance) if c.type == "distance" else 0.0
-            st.reach = self.tree.reach(c.link) + keep + cfg.target_reach_margin
+            link = self.scene.get(name).effector_link
+            reach = math.inf if link is None else self.tree.reach(link)
+            st.reach = reach + c.kind.target_distance(c.settings) + cfg.target_reach_margin
 
     def _build_scene(self, cfg: ControllerConfig) -> Scene:
         try:
-            cons = [_make_constraint(c) for c in cfg.constraints]
+            cons = [c.build() for c in cfg.constraints]
             return Scene(
                 self.tree,
                 cons,
@@ -821,16 +276,18 @@ class Controller:
     def poses(self, constraint: str) -> tuple[Array, Array | None]:
         """Effector pose and target pose (4, 4) in the root frame at the current state.
 
-        The target is None when the constraint has no target yet (or is a joint_value).
+        The target is None when the constraint has no target pose yet; both are the identity
+        and None for a type without an effector (e.g. joint_value).
         """
         c = self.constraint(constraint)
-        if not isinstance(c, CopyPose | Distance):
+        link = c.effector_link
+        if link is None:
             return np.eye(4), None
-        eff = self.tree.forward_kinematics(self._q, c.effector)
-        if c.target.link is not None:
-            tgt = self.tree.forward_kinematics(self._q, c.target.link) @ c.target.offset
-            return eff, tgt
-        return eff, (c.target.pose.copy() if c.has_target else None)
+        eff = self.tree.forward_kinematics(self._q, link)
+        try:
+            return eff, c.target_pose(self.tree, self._q)
+        except TargetNotSet:
+            return eff, None
 
     # ------------------------------------------------------------------------- inputs
     def _reject(self, reason: str) -> InputError:
@@ -853,8 +310,7 @@ class Controller:
             stamp: reception time [s] (the clock of :meth:`step`); staleness is measured
                 from it.
             source_stamp: the message's own stamp [s] if it has one (not zero); checked
-                against the last accepted one by :class:`_StampOrder` (out of order, leaping
-                ahead).
+                against the last accepted one by :class:`StampOrder` (out of order, leaping ahead).
 
         Raises:
             InputError: missing or repeated commanded joints, positions of commanded joints
@@ -862,7 +318,7 @@ class Controller:
                 stamp or a stamp out of order / leaping ahead; the last good state is kept.
         """
         names = list(names)
-        pos = _as_array(positions, "joint state positions", self._reject)
+        pos = as_array(positions, "joint state positions", self._reject)
         if pos.shape[0] != len(names):
             raise self._reject(f"joint state has {len(names)} names but {pos.shape[0]} positions")
         if not math.isfinite(stamp):
@@ -870,7 +326,7 @@ class Controller:
         if names != self._names_cache:
             self._map_names(names)
         q = pos[self._idx]
-        if not _usable(q):
+        if not usable(q):
             finite = np.isfinite(q)
             bad = [self.joint_names[i] for i in np.flatnonzero(~finite)]
             if bad:
@@ -914,7 +370,7 @@ class Controller:
         self._held_idx = [(index[j], self._all.index(j)) for j in self._held if j in index]
         self._names_cache = names
 
-    def _target_state(self, constraint: str) -> _TargetState:
+    def _target_state(self, constraint: str) -> TargetStream:
         st = self._targets.get(constraint)
         if st is None or not self.config.constraint(constraint).takes_target:
             raise self._reject(
@@ -971,7 +427,7 @@ class Controller:
             quat_xyzw: (4,) orientation (x, y, z, w), normalised here.
             stamp: reception time [s].
             source_stamp: the message's stamp [s] if non-zero (used for the twist estimate
-                and checked by :class:`_StampOrder`: out of order, leaping ahead).
+                and checked by :class:`StampOrder`: out of order, leaping ahead).
             jump: the pose is a jump, not part of a motion (e.g. the RViz marker snapped back
                 to the effector): the twist estimate restarts from zero.
 
@@ -982,12 +438,12 @@ class Controller:
                 unchanged. Other quaternions are normalised.
         """
         st = self._target_state(constraint)
-        p = _as_array(position, f"target of {constraint!r}: position", self._reject)
-        qt = _as_array(quat_xyzw, f"target of {constraint!r}: quaternion", self._reject)
+        p = as_array(position, f"target of {constraint!r}: position", self._reject)
+        qt = as_array(quat_xyzw, f"target of {constraint!r}: quaternion", self._reject)
         if p.shape != (3,):
             code = BAD_POSITION
         elif qt.shape != (4,):
-            code = BAD_QUATERNION if _usable(p) else BAD_POSITION
+            code = BAD_QUATERNION if usable(p) else BAD_POSITION
         else:  # compiled: validates and writes the pose (~2 us instead of ~100 us of numpy)
             code = pose_from_position_quat(p, qt, HUGE, st.new_pose)
         if code == BAD_POSITION:
@@ -1021,7 +477,7 @@ class Controller:
                 f"the robot's reach ({st.reach:.3f} m with target_reach_margin "
                 f"{self.config.target_reach_margin} m)"
             )
-        self.scene.get(constraint).set_target(pose, check=False)  # type: ignore[attr-defined]
+        self.scene.get(constraint).set_target(pose, check=False)
         t = float(stamp)
         t_src = t if source_stamp is None else float(source_stamp)
         prev_src = st.order.source
@@ -1041,7 +497,7 @@ class Controller:
         st.order.accept(source_stamp, t)
         st.has_pose = True
 
-    def _is_jump(self, st: _TargetState, pose: Array, dt: float) -> bool:
+    def _is_jump(self, st: TargetStream, pose: Array, dt: float) -> bool:
         """True (and counted) when ``pose`` implies a target faster than the speed limits.
 
         ``dt`` [s] is floored at the control period: poses that arrive in a burst are not
@@ -1075,15 +531,15 @@ class Controller:
             twist: (6,) linear velocity of the target origin [m/s], angular velocity [rad/s].
             stamp: reception time [s].
             source_stamp: the message's stamp [s] if non-zero, checked by
-                :class:`_StampOrder` (out of order, leaping ahead).
+                :class:`StampOrder` (out of order, leaping ahead).
 
         Raises:
             InputError: unknown constraint or frame, not 6 finite values of at most
                 :data:`HUGE`, a stamp out of order / leaping ahead; the twist is unchanged.
         """
         st = self._target_state(constraint)
-        tw = _as_array(twist, f"twist of {constraint!r}", self._reject)
-        if tw.shape != (6,) or not _usable(tw):
+        tw = as_array(twist, f"twist of {constraint!r}", self._reject)
+        if tw.shape != (6,) or not usable(tw):
             raise self._reject(
                 f"twist of {constraint!r} must be 6 finite values of at most {HUGE:g}, "
                 f"got {tw.tolist()}"
@@ -1110,9 +566,9 @@ class Controller:
     def update_parameters(self, **kw: Any) -> None:
         """Change settings live; all or nothing.
 
-        Keys: those of :data:`LIVE_KEYS`; per constraint either ``constraints={name: {field:
-        value}}`` or the flat ROS name ``**{'constraints.<name>.<field>': value}`` with the
-        fields of :data:`LIVE_CONSTRAINT_KEYS`.
+        Keys: those of :data:`~itasc_ros.core.config.LIVE_KEYS`; per constraint either
+        ``constraints={name: {field: value}}`` or the flat ROS name
+        ``**{'constraints.<name>.<field>': value}`` with the live fields of its type.
 
         Raises:
             ConfigError: unknown or structural key (naming the live ones), invalid value;
@@ -1122,8 +578,7 @@ class Controller:
         scene = self._build_scene(cfg)
         for old in self.scene.constraints:  # carry the targets over
             new = scene.get(old.name)
-            if isinstance(old, CopyPose | Distance) and old.target.link is None and old.has_target:
-                new.set_target(old.target.pose)  # type: ignore[attr-defined]
+            new.carry_over(old)
         for st in self._targets.values():
             st.applied[:] = 0.0  # the new constraints start without a twist
             for tw in (st.estimate, st.twist):  # within the (new) speed limits
@@ -1136,33 +591,33 @@ class Controller:
         self._dt = 1.0 / cfg.control_rate
 
     # ------------------------------------------------------------------------- the tick
-    def _status(self, now: float) -> tuple[str, str]:
+    def _status(self, now: float) -> tuple[Status, str]:
         if not self._enabled:
-            return "disabled", "~/enable is false: zero command sent, then silence"
+            return Status.DISABLED, "~/enable is false: zero command sent, then silence"
         if not self._has_state:
-            return "waiting", "no joint state received yet"
+            return Status.WAITING, "no joint state received yet"
         age = now - self._js_stamp
-        if not _fresh(age, self.config.input_timeout):
+        if not fresh(age, self.config.input_timeout):
             if age < 0.0:
-                return "stale", (
+                return Status.STALE, (
                     f"the last joint state was received {-age:.3f} s after now: the clock "
                     "jumped back"
                 )
-            return "stale", (
+            return Status.STALE, (
                 f"joint states are {age:.3f} s old (input_timeout {self.config.input_timeout} s)"
             )
         for c in self._constraints:
-            if c.enabled and c.has_target:  # type: ignore[attr-defined]
-                return "active", ""
-        return "waiting", "no target received yet"
+            if c.enabled and c.has_target:
+                return Status.ACTIVE, ""
+        return Status.WAITING, "no target received yet"
 
     def _apply_twists(self, now: float) -> None:
         """Give each pose constraint its twist: explicit if recent, else the estimate, else 0."""
         timeout = self.config.input_timeout
         for name, st in self._targets.items():
-            if _fresh(now - st.twist_stamp, timeout):
+            if fresh(now - st.twist_stamp, timeout):
                 src: Array | None = st.twist
-            elif st.has_pose and _fresh(now - st.stamp, timeout):
+            elif st.has_pose and fresh(now - st.stamp, timeout):
                 src = st.estimate
             else:
                 src = None
@@ -1181,7 +636,7 @@ class Controller:
             A new :class:`StepOutput`; publish ``qdot`` when ``publish`` is True.
         """
         status, reason = self._status(now)
-        if status == "active":
+        if status is Status.ACTIVE:
             self._apply_twists(now)
             try:
                 res: SolveResult | None = self.scene.solve(self._q, self._dt)
@@ -1191,8 +646,8 @@ class Controller:
                 res, reason = None, f"solve failed: {type(exc).__name__}: {exc}"
             if res is not None and res.ok and clip_finite(res.qdot, self._vmax, self._qdot):
                 self._halted = False
-                return StepOutput("active", True, self._qdot.copy(), self._q.copy(), res, "")
-            status = "fault"
+                return StepOutput(Status.ACTIVE, True, self._qdot.copy(), self._q.copy(), res, "")
+            status = Status.FAULT
             reason = reason or "solve produced non-finite joint velocities"
             publish = not self._halted
             self._halted = True
@@ -1202,62 +657,4 @@ class Controller:
         return StepOutput(status, publish, self._zeros.copy(), self._q.copy(), None, reason)
 
 
-def tip_link(tree: KinematicTree) -> str:
-    """The link at the end of the longest chain of movable joints (the effector by default).
-
-    Ties go to the deepest link, then to the last in URDF order (``tool0`` after ``ee_link``).
-    """
-    movable: dict[str, int] = {tree.root_link: 0}
-    depth: dict[str, int] = {tree.root_link: 0}
-    for j in tree.joints:  # parents before children
-        movable[j.child] = movable.get(j.parent, 0) + (0 if j.type == "fixed" else 1)
-        depth[j.child] = depth.get(j.parent, 0) + 1
-    best = tree.root_link
-    for link in tree.link_names:
-        if (movable.get(link, 0), depth.get(link, 0)) >= (movable[best], depth[best]):
-            best = link
-    return best
-
-
-def _make_constraint(c: ConstraintConfig) -> Constraint:
-    if c.type == "copy_pose":
-        return CopyPose(
-            c.name,
-            c.link,
-            position_axes=c.position_axes,
-            rotation_axes=c.rotation_axes,
-            reference=c.reference,
-            target_link=c.target_link or None,
-            weight=c.weight,
-            gain=c.gain,
-            feedforward=c.feedforward,
-        )
-    if c.type == "distance":
-        return Distance(
-            c.name,
-            c.link,
-            distance=c.distance,
-            min_distance=c.min_distance if c.min_distance >= 0.0 else None,
-            max_distance=c.max_distance if c.max_distance >= 0.0 else None,
-            target_link=c.target_link or None,
-            weight=c.weight,
-            gain=c.gain,
-            feedforward=c.feedforward,
-        )
-    return JointValue(c.name, c.joints, c.values, weight=c.weight, gain=c.gain)
-
-
-__all__ = [
-    "CONSTRAINT_TYPES",
-    "HUGE",
-    "LIVE_CONSTRAINT_KEYS",
-    "LIVE_KEYS",
-    "NODE_ONLY_KEYS",
-    "STATUSES",
-    "ConstraintConfig",
-    "Controller",
-    "ControllerConfig",
-    "StepOutput",
-    "apply_updates",
-    "tip_link",
-]
+__all__ = ["STATUSES", "Controller", "Status", "StepOutput"]

@@ -79,6 +79,10 @@ class ConstraintError(ItascError, ValueError):
     """A constraint is configured with invalid values (unknown axis, negative gain...)."""
 
 
+class TargetNotSet(ConstraintError):
+    """A constraint's target pose is not there: none received yet, or a type without one."""
+
+
 class SolverError(ItascError, ValueError):
     """An unknown solver option or invalid solver parameter."""
 
@@ -100,6 +104,7 @@ __all__ = [
     "InvalidJointError",
     "ItascError",
     "SolverError",
+    "TargetNotSet",
     "UnknownJointError",
     "UnknownLinkError",
     "UnknownNameError",

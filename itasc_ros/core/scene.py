@@ -336,7 +336,7 @@ class Scene:
         self.tree.compute(qv)
         for c, a, b, y, ydot, wy, rhs, ff in self._views:
             c.update(self.tree, qv, a, b, y, ydot, wy)
-            if not c.has_target:  # type: ignore[attr-defined]
+            if not c.has_target:
                 wy[:] = 0.0
             if c.feedforward:
                 np.dot(b, c._target_twist, out=ff)

@@ -367,6 +367,24 @@ class KinematicTree:
         self.compute(self._q(q))
         return spatial.pose_inverse(self._poses[i]) @ self._poses[j]
 
+    def tip_link(self) -> str:
+        """The link at the end of the longest chain of movable joints (the default effector).
+
+        Ties go to the deepest link, then to the last in URDF order (``tool0`` after
+        ``ee_link``).
+        """
+        root = self.root_link
+        movable: dict[str, int] = {root: 0}
+        depth: dict[str, int] = {root: 0}
+        for j in self.joints:  # parents before children
+            movable[j.child] = movable.get(j.parent, 0) + (0 if j.type == "fixed" else 1)
+            depth[j.child] = depth.get(j.parent, 0) + 1
+        best = root
+        for link in self.link_names:
+            if (movable.get(link, 0), depth.get(link, 0)) >= (movable[best], depth[best]):
+                best = link
+        return best
+
     def reach(self, link: str) -> float:
         """An upper bound of the distance from the root to ``link``'s origin [m].
 

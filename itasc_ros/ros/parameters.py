@@ -2,10 +2,11 @@
 
 Structural parameters (joints, command output, topics, constraint names/types/links) are
 read-only: change them by restarting the node. Gains, weights, damping, limits, feed-forward,
-distances and joint values change live (see :data:`itasc_ros.core.controller.LIVE_KEYS`).
+distances and joint values change live (see :data:`itasc_ros.core.config.LIVE_KEYS`).
 Per constraint ``<name>`` listed in ``constraint_names`` the node declares
-``constraints.<name>.<field>`` for every field of
-:class:`~itasc_ros.core.controller.ConstraintConfig`.
+``constraints.<name>.type``, then ``constraints.<name>.<field>`` for every field that type
+declares (:attr:`itasc_ros.core.constraints.Constraint.FIELDS`): descriptors, ranges and
+read-only flags come from there.
 """
 
 from __future__ import annotations
@@ -17,15 +18,8 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ..core.controller import (
-    CONSTRAINT_RANGES,
-    CONSTRAINT_TYPES,
-    CONTROLLER_RANGES,
-    LIVE_CONSTRAINT_KEYS,
-    LIVE_KEYS,
-    ConstraintConfig,
-    ControllerConfig,
-)
+from ..core.config import CONTROLLER_RANGES, LIVE_KEYS, ConstraintConfig, ControllerConfig
+from ..core.constraints import REGISTRY, Field
 from ..core.solver import SOLVERS
 from .conversions import COMMAND_TYPES, FLOAT64_MULTI_ARRAY
 
@@ -242,89 +236,56 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
 )
 """Parameters of the node itself, in declaration order."""
 
-_CONSTRAINT_SPECS: tuple[ParamSpec, ...] = (
-    ParamSpec(
-        "type",
-        "copy_pose",
+DEFAULT_CONSTRAINT_TYPE = "copy_pose"
+
+
+def type_spec(name: str) -> ParamSpec:
+    """The ``constraints.<name>.type`` parameter (declared first: it decides the others)."""
+    return ParamSpec(
+        f"constraints.{name}.type",
+        DEFAULT_CONSTRAINT_TYPE,
         "Constraint type.",
         read_only=True,
-        constraints="one of: " + ", ".join(CONSTRAINT_TYPES),
-    ),
-    ParamSpec("link", "", "Effector link; empty: the URDF's tip link.", read_only=True),
-    ParamSpec(
-        "target_link", "", "Follow this robot link instead of a target topic.", read_only=True
-    ),
-    ParamSpec(
-        "position_axes",
-        "xyz",
-        "copy_pose: controlled position axes.",
-        constraints="distinct letters of 'xyz' (either case), may be empty",
-    ),
-    ParamSpec(
-        "rotation_axes",
-        "xyz",
-        "copy_pose: controlled rotation axes.",
-        constraints="distinct letters of 'xyz' (either case), may be empty",
-    ),
-    ParamSpec(
-        "reference",
-        "target",
-        "copy_pose: frame of the selected axes.",
-        constraints="one of: target, effector, root",
-    ),
-    ParamSpec("weight", 1.0, "Task weight Wy.", *CONSTRAINT_RANGES["weight"]),
-    ParamSpec("gain", 20.0, "Feedback gain K [1/s].", *CONSTRAINT_RANGES["gain"]),
-    ParamSpec("feedforward", True, "Feed the target twist forward."),
-    ParamSpec("distance", 0.0, "distance: desired distance [m].", *CONSTRAINT_RANGES["distance"]),
-    ParamSpec(
-        "min_distance",
-        -1.0,
-        "distance: band lower bound [m]; -1 = unset.",
-        *CONSTRAINT_RANGES["min_distance"],
-    ),
-    ParamSpec(
-        "max_distance",
-        -1.0,
-        "distance: band upper bound [m]; -1 = unset.",
-        *CONSTRAINT_RANGES["max_distance"],
-    ),
-    ParamSpec("joints", _STR_ARRAY, "joint_value: joints to drive.", read_only=True),
-    ParamSpec("values", _DBL_ARRAY, "joint_value: desired positions [rad or m]."),
-    ParamSpec(
-        "target_topic",
-        "",
-        "Target pose topic; empty: ~/target_pose for the first "
-        "pose constraint, ~/<name>/target_pose for the others.",
-        read_only=True,
-    ),
-    ParamSpec(
-        "twist_topic",
-        "",
-        "Target twist topic; empty: ~/target_twist for the first "
-        "pose constraint, ~/<name>/target_twist for the others.",
-        read_only=True,
-    ),
-)
-
-assert {s.name for s in _CONSTRAINT_SPECS} == {f.name for f in fields(ConstraintConfig)} - {"name"}
-assert LIVE_CONSTRAINT_KEYS <= {s.name for s in _CONSTRAINT_SPECS if not s.read_only}
-assert LIVE_KEYS <= {s.name for s in NODE_PARAMS if not s.read_only}
+        constraints="one of: " + ", ".join(sorted(REGISTRY)),
+    )
 
 
-def constraint_specs(name: str) -> list[ParamSpec]:
-    """The ``constraints.<name>.<field>`` parameters of one constraint."""
-    return [
-        ParamSpec(
-            f"constraints.{name}.{s.name}",
-            s.default,
-            s.description,
-            s.lo,
-            s.hi,
-            s.read_only,
-            s.constraints,
-        )
-        for s in _CONSTRAINT_SPECS
-    ]
+def field_spec(name: str, f: Field) -> ParamSpec:
+    """The ``constraints.<name>.<field>`` parameter of one field of a constraint type.
+
+    A double array's range is checked by the node (rclpy ranges apply to scalars only) and
+    stated in the descriptor's ``additional_constraints``.
+    """
+    default: Any = f.default
+    lo, hi, choices = f.lo, f.hi, f.choices
+    if f.kind.endswith("_array"):
+        if not default:
+            default = _STR_ARRAY if f.kind == "string_array" else _DBL_ARRAY
+        if lo is not None or hi is not None:
+            choices = choices or f"each in [{lo}, {hi}]"
+        lo = hi = None
+    return ParamSpec(
+        f"constraints.{name}.{f.name}",
+        default,
+        f.description,
+        lo,
+        hi,
+        read_only=not f.live,
+        constraints=choices,
+    )
+
+
+def constraint_specs(name: str, type_name: str) -> list[ParamSpec]:
+    """The parameters of constraint ``name`` of type ``type_name``: the type, then its fields.
+
+    Raises:
+        ConfigError: an unknown type, naming the registered ones.
+    """
+    return [type_spec(name), *(field_spec(name, f) for f in _kind(name, type_name).FIELDS)]
+
+
+def _kind(name: str, type_name: str) -> Any:
+    return ConstraintConfig(name, type_name).kind
 
 
 def _declare(node: Node, spec: ParamSpec) -> None:
@@ -346,12 +307,16 @@ def declare_parameters(node: Node) -> list[str]:
 
     Returns:
         The constraint names.
+
+    Raises:
+        ConfigError: a constraint of an unknown type, naming the registered ones.
     """
     for spec in NODE_PARAMS:
         _declare(node, spec)
     names = [str(n) for n in value(node, "constraint_names")]
     for name in names:
-        for spec in constraint_specs(name):
+        _declare(node, type_spec(name))
+        for spec in constraint_specs(name, str(value(node, f"constraints.{name}.type")))[1:]:
             _declare(node, spec)
     return names
 
@@ -367,21 +332,31 @@ def read_config(node: Node) -> ControllerConfig:
     }
     cons = []
     for name in value(node, "constraint_names"):
-        d = {s.name: value(node, f"constraints.{name}.{s.name}") for s in _CONSTRAINT_SPECS}
-        d["joints"] = list(d["joints"])
-        d["values"] = list(d["values"])
-        cons.append(ConstraintConfig.from_dict(d, name=str(name)))
+        kind = _kind(name, str(value(node, f"constraints.{name}.type")))
+        settings = {
+            f.name: _plain(value(node, f"constraints.{name}.{f.name}")) for f in kind.FIELDS
+        }
+        cons.append(ConstraintConfig(str(name), kind.type_name, **settings))
     kw["joints"] = list(kw["joints"])
     return ControllerConfig(constraints=cons, **kw).validate()
 
 
+def _plain(val: Any) -> Any:
+    """A parameter value as a plain Python value (arrays as lists)."""
+    return val if isinstance(val, str | bytes) or not hasattr(val, "__iter__") else list(val)
+
+
 def live_update(name: str, val: Any) -> dict[str, Any] | None:
-    """The ``Controller.update_parameters`` keyword for a live parameter, else None."""
+    """The ``Controller.update_parameters`` keyword for a controller setting, else None.
+
+    Constraint settings are passed on whatever they are: the configuration refuses a setting
+    that is not live (rclpy refuses read-only ones before).
+    """
     if name in LIVE_KEYS:
         return {name: val}
     parts = name.split(".")
-    if len(parts) == 3 and parts[0] == "constraints" and parts[2] in LIVE_CONSTRAINT_KEYS:
-        return {name: list(val) if parts[2] == "values" else val}
+    if len(parts) == 3 and parts[0] == "constraints":
+        return {name: _plain(val)}
     return None
 
 
@@ -390,7 +365,9 @@ __all__ = [
     "ParamSpec",
     "constraint_specs",
     "declare_parameters",
+    "field_spec",
     "live_update",
     "read_config",
+    "type_spec",
     "value",
 ]

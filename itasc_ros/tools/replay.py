@@ -79,14 +79,8 @@ import numpy as np
 import yaml
 from numpy.typing import NDArray
 
-from itasc_ros.core import KinematicTree, spatial
-from itasc_ros.core.controller import (
-    LIVE_CONSTRAINT_KEYS,
-    LIVE_KEYS,
-    POSE_CONSTRAINT_TYPES,
-    Controller,
-    ControllerConfig,
-)
+from itasc_ros.core import REGISTRY, Controller, ControllerConfig, KinematicTree, spatial
+from itasc_ros.core.config import LIVE_KEYS
 from itasc_ros.core.errors import ConfigError, InputError, ItascError
 from itasc_ros.tools.bagio import BagWriter, Storage, read_bag
 from itasc_ros.tools.resources import robot_urdf, share_file
@@ -260,7 +254,11 @@ def is_live_parameter(name: str) -> bool:
     if name in LIVE_KEYS:
         return True
     parts = name.split(".")
-    return len(parts) == 3 and parts[0] == "constraints" and parts[2] in LIVE_CONSTRAINT_KEYS
+    return (
+        len(parts) == 3
+        and parts[0] == "constraints"
+        and any(f.name == parts[2] and f.live for t in REGISTRY.values() for f in t.FIELDS)
+    )
 
 
 def _topic(name: str, node_name: str) -> str:
@@ -391,7 +389,7 @@ def load_setup(
     twist_topics: dict[str, str] = {}
     first = True
     for c in config.constraints:
-        if c.type not in POSE_CONSTRAINT_TYPES or c.target_link:
+        if not c.takes_target:
             continue
         base = "~/" if first else f"~/{c.name}/"
         pose_topics[c.name] = _topic(c.target_topic or f"{base}target_pose", node_name)

@@ -1,8 +1,28 @@
-"""iTaSC constraints: each gives its rows of ``A q' = y' + B Xu'``."""
+"""iTaSC constraints: each gives its rows of ``A q' = y' + B Xu'``.
 
-from .base import Constraint
+Every module of this package is imported here, so that a constraint type registers itself
+(:data:`REGISTRY`) by being a module of the package: adding a type is adding its module.
+"""
+
+import importlib
+import pkgutil
+
+from .base import REGISTRY, Constraint
 from .copy_pose import REFERENCE_FRAMES, CopyPose
 from .distance import Distance
 from .joint_value import JointValue
+from .schema import Field
 
-__all__ = ["REFERENCE_FRAMES", "Constraint", "CopyPose", "Distance", "JointValue"]
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = [
+    "REFERENCE_FRAMES",
+    "REGISTRY",
+    "Constraint",
+    "CopyPose",
+    "Distance",
+    "Field",
+    "JointValue",
+]

@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, TargetNotSet
 from ..tree import KinematicTree
 from .base import Constraint
+from .schema import Field
+
+LINK = Field("link", "string", "", "Effector link; empty: the URDF's tip link.")
+TARGET_LINK = Field(
+    "target_link", "string", "", "Follow this robot link instead of a target topic."
+)
+FEEDFORWARD = Field("feedforward", "bool", True, "Feed the target twist forward.", live=True)
+TARGET_TOPIC = Field(
+    "target_topic",
+    "string",
+    "",
+    "Target pose topic; empty: ~/target_pose for the first pose constraint, "
+    "~/<name>/target_pose for the others.",
+)
+TWIST_TOPIC = Field(
+    "twist_topic",
+    "string",
+    "",
+    "Target twist topic; empty: ~/target_twist for the first pose constraint, "
+    "~/<name>/target_twist for the others.",
+)
 
 Array = NDArray[np.float64]
 
@@ -71,15 +95,54 @@ def _pose(owner: str, pose: ArrayLike) -> Array:
     return p
 
 
-__all__ = ["TargetFrame"]
-
-
 class EffectorTargetConstraint(Constraint):
     """A constraint between an effector link and a :class:`TargetFrame` (CopyPose, Distance).
 
     Holds what both share: the effector's index and Jacobian, the target, ``set_target`` and
-    ``bind``; subclasses write their rows in ``update`` after :meth:`_update_frames`.
+    ``bind``, and the contract of a type with a target (settings ``link``, ``target_link``,
+    ``feedforward``, the topics); subclasses write their rows in ``update`` after
+    :meth:`_update_frames`. :data:`HEAD_FIELDS` and :data:`TAIL_FIELDS` are the shared settings
+    a subclass puts around its own in its ``FIELDS``.
     """
+
+    HEAD_FIELDS = (LINK, TARGET_LINK)
+    TAIL_FIELDS = (*Constraint.FIELDS, FEEDFORWARD, TARGET_TOPIC, TWIST_TOPIC)
+
+    @classmethod
+    def takes_target(cls, settings: Mapping[str, Any]) -> bool:
+        """True unless the target is a link of the robot (``target_link``)."""
+        return not settings.get("target_link")
+
+    @classmethod
+    def resolve_settings(cls, settings: Mapping[str, Any], tree: KinematicTree) -> dict[str, Any]:
+        """An empty ``link`` is the tree's tip link (:meth:`KinematicTree.tip_link`)."""
+        out = dict(settings)
+        if not out.get("link"):
+            out["link"] = tree.tip_link()
+        return out
+
+    @property
+    def effector_link(self) -> str:
+        """The effector link."""
+        return self.effector
+
+    def target_pose(self, tree: KinematicTree, q: Array) -> Array:
+        """(4, 4) the target pose in the root frame at ``q`` (a copy; see :class:`Constraint`)."""
+        if self.target.link is not None:
+            return tree.forward_kinematics(q, self.target.link) @ self.target.offset
+        if not self.target.has_pose:
+            raise TargetNotSet(f"{self.name}: no target pose received yet")
+        return self.target.pose.copy()
+
+    def carry_over(self, old: Constraint) -> None:
+        """Keep the streamed target pose of ``old`` (see :class:`Constraint`)."""
+        if (
+            isinstance(old, EffectorTargetConstraint)
+            and old.target.link is None
+            and old.has_target
+            and self.target.link is None
+        ):
+            self.target.set_pose(old.target.pose, check=False)
 
     def __init__(
         self,
@@ -125,3 +188,6 @@ class EffectorTargetConstraint(Constraint):
         self.target.update(tree)
         tree.jacobian_into(self._eff_idx, self._jac)
         return tree.pose_ref(self._eff_idx)
+
+
+__all__ = ["EffectorTargetConstraint", "TargetFrame"]

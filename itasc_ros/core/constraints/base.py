@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ConfigurationError, ConstraintError
+from ..errors import ConfigurationError, ConstraintError, TargetNotSet
 from ..tree import KinematicTree
+from .schema import Field
+
+REGISTRY: dict[str, type[Constraint]] = {}
+"""Constraint types by ``type_name``: a subclass that sets ``type_name`` registers itself."""
+
+WEIGHT = Field("weight", "double", 1.0, "Task weight Wy of every row.", 0.0, 1e6, live=True)
+GAIN = Field("gain", "double", 20.0, "Feedback gain K [1/s].", 0.0, 1000.0, live=True)
 
 Array = NDArray[np.float64]
 
@@ -31,6 +40,19 @@ class Constraint(ABC):
     ``A = Cq - Cf Jf^-1 Jq`` (m, n), ``B = Cf Jf^-1 Ju`` (m, 6), the output ``y`` (m,) and
     the desired output rate ``y'_d = yd' + K (yd - y)``.
 
+    **A constraint type is the unit of extension.** A subclass that sets :attr:`type_name`
+    registers itself in :data:`REGISTRY`, declares its settings in :attr:`FIELDS` (name, kind,
+    default, range, live or not, description) and builds itself from them in
+    :meth:`from_settings`; the controller, the node's parameters, the replay and the docs
+    derive everything from that. The rest of the contract lives here, with defaults for a
+    constraint that takes no target: :meth:`takes_target`, :meth:`resolve_settings`,
+    :meth:`target_distance`, :attr:`has_target`, :meth:`set_target`, :attr:`effector_link`,
+    :meth:`target_pose` and :meth:`carry_over`.
+
+    Class attributes:
+        type_name: the name the type registers under ('' = not a type of its own).
+        FIELDS: the type's settings (:class:`~itasc_ros.core.constraints.schema.Field`).
+
     Attributes:
         name: unique name in a scene.
         weight: task weight Wy (>= 0) of every row.
@@ -38,6 +60,17 @@ class Constraint(ABC):
         feedforward: whether the target's twist (Xu') is fed forward.
         enabled: a disabled constraint contributes no rows.
     """
+
+    type_name: ClassVar[str] = ""
+    FIELDS: ClassVar[tuple[Field, ...]] = (WEIGHT, GAIN)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("type_name", "")
+        if name:
+            if name in REGISTRY and REGISTRY[name].__qualname__ != cls.__qualname__:
+                raise ConstraintError(f"constraint type {name!r} is registered twice")
+            REGISTRY[name] = cls
 
     def __init__(
         self, name: str, weight: float = 1.0, gain: float = 20.0, feedforward: bool = True
@@ -88,6 +121,67 @@ class Constraint(ABC):
     def _structure_changed(self) -> None:
         self._structure_version += 1
 
+    # -- the type's contract ------------------------------------------------------------
+    @classmethod
+    @abstractmethod
+    def from_settings(cls, name: str, settings: Mapping[str, Any]) -> Constraint:
+        """Build from checked settings (every field of :attr:`FIELDS`, see ``check_settings``).
+
+        Raises:
+            ConstraintError: values the fields cannot check alone (e.g. axes letters).
+        """
+
+    @classmethod
+    def takes_target(cls, settings: Mapping[str, Any]) -> bool:
+        """True when a constraint with these settings takes its target pose from outside."""
+        return False
+
+    @classmethod
+    def resolve_settings(cls, settings: Mapping[str, Any], tree: KinematicTree) -> dict[str, Any]:
+        """The settings with defaults that need the robot filled in (e.g. the tip link)."""
+        return dict(settings)
+
+    @classmethod
+    def target_distance(cls, settings: Mapping[str, Any]) -> float:
+        """How far [m] from the effector a meaningful target can be (0 for a pose target)."""
+        return 0.0
+
+    @property
+    def has_target(self) -> bool:
+        """True once the constraint has what it needs to act (always, without a target)."""
+        return True
+
+    def set_target(
+        self, pose: ArrayLike, twist: ArrayLike | None = None, *, check: bool = True
+    ) -> None:
+        """Set the target pose (4, 4) and optional twist (6,).
+
+        Raises:
+            TargetNotSet: this type takes no target pose.
+        """
+        raise TargetNotSet(f"{self.name}: a {self.type_name} constraint takes no target pose")
+
+    @property
+    def effector_link(self) -> str | None:
+        """The link this constraint moves toward a target (markers), or None."""
+        return None
+
+    def target_pose(self, tree: KinematicTree, q: Array) -> Array:
+        """(4, 4) the target pose in the root frame at ``q`` (a copy).
+
+        Raises:
+            TargetNotSet: no target pose yet, or a type without one.
+        """
+        raise TargetNotSet(f"{self.name}: a {self.type_name} constraint has no target pose")
+
+    def carry_over(self, old: Constraint) -> None:
+        """Take over the state set at run time (e.g. a streamed target) from ``old``.
+
+        Called when a live change rebuilds the constraint from new settings; ``old`` is the
+        instance of the same name before the change. Nothing to take by default.
+        """
+        return None
+
     # -- scene interface ---------------------------------------------------------------
     @property
     @abstractmethod
@@ -123,4 +217,4 @@ class Constraint(ABC):
         """A scalar error of this constraint from its rows of ``y`` (norm of yd - y)."""
 
 
-__all__ = ["Constraint", "check_positive"]
+__all__ = ["GAIN", "REGISTRY", "WEIGHT", "Constraint", "check_positive"]

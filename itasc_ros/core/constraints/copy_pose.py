@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -9,6 +12,7 @@ from ..errors import ConstraintError
 from ..tree import KinematicTree
 from . import _features as F
 from ._target import EffectorTargetConstraint
+from .schema import Field
 
 Array = NDArray[np.float64]
 
@@ -25,6 +29,9 @@ def _axes(owner: str, what: str, axes: str) -> list[int]:
             "(e.g. 'xyz', 'xy', 'z' or '')"
         )
     return ["xyz".index(a) for a in sorted(axes)]
+
+
+AXES = "distinct letters of 'xyz' (either case), may be empty"
 
 
 class CopyPose(EffectorTargetConstraint):
@@ -45,6 +52,41 @@ class CopyPose(EffectorTargetConstraint):
         target_offset: (4, 4) pose of the target in ``target_link``'s frame.
         weight, gain, feedforward: see :class:`Constraint`.
     """
+
+    type_name = "copy_pose"
+    FIELDS = (
+        *EffectorTargetConstraint.HEAD_FIELDS,
+        Field(
+            "position_axes", "string", "xyz", "Controlled position axes.", live=True, choices=AXES
+        ),
+        Field(
+            "rotation_axes", "string", "xyz", "Controlled rotation axes.", live=True, choices=AXES
+        ),
+        Field(
+            "reference",
+            "string",
+            "target",
+            "Frame of the selected axes.",
+            live=True,
+            choices="one of: " + ", ".join(REFERENCE_FRAMES),
+        ),
+        *EffectorTargetConstraint.TAIL_FIELDS,
+    )
+
+    @classmethod
+    def from_settings(cls, name: str, settings: Mapping[str, Any]) -> CopyPose:
+        """Build from checked settings (see :class:`Constraint`)."""
+        return cls(
+            name,
+            settings["link"],
+            position_axes=settings["position_axes"],
+            rotation_axes=settings["rotation_axes"],
+            reference=settings["reference"],
+            target_link=settings["target_link"] or None,
+            weight=settings["weight"],
+            gain=settings["gain"],
+            feedforward=settings["feedforward"],
+        )
 
     def __init__(
         self,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -11,6 +13,7 @@ from ..errors import ConstraintError
 from ..tree import KinematicTree
 from ._target import EffectorTargetConstraint
 from .base import check_positive
+from .schema import Field
 
 Array = NDArray[np.float64]
 
@@ -31,6 +34,40 @@ class Distance(EffectorTargetConstraint):
         target_link, target_offset: the target as a link of the tree (e.g. the other hand).
         weight, gain, feedforward: see :class:`Constraint`.
     """
+
+    type_name = "distance"
+    FIELDS = (
+        *EffectorTargetConstraint.HEAD_FIELDS,
+        Field("distance", "double", 0.0, "Desired distance [m].", 0.0, 100.0, live=True),
+        Field(
+            "min_distance", "double", -1.0, "Band lower bound [m]; -1 = unset.", -1.0, 100.0, True
+        ),
+        Field(
+            "max_distance", "double", -1.0, "Band upper bound [m]; -1 = unset.", -1.0, 100.0, True
+        ),
+        *EffectorTargetConstraint.TAIL_FIELDS,
+    )
+
+    @classmethod
+    def from_settings(cls, name: str, settings: Mapping[str, Any]) -> Distance:
+        """Build from checked settings (see :class:`Constraint`); -1 leaves a bound unset."""
+        lo, hi = settings["min_distance"], settings["max_distance"]
+        return cls(
+            name,
+            settings["link"],
+            distance=settings["distance"],
+            min_distance=lo if lo >= 0.0 else None,
+            max_distance=hi if hi >= 0.0 else None,
+            target_link=settings["target_link"] or None,
+            weight=settings["weight"],
+            gain=settings["gain"],
+            feedforward=settings["feedforward"],
+        )
+
+    @classmethod
+    def target_distance(cls, settings: Mapping[str, Any]) -> float:
+        """The largest distance it keeps from its target [m] (see :class:`Constraint`)."""
+        return float(max(settings["distance"], settings["max_distance"]))
 
     def __init__(
         self,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -11,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ConstraintError
 from ..tree import KinematicTree
 from .base import Constraint
+from .schema import Field
 
 Array = NDArray[np.float64]
 
@@ -24,6 +26,28 @@ class JointValue(Constraint):
         values: desired positions yd [rad or m], one per joint.
         weight, gain: see :class:`Constraint` (a low weight makes it a posture preference).
     """
+
+    type_name = "joint_value"
+    FIELDS = (
+        Field("joints", "string_array", [], "Joints to drive."),
+        Field(
+            "values",
+            "double_array",
+            [],
+            "Desired positions [rad or m], one per joint.",
+            -1e6,
+            1e6,
+            live=True,
+        ),
+        *Constraint.FIELDS,
+    )
+
+    @classmethod
+    def from_settings(cls, name: str, settings: Mapping[str, Any]) -> JointValue:
+        """Build from checked settings (see :class:`Constraint`)."""
+        return cls(
+            name, settings["joints"], settings["values"], settings["weight"], settings["gain"]
+        )
 
     def __init__(
         self,
