@@ -47,7 +47,8 @@ class Constraint(ABC):
     derive everything from that. The rest of the contract lives here, with defaults for a
     constraint that takes no target: :meth:`takes_target`, :meth:`resolve_settings`,
     :meth:`target_distance`, :attr:`has_target`, :meth:`set_target`, :attr:`effector_link`,
-    :meth:`target_pose` and :meth:`carry_over`.
+    :meth:`target_pose`, :meth:`carry_over`, and :meth:`example_settings` for the contract test
+    every registered type joins.
 
     Class attributes:
         type_name: the name the type registers under ('' = not a type of its own).
@@ -130,6 +131,15 @@ class Constraint(ABC):
         Raises:
             ConstraintError: values the fields cannot check alone (e.g. axes letters).
         """
+
+    @classmethod
+    def example_settings(cls, tree: KinematicTree) -> list[dict[str, Any]]:
+        """Settings that exercise this type on ``tree`` (the contract test builds each one).
+
+        The default is the fields' defaults; a type whose defaults are not usable on their
+        own (e.g. one that names joints) overrides it.
+        """
+        return [{}]
 
     @classmethod
     def takes_target(cls, settings: Mapping[str, Any]) -> bool:

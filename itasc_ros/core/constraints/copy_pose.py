@@ -74,6 +74,16 @@ class CopyPose(EffectorTargetConstraint):
     )
 
     @classmethod
+    def example_settings(cls, tree: KinematicTree) -> list[dict[str, Any]]:
+        """Full pose, position only, partial axes, a link target (see :class:`Constraint`)."""
+        return [
+            {},
+            {"rotation_axes": ""},
+            {"position_axes": "xz", "rotation_axes": "y", "reference": "effector"},
+            {"target_link": tree.link_names[1], "reference": "root"},
+        ]
+
+    @classmethod
     def from_settings(cls, name: str, settings: Mapping[str, Any]) -> CopyPose:
         """Build from checked settings (see :class:`Constraint`)."""
         return cls(

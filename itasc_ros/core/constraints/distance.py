@@ -49,6 +49,15 @@ class Distance(EffectorTargetConstraint):
     )
 
     @classmethod
+    def example_settings(cls, tree: KinematicTree) -> list[dict[str, Any]]:
+        """A distance, a band, and a link target (see :class:`Constraint`)."""
+        return [
+            {"distance": 0.1},
+            {"min_distance": 0.05, "max_distance": 0.08},
+            {"target_link": tree.link_names[1], "distance": 0.3},
+        ]
+
+    @classmethod
     def from_settings(cls, name: str, settings: Mapping[str, Any]) -> Distance:
         """Build from checked settings (see :class:`Constraint`); -1 leaves a bound unset."""
         lo, hi = settings["min_distance"], settings["max_distance"]

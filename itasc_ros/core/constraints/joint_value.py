@@ -43,6 +43,15 @@ class JointValue(Constraint):
     )
 
     @classmethod
+    def example_settings(cls, tree: KinematicTree) -> list[dict[str, Any]]:
+        """Two joints toward mid-range, and one (see :class:`Constraint`)."""
+        mid = tree.neutral()
+        return [
+            {"joints": tree.joint_names[:2], "values": [float(v) for v in mid[:2]]},
+            {"joints": tree.joint_names[-1:], "values": [float(mid[-1]) + 0.1], "gain": 5.0},
+        ]
+
+    @classmethod
     def from_settings(cls, name: str, settings: Mapping[str, Any]) -> JointValue:
         """Build from checked settings (see :class:`Constraint`)."""
         return cls(

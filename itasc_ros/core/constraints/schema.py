@@ -78,7 +78,7 @@ class Field:
         return [self._number(what, v) for v in value]
 
     def _number(self, what: str, value: Any) -> float:
-        if isinstance(value, bool | np.bool_):
+        if isinstance(value, bool | np.bool_ | str | bytes):
             raise ConfigError(f"{what} must be a number, got {value!r}")
         try:
             v = float(value)
