@@ -139,7 +139,7 @@ class EffectorTargetConstraint(Constraint):
         if (
             isinstance(old, EffectorTargetConstraint)
             and old.target.link is None
-            and old.has_target
+            and old.target.has_pose
             and self.target.link is None
         ):
             self.target.set_pose(old.target.pose, check=False)
