@@ -28,7 +28,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # The Orocos KDL peer of the tests and benchmarks: Debian's python3-pykdl, built for the system
-# Python 3.11 (itasc_ros.tools.peers imports it into the venv). Installed with apt-get where that
+# Python 3.11 (itasc_ros.bench.peers imports it into the venv). Installed with apt-get where that
 # works (Debian/Ubuntu, root); elsewhere the PyKDL tests are skipped with that reason.
 peers:
 	@/usr/bin/python3 -c 'import PyKDL' 2>/dev/null \

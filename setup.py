@@ -9,7 +9,7 @@ PACKAGE = "itasc_ros"
 setup(
     name=PACKAGE,
     version="0.1.0",
-    packages=find_packages(exclude=["test", "test.*", "bench", "bench.*"]),
+    packages=find_packages(exclude=["test", "test.*"]),
     package_data={PACKAGE: ["py.typed"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
@@ -67,7 +67,7 @@ setup(
             "itasc-demo = itasc_ros.tools.demo:main",
             "itasc-record = itasc_ros.tools.record:main",
             "itasc-replay = itasc_ros.tools.replay:main",
-            "itasc-bench = itasc_ros.tools.bench:main",
+            "itasc-bench = itasc_ros.bench.cli:main",
         ],
     },
 )

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itasc_ros.tools.bench import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs
-from itasc_ros.tools.bench_loop import (
+from itasc_ros.bench.cli import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs
+from itasc_ros.bench.loop import (
     BENCH_PRIORITY,
     RESULT_KEYS,
     latency_stats,
@@ -171,7 +171,7 @@ def test_runs_are_summarised_by_medians_and_ratios_by_pairs() -> None:
 
 
 def test_keep_warm_spins_one_sched_idle_process_per_cpu_and_stops_them() -> None:
-    from itasc_ros.tools.bench_loop import _keep_warm
+    from itasc_ros.bench.loop import _keep_warm
 
     with _keep_warm(False) as none:
         assert none == 0

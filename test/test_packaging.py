@@ -79,6 +79,21 @@ def test_scripts_where_ros2_run_finds_them(colcon_install: Path) -> None:
         assert (lib / script).is_file(), script
 
 
+def test_python_packages_installed(colcon_install: Path) -> None:
+    """Every package of the source tree (itasc_ros.core, .ros, .tools, .bench) is installed."""
+    expected = sorted(
+        p.parent.relative_to(REPO).as_posix() for p in (REPO / "itasc_ros").rglob("__init__.py")
+    )
+    assert "itasc_ros/bench" in expected
+    (site,) = colcon_install.glob("lib/python3*/site-packages")
+    installed = sorted(
+        p.parent.relative_to(site).as_posix() for p in (site / "itasc_ros").rglob("__init__.py")
+    )
+    assert installed == expected
+    (entry_points,) = site.glob("itasc_ros*.egg-info/entry_points.txt")
+    assert "itasc-bench = itasc_ros.bench.cli:main" in entry_points.read_text()
+
+
 def test_installed_urdf_loads(colcon_install: Path) -> None:
     from itasc_ros.core import KinematicTree
 

@@ -14,9 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-from itasc_ros.core.errors import UnknownLinkError, UnknownNameError, UnsupportedJointError
-from itasc_ros.tools import peers
-from itasc_ros.tools.peers import (
+from itasc_ros.bench import peers
+from itasc_ros.bench.peers import (
     KdlPeer,
     PeerUnavailable,
     PinocchioPeer,
@@ -26,6 +25,7 @@ from itasc_ros.tools.peers import (
     rotation_to_quaternion,
     urdf_chain,
 )
+from itasc_ros.core.errors import UnknownLinkError, UnknownNameError, UnsupportedJointError
 
 try:
     from robots import erd_urdf_path
@@ -356,6 +356,12 @@ def test_chain_errors(urdfs) -> None:
     floating = ODD_URDF.replace('name="j_rev" type="revolute"', 'name="j_rev" type="floating"')
     with pytest.raises(UnsupportedJointError, match="floating"):
         urdf_chain(floating, "world", "tool")
+    mimic = ODD_URDF.replace(
+        '<axis xyz="0 0.6 -0.8"/>', '<axis xyz="0 0.6 -0.8"/><mimic joint="j_rev"/>'
+    )
+    with pytest.raises(UnsupportedJointError, match="mimic"):
+        urdf_chain(mimic, "world", "tool")
+    assert [j.name for j in urdf_chain(mimic, "world", "l4")][-1] == "j_fixed"  # off the path
     assert urdf_chain(urdfs["panda"], "panda_link3", "panda_link3") == []
 
 
@@ -376,6 +382,24 @@ def test_chain_limits_follow_the_urdf(urdfs) -> None:
     assert movable[3].upper == pytest.approx(-0.0698)
     cont = [j for j in urdf_chain(ODD_URDF, "world", "tool") if j.type == "continuous"]
     assert cont[0].lower == -math.inf and cont[0].upper == math.inf
+
+
+def test_chain_limits_are_narrowed_to_the_soft_limits() -> None:
+    """``<safety_controller>`` soft limits narrow the limits (a missing one is 0, as in URDF)."""
+    soft = ODD_URDF.replace(
+        '<limit lower="-2" upper="2" effort="10" velocity="1"/>',
+        '<limit lower="-2" upper="2" effort="10" velocity="1"/>'
+        '<safety_controller k_velocity="1" soft_lower_limit="-1.5" soft_upper_limit="2.5"/>',
+    ).replace(
+        '<limit lower="-3" upper="3" effort="10" velocity="1"/>',
+        '<limit lower="-3" upper="3" effort="10" velocity="1"/>'
+        '<safety_controller k_velocity="1" soft_upper_limit="1.0"/>',
+    )
+    limits = {j.name: (j.lower, j.upper) for j in urdf_chain(soft, "world", "tool")}
+    assert limits["j_rev"] == (-1.5, 2.0)
+    assert limits["j_tilt"] == (0.0, 1.0)
+    assert limits["j_prism"] == (-0.2, 0.4)
+    assert limits["j_cont"] == (-math.inf, math.inf)
 
 
 # --------------------------------------------------------------------------------------------

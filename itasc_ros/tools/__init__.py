@@ -1,1 +1,4 @@
-"""Console scripts: demo, record, replay, bench, simulated robot."""
+"""Console scripts users run: demo, record, replay, simulated robot (and their helpers).
+
+The measuring code (``itasc-bench``, its peers and floor node) is in :mod:`itasc_ros.bench`.
+"""

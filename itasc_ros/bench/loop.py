@@ -46,7 +46,7 @@ that the measuring process takes as little CPU as it can from the processes it m
 
 Usage::
 
-    python -m itasc_ros.tools.bench_loop --robot panda --rate 1000 --duration 20
+    python -m itasc_ros.bench.loop --robot panda --rate 1000 --duration 20
     itasc-bench loop --rate 1000 --duration 60
 """
 
@@ -762,7 +762,7 @@ def _tracking_error(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point (``python -m itasc_ros.tools.bench_loop``); returns the exit status."""
+    """Console entry point (``python -m itasc_ros.bench.loop``); returns the exit status."""
     ap = argparse.ArgumentParser(
         prog="itasc_bench_loop", description=__doc__.split("\n\n")[0] if __doc__ else None
     )

@@ -4,8 +4,9 @@ Each peer is wrapped so that the benchmark (``itasc-bench``) calls the same unit
 library with the same joint vector and the same URDF:
 
 * :class:`KdlPeer` -- Orocos KDL through Debian's ``python3-pykdl`` (PyKDL). PyKDL has no
-  ``kdl_parser`` in Python, so :func:`kdl_chain_from_urdf` builds the ``KDL.Chain`` from the URDF
-  exactly as the C++ ``kdl_parser`` does.
+  ``kdl_parser`` in Python, so :func:`kdl_chain_from_urdf` builds the ``KDL.Chain`` exactly as
+  the C++ ``kdl_parser`` does, from the URDF as read by the solver's own reader
+  (:func:`itasc_ros.core.urdf.parse_urdf`): the peers and the solver see the same joints.
 * :class:`PinocchioPeer` -- Pinocchio (``pin`` wheel), ``pinocchio.buildModelFromXML``.
 * :class:`TracIkPeer` -- TRAC-IK through the ``pytracik`` wheel (a pybind11 module).
 
@@ -41,6 +42,7 @@ import ctypes
 import glob
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -49,8 +51,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from lxml import etree
 
 from itasc_ros.core.errors import UnknownLinkError, UnknownNameError, UnsupportedJointError
+from itasc_ros.core.urdf import JointSpec, RobotSpec, parse_urdf
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -65,7 +69,6 @@ _PYKDL_GLOBS = (
 )
 
 _MOVABLE_TYPES = ("revolute", "continuous", "prismatic")
-_SUPPORTED_TYPES = (*_MOVABLE_TYPES, "fixed")
 
 
 class PeerUnavailable(Exception):
@@ -163,19 +166,6 @@ def _import_pytracik() -> Any:
 
 
 @contextlib.contextmanager
-def _quiet_urdf_parser() -> Iterator[None]:
-    """Silence urdf_parser_py's stderr messages about attributes it does not know."""
-    import urdf_parser_py.xml_reflection.core as xml_core
-
-    saved = xml_core.on_error
-    xml_core.on_error = lambda *args: None
-    try:
-        yield
-    finally:
-        xml_core.on_error = saved
-
-
-@contextlib.contextmanager
 def _native_stdout_silenced() -> Iterator[None]:
     """Send file descriptor 1 to /dev/null, for C++ code that prints to ``std::cout``."""
     libc = ctypes.CDLL(None)
@@ -193,14 +183,6 @@ def _native_stdout_silenced() -> Iterator[None]:
         os.close(devnull)
 
 
-def _parse_urdf(urdf_xml: str) -> Any:
-    from urdf_parser_py.urdf import URDF
-
-    # lxml refuses a str with an XML encoding declaration: hand it bytes.
-    with _quiet_urdf_parser():
-        return URDF.from_xml_string(urdf_xml.encode("utf-8"))
-
-
 @dataclass(frozen=True)
 class ChainJoint:
     """One URDF joint on the root-to-tip path.
@@ -210,7 +192,7 @@ class ChainJoint:
         type: URDF type: 'revolute', 'continuous', 'prismatic' or 'fixed'.
         child: Child link name.
         xyz: Origin translation [m], parent link frame.
-        rpy: Origin roll, pitch, yaw [rad] (fixed axes X, Y, Z).
+        rotation: Origin rotation matrix, row by row (9 values), parent link frame.
         axis: Unit joint axis in the joint frame.
         lower: Lower position limit [rad] or [m]; -inf for continuous joints.
         upper: Upper position limit [rad] or [m]; +inf for continuous joints.
@@ -220,7 +202,7 @@ class ChainJoint:
     type: str
     child: str
     xyz: tuple[float, float, float]
-    rpy: tuple[float, float, float]
+    rotation: tuple[float, ...]
     axis: tuple[float, float, float]
     lower: float
     upper: float
@@ -231,22 +213,91 @@ class ChainJoint:
         return self.type in _MOVABLE_TYPES
 
 
-def _limits(joint: Any) -> tuple[float, float]:
-    if joint.type == "continuous" or joint.limit is None:
-        return -math.inf, math.inf
-    lower = float(joint.limit.lower if joint.limit.lower is not None else -math.inf)
-    upper = float(joint.limit.upper if joint.limit.upper is not None else math.inf)
-    safety = getattr(joint, "safety_controller", None)
-    if safety is not None:  # as ROS TRAC-IK and MoveIt do
-        if safety.soft_lower_limit is not None:
-            lower = max(lower, float(safety.soft_lower_limit))
-        if safety.soft_upper_limit is not None:
-            upper = min(upper, float(safety.soft_upper_limit))
-    return lower, upper
+_XML_DECLARATION = re.compile(r"^\ufeff?<\?xml\s[^>]*\?>")
+
+
+def _soft_limits(urdf_xml: str) -> dict[str, tuple[float, float]]:
+    """``<safety_controller>`` soft limits by joint name (URDF default 0 for a missing one).
+
+    The solver's URDF reader keeps only the kinematic elements, so these are read here, from a
+    document :func:`~itasc_ros.core.urdf.parse_urdf` has already accepted (bounded, no DTD).
+    """
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    # lxml refuses a str with an XML encoding declaration; the str is decoded already.
+    root = etree.fromstring(_XML_DECLARATION.sub("", urdf_xml, count=1), parser)
+    out: dict[str, tuple[float, float]] = {}
+    for joint in root.iterfind("joint"):
+        safety = joint.find("safety_controller")
+        if safety is not None:
+            out[str(joint.get("name"))] = (
+                float(safety.get("soft_lower_limit", 0.0)),
+                float(safety.get("soft_upper_limit", 0.0)),
+            )
+    return out
+
+
+def _root_link(spec: RobotSpec) -> str:
+    """The link without a parent joint (:func:`parse_urdf` checked that there is one)."""
+    children = {j.child for j in spec.joints}
+    return next(link for link in spec.links if link not in children)
+
+
+def _chain_joint(joint: JointSpec, soft: tuple[float, float] | None) -> ChainJoint:
+    origin = joint.origin  # (4, 4)
+    if joint.type == "fixed":
+        lower, upper = 0.0, 0.0
+    else:
+        lower, upper = joint.lower, joint.upper  # +-inf for continuous joints
+        if soft is not None and joint.type != "continuous":  # as ROS TRAC-IK and MoveIt do
+            lower, upper = max(lower, soft[0]), min(upper, soft[1])
+    return ChainJoint(
+        name=joint.name,
+        type=joint.type,
+        child=joint.child,
+        xyz=(float(origin[0, 3]), float(origin[1, 3]), float(origin[2, 3])),
+        rotation=tuple(float(v) for v in origin[:3, :3].ravel()),
+        axis=(float(joint.axis[0]), float(joint.axis[1]), float(joint.axis[2])),
+        lower=lower,
+        upper=upper,
+    )
+
+
+def _spec_chain(spec: RobotSpec, urdf_xml: str, root: str, tip: str) -> list[ChainJoint]:
+    """:func:`urdf_chain` on a parsed URDF (``urdf_xml`` only for the soft limits)."""
+    for name in (root, tip):
+        if name not in spec.links:
+            raise UnknownLinkError(name, spec.links)
+    parent_joint = {j.child: j for j in spec.joints}
+    path: list[JointSpec] = []
+    link = tip
+    while link != root:
+        if link not in parent_joint:
+            ancestors, up = [], tip
+            while up in parent_joint:
+                up = parent_joint[up].parent
+                ancestors.append(up)
+            raise UnknownNameError(f"ancestor link of {tip!r}", root, ancestors)
+        joint = parent_joint[link]
+        if joint.mimic is not None:
+            raise UnsupportedJointError(
+                f"joint {joint.name!r} mimics {joint.mimic.joint!r}; the peer chains do not "
+                "support mimic joints"
+            )
+        path.append(joint)
+        link = joint.parent
+    path.reverse()
+    limited = any(j.type in ("revolute", "prismatic") for j in path)
+    soft = _soft_limits(urdf_xml) if limited else {}
+    return [_chain_joint(j, soft.get(j.name)) for j in path]
 
 
 def urdf_chain(urdf_xml: str, root: str, tip: str) -> list[ChainJoint]:
     """The URDF joints from ``root`` to ``tip`` (all types, root first).
+
+    The URDF is read by the solver's reader, :func:`itasc_ros.core.urdf.parse_urdf`: origins,
+    axes, types and limits are the ones :class:`~itasc_ros.core.KinematicTree` uses. The limits
+    of revolute and prismatic joints are narrowed to the ``<safety_controller>`` soft limits, as
+    ROS TRAC-IK and MoveIt do.
 
     Args:
         urdf_xml: URDF document.
@@ -259,57 +310,11 @@ def urdf_chain(urdf_xml: str, root: str, tip: str) -> list[ChainJoint]:
     Raises:
         UnknownLinkError: If ``root`` or ``tip`` is not a link.
         UnknownNameError: If ``root`` is not an ancestor of ``tip`` (lists the ancestors).
-        UnsupportedJointError: For a floating, planar or mimic joint on the path.
+        UnsupportedJointError: For a floating or planar joint in the URDF, or a mimic joint on
+            the path.
+        ItascError: For any other URDF that :func:`~itasc_ros.core.urdf.parse_urdf` refuses.
     """
-    robot = _parse_urdf(urdf_xml)
-    links = [link.name for link in robot.links]
-    for name in (root, tip):
-        if name not in robot.link_map:
-            raise UnknownLinkError(name, links)
-    path: list[ChainJoint] = []
-    link = tip
-    while link != root:
-        if link not in robot.parent_map:
-            ancestors, up = [], tip
-            while up in robot.parent_map:
-                up = robot.parent_map[up][1]
-                ancestors.append(up)
-            raise UnknownNameError(f"ancestor link of {tip!r}", root, ancestors)
-        joint_name, parent = robot.parent_map[link]
-        joint = robot.joint_map[joint_name]
-        if joint.type not in _SUPPORTED_TYPES:
-            raise UnsupportedJointError(
-                f"joint {joint_name!r} has type {joint.type!r}; the peer chains support "
-                f"{', '.join(repr(t) for t in _SUPPORTED_TYPES)}"
-            )
-        if joint.mimic is not None and joint.type != "fixed":
-            raise UnsupportedJointError(
-                f"joint {joint_name!r} mimics {joint.mimic.joint!r}; the peer chains do not "
-                "support mimic joints"
-            )
-        origin = joint.origin
-        xyz = tuple(float(v) for v in (origin.xyz if origin is not None else (0, 0, 0)))
-        rpy = tuple(float(v) for v in (origin.rpy if origin is not None else (0, 0, 0)))
-        axis_v = np.asarray(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), float)
-        if joint.type != "fixed":
-            norm = float(np.linalg.norm(axis_v))
-            axis_v = axis_v / norm if norm > 0 else axis_v
-        lower, upper = _limits(joint) if joint.type != "fixed" else (0.0, 0.0)
-        path.append(
-            ChainJoint(
-                name=joint_name,
-                type=joint.type,
-                child=link,
-                xyz=(xyz[0], xyz[1], xyz[2]),
-                rpy=(rpy[0], rpy[1], rpy[2]),
-                axis=(float(axis_v[0]), float(axis_v[1]), float(axis_v[2])),
-                lower=lower,
-                upper=upper,
-            )
-        )
-        link = parent
-    path.reverse()
-    return path
+    return _spec_chain(parse_urdf(urdf_xml), urdf_xml, root, tip)
 
 
 def kdl_chain_from_urdf(urdf_xml: str, root: str, tip: str) -> tuple[Any, list[str]]:
@@ -333,15 +338,15 @@ def kdl_chain_from_urdf(urdf_xml: str, root: str, tip: str) -> tuple[Any, list[s
     Raises:
         PeerUnavailable: If PyKDL is not importable.
         UnknownLinkError: If a link is missing.
-            UnknownNameError: If ``root`` is not an ancestor of ``tip``.
-        UnsupportedJointError: For a floating, planar or mimic joint on the path.
+        UnknownNameError: If ``root`` is not an ancestor of ``tip``.
+        UnsupportedJointError: For a floating or planar joint, or a mimic joint on the path.
     """
     kdl = import_pykdl()
     fixed = getattr(kdl.Joint, "Fixed", None) or getattr(kdl.Joint, "None")
     chain = kdl.Chain()
     names: list[str] = []
     for j in urdf_chain(urdf_xml, root, tip):
-        frame = kdl.Frame(kdl.Rotation.RPY(*j.rpy), kdl.Vector(*j.xyz))
+        frame = kdl.Frame(kdl.Rotation(*j.rotation), kdl.Vector(*j.xyz))
         if j.type == "fixed":
             joint = kdl.Joint(j.name, fixed)
         else:
@@ -633,9 +638,10 @@ class PinocchioPeer:
         """
         pin = _import_pinocchio()
         self._pin = pin
+        spec = parse_urdf(urdf_xml)
         if root is None:
-            root = str(_parse_urdf(urdf_xml).get_root())
-        chain = urdf_chain(urdf_xml, root, tip)
+            root = _root_link(spec)
+        chain = _spec_chain(spec, urdf_xml, root, tip)
         self.joint_names = [j.name for j in chain if j.movable]
         self.n = len(self.joint_names)
         self.model = pin.buildModelFromXML(urdf_xml)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..core import CopyPose, KinematicTree, Scene
-from .resources import robot_urdf, share_file
+from ..tools.resources import robot_urdf, share_file
 
 PANDA_HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 
@@ -241,7 +241,7 @@ def _print_table(title: str, rows: dict[str, Any]) -> None:
 
 
 #: ``--floor``: the node that does no kinematics (same topics, QoS, executor).
-FLOOR_MODULE = "itasc_ros.tools.floor_node"
+FLOOR_MODULE = "itasc_ros.bench.floor_node"
 #: ``--floor``: the figures reported for the floor and as node / floor ratios.
 FLOOR_KEYS = (
     "achieved_rate_hz",
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--floor",
         action="store_true",
-        help="loop: then the same run with itasc_ros.tools.floor_node (no kinematics) as peer",
+        help="loop: then the same run with itasc_ros.bench.floor_node (no kinematics) as peer",
     )
     args = ap.parse_args(argv)
     result: dict[str, Any] = {"command": "itasc-bench " + " ".join(argv or sys.argv[1:])}
@@ -374,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         result["outliers"] = r
     if args.what in ("loop", "soak"):
-        from .bench_loop import run_loop_bench
+        from .loop import run_loop_bench
 
         soak = args.what == "soak"
         duration = args.duration if args.duration is not None else (600.0 if soak else 60.0)
