@@ -23,6 +23,7 @@ from itasc_ros.core import (
     KinematicTree,
     spatial,
 )
+from itasc_ros.params import config_from_params_data
 from itasc_ros.tools.resources import robot_urdf
 
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
@@ -56,7 +57,7 @@ def run(ctrl: Controller, q: np.ndarray, seconds: float, target: np.ndarray) -> 
 
 
 def test_from_a_params_file_the_tool_turns_down_while_the_position_holds() -> None:
-    config = ControllerConfig.from_params(yaml.safe_load(PARAMS))
+    config = config_from_params_data(yaml.safe_load(PARAMS))
     assert [c.type for c in config.constraints] == ["copy_pose", "align_axis"]
     q0 = HOME + np.array([0.0, 0.0, 0.0, 0.0, 0.6, 0.0, 0.0])  # wrist tilted
     down = np.array([0.0, 0.0, -1.0])

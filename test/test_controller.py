@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +22,7 @@ from itasc_ros.core import (
 )
 from itasc_ros.core.config import LIVE_KEYS, apply_updates
 from itasc_ros.core.constraints import REGISTRY
+from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
@@ -110,8 +110,7 @@ def test_config_round_trip_and_params_files(tree: KinematicTree) -> None:
     ).validate()
     assert ControllerConfig.from_dict(cfg.to_dict()) == cfg
     for robot, link in (("panda", "panda_hand"), ("ur5", "tool0")):
-        data = yaml.safe_load((REPO / "config" / f"{robot}.yaml").read_text())
-        loaded = ControllerConfig.from_params(data)
+        loaded = load_config(REPO / "config" / f"{robot}.yaml")
         assert [c.name for c in loaded.constraints] == ["ee"]
         assert loaded.constraints[0].type == "copy_pose"
         assert loaded.constraints[0].link == link

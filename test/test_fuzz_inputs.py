@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note_event
@@ -56,6 +55,7 @@ from urdf_parser_py.urdf import URDF
 
 from itasc_ros.core import ConfigError, Controller, ControllerConfig, InputError, KinematicTree
 from itasc_ros.core.streams import HUGE
+from itasc_ros.params import load_config
 from itasc_ros.ros.conversions import (
     COMMAND_TYPES,
     FLOAT64_MULTI_ARRAY,
@@ -74,7 +74,7 @@ from itasc_ros.tools.resources import robot_urdf
 
 REPO = Path(__file__).resolve().parents[1]
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
-CONFIG = ControllerConfig.from_params(yaml.safe_load((REPO / "config" / "panda.yaml").read_text()))
+CONFIG = load_config(REPO / "config" / "panda.yaml")
 JOINTS = list(TREE.joint_names)  # the URDF order
 LIMITS = dict(zip(JOINTS, TREE.velocity_limits, strict=True))  # [rad/s]
 HOME = dict(zip(JOINTS, [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785], strict=True))

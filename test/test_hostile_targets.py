@@ -19,18 +19,16 @@ import math
 
 import numpy as np
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itasc_ros.core import ControllerConfig, KinematicTree
+from itasc_ros.core import KinematicTree
 from itasc_ros.core.scenarios import HostileInput, stream_with_hostile_inputs
+from itasc_ros.params import load_config
 from itasc_ros.tools.resources import robot_urdf, share_file
 
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
-CONFIG = ControllerConfig.from_params(
-    yaml.safe_load(share_file("config", "panda.yaml").read_text())
-)
+CONFIG = load_config(share_file("config", "panda.yaml"))
 HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 CENTER = TREE.forward_kinematics(np.array(HOME), "panda_hand")[:3, 3]
 MAX_DEVIATION = 0.15  # [m] v / K = 0.1 m for a capped hostile twist, plus outliers' jumps

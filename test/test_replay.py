@@ -426,4 +426,7 @@ def test_replay_at_control_rate_and_errors(capsys: pytest.CaptureFixture[str]) -
         replay.main([str(GOLDEN), "--params-file", str(PARAMS), "--set", "constraints.ee.typo=1"])
         == 2
     )
-    assert "unknown keys" in capsys.readouterr().err
+    assert "unknown settings ['typo']" in capsys.readouterr().err
+    # A typo in a controller setting is named too (it was silently ignored).
+    assert replay.main([str(GOLDEN), "--params-file", str(PARAMS), "--set", "damping_mx=1"]) == 2
+    assert "unknown parameters ['damping_mx']" in capsys.readouterr().err

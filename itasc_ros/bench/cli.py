@@ -218,14 +218,11 @@ OUTLIER_POSITIONS = {  # name -> the outlier's position in the root frame [m]
 
 def bench_outliers() -> dict[str, Any]:
     """One outlier pose at t = 1.01 s in a 50 Hz circle stream (Panda, config/panda.yaml)."""
-    import yaml
-
-    from ..core import ControllerConfig, scenarios
+    from ..core import scenarios
+    from ..params import load_config
 
     tree = KinematicTree.from_urdf(robot_urdf("panda").read_text())
-    config = ControllerConfig.from_params(
-        yaml.safe_load(share_file("config", "panda.yaml").read_text())
-    )
+    config = load_config(share_file("config", "panda.yaml"))
     out: dict[str, Any] = {}
     for name, position in OUTLIER_POSITIONS.items():
         bad = [scenarios.HostileInput(1.01, "pose", position)]

@@ -70,11 +70,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
-from itasc_ros.core import KinematicTree
+from itasc_ros.core import ControllerConfig, KinematicTree
 from itasc_ros.core.scenarios import path_point
 from itasc_ros.core.spatial import matrix_to_quat
+from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.ros.realtime import demote_current_thread
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
 from itasc_ros.tools.home_poses import home_pose
@@ -371,13 +371,11 @@ def _local_dds(domain: int) -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------- the benchmark
-def _effector(config: dict[str, Any]) -> str:
-    """The link of the first pose constraint of a node params file."""
-    params = next(iter(config.values()))["ros__parameters"]
-    for name in params.get("constraint_names", []):
-        c = params["constraints"][name]
-        if c.get("type") in ("copy_pose", "distance") and not c.get("target_link"):
-            return str(c["link"])
+def _effector(config: ControllerConfig, tree: KinematicTree) -> str:
+    """The effector link of the first constraint that takes a target pose."""
+    for c in config.constraints:
+        if c.takes_target:
+            return str(c.kind.resolve_settings(c.settings, tree)["link"])
     raise BenchError("the node configuration has no pose constraint to give a target to")
 
 
@@ -498,12 +496,12 @@ def run_loop_bench(
         raise BenchError(f"the node module {node_module} does not exist")
     urdf = robot_urdf(robot)
     config_path = share_file("config", f"{robot}.yaml")
-    config = yaml.safe_load(config_path.read_text())
-    params = next(iter(config.values()))["ros__parameters"]
+    params = read_params_file(config_path)
+    config = config_from_parameters(params)
     command_topic = str(params.get("command_out_topic", "/forward_velocity_controller/commands"))
     tree = KinematicTree.from_urdf_file(urdf)
-    joints = list(params.get("joints") or tree.joint_names)
-    effector = _effector(config)
+    joints = list(config.joints or tree.joint_names)
+    effector = _effector(config, tree)
     q_home = home_pose(tree)  # (n_tree,) the sim robot's initial pose
     tip = tree.forward_kinematics(q_home, effector)  # (4, 4)
     center = tip[:3, 3].copy()  # (3,)

@@ -46,6 +46,7 @@ NODE_ONLY_KEYS = frozenset(
         "command_out_topic",
         "joint_topic",
         "publish_markers",
+        "interactive_marker",
         "control_trigger",
         "thread_priority",
         "cpu_affinity",

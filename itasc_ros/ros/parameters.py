@@ -11,7 +11,7 @@ read-only flags come from there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -21,6 +21,7 @@ from rclpy.parameter import Parameter
 from ..core.config import CONTROLLER_RANGES, LIVE_KEYS, ConstraintConfig, ControllerConfig
 from ..core.constraints import REGISTRY, Field
 from ..core.solver import SOLVERS
+from ..params import CONTROLLER_KEYS, config_from_parameters
 from .conversions import COMMAND_TYPES, FLOAT64_MULTI_ARRAY
 
 #: ``control_trigger``: a wall-clock timer at ``control_rate``.
@@ -327,18 +328,13 @@ def read_config(node: Node) -> ControllerConfig:
     Raises:
         ConfigError: invalid values (e.g. an unknown constraint type), naming the choices.
     """
-    kw: dict[str, Any] = {
-        f.name: value(node, f.name) for f in fields(ControllerConfig) if f.name != "constraints"
-    }
-    cons = []
-    for name in value(node, "constraint_names"):
-        kind = _kind(name, str(value(node, f"constraints.{name}.type")))
-        settings = {
-            f.name: _plain(value(node, f"constraints.{name}.{f.name}")) for f in kind.FIELDS
-        }
-        cons.append(ConstraintConfig(str(name), kind.type_name, **settings))
-    kw["joints"] = list(kw["joints"])
-    return ControllerConfig(constraints=cons, **kw).validate()
+    flat: dict[str, Any] = {k: _plain(value(node, k)) for k in CONTROLLER_KEYS}
+    for name in flat["constraint_names"]:
+        prefix = f"constraints.{name}."
+        kind = _kind(name, str(value(node, prefix + "type")))
+        flat[prefix + "type"] = kind.type_name
+        flat.update({prefix + f.name: _plain(value(node, prefix + f.name)) for f in kind.FIELDS})
+    return config_from_parameters(flat)
 
 
 def _plain(val: Any) -> Any:

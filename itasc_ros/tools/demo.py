@@ -44,15 +44,14 @@ from numpy.typing import NDArray
 
 from itasc_ros.core import KinematicTree, spatial
 from itasc_ros.core.scenarios import circle_tracking, path_point
+from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.bagio import BagWriter, deserialize, read_bag
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
 from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.replay import (
     Replayer,
-    config_from_parameters,
     fetch_node_parameters,
     load_setup,
-    read_params_file,
     write_parameters_snapshot,
 )
 from itasc_ros.tools.resources import robot_urdf, share_file

@@ -82,6 +82,7 @@ from numpy.typing import NDArray
 from itasc_ros.core import REGISTRY, Controller, ControllerConfig, KinematicTree, spatial
 from itasc_ros.core.config import LIVE_KEYS
 from itasc_ros.core.errors import ConfigError, InputError, ItascError
+from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.bagio import BagWriter, Storage, read_bag
 from itasc_ros.tools.resources import robot_urdf, share_file
 
@@ -109,7 +110,6 @@ NODE_DEFAULTS: dict[str, Any] = {
     "urdf_file": "",
 }
 
-_CONFIG_KEYS = LIVE_KEYS | {"joints", "constraint_names"}  # the controller settings
 
 
 class ReplayError(ItascError):
@@ -134,77 +134,6 @@ def bag_seconds(t_ns: int) -> float:
 
 # ---------------------------------------------------------------------------------------------
 # Parameters
-
-
-def flatten_parameters(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested params-file mapping -> flat ROS parameter names (``constraints.ee.gain``)."""
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        name = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(flatten_parameters(v, name + "."))
-        else:
-            out[name] = v
-    return out
-
-
-def nest_parameters(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """Flat ROS parameter names -> a nested mapping (the params-file layout)."""
-    out: dict[str, Any] = {}
-    for name, value in flat.items():
-        parts = name.split(".")
-        d = out
-        for p in parts[:-1]:
-            nxt = d.setdefault(p, {})
-            if not isinstance(nxt, dict):
-                raise ConfigError(f"parameter {name!r} clashes with parameter {p!r}")
-            d = nxt
-        d[parts[-1]] = value
-    return out
-
-
-def read_params_file(path: str | Path, node_name: str = "itasc_node") -> dict[str, Any]:
-    """The flat parameters of ``node_name`` in a ROS 2 params file.
-
-    Raises:
-        ConfigError: unreadable file or no section for the node (naming the sections).
-    """
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read params file {str(path)!r}: {exc}") from exc
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"params file {str(path)!r} is not a mapping")
-    section: Any = None
-    for key in (node_name, f"/{node_name}", "/**"):
-        if isinstance(data.get(key), Mapping):
-            section = data[key]
-            break
-    if section is None and "ros__parameters" in data:
-        section = data
-    if not isinstance(section, Mapping) or not isinstance(section.get("ros__parameters"), Mapping):
-        raise ConfigError(
-            f"params file {str(path)!r} has no '{node_name}: ros__parameters:' section; "
-            f"sections: {list(data)}"
-        )
-    return flatten_parameters(section["ros__parameters"])
-
-
-def config_from_parameters(flat: Mapping[str, Any]) -> ControllerConfig:
-    """A :class:`ControllerConfig` from the node's flat parameters (other keys are ignored).
-
-    Raises:
-        ConfigError: invalid values (naming the valid ones).
-    """
-    kept = {
-        k: v
-        for k, v in flat.items()
-        if k in _CONFIG_KEYS or (k.startswith("constraints.") and k.count(".") == 2)
-    }
-    nested = nest_parameters(kept)
-    if "constraint_names" not in nested and isinstance(nested.get("constraints"), Mapping):
-        nested["constraint_names"] = list(nested["constraints"])
-    return ControllerConfig.from_dict(nested)
 
 
 def parse_override(spec: str) -> tuple[str, Any]:

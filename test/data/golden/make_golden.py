@@ -35,6 +35,7 @@ if str(ROOT) not in sys.path:
 
 from itasc_ros.core import Controller, KinematicTree, spatial  # noqa: E402
 from itasc_ros.core.scenarios import path_point  # noqa: E402
+from itasc_ros.params import config_from_parameters, read_params_file  # noqa: E402
 from itasc_ros.tools.bagio import (  # noqa: E402
     BagWriter,
     default_typestore,
@@ -47,9 +48,7 @@ from itasc_ros.tools.bagio import (  # noqa: E402
 from itasc_ros.tools.replay import (  # noqa: E402
     PARAMETER_EVENTS_TOPIC,
     bag_seconds,
-    config_from_parameters,
     header_seconds,
-    read_params_file,
     write_parameters_snapshot,
 )
 from itasc_ros.tools.sim_robot import SimulatedJoints  # noqa: E402

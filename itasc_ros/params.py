@@ -1,0 +1,157 @@
+"""ROS 2 parameters of ``itasc_node`` as plain data: params files, flat names, the config.
+
+The one reader of the node's parameters outside ROS: the replay, the demo, the benchmarks and
+the tests read a params file (``config/panda.yaml``) with :func:`read_params_file` or
+:func:`load_config`, and the node turns its declared parameters into the controller's
+configuration with the same :func:`config_from_parameters`. ROS-free (yaml only).
+
+Names are flat, as ``ros2 param`` shows them (``constraints.ee.gain``); a params file nests
+them under ``<node>: ros__parameters:``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .core.config import LIVE_KEYS, NODE_ONLY_KEYS, ControllerConfig
+from .core.errors import ConfigError
+
+NODE_NAME = "itasc_node"
+CONTROLLER_KEYS = frozenset(LIVE_KEYS | {"joints", "constraint_names"})
+"""Flat parameter names that are controller settings (besides ``constraints.<name>.*``)."""
+IGNORED_PREFIXES = ("qos_overrides.",)
+"""Parameters rclpy may declare on any node; not the node's settings."""
+
+
+def flatten_parameters(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested params-file mapping -> flat ROS parameter names (``constraints.ee.gain``)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten_parameters(v, name + "."))
+        else:
+            out[name] = v
+    return out
+
+
+def nest_parameters(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat ROS parameter names -> a nested mapping (the params-file layout).
+
+    Raises:
+        ConfigError: a name that is both a value and a group (``a`` and ``a.b``).
+    """
+    out: dict[str, Any] = {}
+    for name, value in flat.items():
+        parts = name.split(".")
+        d = out
+        for p in parts[:-1]:
+            nxt = d.setdefault(p, {})
+            if not isinstance(nxt, dict):
+                raise ConfigError(f"parameter {name!r} clashes with parameter {p!r}")
+            d = nxt
+        d[parts[-1]] = value
+    return out
+
+
+def node_section(data: Any, node_name: str = NODE_NAME, what: str = "params") -> dict[str, Any]:
+    """The flat parameters of ``node_name`` in a params file's content.
+
+    The section is ``<node_name>:``, ``/<node_name>:`` or ``/**:``; a bare
+    ``ros__parameters:`` mapping is accepted too.
+
+    Raises:
+        ConfigError: not a mapping, or no section for the node (naming the sections).
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{what} is not a mapping")
+    section: Any = None
+    for key in (node_name, f"/{node_name}", "/**"):
+        if isinstance(data.get(key), Mapping):
+            section = data[key]
+            break
+    if section is None and "ros__parameters" in data:
+        section = data
+    if not isinstance(section, Mapping) or not isinstance(section.get("ros__parameters"), Mapping):
+        raise ConfigError(
+            f"{what} has no '{node_name}: ros__parameters:' section; sections: {list(data)}"
+        )
+    return flatten_parameters(section["ros__parameters"])
+
+
+def read_params_file(path: str | Path, node_name: str = NODE_NAME) -> dict[str, Any]:
+    """The flat parameters of ``node_name`` in a ROS 2 params file.
+
+    Raises:
+        ConfigError: unreadable file or no section for the node (naming the sections).
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read params file {str(path)!r}: {exc}") from exc
+    return node_section(data, node_name, f"params file {str(path)!r}")
+
+
+def config_from_parameters(flat: Mapping[str, Any]) -> ControllerConfig:
+    """The controller's configuration from the node's flat parameters.
+
+    Node-only parameters (:data:`~itasc_ros.core.config.NODE_ONLY_KEYS`) are skipped; any
+    other name that is not a controller setting is an error, so a typo such as ``damping_mx``
+    does not pass silently.
+
+    Raises:
+        ConfigError: an unknown parameter (naming the valid ones) or an invalid value.
+    """
+    kept: dict[str, Any] = {}
+    unknown = []
+    for k, v in flat.items():
+        if k in CONTROLLER_KEYS or (k.startswith("constraints.") and k.count(".") == 2):
+            kept[k] = v
+        elif k not in NODE_ONLY_KEYS and not k.startswith(IGNORED_PREFIXES):
+            unknown.append(k)
+    if unknown:
+        raise ConfigError(
+            f"unknown parameters {sorted(unknown)}; parameters are: "
+            + ", ".join(sorted(CONTROLLER_KEYS | NODE_ONLY_KEYS))
+            + ", constraints.<name>.<setting>"
+        )
+    nested = nest_parameters(kept)
+    if "constraint_names" not in nested and isinstance(nested.get("constraints"), Mapping):
+        nested["constraint_names"] = list(nested["constraints"])
+    return ControllerConfig.from_dict(nested)
+
+
+def load_config(path: str | Path, node_name: str = NODE_NAME) -> ControllerConfig:
+    """The controller's configuration in a ROS 2 params file (e.g. ``config/panda.yaml``).
+
+    Raises:
+        ConfigError: as :func:`read_params_file` and :func:`config_from_parameters`.
+    """
+    return config_from_parameters(read_params_file(path, node_name))
+
+
+def config_from_params_data(data: Any, node_name: str = NODE_NAME) -> ControllerConfig:
+    """The controller's configuration in a params file's parsed content.
+
+    Raises:
+        ConfigError: as :func:`node_section` and :func:`config_from_parameters`.
+    """
+    return config_from_parameters(node_section(data, node_name))
+
+
+__all__ = [
+    "CONTROLLER_KEYS",
+    "IGNORED_PREFIXES",
+    "NODE_NAME",
+    "config_from_parameters",
+    "config_from_params_data",
+    "flatten_parameters",
+    "load_config",
+    "nest_parameters",
+    "node_section",
+    "read_params_file",
+]

@@ -1,0 +1,59 @@
+"""The one reader of the node's parameters outside ROS (itasc_ros.params)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from itasc_ros.core import ConfigError
+from itasc_ros.params import (
+    config_from_parameters,
+    config_from_params_data,
+    load_config,
+    nest_parameters,
+    read_params_file,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("robot", ["panda", "ur5"])
+def test_the_bundled_params_files_read(robot: str) -> None:
+    flat = read_params_file(REPO / "config" / f"{robot}.yaml")
+    assert flat["constraints.ee.type"] == "copy_pose"
+    config = load_config(REPO / "config" / f"{robot}.yaml")
+    assert config.constraint("ee").gain == flat["constraints.ee.gain"]
+    assert config.control_rate == flat["control_rate"]
+
+
+def test_a_typo_is_named_not_ignored() -> None:
+    with pytest.raises(ConfigError, match=r"unknown parameters \['damping_mx'\]"):
+        config_from_parameters({"damping_mx": 0.2})
+    with pytest.raises(ConfigError, match=r"unknown settings \['gian'\]"):
+        config_from_parameters({"constraints.ee.type": "copy_pose", "constraints.ee.gian": 1.0})
+
+
+def test_node_only_parameters_are_skipped() -> None:
+    config = config_from_parameters(
+        {"command_out_type": "x", "use_sim_time": True, "qos_overrides./a.depth": 3}
+    )
+    assert config.constraints == []
+
+
+@pytest.mark.parametrize("section", ["itasc_node", "/itasc_node", "/**"])
+def test_every_section_name_of_ros_params_files(section: str) -> None:
+    data = {section: {"ros__parameters": {"control_rate": 100.0}}}
+    assert config_from_params_data(data).control_rate == 100.0
+
+
+def test_a_missing_section_names_the_sections() -> None:
+    with pytest.raises(ConfigError, match=r"sections: \['other'\]"):
+        config_from_params_data({"other": {"ros__parameters": {}}})
+    with pytest.raises(ConfigError, match="cannot read params file"):
+        read_params_file(REPO / "no_such.yaml")
+
+
+def test_a_name_that_is_a_value_and_a_group_clashes() -> None:
+    with pytest.raises(ConfigError, match="clashes"):
+        nest_parameters({"a": 1, "a.b": 2})
