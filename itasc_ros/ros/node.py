@@ -12,14 +12,14 @@ robot_description:="$(cat urdf/panda.urdf)"`` (or ``python -m itasc_ros.ros.node
 
 from __future__ import annotations
 
-import hashlib
 import json
+import logging
 import math
 import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -52,10 +52,18 @@ from ..core import (
     ItascError,
     KinematicTree,
     StepOutput,
-    spatial,
 )
-from ..core.controller import apply_updates
-from ..core.urdf import MAX_URDF_BYTES
+from ..core.config import apply_updates
+from ..core.health import Health, diagnose, step_colour
+from ..core.health import clip_reason as _clip
+from ..core.model_manager import (
+    SAME_URDF,
+    ModelManager,
+    ModelOutcome,
+    parse_urdf,
+    read_urdf_file,
+    urdf_digest,
+)
 from . import parameters as P
 from .conversions import (
     COMMAND_TYPES,
@@ -75,16 +83,13 @@ NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
 STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
 WATCHDOG_PERIOD = 0.01  # [s] control_trigger joint_states: the stale-input check (100 Hz)
-REJECTION_MEMORY = 2.0  # [s] a rejected input keeps the diagnostic at WARN this long
-MAX_REASON_CHARS = 1000  # longest reason shown in /diagnostics and ~/status [characters]
-
-_COLOURS = {  # state -> RGBA of the markers
-    "tracking": (0.1, 0.8, 0.1, 1.0),  # green
-    "limited": (0.95, 0.8, 0.1, 1.0),  # yellow: velocity scaled or a joint at its limit
-    "singular": (1.0, 0.45, 0.0, 1.0),  # orange: damping on (sigma_min < damping_epsilon)
-    "stale": (0.5, 0.5, 0.5, 1.0),  # grey: waiting, stale inputs or disabled: no motion
-    "fault": (0.9, 0.1, 0.1, 1.0),  # red: the solve failed
-}
+# diagnostic_msgs levels of the core's health levels (index: Level)
+_LEVELS = (
+    DiagnosticStatus.OK,
+    DiagnosticStatus.WARN,
+    DiagnosticStatus.ERROR,
+    DiagnosticStatus.STALE,
+)
 
 
 class _LoopStats:
@@ -109,30 +114,6 @@ class _LoopStats:
                 self.solve_max = seconds
 
 
-def _clip(text: str, limit: int = MAX_REASON_CHARS) -> str:
-    """``text`` cut to ``limit`` characters for a log line or a diagnostic."""
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
-
-
-def _digest(xml: str | bytes) -> str:
-    """A fingerprint of a URDF document (to skip reloading the same one)."""
-    data = xml.encode("utf-8", errors="surrogatepass") if isinstance(xml, str) else xml
-    return hashlib.sha256(data).hexdigest()
-
-
-_SAME = "the URDF of the installed model"  # a worker result: nothing to parse or install
-
-
-def _parse(xml: str | bytes) -> tuple[KinematicTree | None, str]:
-    """``(tree, '')`` or ``(None, why)``: never raises (a URDF is untrusted input)."""
-    try:
-        return KinematicTree.from_urdf(xml), ""
-    except ItascError as exc:
-        return None, str(exc)
-    except Exception as exc:  # e.g. MemoryError: a hostile URDF must not kill the node
-        return None, f"internal error while parsing: {type(exc).__name__}: {exc}"
-
-
 class _UrdfWorker:
     """Parses URDFs from the topic in a thread, so that the control loop keeps ticking.
 
@@ -141,7 +122,7 @@ class _UrdfWorker:
     Only the latest request is kept (the topic has depth 1). Results ``(source, digest, tree,
     why)`` are picked up by :meth:`ItascNode._on_tick` on the executor thread; a document whose
     digest is ``current()`` (the installed model's) is not parsed again: ``why`` is
-    :data:`_SAME`.
+    :data:`~itasc_ros.core.model_manager.SAME_URDF`.
 
     Args:
         current: the digest of the installed model's URDF ('' for none).
@@ -182,11 +163,11 @@ class _UrdfWorker:
             xml, source = request
             del request
             demote_current_thread()  # a long parse must not hold a real-time core
-            digest = _digest(xml)
+            digest = urdf_digest(xml)
             if digest == self._current():
-                self.results.append((source, digest, None, _SAME))
+                self.results.append((source, digest, None, SAME_URDF))
             else:
-                tree, why = _parse(xml)
+                tree, why = parse_urdf(xml)
                 self.results.append((source, digest, tree, why))
             del xml
 
@@ -217,20 +198,13 @@ class ItascNode(Node):
                 f"control_trigger {self._trigger!r} is not one of: " + ", ".join(P.TRIGGERS)
             )
         self._config = P.read_config(self)  # validates the constraints' settings
-        self._controller: Controller | None = None
-        self._command: CommandMessage | None = None
-        self._urdf_source = ""
-        self._urdf_digest = ""  # of the installed model's URDF
-        self._urdf_error = ""  # why the latest URDF was not installed ('' when it was)
-        self._urdf_rejections = 0
+        # The installed controller, its URDF, ~/enable, the inputs kept for the next model
+        self._models: ModelManager[PoseStamped] = ModelManager()
+        self._command: CommandMessage | None = None  # the installed controller's message
         self._tick_error = ""  # an unexpected exception in the control tick
         self._worker: _UrdfWorker | None = None
         self._last_out: StepOutput | None = None
-        # (names, positions, header stamp or None, reception time [s]) of the last joint state
-        self._last_js: tuple[Sequence[str], Any, float | None, float] | None = None
-        self._pending_targets: dict[str, PoseStamped] = {}
         self._target_markers: TargetMarkers | None = None
-        self._enabled = True
         self._publish_markers = bool(P.value(self, "publish_markers"))
         self._last_rejection = ""
         self._last_rejection_time = -math.inf
@@ -339,6 +313,16 @@ class ItascNode(Node):
         self.scheduling = f"{policy} {prio} on CPUs {allowed}"
         self.get_logger().info(f"scheduling: {self.scheduling}")
 
+    @property
+    def _controller(self) -> Controller | None:
+        """The installed controller (None: no model, no command)."""
+        return self._models.controller
+
+    @property
+    def _urdf_source(self) -> str:
+        """Where the installed model's URDF came from ('' for none)."""
+        return self._models.source
+
     # ------------------------------------------------------------------------- the loop
     def _now(self) -> float:
         """The node's ROS time [s]: the system clock unless ``use_sim_time`` is active."""
@@ -442,13 +426,13 @@ class ItascNode(Node):
         the reason goes back to the caller and to the log. ``config``: the configuration of the
         new controller (default: the current one).
         """
-        digest = _digest(xml)
+        digest = urdf_digest(xml)
         ctrl = self._controller
         if ctrl is None or not ctrl.commanding:
-            tree, why = _parse(xml)
+            tree, why = parse_urdf(xml)
         else:  # the control loop waits for the parse: stop the robot if that takes a while
             parsed: list[tuple[KinematicTree | None, str]] = []
-            thread = threading.Thread(target=lambda: parsed.append(_parse(xml)), daemon=True)
+            thread = threading.Thread(target=lambda: parsed.append(parse_urdf(xml)), daemon=True)
             thread.start()
             thread.join(2.0 * ctrl.period)
             if thread.is_alive():
@@ -461,14 +445,9 @@ class ItascNode(Node):
         self, path: str, refuse: bool = False, config: ControllerConfig | None = None
     ) -> str:
         """Load ``path`` as the URDF (the lowest-precedence source). Returns '' or why not."""
-        try:
-            with open(path, "rb") as fh:  # bytes: the XML declaration names the encoding
-                data = fh.read(MAX_URDF_BYTES + 1)
-        except OSError as exc:
-            return self._reject_urdf("file", f"cannot read urdf_file {path!r}: {exc}", refuse)
-        if len(data) > MAX_URDF_BYTES:
-            why = f"urdf_file {path!r} is larger than the {MAX_URDF_BYTES} bytes accepted"
-            return self._reject_urdf("file", why, refuse)
+        data, why = read_urdf_file(path)
+        if data is None:
+            return self._carry_out(self._models.reject("file", why, refuse))
         return self._load_urdf(data, "file", refuse, config)
 
     def _on_robot_description(self, msg: String) -> None:
@@ -479,17 +458,9 @@ class ItascNode(Node):
             )
             return
         if self._worker is None:
-            self._worker = _UrdfWorker(
-                lambda: self._urdf_digest if self._controller is not None else ""
-            )
+            models = self._models
+            self._worker = _UrdfWorker(lambda: models.current_digest)
         self._worker.submit(msg.data, "topic")  # installed by the next tick once parsed
-
-    def _same_urdf(self, source: str) -> str:
-        """The URDF of the installed model came again: nothing to rebuild."""
-        if self._urdf_error:
-            self.get_logger().info(f"URDF from the {source} is the current model's again")
-        self._urdf_error = ""
-        return ""
 
     def _take_parsed(
         self,
@@ -502,110 +473,46 @@ class ItascNode(Node):
     ) -> str:
         """Install the model of a parsed URDF, or report why not. Returns '' or why not.
 
-        A URDF that does not parse keeps the current model (a transient bad publish). A URDF
-        that parses but does not fit the configuration (``joints`` or a constraint's link not
-        in it) means the robot changed: the current model is dropped too (zero command once,
-        then none) until a fitting URDF arrives. With ``refuse`` neither happens.
+        The decisions are :meth:`ModelManager.take`'s (a URDF that does not parse keeps the
+        model, one that does not fit drops it, ``refuse`` changes nothing); this carries
+        them out.
         """
-        if source == "topic" and self._urdf_source == "parameter":
-            return ""  # the parameter was set while the topic's URDF was parsed: it wins
-        if why == _SAME:
-            return self._same_urdf(source) if digest == self._urdf_digest else ""
-        if tree is None:
-            return self._reject_urdf(source, why, refuse)
-        try:
-            ctrl = Controller(tree, self._config if config is None else config)
-        except ItascError as exc:
-            why = f"robot {tree.name!r} does not fit the configuration: {exc}"
-            return self._reject_urdf(source, why, refuse, drop=True)
-        except Exception as exc:  # defensive: no URDF may kill the node
-            why = f"robot {tree.name!r}: internal error: {type(exc).__name__}: {exc}"
-            return self._reject_urdf(source, why, refuse, drop=True)
-        self._urdf_digest = digest
-        self._urdf_error = ""
-        self._install(ctrl, source)
-        return ""
+        cfg = self._config if config is None else config
+        return self._carry_out(self._models.take(source, digest, tree, why, cfg, refuse))
 
-    def _reject_urdf(self, source: str, why: str, refuse: bool = False, drop: bool = False) -> str:
-        """Log and report a rejected URDF; with ``drop``, also go idle. Returns the reason.
+    def _carry_out(self, outcome: ModelOutcome[PoseStamped]) -> str:
+        """Do what a URDF's outcome asks: zero, command message, targets, markers, logs.
 
-        With ``refuse`` (a refused parameter change) only the log and the returned reason.
+        Returns:
+            The outcome's reason ('' unless the URDF was rejected).
         """
-        self._urdf_rejections += 1
-        old = self._controller
-        if refuse:
-            reason = _clip(f"URDF from the {source} refused, nothing changed: {why}")
-            self.get_logger().error(reason)
-            return reason
-        if old is not None and drop:
-            if old.commanding:
-                self._publish_zero(old, wait=0.0)
-            self._controller = None
-            self._command = None
+        if outcome.zero_on is not None:  # the old model was commanding: stop it
+            self._publish_zero(outcome.zero_on, wait=0.0)
+        if outcome.model_changed:
+            ctrl = self._controller
             self._last_out = None
-            self._urdf_digest = ""
-            self._urdf_source = ""
-            if self._target_markers is not None:
+            self._command = None if ctrl is None else CommandMessage(self._kind, ctrl.joint_names)
+            for name, msg in outcome.pending.items():
+                self._on_marker_pose(name, msg)
+            if ctrl is not None:
+                self._target_markers = replace_target_markers(  # RViz drag-able targets
+                    self,
+                    ctrl,
+                    self._target_markers,
+                    bool(P.value(self, "interactive_marker")),
+                )
+            elif self._target_markers is not None:
                 self._target_markers.shutdown()
                 self._target_markers = None
-            state = f"model {old.tree.name!r} dropped, no command until a fitting URDF arrives"
-        elif old is not None:
-            state = f"keeping model {old.tree.name!r}"
-        else:
-            state = "no model, no command until a good URDF arrives"
-        reason = _clip(f"URDF from the {source} rejected ({state}): {why}")
-        self._urdf_error = reason
-        self.get_logger().error(reason)
-        return reason
-
-    def _install(self, ctrl: Controller, source: str) -> None:
-        old = self._controller
-        if old is not None and old.commanding and self._command is not None:
-            self._publish_zero(old, wait=0.0)
-        ctrl.set_enabled(self._enabled)
-        if self._last_js is not None:
-            # With its own reception time: a state from before a long parse is stale, and the
-            # next fresh state re-anchors the stamp order (replayed as received now, it was
-            # the anchor, and the fresh states "leapt ahead" of it for input_timeout).
-            names, pos, src, received = self._last_js
-            try:
-                ctrl.set_joint_state(names, pos, received, src)
-            except InputError:
-                pass
-        if old is not None and old.tree.root_link == ctrl.tree.root_link:
-            # Targets are poses in the root frame: carried over to a model of the same robot
-            # (not to another robot, for which they mean nothing).
-            for name in old.pose_constraints:
-                _, target = old.poses(name)
-                if target is None or name not in ctrl.pose_constraints:
-                    continue
-                try:
-                    ctrl.set_target(
-                        name,
-                        "",
-                        target[:3, 3],
-                        spatial.matrix_to_quat(target),
-                        old.target_stamp(name),
-                    )
-                except InputError as exc:  # e.g. beyond the new model's reach: not carried
-                    self.get_logger().warning(f"target of {name!r} not carried over: {exc}")
-        self._command = CommandMessage(self._kind, ctrl.joint_names)
-        self._controller = ctrl
-        self._last_out = None
-        pending, self._pending_targets = self._pending_targets, {}
-        for name, msg in pending.items():
-            self._on_marker_pose(name, msg)
-        self._urdf_source = source
-        self._target_markers = replace_target_markers(  # RViz drag-able targets
-            self,
-            ctrl,
-            self._target_markers,
-            bool(P.value(self, "interactive_marker")),
-        )
-        self.get_logger().info(
-            f"model '{ctrl.tree.name}' from the {source}: joints {ctrl.joint_names}, "
-            f"constraints {[c.name for c in ctrl.config.constraints]}"
-        )
+        logger = self.get_logger()
+        for level, text in outcome.logs:
+            if level >= logging.ERROR:
+                logger.error(text)
+            elif level >= logging.WARNING:
+                logger.warning(text)
+            else:
+                logger.info(text)
+        return outcome.reason
 
     # ------------------------------------------------------------------------- inputs
     def _reject(self, exc: Exception) -> None:
@@ -626,7 +533,7 @@ class ItascNode(Node):
             except Exception as exc:  # InputError; anything else is counted, never a crash
                 self._reject(exc)
                 return
-        self._last_js = (names, pos, src, now)  # kept for a controller rebuilt on a new URDF
+        self._models.remember_joint_state(names, pos, src, now)  # for the next model
         if self._trigger == P.TRIGGER_JOINT_STATES:
             # Tick unless the state comes more than half a period before the next tick is due:
             # at most control_rate on average, every state when they come slower.
@@ -647,7 +554,7 @@ class ItascNode(Node):
         """Feed a target pose to constraint ``name`` (target topics and the RViz marker)."""
         ctrl = self._controller
         if ctrl is None:
-            self._pending_targets[name] = pose_stamped  # applied once a model is loaded
+            self._models.hold_target(name, pose_stamped)  # applied once a model is loaded
             return
         try:
             frame, p, q, src = pose_stamped_arrays(pose_stamped)
@@ -673,11 +580,9 @@ class ItascNode(Node):
         return cb
 
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
-        self._enabled = bool(request.data)
-        if self._controller is not None:
-            self._controller.set_enabled(self._enabled)
+        self._models.set_enabled(bool(request.data))
         response.success = True
-        response.message = "enabled" if self._enabled else "disabled: zero command sent once"
+        response.message = "enabled" if request.data else "disabled: zero command sent once"
         self.get_logger().info(response.message)
         return response
 
@@ -788,19 +693,6 @@ class ItascNode(Node):
             self.get_logger().info("shutdown: zero command sent")
         return sent
 
-    def _status_colour(self, out: StepOutput | None) -> str:
-        """The markers' state: tracking, limited, singular, stale or fault (see _COLOURS)."""
-        if out is None or out.status in ("waiting", "stale", "disabled"):
-            return "stale"
-        if out.status == "fault":
-            return "fault"
-        r = out.result
-        if r is not None and r.damping > 0.0:
-            return "singular"
-        if r is not None and (r.velocity_scale < 1.0 or bool(r.locked.any())):
-            return "limited"
-        return "tracking"
-
     def _on_status(self) -> None:
         # Only for listeners: building and converting these messages takes ~0.5 ms, a late
         # control tick at 1 kHz when nobody looks (no RViz, no ``ros2 topic echo``).
@@ -813,18 +705,18 @@ class ItascNode(Node):
             self._marker_pub.publish(self._markers(ctrl, self._last_out, self._now()))
 
     def _publish_status(self) -> None:
-        ctrl, out = self._controller, self._last_out
+        ctrl, out, models = self._controller, self._last_out, self._models
         info: dict[str, Any] = {
             "status": "no_model" if ctrl is None else (out.status if out else "waiting"),
-            "reason": (self._urdf_error or "no URDF yet")
+            "reason": (models.error or "no URDF yet")
             if ctrl is None
             else (out.reason if out else ""),
-            "enabled": self._enabled,
+            "enabled": models.enabled,
             "loop_rate": round(self._diag["rate"], 1),
             "rejections": self._rejections,
             "last_rejection": self._last_rejection,
-            "urdf_error": self._urdf_error,
-            "urdf_rejections": self._urdf_rejections,
+            "urdf_error": models.error,
+            "urdf_rejections": models.rejections,
         }
         r = out.result if out is not None else None
         if r is not None:
@@ -839,7 +731,7 @@ class ItascNode(Node):
 
     def _markers(self, ctrl: Controller, out: StepOutput | None, now: float) -> MarkerArray:
         colour = ColorRGBA()
-        colour.r, colour.g, colour.b, colour.a = _COLOURS[self._status_colour(out)]
+        colour.r, colour.g, colour.b, colour.a = step_colour(out)[1]
         array = MarkerArray()
         stamp = self.get_clock().now().to_msg()
         for name in ctrl.pose_constraints:
@@ -879,7 +771,7 @@ class ItascNode(Node):
             "solve_max": st.solve_max,
         }
         st.reset(t)
-        ctrl, out = self._controller, self._last_out
+        ctrl, out, models = self._controller, self._last_out, self._models
         now = self._now()
         status = DiagnosticStatus(
             name=f"{self.get_name()}: controller", hardware_id=ctrl.tree.name if ctrl else ""
@@ -892,23 +784,14 @@ class ItascNode(Node):
             ("gc_collections", "/".join(map(str, self.gc.collections))),
             ("solve_time_mean_ms", f"{1e3 * self._diag['solve_mean']:.3f}"),
             ("solve_time_max_ms", f"{1e3 * self._diag['solve_max']:.3f}"),
-            ("urdf_source", self._urdf_source or "none"),
-            ("enabled", self._enabled),
+            ("urdf_source", models.source or "none"),
+            ("enabled", models.enabled),
             ("rejections", self._rejections),
             ("last_rejection", self._last_rejection),
-            ("urdf_rejections", self._urdf_rejections),
-            ("urdf_error", self._urdf_error),
+            ("urdf_rejections", models.rejections),
+            ("urdf_error", models.error),
         ]
-        level, message = DiagnosticStatus.OK, "tracking"
-        if ctrl is None:
-            if self._urdf_error:  # idle because of a bad URDF: an error to fix
-                level, message = DiagnosticStatus.ERROR, self._urdf_error
-            else:
-                level, message = (
-                    DiagnosticStatus.WARN,
-                    "no URDF yet: waiting for robot_description",
-                )
-        else:
+        if ctrl is not None:
             values.append(("joint_state_age_s", _age(now, ctrl.joint_state_stamp)))
             for name in ctrl.pose_constraints:
                 values += [
@@ -918,11 +801,6 @@ class ItascNode(Node):
                 ]
             if out is not None:
                 values.append(("status", out.status))
-                message = out.status if not out.reason else f"{out.status}: {out.reason}"
-                if out.status == "stale":
-                    level = DiagnosticStatus.WARN
-                elif out.status == "fault":
-                    level = DiagnosticStatus.ERROR
                 r = out.result
                 if r is not None:
                     values += [
@@ -931,23 +809,21 @@ class ItascNode(Node):
                         ("locked_joints", ", ".join(r.locked_joints)),
                         ("velocity_scale", f"{r.velocity_scale:.4f}"),
                     ]
-            if (
-                self._trigger == P.TRIGGER_TIMER
-                and self._diag["rate"] < 0.9 * self._config.control_rate
-            ):
-                level = max(level, DiagnosticStatus.WARN)
-                message += f"; loop at {self._diag['rate']:.0f} Hz"
-            if self._urdf_error:  # running on the last good model
-                level = max(level, DiagnosticStatus.WARN)
-                message = f"{self._urdf_error}; {message}"
-        if t - self._last_rejection_time < REJECTION_MEMORY:
-            level = max(level, DiagnosticStatus.WARN)
-            message = f"input rejected: {self._last_rejection}; {message}"
-        if self._tick_error:
-            level = DiagnosticStatus.ERROR
-            message = f"{self._tick_error}; {message}"
-        status.level = level
-        status.message = message
+        level, status.message = diagnose(
+            Health(
+                has_model=ctrl is not None,
+                status=None if out is None else str(out.status),
+                reason="" if out is None else out.reason,
+                loop_rate=self._diag["rate"],
+                control_rate=self._config.control_rate,
+                timer_trigger=self._trigger == P.TRIGGER_TIMER,
+                urdf_error=models.error,
+                since_rejection=t - self._last_rejection_time,
+                last_rejection=self._last_rejection,
+                tick_error=self._tick_error,
+            )
+        )
+        status.level = _LEVELS[level]
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values]
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()
