@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from itasc_ros.core import Controller, ControllerConfig, KinematicTree, spatial
 from itasc_ros.core import model_manager as mm
@@ -29,6 +28,7 @@ from itasc_ros.core.model_manager import (
     urdf_digest,
 )
 from itasc_ros.core.urdf import MAX_URDF_BYTES
+from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 PANDA_XML = (REPO / "urdf" / "panda.urdf").read_bytes()
@@ -36,7 +36,7 @@ UR5_XML = (REPO / "urdf" / "ur5.urdf").read_bytes()
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
 #: config/panda.yaml: ``joints`` names the Panda's joints (the UR5 does not fit)
-PANDA = ControllerConfig.from_params(yaml.safe_load((REPO / "config" / "panda.yaml").read_text()))
+PANDA = load_config(REPO / "config" / "panda.yaml")
 
 
 def _any_robot() -> ControllerConfig:

@@ -57,3 +57,14 @@ def test_a_missing_section_names_the_sections() -> None:
 def test_a_name_that_is_a_value_and_a_group_clashes() -> None:
     with pytest.raises(ConfigError, match="clashes"):
         nest_parameters({"a": 1, "a.b": 2})
+
+
+def test_node_only_keys_are_the_node_parameters_that_are_not_controller_settings() -> None:
+    from itasc_ros.core.config import NODE_ONLY_KEYS
+    from itasc_ros.params import CONTROLLER_KEYS
+    from itasc_ros.ros.parameters import NODE_PARAMS
+
+    declared = {s.name for s in NODE_PARAMS}
+    rclpy_own = {"use_sim_time", "start_type_description_service"}
+    assert declared - CONTROLLER_KEYS == NODE_ONLY_KEYS - rclpy_own
+    assert CONTROLLER_KEYS <= declared

@@ -147,6 +147,7 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     target = tree.forward_kinematics(q + 0.05, "panda_link8")
     c.set_target(target)
     scene = Scene(tree, [c])
+
     def closed_loop() -> Any:  # a new target every tick, as KDL's tick takes one
         c.set_target(target)
         return scene.solve(q, 0.002)

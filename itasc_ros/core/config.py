@@ -330,31 +330,6 @@ class ControllerConfig:
             raise ConfigError(f"constraints must be a list or a mapping, got {raw!r}")
         return cls(constraints=cons, **kw).validate()
 
-    @classmethod
-    def from_params(cls, d: Mapping[str, Any], node_name: str = "itasc_node") -> ControllerConfig:
-        """Build from a ROS 2 params file's content (``{node: {ros__parameters: {...}}}``).
-
-        Also accepts the bare ``ros__parameters`` mapping. Node-only keys (``robot_description``,
-        ``command_out_type``...: :data:`NODE_ONLY_KEYS`) are skipped.
-
-        Raises:
-            ConfigError: as :meth:`from_dict`, or no section for ``node_name``.
-        """
-        params: Any = d
-        if isinstance(d, Mapping) and "ros__parameters" not in d:
-            for key in (node_name, f"/{node_name}", "/**"):
-                if isinstance(d.get(key), Mapping):
-                    params = d[key]
-                    break
-            else:
-                if all(isinstance(v, Mapping) and "ros__parameters" in v for v in d.values()):
-                    raise ConfigError(f"no parameters for node {node_name!r}; sections: {list(d)}")
-        if isinstance(params, Mapping) and "ros__parameters" in params:
-            params = params["ros__parameters"]
-        if not isinstance(params, Mapping):
-            raise ConfigError(f"parameters must be a mapping, got {params!r}")
-        return cls.from_dict({k: v for k, v in params.items() if k not in NODE_ONLY_KEYS})
-
     def to_dict(self) -> dict[str, Any]:
         """A plain dict (YAML-ready) that :meth:`from_dict` reads back."""
         out = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)}

@@ -12,10 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .controller import StepOutput
+from .controller import Status, StepOutput
 
 REJECTION_MEMORY = 2.0  # [s] a rejected input keeps the diagnostic at WARN this long
 LOOP_RATE_FRACTION = 0.9  # a timer-driven loop below this fraction of control_rate: WARN
@@ -93,9 +91,9 @@ def diagnose(h: Health) -> tuple[Level, str]:
     else:
         if h.status is not None:
             message = h.status if not h.reason else f"{h.status}: {h.reason}"
-            if h.status == "stale":
+            if h.status == Status.STALE:
                 level = Level.WARN
-            elif h.status == "fault":
+            elif h.status == Status.FAULT:
                 level = Level.ERROR
         if h.timer_trigger and h.loop_rate < LOOP_RATE_FRACTION * h.control_rate:
             level = max(level, Level.WARN)
@@ -127,9 +125,9 @@ def colour_state(
         ``stale`` (no motion: no tick yet, waiting, stale, disabled), ``fault``, ``singular``,
         ``limited`` or ``tracking``, the first that applies.
     """
-    if status is None or status in ("waiting", "stale", "disabled"):
+    if status is None or status in (Status.WAITING, Status.STALE, Status.DISABLED):
         return "stale"
-    if status == "fault":
+    if status == Status.FAULT:
         return "fault"
     if damping > 0.0:
         return "singular"

@@ -51,6 +51,7 @@ from ..core import (
     InputError,
     ItascError,
     KinematicTree,
+    Status,
     StepOutput,
 )
 from ..core.config import apply_updates
@@ -396,7 +397,7 @@ class ItascNode(Node):
     def _log_transition(self, out: StepOutput) -> None:
         """One log line per change of the control status (active, stale, fault, ...)."""
         text = f"control {out.status}" + (f": {out.reason}" if out.reason else "")
-        if out.status in ("stale", "fault"):
+        if out.status in (Status.STALE, Status.FAULT):
             self.get_logger().warning(text + (" (zero command sent)" if out.publish else ""))
         else:
             self.get_logger().info(text)
@@ -707,7 +708,9 @@ class ItascNode(Node):
     def _publish_status(self) -> None:
         ctrl, out, models = self._controller, self._last_out, self._models
         info: dict[str, Any] = {
-            "status": "no_model" if ctrl is None else (out.status if out else "waiting"),
+            "status": "no_model"
+            if ctrl is None
+            else (str(out.status) if out else str(Status.WAITING)),
             "reason": (models.error or "no URDF yet")
             if ctrl is None
             else (out.reason if out else ""),

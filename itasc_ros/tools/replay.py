@@ -111,7 +111,6 @@ NODE_DEFAULTS: dict[str, Any] = {
 }
 
 
-
 class ReplayError(ItascError):
     """A bag cannot be replayed (no parameters, no URDF, no inputs, unknown topics)."""
 
