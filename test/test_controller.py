@@ -192,9 +192,9 @@ def test_bad_joint_state_rejected_and_last_good_state_kept(
 
 def test_out_of_order_joint_state_rejected(tree: KinematicTree) -> None:
     c = make(tree)
-    c.set_joint_state(tree.joint_names, HOME, 0.0, source_stamp=10.0)
+    c.set_joint_state(tree.joint_names, HOME, 0.0, header_stamp=10.0)
     with pytest.raises(InputError, match="out of order"):
-        c.set_joint_state(tree.joint_names, HOME + 0.1, 0.01, source_stamp=9.5)
+        c.set_joint_state(tree.joint_names, HOME + 0.1, 0.01, header_stamp=9.5)
     np.testing.assert_array_equal(c.q, HOME)
 
 

@@ -299,17 +299,17 @@ class Controller:
         self,
         names: Sequence[str],
         positions: ArrayLike,
-        stamp: float,
-        source_stamp: float | None = None,
+        received: float,
+        header_stamp: float | None = None,
     ) -> None:
         """Accept a joint state, mapped by name (extra joints ignored).
 
         Args:
             names: joint names of the message.
             positions: one position per name [rad or m].
-            stamp: reception time [s] (the clock of :meth:`step`); staleness is measured
+            received: reception time [s] (the clock of :meth:`step`); staleness is measured
                 from it.
-            source_stamp: the message's own stamp [s] if it has one (not zero); checked
+            header_stamp: the message's own stamp [s] if it has one (not zero); checked
                 against the last accepted one by :class:`StampOrder` (out of order, leaping ahead).
 
         Raises:
@@ -321,8 +321,8 @@ class Controller:
         pos = as_array(positions, "joint state positions", self._reject)
         if pos.shape[0] != len(names):
             raise self._reject(f"joint state has {len(names)} names but {pos.shape[0]} positions")
-        if not math.isfinite(stamp):
-            raise self._reject(f"joint state reception time {stamp!r} is not finite")
+        if not math.isfinite(received):
+            raise self._reject(f"joint state reception time {received!r} is not finite")
         if names != self._names_cache:
             self._map_names(names)
         q = pos[self._idx]
@@ -333,7 +333,7 @@ class Controller:
                 raise self._reject(f"joint state has non-finite positions for {bad}")
             huge = [self.joint_names[i] for i in np.flatnonzero(np.abs(q) > HUGE)]
             raise self._reject(f"joint state has huge positions (> {HUGE:g}) for {huge}")
-        why = self._js_order.check(source_stamp, stamp, self.config.input_timeout)
+        why = self._js_order.check(header_stamp, received, self.config.input_timeout)
         if why:
             raise self._reject(f"joint state {why}")
         self._q[:] = q
@@ -347,8 +347,8 @@ class Controller:
             if changed:
                 self.tree.set_fixed_positions(self._q_full)
         self._has_state = True
-        self._js_stamp = float(stamp)
-        self._js_order.accept(source_stamp, stamp)
+        self._js_stamp = float(received)
+        self._js_order.accept(header_stamp, received)
 
     def _map_names(self, names: list[str]) -> None:
         index: dict[str, int] = {}
@@ -405,8 +405,8 @@ class Controller:
         frame: str,
         position: ArrayLike,
         quat_xyzw: ArrayLike,
-        stamp: float,
-        source_stamp: float | None = None,
+        received: float,
+        header_stamp: float | None = None,
         jump: bool = False,
     ) -> None:
         """Set a constraint's target pose; estimates the target twist from successive poses.
@@ -425,8 +425,8 @@ class Controller:
                 current joint state.
             position: (3,) [m].
             quat_xyzw: (4,) orientation (x, y, z, w), normalised here.
-            stamp: reception time [s].
-            source_stamp: the message's stamp [s] if non-zero (used for the twist estimate
+            received: reception time [s].
+            header_stamp: the message's stamp [s] if non-zero (used for the twist estimate
                 and checked by :class:`StampOrder`: out of order, leaping ahead).
             jump: the pose is a jump, not part of a motion (e.g. the RViz marker snapped back
                 to the effector): the twist estimate restarts from zero.
@@ -456,14 +456,14 @@ class Controller:
                 f"target of {constraint!r}: quaternion (x, y, z, w) must be 4 "
                 f"finite values, got {qt.tolist()}"
             )
-        if not math.isfinite(stamp):
-            raise self._reject(f"target of {constraint!r}: reception time {stamp!r} not finite")
+        if not math.isfinite(received):
+            raise self._reject(f"target of {constraint!r}: reception time {received!r} not finite")
         if code == ZERO_QUATERNION:
             raise self._reject(
                 f"target of {constraint!r}: quaternion {qt.tolist()} has zero "
                 "norm (identity is (0, 0, 0, 1))"
             )
-        why = st.order.check(source_stamp, stamp, self.config.input_timeout)
+        why = st.order.check(header_stamp, received, self.config.input_timeout)
         if why:
             raise self._reject(f"target of {constraint!r}: {why}")
         pose = st.new_pose  # (4, 4) rotation orthonormal by construction
@@ -478,10 +478,10 @@ class Controller:
                 f"{self.config.target_reach_margin} m)"
             )
         self.scene.get(constraint).set_target(pose, check=False)
-        t = float(stamp)
-        t_src = t if source_stamp is None else float(source_stamp)
+        t = float(received)
+        t_src = t if header_stamp is None else float(header_stamp)
         prev_src = st.order.source
-        t_prev = st.stamp if (source_stamp is None or prev_src is None) else prev_src
+        t_prev = st.stamp if (header_stamp is None or prev_src is None) else prev_src
         dt = t_src - t_prev
         if not jump and st.has_pose and 0.0 < dt <= self.config.input_timeout:
             jump = self._is_jump(st, pose, dt)
@@ -494,7 +494,7 @@ class Controller:
             st.estimate[:] = 0.0
         st.pose[:] = pose
         st.stamp = t
-        st.order.accept(source_stamp, t)
+        st.order.accept(header_stamp, t)
         st.has_pose = True
 
     def _is_jump(self, st: TargetStream, pose: Array, dt: float) -> bool:
@@ -517,8 +517,8 @@ class Controller:
         constraint: str,
         frame: str,
         twist: ArrayLike,
-        stamp: float,
-        source_stamp: float | None = None,
+        received: float,
+        header_stamp: float | None = None,
     ) -> None:
         """Set the target's twist explicitly (feed-forward), valid for ``input_timeout``.
 
@@ -529,8 +529,8 @@ class Controller:
             constraint: as in :meth:`set_target`.
             frame: axes of the twist: '' (root) or a URDF link (rotated to the root).
             twist: (6,) linear velocity of the target origin [m/s], angular velocity [rad/s].
-            stamp: reception time [s].
-            source_stamp: the message's stamp [s] if non-zero, checked by
+            received: reception time [s].
+            header_stamp: the message's stamp [s] if non-zero, checked by
                 :class:`StampOrder` (out of order, leaping ahead).
 
         Raises:
@@ -544,9 +544,9 @@ class Controller:
                 f"twist of {constraint!r} must be 6 finite values of at most {HUGE:g}, "
                 f"got {tw.tolist()}"
             )
-        if not math.isfinite(stamp):
-            raise self._reject(f"twist of {constraint!r}: reception time {stamp!r} not finite")
-        why = st.twist_order.check(source_stamp, stamp, self.config.input_timeout)
+        if not math.isfinite(received):
+            raise self._reject(f"twist of {constraint!r}: reception time {received!r} not finite")
+        why = st.twist_order.check(header_stamp, received, self.config.input_timeout)
         if why:
             raise self._reject(f"twist of {constraint!r}: {why}")
         ref = self._frame_pose(frame, f"twist of {constraint!r}")
@@ -556,8 +556,8 @@ class Controller:
         st.twist[:] = tw
         if cap_twist(st.twist, self.config.max_target_speed, self.config.max_target_angular_speed):
             st.capped += 1
-        st.twist_stamp = float(stamp)
-        st.twist_order.accept(source_stamp, stamp)
+        st.twist_stamp = float(received)
+        st.twist_order.accept(header_stamp, received)
 
     def set_enabled(self, enabled: bool) -> None:
         """Enable or disable the output (disabled: zeros once, then silence)."""
