@@ -498,7 +498,10 @@ def test_the_robot_goes_where_the_accepted_inputs_ask(run: RunResult, rig: Rig) 
         # Refused: the robot does not go toward it; accepted (jump, twist along +x): it does.
         if ev.kind == "outlier" and abs(dx) > RECOVERY_BAND:
             failures.append(f"{ev.name}: refused, yet moved {dx * 1e3:.1f} mm along +x")
-        if ev.kind != "outlier" and dx < RECOVERY_BAND:
+        # (A jump acts for one stream period only, ~13 mm on a quiet machine but less when
+        # the next good pose is delivered early: its acceptance is shown by the target_jumps
+        # count in /diagnostics. The capped twist acts for input_timeout: ~75 mm.)
+        if ev.kind == "twist" and dx < RECOVERY_BAND:
             failures.append(f"{ev.name}: accepted, yet only {dx * 1e3:.1f} mm along +x")
     during = r.stamps >= r.events[0].sent
     whole = float(r.error[during].max() - r.baseline)
