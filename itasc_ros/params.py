@@ -125,6 +125,25 @@ def config_from_parameters(flat: Mapping[str, Any]) -> ControllerConfig:
     return ControllerConfig.from_dict(nested)
 
 
+def target_topics(config: ControllerConfig) -> dict[str, tuple[str, str]]:
+    """Each target-taking constraint's (pose topic, twist topic), node-relative.
+
+    A constraint's ``target_topic`` / ``twist_topic`` when set; else ``~/target_pose`` and
+    ``~/target_twist`` for the first such constraint and ``~/<name>/target_pose``,
+    ``~/<name>/target_twist`` for the others.
+    """
+    out: dict[str, tuple[str, str]] = {}
+    for c in config.constraints:
+        if not c.takes_target:
+            continue
+        base = "~/" if not out else f"~/{c.name}/"
+        out[c.name] = (
+            c.target_topic or base + "target_pose",
+            c.twist_topic or base + "target_twist",
+        )
+    return out
+
+
 def load_config(path: str | Path, node_name: str = NODE_NAME) -> ControllerConfig:
     """The controller's configuration in a ROS 2 params file (e.g. ``config/panda.yaml``).
 
@@ -154,4 +173,5 @@ __all__ = [
     "nest_parameters",
     "node_section",
     "read_params_file",
+    "target_topics",
 ]

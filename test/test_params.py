@@ -13,6 +13,7 @@ from itasc_ros.params import (
     load_config,
     nest_parameters,
     read_params_file,
+    target_topics,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,3 +69,24 @@ def test_node_only_keys_are_the_node_parameters_that_are_not_controller_settings
     rclpy_own = {"use_sim_time", "start_type_description_service"}
     assert declared - CONTROLLER_KEYS == NODE_ONLY_KEYS - rclpy_own
     assert CONTROLLER_KEYS <= declared
+
+
+def test_target_topics_of_several_constraints() -> None:
+    config = config_from_parameters(
+        {
+            "constraints.a.type": "copy_pose",
+            "constraints.j.type": "joint_value",
+            "constraints.j.joints": ["x"],
+            "constraints.j.values": [0.0],
+            "constraints.b.type": "distance",
+            "constraints.c.type": "copy_pose",
+            "constraints.c.target_topic": "/vision/pose",
+            "constraints.d.type": "copy_pose",
+            "constraints.d.target_link": "other",
+        }
+    )
+    assert target_topics(config) == {
+        "a": ("~/target_pose", "~/target_twist"),
+        "b": ("~/b/target_pose", "~/b/target_twist"),
+        "c": ("/vision/pose", "~/c/target_twist"),
+    }

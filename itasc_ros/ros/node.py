@@ -65,6 +65,7 @@ from ..core.model_manager import (
     read_urdf_file,
     urdf_digest,
 )
+from ..params import target_topics
 from . import parameters as P
 from .conversions import (
     COMMAND_TYPES,
@@ -230,19 +231,9 @@ class ItascNode(Node):
             self._on_joint_state,
             qos_profile_sensor_data,
         )
-        first = True
-        for c in self._config.constraints:
-            if not c.takes_target:
-                continue
-            pose_topic = c.target_topic or (
-                "~/target_pose" if first else f"~/{c.name}/target_pose"
-            )
-            twist_topic = c.twist_topic or (
-                "~/target_twist" if first else f"~/{c.name}/target_twist"
-            )
-            self.create_subscription(PoseStamped, pose_topic, self._target_cb(c.name), 10)
-            self.create_subscription(TwistStamped, twist_topic, self._twist_cb(c.name), 10)
-            first = False
+        for name, (pose_topic, twist_topic) in target_topics(self._config).items():
+            self.create_subscription(PoseStamped, pose_topic, self._target_cb(name), 10)
+            self.create_subscription(TwistStamped, twist_topic, self._twist_cb(name), 10)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 

@@ -82,7 +82,7 @@ from numpy.typing import NDArray
 from itasc_ros.core import REGISTRY, Controller, ControllerConfig, KinematicTree, spatial
 from itasc_ros.core.config import LIVE_KEYS
 from itasc_ros.core.errors import ConfigError, InputError, ItascError
-from itasc_ros.params import config_from_parameters, read_params_file
+from itasc_ros.params import config_from_parameters, read_params_file, target_topics
 from itasc_ros.tools.bagio import BagWriter, Storage, read_bag
 from itasc_ros.tools.resources import robot_urdf, share_file
 
@@ -313,16 +313,9 @@ def load_setup(
             "no URDF: the parameters have neither robot_description nor "
             "urdf_file; give --urdf (a file, or 'panda' / 'ur5')"
         )
-    pose_topics: dict[str, str] = {}
-    twist_topics: dict[str, str] = {}
-    first = True
-    for c in config.constraints:
-        if not c.takes_target:
-            continue
-        base = "~/" if first else f"~/{c.name}/"
-        pose_topics[c.name] = _topic(c.target_topic or f"{base}target_pose", node_name)
-        twist_topics[c.name] = _topic(c.twist_topic or f"{base}target_twist", node_name)
-        first = False
+    topics = target_topics(config)
+    pose_topics = {n: _topic(pose, node_name) for n, (pose, _) in topics.items()}
+    twist_topics = {n: _topic(twist, node_name) for n, (_, twist) in topics.items()}
     return NodeSetup(
         params=params,
         config=config,
