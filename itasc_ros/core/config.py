@@ -10,7 +10,6 @@ building it.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -57,31 +56,10 @@ NODE_ONLY_KEYS = frozenset(
 """Parameters of the node that are not part of :class:`ControllerConfig`."""
 
 
-def _float(
-    owner: str,
-    key: str,
-    value: Any,
-    lo: float | None = None,
-    hi: float | None = None,
-) -> float:
-    if isinstance(value, bool):
-        raise ConfigError(f"{owner}{key} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{owner}{key} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ConfigError(f"{owner}{key} must be finite, got {value!r}")
-    if lo is not None and v < lo:
-        raise ConfigError(f"{owner}{key} must be >= {lo}, got {v}")
-    if hi is not None and v > hi:
-        raise ConfigError(f"{owner}{key} must be <= {hi}, got {v}")
-    return v
-
-
 def _ranged(owner: str, key: str, value: Any) -> float:
-    """``value`` as a float within ``CONTROLLER_RANGES[key]``."""
-    return _float(owner, key, value, *CONTROLLER_RANGES[key])
+    """``value`` as a float within ``CONTROLLER_RANGES[key]`` (the checks of a double Field)."""
+    lo, hi = CONTROLLER_RANGES[key]
+    return float(Field(key, "double", lo, "", lo, hi).check(owner, value))
 
 
 def _strings(owner: str, key: str, value: Any) -> list[str]:

@@ -111,6 +111,16 @@ class EffectorTargetConstraint(Constraint):
     HEAD_FIELDS = (LINK, TARGET_LINK)
     TAIL_FIELDS = (*Constraint.FIELDS, FEEDFORWARD, TARGET_TOPIC, TWIST_TOPIC)
 
+    @staticmethod
+    def shared_arguments(settings: Mapping[str, Any]) -> dict[str, Any]:
+        """The constructor's keyword arguments of the shared settings (``from_settings``)."""
+        return {
+            "target_link": settings["target_link"] or None,
+            "weight": settings["weight"],
+            "gain": settings["gain"],
+            "feedforward": settings["feedforward"],
+        }
+
     @classmethod
     def takes_target(cls, settings: Mapping[str, Any]) -> bool:
         """True unless the target is a link of the robot (``target_link``)."""

@@ -133,10 +133,7 @@ class AlignAxis(EffectorTargetConstraint):
             align_to=settings["align_to"],
             direction=settings["direction"],
             target_axis=settings["target_axis"],
-            target_link=settings["target_link"] or None,
-            weight=settings["weight"],
-            gain=settings["gain"],
-            feedforward=settings["feedforward"],
+            **cls.shared_arguments(settings),
         )
 
     def __init__(

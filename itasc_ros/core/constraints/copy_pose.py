@@ -92,10 +92,7 @@ class CopyPose(EffectorTargetConstraint):
             position_axes=settings["position_axes"],
             rotation_axes=settings["rotation_axes"],
             reference=settings["reference"],
-            target_link=settings["target_link"] or None,
-            weight=settings["weight"],
-            gain=settings["gain"],
-            feedforward=settings["feedforward"],
+            **cls.shared_arguments(settings),
         )
 
     def __init__(

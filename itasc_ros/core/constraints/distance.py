@@ -67,10 +67,7 @@ class Distance(EffectorTargetConstraint):
             distance=settings["distance"],
             min_distance=lo if lo >= 0.0 else None,
             max_distance=hi if hi >= 0.0 else None,
-            target_link=settings["target_link"] or None,
-            weight=settings["weight"],
-            gain=settings["gain"],
-            feedforward=settings["feedforward"],
+            **cls.shared_arguments(settings),
         )
 
     @classmethod
