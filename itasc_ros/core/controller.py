@@ -45,6 +45,17 @@ from ._target_kernels import (
 from .config import ControllerConfig, apply_updates
 from .constraints import Constraint
 from .errors import ConfigError, InputError, ItascError, TargetNotSet
+from .journal import (
+    SNAPSHOT_HEAD,
+    STREAM,
+    STREAM_SIZE,
+    TICK_TARGET_SIZE,
+    Code,
+    Journal,
+    TwistSource,
+    stamp_of,
+    stamp_value,
+)
 from .scene import Scene, SolveResult
 from .streams import HUGE, StampOrder, TargetStream, as_array, fresh, usable
 from .tree import KinematicTree
@@ -67,6 +78,8 @@ class Status(str, Enum):
 
 STATUSES = tuple(s.value for s in Status)
 """The values of :class:`Status`."""
+
+_STATUS_CODE = {s: i for i, s in enumerate(Status)}  # journal TICK status codes
 
 
 @dataclass
@@ -135,6 +148,7 @@ class Controller:
         self._qdot = np.zeros(n)
         self._has_state = False
         self._js_stamp = -math.inf
+        self._js_header = math.nan  # header stamp of the last joint state (NaN: unstamped)
         self._js_order = StampOrder()
         self._names_cache: list[str] | None = None
         self._idx = np.zeros(n, dtype=np.int64)
@@ -143,6 +157,11 @@ class Controller:
         self._halted = True  # the last command sent (if any) was zero
         self.last_rejection = ""
         self.rejections = 0
+        self.journal: Journal | None = None  # see attach_journal
+        self._cmd_in_all = np.array([self._all.index(j) for j in self.joint_names], dtype=int)
+        self._held_in_all = np.array([self._all.index(j) for j in self._held], dtype=int)
+        self._q_all = np.zeros(len(self._all))  # work array: positions of every joint
+        self._stream_index = {name: i for i, name in enumerate(self._targets)}
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -348,7 +367,19 @@ class Controller:
                 self.tree.set_fixed_positions(self._q_full)
         self._has_state = True
         self._js_stamp = float(received)
+        self._js_header = stamp_value(header_stamp)
         self._js_order.accept(header_stamp, received)
+        if self.journal is not None:
+            rec = self.journal.begin(Code.JOINT_STATE, 2 + self._q_all.shape[0])
+            rec[0], rec[1] = received, self._js_header
+            rec[2:] = self._all_positions()
+
+    def _all_positions(self) -> Array:
+        """(n_all,) positions of every movable joint (URDF order) as the controller has them."""
+        q = self._q_all
+        q[:] = self._q_full
+        q[self._cmd_in_all] = self._q
+        return q
 
     def _map_names(self, names: list[str]) -> None:
         index: dict[str, int] = {}
@@ -438,6 +469,7 @@ class Controller:
                 unchanged. Other quaternions are normalised.
         """
         st = self._target_state(constraint)
+        asked_jump = jump
         p = as_array(position, f"target of {constraint!r}: position", self._reject)
         qt = as_array(quat_xyzw, f"target of {constraint!r}: quaternion", self._reject)
         if p.shape != (3,):
@@ -494,8 +526,21 @@ class Controller:
             st.estimate[:] = 0.0
         st.pose[:] = pose
         st.stamp = t
+        st.header = stamp_value(header_stamp)
         st.order.accept(header_stamp, t)
         st.has_pose = True
+        if self.journal is not None:
+            rec = self.journal.begin(Code.TARGET, 12)
+            rec[0], rec[1], rec[2] = self._stream_index[constraint], t, st.header
+            rec[3], rec[4] = self._frame_code(frame), asked_jump
+            rec[5:8] = p
+            rec[8:12] = qt
+
+    def _frame_code(self, frame: str) -> int:
+        """A frame as journaled: -1 for the root ('' or its name), else the link's index."""
+        if not frame or frame == self.tree.root_link:
+            return -1
+        return self.tree.link_index(frame)
 
     def _is_jump(self, st: TargetStream, pose: Array, dt: float) -> bool:
         """True (and counted) when ``pose`` implies a target faster than the speed limits.
@@ -538,7 +583,7 @@ class Controller:
                 :data:`HUGE`, a stamp out of order / leaping ahead; the twist is unchanged.
         """
         st = self._target_state(constraint)
-        tw = as_array(twist, f"twist of {constraint!r}", self._reject)
+        tw = tw_msg = as_array(twist, f"twist of {constraint!r}", self._reject)
         if tw.shape != (6,) or not usable(tw):
             raise self._reject(
                 f"twist of {constraint!r} must be 6 finite values of at most {HUGE:g}, "
@@ -558,10 +603,17 @@ class Controller:
             st.capped += 1
         st.twist_stamp = float(received)
         st.twist_order.accept(header_stamp, received)
+        if self.journal is not None:
+            rec = self.journal.begin(Code.TWIST, 10)
+            rec[0], rec[1] = self._stream_index[constraint], received
+            rec[2], rec[3] = stamp_value(header_stamp), self._frame_code(frame)
+            rec[4:10] = tw_msg
 
     def set_enabled(self, enabled: bool) -> None:
         """Enable or disable the output (disabled: zeros once, then silence)."""
         self._enabled = bool(enabled)
+        if self.journal is not None:
+            self.journal.enabled(self._enabled)
 
     def update_parameters(self, **kw: Any) -> None:
         """Change settings live; all or nothing.
@@ -617,10 +669,13 @@ class Controller:
         for name, st in self._targets.items():
             if fresh(now - st.twist_stamp, timeout):
                 src: Array | None = st.twist
+                st.source = TwistSource.EXPLICIT
             elif st.has_pose and fresh(now - st.stamp, timeout):
                 src = st.estimate
+                st.source = TwistSource.ESTIMATED
             else:
                 src = None
+                st.source = TwistSource.NONE
             if src is not None:
                 if not np.array_equal(src, st.applied):
                     st.applied[:] = src
@@ -635,6 +690,12 @@ class Controller:
         Returns:
             A new :class:`StepOutput`; publish ``qdot`` when ``publish`` is True.
         """
+        out = self._decide(now)
+        if self.journal is not None:
+            self._journal_tick(self.journal, now, out)
+        return out
+
+    def _decide(self, now: float) -> StepOutput:
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._apply_twists(now)
@@ -656,5 +717,129 @@ class Controller:
         self._halted = True
         return StepOutput(status, publish, self._zeros.copy(), self._q.copy(), None, reason)
 
+    # ------------------------------------------------------------------------- journal
+    def attach_journal(self, journal: Journal | None) -> None:
+        """Record every accepted input and tick into ``journal`` (None: stop recording).
+
+        Attaching writes a SNAPSHOT of the input state first, so that the journal can be
+        played back from here (:mod:`itasc_ros.core.playback`).
+        """
+        self.journal = journal
+        if journal is not None:
+            self.write_snapshot(journal)
+
+    def write_snapshot(self, journal: Journal) -> None:
+        """Append a SNAPSHOT record of the input state (see :mod:`itasc_ros.core.journal`)."""
+        n_all, k = self._q_all.shape[0], len(self._targets)
+        rec = journal.begin(Code.SNAPSHOT, SNAPSHOT_HEAD + n_all + k * STREAM_SIZE)
+        rec[0], rec[1], rec[2] = journal.revision, journal.urdf_tag, journal.model
+        self._state_into(rec[3:])
+
+    def _state_into(self, out: Array) -> None:
+        """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
+        n_all, k = self._q_all.shape[0], len(self._targets)
+        o = self._js_order
+        out[0:9] = (
+            n_all,
+            k,
+            self._enabled,
+            self._halted,
+            self._has_state,
+            self._js_stamp,
+            self._js_header,
+            stamp_value(o.source),
+            o.received,
+        )
+        out[9 : 9 + n_all] = self._all_positions()
+        i = 9 + n_all
+        for st in self._targets.values():
+            _stream_into(st, out[i : i + STREAM_SIZE])
+            i += STREAM_SIZE
+
+    def state_values(self) -> Array:
+        """(SNAPSHOT size - 3,) the input state as a SNAPSHOT holds it (for comparisons)."""
+        n_all, k = self._q_all.shape[0], len(self._targets)
+        out = np.zeros(SNAPSHOT_HEAD - 3 + n_all + k * STREAM_SIZE)
+        self._state_into(out)
+        return out
+
+    def restore_state(self, snapshot: Array) -> None:
+        """Set the input state from a SNAPSHOT payload (the inverse of :meth:`write_snapshot`).
+
+        Raises:
+            ConfigError: the snapshot is of another robot or another set of targets.
+        """
+        s = np.asarray(snapshot, dtype=float)
+        n_all, k = self._q_all.shape[0], len(self._targets)
+        if s.shape[0] != SNAPSHOT_HEAD + n_all + k * STREAM_SIZE or (s[3], s[4]) != (n_all, k):
+            raise ConfigError(
+                f"snapshot of {int(s[3]) if s.shape[0] > 4 else '?'} joints and "
+                f"{int(s[4]) if s.shape[0] > 4 else '?'} targets does not fit this controller "
+                f"({n_all} joints, {k} targets)"
+            )
+        self._enabled, self._halted, self._has_state = bool(s[5]), bool(s[6]), bool(s[7])
+        self._js_stamp, self._js_header = float(s[8]), float(s[9])
+        self._js_order.source, self._js_order.received = stamp_of(s[10]), float(s[11])
+        q_all = s[SNAPSHOT_HEAD : SNAPSHOT_HEAD + n_all]
+        self._q[:] = q_all[self._cmd_in_all]
+        if self._held_in_all.size:
+            self._q_full[self._held_in_all] = q_all[self._held_in_all]
+            self.tree.set_fixed_positions(self._q_full)
+        i = SNAPSHOT_HEAD + n_all
+        for name, st in self._targets.items():
+            _stream_from(st, s[i : i + STREAM_SIZE])
+            c = self.scene.get(name)
+            if st.has_pose:
+                c.set_target(st.pose, check=False)
+            c.set_target_twist(st.applied if st.applied.any() else None)
+            i += STREAM_SIZE
+
+    def _journal_tick(self, journal: Journal, now: float, out: StepOutput) -> None:
+        """Append the TICK record of ``out`` (what the tick consumed and decided)."""
+        n, k = self._q.shape[0], len(self._targets)
+        rec = journal.begin(Code.TICK, 7 + 2 * n + k * TICK_TARGET_SIZE)
+        rec[0], rec[1], rec[2] = now, _STATUS_CODE[out.status], out.publish
+        rec[3], rec[4], rec[5], rec[6] = journal.revision, self._js_stamp, self._js_header, n
+        rec[7 : 7 + n] = self._q
+        i = 7 + n
+        active = out.status is Status.ACTIVE or out.result is not None
+        for st in self._targets.values():
+            t = rec[i : i + TICK_TARGET_SIZE]
+            t[0] = st.source if active else TwistSource.NONE
+            t[1], t[2] = st.stamp, st.header
+            t[3:15] = st.pose[:3].reshape(12)
+            t[15:21] = st.applied
+            i += TICK_TARGET_SIZE
+        rec[i : i + n] = out.qdot
+
+
+def _stream_into(st: TargetStream, out: Array) -> None:
+    """One target stream's SNAPSHOT values (:data:`~itasc_ros.core.journal.STREAM`)."""
+    f = STREAM
+    out[f["has_pose"]] = st.has_pose
+    out[f["pose"]] = st.pose.reshape(16)
+    out[f["stamp"]], out[f["header"]] = st.stamp, st.header
+    out[f["order"]] = (stamp_value(st.order.source), st.order.received)
+    out[f["estimate"]], out[f["twist"]] = st.estimate, st.twist
+    out[f["twist_stamp"]] = st.twist_stamp
+    out[f["twist_order"]] = (stamp_value(st.twist_order.source), st.twist_order.received)
+    out[f["applied"]] = st.applied
+    out[f["jumps"]], out[f["capped"]], out[f["source"]] = st.jumps, st.capped, st.source
+
+
+def _stream_from(st: TargetStream, v: Array) -> None:
+    """Set a target stream from its SNAPSHOT values (inverse of :func:`_stream_into`)."""
+    f = STREAM
+    st.has_pose = bool(v[f["has_pose"]][0])
+    st.pose[:] = v[f["pose"]].reshape(4, 4)
+    st.stamp, st.header = float(v[f["stamp"]][0]), float(v[f["header"]][0])
+    st.order.source, st.order.received = stamp_of(v[f["order"]][0]), float(v[f["order"]][1])
+    st.estimate[:], st.twist[:] = v[f["estimate"]], v[f["twist"]]
+    st.twist_stamp = float(v[f["twist_stamp"]][0])
+    order = v[f["twist_order"]]
+    st.twist_order.source, st.twist_order.received = stamp_of(order[0]), float(order[1])
+    st.applied[:] = v[f["applied"]]
+    st.jumps, st.capped = int(v[f["jumps"]][0]), int(v[f["capped"]][0])
+    st.source = int(v[f["source"]][0])
 
 __all__ = ["STATUSES", "Controller", "Status", "StepOutput"]

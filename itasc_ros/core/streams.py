@@ -99,6 +99,7 @@ class TargetStream:
     def __init__(self) -> None:
         self.pose = np.eye(4)  # (4, 4) root frame
         self.stamp = -math.inf  # [s] reception time of the last pose
+        self.header = math.nan  # [s] its header stamp (NaN: unstamped)
         self.order = StampOrder()  # header stamps of the poses
         self.has_pose = False
         self.estimate = np.zeros(6)  # (6,) filtered root-frame twist from successive poses
@@ -112,6 +113,7 @@ class TargetStream:
         self.reach = math.inf  # [m] targets farther from the root are refused
         self.jumps = 0  # poses that implied a target faster than the speed limits
         self.capped = 0  # explicit twists scaled down to the speed limits
+        self.source = 0  # where the last tick's twist came from (journal.TwistSource)
 
 
 __all__ = ["HUGE", "StampOrder", "TargetStream", "as_array", "fresh", "usable"]

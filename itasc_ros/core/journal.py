@@ -1,0 +1,288 @@
+"""Journal: what each control tick consumed, as a flat float64 record stream (ROS-free).
+
+A :class:`~itasc_ros.core.controller.Controller` with a journal attached appends one record per
+accepted input (joint state, target pose, target twist, ``enable``), per live parameter change
+and per tick (:meth:`Controller.step`), with the very values and times the controller used:
+reception times on its clock, header stamps, positions in the controller's joint order. Fed
+back through the same methods in the same order (:mod:`itasc_ros.core.playback`), they give
+the same commands bit for bit: the twist estimate, stamp order and freshness decisions are
+recomputed by the code that made them, not guessed.
+
+The node publishes the records of each tick as one ``std_msgs/Float64MultiArray`` (``~/journal``,
+only while someone subscribes); :func:`decode` reads them back.
+
+Layout of a message's ``data``: ``[FORMAT, sequence, record, record, ...]``; each record is
+``[code, length, payload...]`` with ``length`` payload values, so a reader can skip codes it does
+not know. ``NaN`` stands for "no header stamp"; ``-inf`` for "never". Payloads (``n``: the
+URDF's movable joints, :attr:`KinematicTree.all_joint_names` order; ``c``: the commanded joints;
+``k``: the constraints that take a target, in configuration order):
+
+=============  =============================================================================
+SNAPSHOT       :data:`SNAPSHOT_HEAD` values (revision, urdf tag, model number, n, k, enabled,
+               halted, has_state, joint-state reception time, header stamp, stamp-order anchor (stamp,
+               reception)), q (n), then per target :data:`STREAM_SIZE` values
+               (:func:`stream_layout`)
+JOINT_STATE    reception time, header stamp, q (n)
+TARGET         target index, reception time, header stamp, frame (link index, -1 root), jump,
+               position (3), quaternion x y z w (4)
+TWIST          target index, reception time, header stamp, frame, twist (6)
+ENABLED        1 or 0
+PARAMETERS     the configuration revision now in force
+TICK           now, status code, published, revision, joint-state reception time, header stamp,
+               q (c), per target :data:`TICK_TARGET_SIZE` values (twist source, pose reception
+               time, header stamp, pose rows 0-2 (12), applied twist (6)), command (c)
+ZERO           time, reason code: a zero command published outside a tick
+=============  =============================================================================
+
+Every journal starts with a SNAPSHOT of the controller's input state (a subscriber may join a
+running node); the node adds one every second, so that a reader that lost messages (the
+sequence number jumps) resynchronises, and one that did not checks its state against it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+FORMAT = 1.0
+"""First value of every journal message: the layout version."""
+
+LABEL = "itasc_journal_v1"
+"""``layout.dim[0].label`` of a journal message."""
+
+STREAM_SIZE = 45
+"""Values per target stream in a SNAPSHOT (see :func:`stream_layout`)."""
+
+SNAPSHOT_HEAD = 12
+"""Values before the joint positions in a SNAPSHOT."""
+
+TICK_TARGET_SIZE = 21
+"""Values per target in a TICK record."""
+
+
+class Code(IntEnum):
+    """Record codes (the first value of a record)."""
+
+    SNAPSHOT = 1
+    JOINT_STATE = 2
+    TARGET = 3
+    TWIST = 4
+    ENABLED = 5
+    PARAMETERS = 6
+    TICK = 7
+    ZERO = 8
+
+
+class TwistSource(IntEnum):
+    """Where the twist fed forward at a tick came from."""
+
+    NONE = 0
+    ESTIMATED = 1  # from successive target poses
+    EXPLICIT = 2  # from the target's twist topic
+
+
+class ZeroReason(IntEnum):
+    """Why a zero command was published outside a tick (ZERO records)."""
+
+    SHUTDOWN = 1
+    MODEL_CHANGE = 2  # the model was replaced or dropped while commanding
+    TICK_ERROR = 3  # an unexpected exception in the tick
+    SLOW_PARSE = 4  # a URDF parse held the loop while commanding
+
+
+STATUS_CODES = ("waiting", "active", "stale", "disabled", "fault")
+"""TICK status code -> :class:`~itasc_ros.core.controller.Status` value."""
+
+
+def stream_layout() -> dict[str, slice]:
+    """Field name -> slice of one target stream's :data:`STREAM_SIZE` SNAPSHOT values."""
+    sizes = (
+        ("has_pose", 1),
+        ("pose", 16),
+        ("stamp", 1),
+        ("header", 1),
+        ("order", 2),
+        ("estimate", 6),
+        ("twist", 6),
+        ("twist_stamp", 1),
+        ("twist_order", 2),
+        ("applied", 6),
+        ("jumps", 1),
+        ("capped", 1),
+        ("source", 1),
+    )
+    out, i = {}, 0
+    for name, size in sizes:
+        out[name] = slice(i, i + size)
+        i += size
+    assert i == STREAM_SIZE
+    return out
+
+
+STREAM = stream_layout()
+
+
+def stamp_value(stamp: float | None) -> float:
+    """A header stamp as stored: NaN for None (no stamp)."""
+    return math.nan if stamp is None else float(stamp)
+
+
+def stamp_of(value: float) -> float | None:
+    """A stored header stamp back: None for NaN."""
+    return None if math.isnan(value) else float(value)
+
+
+class Journal:
+    """A growing buffer of records; :meth:`take` hands out and clears what was written.
+
+    Writing allocates nothing unless the buffer must grow (it doubles; the node empties it
+    every tick, so it stops growing after the first ticks).
+
+    Args:
+        capacity: initial number of float64 values.
+    """
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._buf = np.zeros(max(capacity, 64))
+        self._n = 2  # [FORMAT, sequence] come first
+        self._buf[0] = FORMAT
+        self.sequence = 0
+        self.revision = 0  # the configuration revision (set by the owner of the parameters)
+        self.urdf_tag = 0.0  # identifies the URDF of the journaled model (see urdf_tag())
+        self.model = 0  # counts the models journaled (a new controller: a new model number)
+
+    @property
+    def size(self) -> int:
+        """Values written since the last :meth:`take` (header included)."""
+        return self._n
+
+    @property
+    def empty(self) -> bool:
+        """True when no record was written since the last :meth:`take`."""
+        return self._n <= 2
+
+    def begin(self, code: Code, length: int) -> Array:
+        """Start a record; returns the (length,) view to fill with its payload."""
+        need = self._n + 2 + length
+        if need > self._buf.shape[0]:
+            grown = np.zeros(max(2 * self._buf.shape[0], need))
+            grown[: self._n] = self._buf[: self._n]
+            self._buf = grown
+        b = self._buf
+        b[self._n] = code
+        b[self._n + 1] = length
+        start = self._n + 2
+        self._n = start + length
+        return b[start : self._n]
+
+    def take(self) -> Array:
+        """The message so far, ``[FORMAT, sequence, records...]`` (a view valid until the next
+        write); the buffer is emptied and the sequence number advances."""
+        self._buf[1] = self.sequence
+        out = self._buf[: self._n]
+        self.sequence += 1
+        self._n = 2
+        return out
+
+    # ------------------------------------------------------------------ small records
+    def enabled(self, flag: bool) -> None:
+        """An ENABLED record."""
+        self.begin(Code.ENABLED, 1)[0] = 1.0 if flag else 0.0
+
+    def parameters(self, revision: int) -> None:
+        """A PARAMETERS record: the live configuration changed to ``revision``."""
+        self.revision = int(revision)
+        self.begin(Code.PARAMETERS, 1)[0] = revision
+
+    def zero(self, t: float, reason: ZeroReason) -> None:
+        """A ZERO record: a zero command published at ``t`` [s] outside a tick."""
+        p = self.begin(Code.ZERO, 2)
+        p[0], p[1] = t, reason
+
+
+def urdf_tag(digest: str) -> float:
+    """A float that identifies a URDF: the first 48 bits of its hex digest (exact in float64)."""
+    return float(int(digest[:12], 16)) if digest else 0.0
+
+
+@dataclass(frozen=True)
+class Record:
+    """One decoded record: its code and payload (a view into the message data)."""
+
+    code: int
+    payload: Array
+
+
+@dataclass(frozen=True)
+class Message:
+    """One decoded journal message."""
+
+    sequence: int
+    records: list[Record]
+
+
+class JournalError(ValueError):
+    """A journal message that does not follow the layout (named reason)."""
+
+
+def decode(data: Array) -> Message:
+    """Split one message's data into records.
+
+    Raises:
+        JournalError: a wrong format number or a record running past the end.
+    """
+    d = np.asarray(data, dtype=float)
+    if d.shape[0] < 2 or d[0] != FORMAT:
+        raise JournalError(
+            f"not an itasc journal message of format {FORMAT:g} (starts with {d[:2].tolist()})"
+        )
+    out: list[Record] = []
+    i = 2
+    while i < d.shape[0]:
+        if i + 2 > d.shape[0]:
+            raise JournalError(f"record header cut off at value {i}")
+        code, length = int(d[i]), int(d[i + 1])
+        end = i + 2 + length
+        if length < 0 or end > d.shape[0]:
+            raise JournalError(f"record {code} at value {i} runs past the end ({length} values)")
+        out.append(Record(code, d[i + 2 : end]))
+        i = end
+    return Message(int(d[1]), out)
+
+
+def records(messages: Iterator[Array] | list[Array]) -> Iterator[tuple[int, Record]]:
+    """The records of successive messages, each with its message's sequence number."""
+    for data in messages:
+        msg = decode(data)
+        for r in msg.records:
+            yield msg.sequence, r
+
+
+__all__ = [
+    "FORMAT",
+    "LABEL",
+    "STATUS_CODES",
+    "STREAM",
+    "SNAPSHOT_HEAD",
+    "STREAM_SIZE",
+    "TICK_TARGET_SIZE",
+    "Code",
+    "Journal",
+    "JournalError",
+    "Message",
+    "Record",
+    "TwistSource",
+    "ZeroReason",
+    "decode",
+    "records",
+    "stamp_of",
+    "stamp_value",
+    "urdf_tag",
+]
