@@ -842,4 +842,5 @@ def _stream_from(st: TargetStream, v: Array) -> None:
     st.jumps, st.capped = int(v[f["jumps"]][0]), int(v[f["capped"]][0])
     st.source = int(v[f["source"]][0])
 
+
 __all__ = ["STATUSES", "Controller", "Status", "StepOutput"]

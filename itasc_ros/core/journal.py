@@ -19,15 +19,16 @@ URDF's movable joints, :attr:`KinematicTree.all_joint_names` order; ``c``: the c
 
 =============  =============================================================================
 SNAPSHOT       :data:`SNAPSHOT_HEAD` values (revision, urdf tag, model number, n, k, enabled,
-               halted, has_state, joint-state reception time, header stamp, stamp-order anchor (stamp,
-               reception)), q (n), then per target :data:`STREAM_SIZE` values
+               halted, has_state, joint-state reception time, header stamp, stamp-order
+               anchor (stamp, reception)), q (n), then per target :data:`STREAM_SIZE` values
                (:func:`stream_layout`)
 JOINT_STATE    reception time, header stamp, q (n)
 TARGET         target index, reception time, header stamp, frame (link index, -1 root), jump,
                position (3), quaternion x y z w (4)
 TWIST          target index, reception time, header stamp, frame, twist (6)
 ENABLED        1 or 0
-PARAMETERS     the configuration revision now in force
+PARAMETERS     the configuration revision now in force, 1 if the controller's live settings
+               were updated (``update_parameters``) or 0 (a node-only parameter changed)
 TICK           now, status code, published, revision, joint-state reception time, header stamp,
                q (c), per target :data:`TICK_TARGET_SIZE` values (twist source, pose reception
                time, header stamp, pose rows 0-2 (12), applied twist (6)), command (c)
@@ -183,8 +184,10 @@ class Journal:
         return b[start : self._n]
 
     def take(self) -> Array:
-        """The message so far, ``[FORMAT, sequence, records...]`` (a view valid until the next
-        write); the buffer is emptied and the sequence number advances."""
+        """The message so far, ``[FORMAT, sequence, records...]``; then empty the buffer.
+
+        The view is valid until the next write; the sequence number advances.
+        """
         self._buf[1] = self.sequence
         out = self._buf[: self._n]
         self.sequence += 1
@@ -196,10 +199,16 @@ class Journal:
         """An ENABLED record."""
         self.begin(Code.ENABLED, 1)[0] = 1.0 if flag else 0.0
 
-    def parameters(self, revision: int) -> None:
-        """A PARAMETERS record: the live configuration changed to ``revision``."""
+    def parameters(self, revision: int, updated: bool = True) -> None:
+        """A PARAMETERS record: the parameters changed to ``revision``.
+
+        Args:
+            revision: the new configuration revision.
+            updated: the controller's live settings were updated (``update_parameters`` ran).
+        """
         self.revision = int(revision)
-        self.begin(Code.PARAMETERS, 1)[0] = revision
+        rec = self.begin(Code.PARAMETERS, 2)
+        rec[0], rec[1] = revision, updated
 
     def zero(self, t: float, reason: ZeroReason) -> None:
         """A ZERO record: a zero command published at ``t`` [s] outside a tick."""
@@ -268,9 +277,9 @@ def records(messages: Iterator[Array] | list[Array]) -> Iterator[tuple[int, Reco
 __all__ = [
     "FORMAT",
     "LABEL",
+    "SNAPSHOT_HEAD",
     "STATUS_CODES",
     "STREAM",
-    "SNAPSHOT_HEAD",
     "STREAM_SIZE",
     "TICK_TARGET_SIZE",
     "Code",

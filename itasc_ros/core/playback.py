@@ -160,6 +160,7 @@ class PlaybackLog:
     snapshots: int = 0
     state_mismatches: int = 0  # snapshots that disagreed with the replayed state
     rejected: int = 0  # recorded inputs the replay's controller rejected
+    parameter_changes: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # the first few, with times
 
     def note(self, text: str) -> None:
@@ -229,9 +230,13 @@ class Playback:
             elif code == Code.ENABLED:
                 ctrl.set_enabled(bool(p[0]))
             elif code == Code.PARAMETERS:
-                new = int(p[0])
-                ctrl.update_parameters(**self.history.updates(self._revision, new))
+                new, old = int(p[0]), self._revision
                 self._revision = new
+                if p[1]:
+                    updates = self.history.updates(old, new)
+                    ctrl.update_parameters(**updates)
+                    t = self.ticks[-1].t if self.ticks else math.nan
+                    self.log.parameter_changes.append((t, updates))
             elif code == Code.TICK:
                 self._tick(ctrl, p)
             elif code == Code.ZERO:
@@ -322,8 +327,9 @@ class Playback:
             kind = "zero"
         self._sim_cmd = np.zeros(n)
         z = np.zeros(n)
+        t = float(p[0])
         self.ticks.append(
-            Tick(float(p[0]), kind, "zero", "zero", True, True, z, z.copy(), ctrl.q, self._revision)
+            Tick(t, kind, "zero", "zero", True, True, z, z.copy(), ctrl.q, self._revision)
         )
 
 

@@ -57,6 +57,7 @@ from ..core import (
 from ..core.config import apply_updates
 from ..core.health import Health, diagnose, step_colour
 from ..core.health import clip_reason as _clip
+from ..core.journal import ZeroReason
 from ..core.model_manager import (
     SAME_URDF,
     ModelManager,
@@ -77,6 +78,7 @@ from .conversions import (
     twist_stamped_array,
 )
 from .executors import make_executor, spin_until
+from .journal_publisher import JournalPublisher
 from .markers import TargetMarkers, replace_target_markers
 from .realtime import apply_realtime, current_policy, demote_current_thread
 from .slack_gc import SlackCollector
@@ -225,6 +227,8 @@ class ItascNode(Node):
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._status_pub = self.create_publisher(String, "~/status", 10)
         self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 10)
+        self._journal = JournalPublisher(self)  # ~/journal (while subscribed), ~/parameters
+        self._journal.publish_parameters(self._parameter_values())
         self.create_subscription(
             JointState,
             str(P.value(self, "joint_topic")),
@@ -372,6 +376,7 @@ class ItascNode(Node):
             return
         t0 = time.perf_counter()
         now = self._now()
+        self._journal.sync(ctrl, self._models.digest)
         try:
             out = ctrl.step(now)
         except Exception as exc:  # a bug must not kill the node with the last command held
@@ -380,6 +385,7 @@ class ItascNode(Node):
         self._tick_error = ""
         if out.publish:
             self._cmd_pub.publish(cmd.fill(out.q, out.qdot, ctrl.period, now))
+        self._journal.flush(now)
         if self._last_out is None or out.status != self._last_out.status:
             self._log_transition(out)
         self._last_out = out
@@ -396,7 +402,7 @@ class ItascNode(Node):
     def _on_tick_error(self, ctrl: Controller, exc: Exception) -> None:
         """An unexpected exception in ``step``: zero command once, log, report, keep running."""
         if not self._tick_error:
-            self._publish_zero(ctrl, wait=0.0)
+            self._publish_zero(ctrl, wait=0.0, reason=ZeroReason.TICK_ERROR)
             self.get_logger().error(
                 f"control step failed, zero command sent: {type(exc).__name__}: {exc}"
             )
@@ -428,7 +434,7 @@ class ItascNode(Node):
             thread.start()
             thread.join(2.0 * ctrl.period)
             if thread.is_alive():
-                self._publish_zero(ctrl, wait=0.0)
+                self._publish_zero(ctrl, wait=0.0, reason=ZeroReason.SLOW_PARSE)
                 thread.join()
             tree, why = parsed[0]
         return self._take_parsed(source, digest, tree, why, refuse, config)
@@ -479,7 +485,7 @@ class ItascNode(Node):
             The outcome's reason ('' unless the URDF was rejected).
         """
         if outcome.zero_on is not None:  # the old model was commanding: stop it
-            self._publish_zero(outcome.zero_on, wait=0.0)
+            self._publish_zero(outcome.zero_on, wait=0.0, reason=ZeroReason.MODEL_CHANGE)
         if outcome.model_changed:
             ctrl = self._controller
             self._last_out = None
@@ -619,6 +625,7 @@ class ItascNode(Node):
             config = apply_updates(self._config, **updates) if updates else self._config
         except ConfigError as exc:
             return str(exc)
+        updated = False  # the controller's live settings were updated
         if description:  # a new model, built with the new configuration
             reason = self._load_urdf(description, "parameter", refuse=True, config=config)
         elif urdf_file and self._urdf_source in ("", "file"):
@@ -626,7 +633,7 @@ class ItascNode(Node):
         elif updates and self._controller is not None:
             try:  # all or nothing: the controller changes only when the new scene is built
                 self._controller.update_parameters(**updates)
-                reason = ""
+                reason, updated = "", True
             except ItascError as exc:
                 reason = str(exc)
         else:
@@ -634,6 +641,9 @@ class ItascNode(Node):
         if reason:
             return reason
         self._config = config
+        values = self._parameter_values()
+        values.update({p.name: p.value for p in params})
+        self._journal.parameters_changed(values, updated)
         for p in params:
             if p.name == "publish_markers":
                 self._publish_markers = bool(p.value)
@@ -656,13 +666,21 @@ class ItascNode(Node):
             self._timer.timer_period_ns = period_ns
 
     # ------------------------------------------------------------------------- outputs
-    def _publish_zero(self, ctrl: Controller, wait: float = 0.5) -> bool:
-        """Publish a zero command (JointTrajectory needs a joint state); wait for delivery."""
+    def _publish_zero(
+        self, ctrl: Controller, wait: float = 0.5, reason: ZeroReason = ZeroReason.SHUTDOWN
+    ) -> bool:
+        """Publish a zero command (JointTrajectory needs a joint state); wait for delivery.
+
+        The zero is journaled (outside a tick) with ``reason``.
+        """
         cmd = self._command
         if cmd is None or (self._kind == JOINT_TRAJECTORY and not ctrl.has_joint_state):
             return False
         zeros = np.zeros(ctrl.n_joints)
-        self._cmd_pub.publish(cmd.fill(ctrl.q, zeros, ctrl.period, self._now()))
+        now = self._now()
+        self._cmd_pub.publish(cmd.fill(ctrl.q, zeros, ctrl.period, now))
+        if ctrl is self._controller:
+            self._journal.zero(now, reason)
         if wait > 0.0:
             try:
                 self._cmd_pub.wait_for_all_acked(Duration(seconds=wait))
@@ -688,6 +706,7 @@ class ItascNode(Node):
     def _on_status(self) -> None:
         # Only for listeners: building and converting these messages takes ~0.5 ms, a late
         # control tick at 1 kHz when nobody looks (no RViz, no ``ros2 topic echo``).
+        self._journal.check_subscribers()
         want_status = self._status_pub.get_subscription_count() > 0
         want_markers = self._publish_markers and self._marker_pub.get_subscription_count() > 0
         if want_status:
@@ -695,6 +714,10 @@ class ItascNode(Node):
         ctrl = self._controller
         if want_markers and ctrl is not None and ctrl.has_joint_state:
             self._marker_pub.publish(self._markers(ctrl, self._last_out, self._now()))
+
+    def _parameter_values(self) -> dict[str, Any]:
+        """Every parameter's current value (the ``~/parameters`` snapshot)."""
+        return {name: p.value for name, p in self._parameters.items()}
 
     def _publish_status(self) -> None:
         ctrl, out, models = self._controller, self._last_out, self._models

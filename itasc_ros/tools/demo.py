@@ -49,9 +49,11 @@ from itasc_ros.tools.bagio import BagWriter, deserialize, read_bag
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
 from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.replay import (
-    Replayer,
+    compare_commands,
     fetch_node_parameters,
     load_setup,
+    play_journal,
+    setup_joints,
     write_parameters_snapshot,
 )
 from itasc_ros.tools.resources import robot_urdf, share_file
@@ -293,6 +295,8 @@ class DemoRun:
             "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
             f"{NODE}/status": "std_msgs/msg/String",
             "/parameter_events": "rcl_interfaces/msg/ParameterEvent",
+            setup.journal_topic: "std_msgs/msg/Float64MultiArray",
+            setup.parameters_topic: "std_msgs/msg/String",
         }
         self.writer = writer
         self.recorder = Recorder(self.node, writer, topics)
@@ -352,6 +356,7 @@ class DemoRun:
                 and node_ready
                 and self.pose_pub.get_subscription_count() >= 2
                 and self.setup.command_topic in self.recorder.subscribed
+                and self.writer.counts.get(self.setup.journal_topic, 0) > 0  # journal started
             ):
                 return
             if time.monotonic() > deadline:
@@ -597,8 +602,8 @@ class SolveTrace:
     """The node's solves, one per recorded command, recomputed offline (k commands).
 
     Attributes:
-        t: (k,) time of the tick [s]: the stamp of the joint state that reproduces the command
-            (``itasc-replay --compare``), else the command's reception time.
+        t: (k,) time of the tick that published the command [s] (the node's clock; NaN when
+            the journal does not cover the command).
         sigma_min: (k,) smallest singular value (NaN where not reproduced).
         damping: (k,) damping used. locked: (k,) joints locked at a position limit.
         source: how the trace was obtained.
@@ -611,29 +616,22 @@ class SolveTrace:
     source: str
 
 
-def solve_trace(report: Any, replay: Any, cmd_t: Array) -> SolveTrace | None:
-    """The solves behind the recorded commands.
+def solve_trace(report: Any, playback: Any) -> SolveTrace | None:
+    """The solves behind the recorded commands, from the exact replay of the node's journal."""
+    if report is None or playback is None or not report.matched:
+        return None
+    ticks = [None if i is None else playback.ticks[i] for i in report.matched]
 
-    From the comparison where it reproduced them, else the replay at the reception times.
-    """
-    if report is not None and report.commands == cmd_t.size:
-        ok = np.isfinite(report.input_stamp)
-        return SolveTrace(
-            np.where(ok, report.input_stamp, cmd_t),
-            report.sigma_min.copy(),
-            report.damping.copy(),
-            report.locked.copy(),
-            "itasc-replay --compare (the inputs that reproduce each command)",
-        )
-    if replay is not None and replay.t.size == cmd_t.size:
-        return SolveTrace(
-            cmd_t.copy(),
-            replay.sigma_min.copy(),
-            replay.damping.copy(),
-            replay.locked.astype(float),
-            "offline replay in bag order",
-        )
-    return None
+    def col(name: str) -> Array:
+        return np.array([math.nan if t is None else getattr(t, name) for t in ticks], dtype=float)
+
+    return SolveTrace(
+        col("t"),
+        col("sigma_min"),
+        col("damping"),
+        col("locked"),
+        "itasc-replay --compare (the node's journal played back exactly)",
+    )
 
 
 def position_errors(data: BagData, phases: list[Phase]) -> Array:
@@ -996,14 +994,9 @@ def summary_table(
         rows.append(
             (
                 "offline replay of the bag (itasc-replay --compare)",
-                f"{rc['matched_latest'] + rc['matched_reordered']}/{rc['commands']} "
-                f"commands reproduced within {rc['tolerance_rad_s']:g} rad/s, "
-                f"{rc['halts']} halts, {rc['mismatches']} mismatches"
-                + (
-                    ""
-                    if rc["commands"] == m.get("commands_recorded", rc["commands"])
-                    else f" (first {rc['commands']} of {m['commands_recorded']})"
-                ),
+                f"{rc['compared']}/{rc['commands']} commands recomputed from the node's "
+                f"journal, largest difference {rc['max_abs_diff']:.3g} rad/s "
+                f"(tolerance {rc['tolerance_rad_s']:g}), {rc['mismatches']} mismatches",
             )
         )
     width = max(len(r[0]) for r in rows)
@@ -1034,13 +1027,6 @@ def _parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print the metrics as one JSON object on the last line"
     )
     p.add_argument("--no-plots", action="store_true", help="write no PNG plots")
-    p.add_argument(
-        "--compare-limit",
-        type=int,
-        default=None,
-        help="offline replay check (itasc-replay --compare) of the first N "
-        "recorded commands (default: all; 0: skip)",
-    )
     return p
 
 
@@ -1167,20 +1153,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     t_run = time.monotonic() - wall0
 
     # ------------------------------------------------------------------ analysis (offline)
-    replay_res = None
-    replay_cmp = None
+    replay_cmp = playback = None
     try:
         bag_setup = load_setup(bag_path, urdf=str(urdf))
-        replayer = Replayer(bag_path, bag_setup)
-        replay_res = replayer.run("commands")
-        if args.compare_limit is None or args.compare_limit > 0:
-            replay_cmp = replayer.compare(max_commands=args.compare_limit)
+        playback = play_journal(bag_path, bag_setup)
+        if playback is None:
+            raise RuntimeError(f"no journal on {bag_setup.journal_topic} in the bag")
+        joints = setup_joints(bag_setup, playback)
+        replay_cmp = compare_commands(bag_path, bag_setup, playback, joints)
     except Exception as exc:  # the analysis must not hide the demo's results
         print(f"itasc-demo: offline replay of the bag failed: {exc}", file=sys.stderr)
     cmd_joints = config.joints or tree.joint_names
     data = read_demo_bag(bag_path, setup, tree, tip, cmd_joints)
-    trace = solve_trace(replay_cmp, replay_res, data.cmd_t)
+    trace = solve_trace(replay_cmp, playback)
     if trace is not None:
+        trace.t = np.where(np.isfinite(trace.t), trace.t, data.cmd_t)
         data.cmd_t = trace.t  # the ticks' times rather than the recorder's reception times
         order = np.argsort(data.cmd_t, kind="stable")
         data.cmd_t, data.cmd = data.cmd_t[order], data.cmd[order]

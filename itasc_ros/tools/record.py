@@ -42,12 +42,17 @@ from rosbags.interfaces import Nodetype
 
 from itasc_ros.tools.bagio import STORAGES, BagError, BagWriter, ensure_type, normalize_msgtype
 
-#: Topics recorded by default: the node's inputs and outputs.
+#: Topics recorded by default: the node's inputs and outputs, its journal (what each tick
+#: consumed: ``itasc-replay --compare`` recomputes every command from it) and its parameters.
 DEFAULT_TOPICS: tuple[str, ...] = (
     "/joint_states",
     "/itasc_node/target_pose",
     "/itasc_node/target_twist",
     "/forward_velocity_controller/commands",
+    "/itasc_node/journal",
+    "/itasc_node/parameters",
+    "/parameter_events",
+    "/robot_description",
     "/diagnostics",
 )
 

@@ -13,10 +13,11 @@ first 0.9 s, its twist (afterwards the controller estimates the twist from the p
 the file small) computes the command. At 1.8 s a parameter event switches
 ``constraints.ee.feedforward`` off, as a ``SetParameters`` call on the node would. Every message
 is written with bagio in the order the controller saw it (joint state, pose, twist, parameter
-event, command: 1 us apart), with the node's parameters on ``/itasc_replay/node_parameters``.
+event, command, the node's journal of the tick: 1 us apart), with the node's parameters on
+``/itasc_node/parameters`` (revision 0, and 1 after the switch) as the node publishes them.
 
 ``test/test_replay.py`` replays the bag with ``itasc-replay --compare``: any change of the
-commands the controller computes from these inputs beyond 1e-6 rad/s makes it fail.
+commands the controller computes from these inputs beyond 1e-12 rad/s makes it fail.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ ROOT = HERE.parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import json  # noqa: E402
+
 from itasc_ros.core import Controller, KinematicTree, spatial  # noqa: E402
+from itasc_ros.core.journal import Journal, urdf_tag  # noqa: E402
+from itasc_ros.core.model_manager import urdf_digest  # noqa: E402
 from itasc_ros.core.scenarios import path_point  # noqa: E402
 from itasc_ros.params import config_from_parameters, read_params_file  # noqa: E402
 from itasc_ros.tools.bagio import (  # noqa: E402
@@ -49,7 +54,6 @@ from itasc_ros.tools.replay import (  # noqa: E402
     PARAMETER_EVENTS_TOPIC,
     bag_seconds,
     header_seconds,
-    write_parameters_snapshot,
 )
 from itasc_ros.tools.sim_robot import SimulatedJoints  # noqa: E402
 
@@ -67,6 +71,14 @@ JOINT_TOPIC = "/joint_states"
 POSE_TOPIC = "/itasc_node/target_pose"
 TWIST_TOPIC = "/itasc_node/target_twist"
 COMMAND_TOPIC = "/forward_velocity_controller/commands"
+JOURNAL_TOPIC = "/itasc_node/journal"
+PARAMETERS_TOPIC = "/itasc_node/parameters"
+
+
+def parameters_msg(params: dict[str, object], revision: int) -> object:
+    """std_msgs/msg/String of ``~/parameters``: the node's parameters and their revision."""
+    text = json.dumps({"node": "/itasc_node", "revision": revision, "parameters": params})
+    return default_typestore().types["std_msgs/msg/String"](data=text)
 
 
 def parameter_event(t_ns: int, name: str, value: bool) -> object:
@@ -99,8 +111,12 @@ def make(out: Path = OUT) -> Path:
     params = read_params_file(ROOT / "config" / "panda.yaml")
     params.update(control_rate=CONTROL_RATE, urdf_file="panda.urdf")
     config = config_from_parameters(params)
-    tree = KinematicTree.from_urdf((ROOT / "urdf" / "panda.urdf").read_text())
+    xml = (ROOT / "urdf" / "panda.urdf").read_text()
+    tree = KinematicTree.from_urdf(xml)
     ctrl = Controller(tree, config)
+    journal = Journal()
+    journal.urdf_tag = urdf_tag(urdf_digest(xml))
+    ctrl.attach_journal(journal)
     sim = SimulatedJoints(tree, ctrl.joint_names)
     tip = config.constraints[0].link
     home = tree.forward_kinematics(sim.q, tip)  # (4, 4)
@@ -112,7 +128,7 @@ def make(out: Path = OUT) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         bag_dir = Path(tmp) / "golden"
         with BagWriter(bag_dir, "mcap") as bag:
-            write_parameters_snapshot(bag, T0_NS - 1000 * US, params, "/itasc_node")
+            bag.write(PARAMETERS_TOPIC, T0_NS - 1000 * US, parameters_msg(params, 0))
             for k in range(ticks):
                 t_ns = T0_NS + round(k * dt * 1e9)
                 if k > 0:
@@ -140,10 +156,15 @@ def make(out: Path = OUT) -> Path:
                         parameter_event(t_ns + 3 * US, "constraints.ee.feedforward", False),
                     )
                     ctrl.update_parameters(**{"constraints.ee.feedforward": False})
+                    params["constraints.ee.feedforward"] = False
+                    bag.write(PARAMETERS_TOPIC, t_ns + 4 * US, parameters_msg(params, 1))
+                    journal.parameters(1)
                 step = ctrl.step(bag_seconds(t_ns + 5 * US))
                 if step.publish:
                     bag.write(COMMAND_TOPIC, t_ns + 5 * US, float64_multi_array_msg(step.qdot))
                     sim.apply(step.qdot)
+                data = journal.take()
+                bag.write(JOURNAL_TOPIC, t_ns + 6 * US, float64_multi_array_msg(data))
         mcap = next(bag_dir.glob("*.mcap"))
         shutil.copyfile(mcap, out)
     return out

@@ -1,0 +1,154 @@
+"""``~/journal`` and ``~/parameters``: what each tick consumed, and the parameters it ran with.
+
+``~/journal`` (std_msgs/Float64MultiArray, reliable, depth 100): one message per tick with the
+records of :mod:`itasc_ros.core.journal` (every input the controller accepted since the last
+tick, then the tick itself). Published only while someone subscribes: without a subscriber the
+controller has no journal and the tick pays one comparison. A new subscriber's first message
+starts with a SNAPSHOT of the controller's input state, and a SNAPSHOT follows every second.
+
+``~/parameters`` (std_msgs/String, reliable, transient local, depth 20): JSON
+``{"node": ..., "revision": r, "parameters": {...}}``, every parameter of the node, published at
+start-up (revision 0) and after each accepted change (r + 1). The journal's PARAMETERS records
+and SNAPSHOTs name the revision in force, so a replay knows the configuration of every tick.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rclpy.event_handler import PublisherEventCallbacks, QoSPublisherMatchedInfo
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+
+from ..core import Controller
+from ..core.journal import LABEL, Journal, ZeroReason, urdf_tag
+
+SNAPSHOT_PERIOD = 1.0  # [s] of the node's clock between SNAPSHOTs while subscribed
+JOURNAL_TOPIC = "~/journal"
+PARAMETERS_TOPIC = "~/parameters"
+
+
+def plain(value: Any) -> Any:
+    """A parameter value as JSON can hold it (arrays as lists)."""
+    if isinstance(value, array.array | tuple | list):
+        return [plain(v) for v in value]
+    if isinstance(value, bytes):
+        return list(value)
+    return value
+
+
+class JournalPublisher:
+    """Publishes a node's journal while subscribed, and its parameters with their revision.
+
+    Args:
+        node: the node (topics are created under its name).
+    """
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._pub = node.create_publisher(
+            Float64MultiArray,
+            JOURNAL_TOPIC,
+            QoSProfile(
+                history=HistoryPolicy.KEEP_LAST,
+                depth=100,
+                reliability=ReliabilityPolicy.RELIABLE,
+            ),
+            event_callbacks=PublisherEventCallbacks(matched=self._on_matched),
+        )
+        self._params_pub = node.create_publisher(
+            String,
+            PARAMETERS_TOPIC,
+            QoSProfile(
+                depth=20,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            ),
+        )
+        self.journal = Journal()
+        self.revision = 0
+        self._msg = Float64MultiArray()
+        self._msg.layout.dim = [MultiArrayDimension(label=LABEL, size=0, stride=0)]
+        self._wanted = False
+        self._ctrl: Controller | None = None  # the controller the journal is attached to
+        self._next_snapshot = 0.0
+
+    @property
+    def active(self) -> bool:
+        """True while a controller writes into the journal."""
+        return self._ctrl is not None
+
+    def _on_matched(self, info: QoSPublisherMatchedInfo) -> None:
+        self._wanted = info.current_count > 0
+
+    def check_subscribers(self) -> None:
+        """Poll the subscriber count (for rmw without matched events; called at 10 Hz)."""
+        self._wanted = self._pub.get_subscription_count() > 0
+
+    def sync(self, ctrl: Controller | None, digest: str) -> None:
+        """Attach the journal to ``ctrl`` while subscribed, detach it otherwise (every tick).
+
+        Args:
+            ctrl: the installed controller (None: no model).
+            digest: the installed URDF's digest (identifies the model in SNAPSHOTs).
+        """
+        want = ctrl if self._wanted else None
+        if want is self._ctrl:
+            return
+        if self._ctrl is not None:
+            self._ctrl.attach_journal(None)
+        self._ctrl = want
+        if want is not None:
+            j = self.journal
+            j.take()  # drop what an earlier controller left
+            j.revision, j.urdf_tag, j.model = self.revision, urdf_tag(digest), j.model + 1
+            want.attach_journal(j)
+
+    def flush(self, now: float) -> None:
+        """Publish the records written since the last flush (after each tick)."""
+        ctrl = self._ctrl
+        if ctrl is None:
+            return
+        if now >= self._next_snapshot:
+            self._next_snapshot = now + SNAPSHOT_PERIOD
+            ctrl.write_snapshot(self.journal)
+        if self.journal.empty:
+            return
+        data = self.journal.take()
+        out = array.array("d")
+        out.frombytes(data.tobytes())
+        self._msg.data = out
+        self._msg.layout.dim[0].size = self._msg.layout.dim[0].stride = len(out)
+        self._pub.publish(self._msg)
+
+    def zero(self, now: float, reason: ZeroReason) -> None:
+        """Journal a zero command published outside a tick, and publish it now."""
+        if self._ctrl is not None:
+            self.journal.zero(now, reason)
+            self.flush(now)
+
+    def parameters_changed(self, parameters: Mapping[str, Any], controller_updated: bool) -> None:
+        """An accepted change: the next revision, journaled if it changed the controller."""
+        self.revision += 1
+        self.journal.revision = self.revision
+        if self._ctrl is not None:
+            self.journal.parameters(self.revision, controller_updated)
+        self.publish_parameters(parameters)
+
+    def publish_parameters(self, parameters: Mapping[str, Any]) -> None:
+        """Publish every parameter with the current revision on ``~/parameters``."""
+        text = json.dumps(
+            {
+                "node": self._node.get_fully_qualified_name(),
+                "revision": self.revision,
+                "parameters": {k: plain(v) for k, v in sorted(parameters.items())},
+            }
+        )
+        self._params_pub.publish(String(data=text))
+
+
+__all__ = ["JOURNAL_TOPIC", "PARAMETERS_TOPIC", "SNAPSHOT_PERIOD", "JournalPublisher", "plain"]
