@@ -65,14 +65,17 @@ def drive(
     cmd = np.zeros(7)
     for k in range(ticks):
         if k == attach_at:
-            base_revision = revision
+            base_revision = journal.revision = revision
             ctrl.attach_journal(journal)
         now += dt * rng.uniform(0.7, 1.3)
         stale = 120 <= k < 150
         q = q + cmd * dt
         if not stale and rng.random() < 0.9:
             stamp = None if rng.random() < 0.3 else now - rng.uniform(0.0, 0.003)
-            ctrl.set_joint_state(ctrl.joint_names, q, now, stamp)
+            try:
+                ctrl.set_joint_state(ctrl.joint_names, q, now, stamp)
+            except InputError:
+                pass  # a stamp out of order: rejected, not journaled
         for _ in range(int(rng.integers(0, 3))):  # 0, 1 or 2 poses per tick
             goal[:3, 3] += rng.normal(0.0, 0.002, 3)
             goal[:3, :3] = spatial.so3_exp(rng.normal(0.0, 0.01, 3)) @ goal[:3, :3]
@@ -82,9 +85,8 @@ def drive(
                 if rng.random() < 0.15:  # in the frame of a moving link
                     link = tree.forward_kinematics(ctrl.q, "panda_link3")
                     local = np.linalg.solve(link, goal)
-                    ctrl.set_target(
-                        "ee", "panda_link3", local[:3, 3], spatial.matrix_to_quat(local), now, stamp
-                    )
+                    quat = spatial.matrix_to_quat(local)
+                    ctrl.set_target("ee", "panda_link3", local[:3, 3], quat, now, stamp)
                 else:
                     ctrl.set_target("ee", "", goal[:3, 3], quat, now, stamp, rng.random() < 0.05)
             except InputError:
@@ -124,7 +126,9 @@ def play(
     return pb
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 2**31 - 1), attach_at=st.sampled_from([0, 5, 100]))
 def test_playback_reproduces_every_tick_exactly(
     tree: KinematicTree, seed: int, attach_at: int
@@ -136,7 +140,8 @@ def test_playback_reproduces_every_tick_exactly(
     assert len(pb.ticks) == len(messages)
     published = [t for t in pb.ticks if t.published]
     assert len(published) > 50
-    assert {t.status for t in pb.ticks} >= {"active", "stale", "disabled"}
+    expected = {"active", "stale"} | ({"disabled"} if attach_at < 60 else set())
+    assert {t.status for t in pb.ticks} >= expected
     for t in pb.ticks:
         assert (t.status, t.published) == (t.replayed_status, t.replayed_published)
         assert t.diff == 0.0, (t.t, t.recorded, t.recomputed)

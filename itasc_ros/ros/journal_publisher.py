@@ -3,8 +3,9 @@
 ``~/journal`` (std_msgs/Float64MultiArray, reliable, depth 100): one message per tick with the
 records of :mod:`itasc_ros.core.journal` (every input the controller accepted since the last
 tick, then the tick itself). Published only while someone subscribes: without a subscriber the
-controller has no journal and the tick pays one comparison. A new subscriber's first message
-starts with a SNAPSHOT of the controller's input state, and a SNAPSHOT follows every second.
+controller has no journal and the tick pays one comparison. Each new subscriber is followed
+by a SNAPSHOT of the controller's input state (it plays back from there), and a SNAPSHOT comes
+every second.
 
 ``~/parameters`` (std_msgs/String, reliable, transient local, depth 20): JSON
 ``{"node": ..., "revision": r, "parameters": {...}}``, every parameter of the node, published at
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import array
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,6 +76,7 @@ class JournalPublisher:
         self._msg = Float64MultiArray()
         self._msg.layout.dim = [MultiArrayDimension(label=LABEL, size=0, stride=0)]
         self._wanted = False
+        self._count = 0  # subscribers
         self._ctrl: Controller | None = None  # the controller the journal is attached to
         self._next_snapshot = 0.0
 
@@ -83,11 +86,18 @@ class JournalPublisher:
         return self._ctrl is not None
 
     def _on_matched(self, info: QoSPublisherMatchedInfo) -> None:
-        self._wanted = info.current_count > 0
+        self._subscribers(info.current_count)
 
     def check_subscribers(self) -> None:
         """Poll the subscriber count (for rmw without matched events; called at 10 Hz)."""
-        self._wanted = self._pub.get_subscription_count() > 0
+        self._subscribers(self._pub.get_subscription_count())
+
+    def _subscribers(self, count: int) -> None:
+        """A new subscriber gets a SNAPSHOT at the next flush: it can play back from there."""
+        if count > self._count:
+            self._next_snapshot = -math.inf
+        self._count = count
+        self._wanted = count > 0
 
     def sync(self, ctrl: Controller | None, digest: str) -> None:
         """Attach the journal to ``ctrl`` while subscribed, detach it otherwise (every tick).

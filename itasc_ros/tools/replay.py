@@ -1476,7 +1476,9 @@ def _replay(
     what_if = bool(overrides) and not args.compare
     playback = play_journal(bag, setup, overrides, what_if, any_urdf=args.urdf is not None)
     if playback is not None:
-        return ticks_result(playback, setup_joints(setup, playback)), playback, []
+        result = ticks_result(playback, setup_joints(setup, playback))
+        changes = [f"parameter change at {t:.3f} s: {ch}" for t, ch in result.parameter_changes]
+        return result, playback, changes
     replayer = Replayer(bag, setup)
     at = args.at or (
         "commands" if any(isinstance(e, _Command) for e in replayer.events) else "rate"
