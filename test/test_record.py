@@ -21,6 +21,7 @@ import pytest
 import itasc_ros
 from itasc_ros.tools.bagio import bag_summary, read_bag, stamp_to_ns
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
+from itasc_ros.tools.record import DEFAULT_TOPICS
 
 pytestmark = pytest.mark.dds
 
@@ -178,6 +179,7 @@ def test_record_default_topics_mcap_sigint(ros: tuple[int, Any], tmp_path: Path)
             node.destroy_publisher(pub)
 
     assert "recording /joint_states [sensor_msgs/msg/JointState] (best_effort" in out
+    assert {"/itasc_node/journal", "/itasc_node/parameters"} <= set(DEFAULT_TOPICS)
     assert "recording /itasc_node/target_pose [geometry_msgs/msg/PoseStamped] (reliable" in out
     assert (path / "metadata.yaml").is_file() and list(path.glob("*.mcap"))
     assert bag_summary(path) == {

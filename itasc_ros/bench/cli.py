@@ -301,6 +301,22 @@ def floor_comparison(nodes: list[dict[str, Any]], floors: list[dict[str, Any]]) 
     return out
 
 
+def peer_comparison(
+    runs: list[dict[str, Any]], others: list[dict[str, Any]], name: str, other: str
+) -> dict[str, Any]:
+    """``<name>_<key>`` (median) and ``<key>_<name>_vs_<other>`` (median of the pairs' ratios).
+
+    Each run is paired with the run of ``others`` made just before it (interleaved runs).
+    """
+    out: dict[str, Any] = {}
+    for k in FLOOR_KEYS:
+        out[f"{name}_{k}"] = float(statistics.median(float(r[k]) for r in runs))
+        ratios = [r[k] / o[k] if o[k] else math.inf for r, o in zip(runs, others, strict=True)]
+        out[f"{k}_{name}_vs_{other}"] = float(statistics.median(ratios))
+    out[f"{name}_messages"] = [r.get("journal_messages", 0) for r in runs]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``itasc-bench``."""
     ap = argparse.ArgumentParser(prog="itasc-bench", description=__doc__.split("\n\n")[0])
@@ -341,6 +357,11 @@ def main(argv: list[str] | None = None) -> int:
         "--floor",
         action="store_true",
         help="loop: then the same run with itasc_ros.bench.floor_node (no kinematics) as peer",
+    )
+    ap.add_argument(
+        "--journal",
+        action="store_true",
+        help="loop: then the same run with a subscriber of the node's ~/journal (its cost)",
     )
     args = ap.parse_args(argv)
     result: dict[str, Any] = {"command": "itasc-bench " + " ".join(argv or sys.argv[1:])}
@@ -397,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = 1 if soak else args.runs
         nodes: list[dict[str, Any]] = []
         floors: list[dict[str, Any]] = []
+        journaled: list[dict[str, Any]] = []
         for i in range(runs):  # interleaved: node, floor, node, floor, ...
             tag = f" (run {i + 1} of {runs})" if runs > 1 else ""
             r = run_loop_bench(soak=soak, **kw)
@@ -406,7 +428,19 @@ def main(argv: list[str] | None = None) -> int:
                 f = run_loop_bench(node_module=FLOOR_MODULE, **kw)
                 _print_table(f"loop: {FLOOR_MODULE} (the floor) at {args.rate:g} Hz{tag}", f)
                 floors.append(f)
+            if args.journal and not soak:
+                j = run_loop_bench(journal=True, **kw)
+                _print_table(f"loop: node with ~/journal subscribed{tag}", j)
+                journaled.append(j)
         result.update(median_runs(nodes))
+        if journaled:
+            result.update(peer_comparison(journaled, nodes, "journal", "without"))
+            print(f"\n== node with ~/journal subscribed vs without (medians of {runs} runs)")
+            for k in FLOOR_KEYS:
+                print(
+                    f"  {k}: with {result['journal_' + k]:.4g}, without {result[k]:.4g}, "
+                    f"ratio {result[k + '_journal_vs_without']:.3g}"
+                )
         if floors:
             result.update(floor_comparison(nodes, floors))
             print(f"\n== node vs floor (medians of {runs} interleaved runs)")

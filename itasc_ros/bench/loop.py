@@ -103,6 +103,7 @@ TARGET_PLANE = "yz"
 TARGET_RATE = 100.0
 #: The node's target topic (first pose constraint, node name itasc_node).
 TARGET_TOPIC = "/itasc_node/target_pose"
+JOURNAL_TOPIC = "/itasc_node/journal"
 #: Time allowed for the node's first command (start-up, URDF, first inputs) [s].
 START_TIMEOUT = 60.0
 #: Time between the first command and the start of the measurement [s].
@@ -395,6 +396,11 @@ class _Recorder:
         self.max_abs_ratio = 0.0  # largest |qdot| / limit seen [-]
         self.js_stamps = array.array("d")  # [s] header stamps
         self.track: list[tuple[float, np.ndarray]] = []  # every TRACK_EVERY-th (stamp, q)
+        self.journal_messages = 0
+
+    def on_journal_raw(self, raw: bytes, info: Any = None) -> None:
+        """A serialized journal message: counted, not read (a recorder writes the bytes)."""
+        self.journal_messages += 1
 
     def _command(self, msg: Any, sent: float, received: float) -> None:
         self.cmd_received.append(received)
@@ -438,6 +444,7 @@ def run_loop_bench(
     log_dir: str | Path | None = None,
     node_module: str = "itasc_ros.ros.node",
     warmup: float = WARMUP,
+    journal: bool = False,
 ) -> dict[str, Any]:
     """Run the node, the simulated robot and a target in closed loop and measure the loop.
 
@@ -462,6 +469,8 @@ def run_loop_bench(
             (kept, its path is in the result as ``log_dir``).
         node_module: the node's module, run with ``python -m`` (another build of the node).
         warmup: time between the first command and the measurement [s].
+        journal: subscribe to the node's ``~/journal`` (as a recorder would), so that the node
+            publishes it every tick; ``journal_messages`` in the result.
 
     Returns:
         The keys of :data:`RESULT_KEYS` (see the module docstring for the methods) plus
@@ -594,9 +603,13 @@ def run_loop_bench(
                     next_t += 1.0 / TARGET_RATE
                     stop_target.wait(max(0.0, next_t - time.monotonic()))
 
-            reader = _WaitSetReader(
-                context, [(cmd_sub, rec.on_command_info), (js_sub, rec.on_joint_state_raw)]
-            )
+            handlers = [(cmd_sub, rec.on_command_info), (js_sub, rec.on_joint_state_raw)]
+            if journal:
+                journal_sub = node.create_subscription(
+                    Float64MultiArray, JOURNAL_TOPIC, rec.on_journal_raw, reliable, raw=True
+                )
+                handlers.append((journal_sub, rec.on_journal_raw))
+            reader = _WaitSetReader(context, handlers)
             reader.start()
             target_thread = threading.Thread(target=publish_targets, daemon=True)
             target_thread.start()
@@ -717,6 +730,7 @@ def run_loop_bench(
         robot=robot,
         log_dir=str(logs),
         exit_codes=",".join(f"{k}={v}" for k, v in codes.items()),
+        journal_messages=rec.journal_messages,
     )
     track = [(t, q) for t, q in rec.track if w0 <= t <= w1]
     result.update(_tracking_error(tree, joints, effector, center, track, t_path0))
