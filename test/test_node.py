@@ -394,6 +394,58 @@ def test_live_gain_change_and_rejected_values(
     assert speed == pytest.approx(speed_20, rel=0.02)
 
 
+def test_journal_records_each_tick_while_subscribed(
+    client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
+) -> None:
+    from itasc_ros.core.journal import Code, decode
+
+    reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    latched = QoSProfile(
+        depth=20,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+    client.collect(Float64MultiArray, "/m/itasc_node/journal", reliable)
+    client.collect(String, "/m/itasc_node/parameters", latched)
+    client.wait_for(lambda: client.received("/m/itasc_node/journal"), TIMEOUT, "journal")
+    send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
+    client.wait_for(
+        lambda: len(client.received("/m/itasc_node/journal")) >= 40, TIMEOUT, "ticks"
+    )
+    revision = json.loads(client.received("/m/itasc_node/parameters")[-1].data)["revision"]
+    (ok,) = set_params(client, "/m/itasc_node", constraints__ee__gain=21.0)
+    set_params(client, "/m/itasc_node", constraints__ee__gain=20.0)
+    assert ok.successful
+    client.wait_for(
+        lambda: len(client.received("/m/itasc_node/parameters")) >= 3, TIMEOUT, "revisions"
+    )
+    params = [json.loads(m.data) for m in client.received("/m/itasc_node/parameters")]
+    assert [p["revision"] for p in params[-3:]] == [revision, revision + 1, revision + 2]
+    assert params[-2]["parameters"]["constraints.ee.gain"] == 21.0
+    time.sleep(0.2)
+    messages = [decode(m.data) for m in client.received("/m/itasc_node/journal")]
+    seq = [m.sequence for m in messages]
+    assert seq == list(range(seq[0], seq[0] + len(seq)))  # reliable: none lost
+    codes = [r.code for m in messages for r in m.records]
+    assert codes[0] == Code.SNAPSHOT  # a new subscriber's first record
+    assert codes.count(Code.TICK) == len(messages)  # one message per tick
+    assert {Code.JOINT_STATE, Code.TARGET, Code.PARAMETERS} <= set(codes)
+    revisions = [r.payload[0] for m in messages for r in m.records if r.code == Code.PARAMETERS]
+    assert revisions[-2:] == [revision + 1, revision + 2]
+    # the commands a tick says it published are the node's commands, value for value
+    n = len(JOINT_ORDER)
+    published = [
+        tuple(r.payload[-n:])
+        for m in messages
+        for r in m.records
+        if r.code == Code.TICK and r.payload[2]
+    ]
+    commands = {tuple(c.data) for c in client.received("/m/commands")}
+    assert len(published) > 30 and set(published[-20:]) <= commands
+    diag = latest_diagnostic(client)
+    assert {kv.key: kv.value for kv in diag.values}["journal_subscribers"] != "0"
+
+
 def test_live_control_rate_change(client: RosTestClient, module_node: dict[str, Any]) -> None:
     def commands_per_second(seconds: float = 0.6) -> float:
         client.clear("/m/commands")

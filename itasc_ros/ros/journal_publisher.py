@@ -81,6 +81,11 @@ class JournalPublisher:
         self._next_snapshot = 0.0
 
     @property
+    def subscribers(self) -> int:
+        """Subscribers of ``~/journal`` (as last reported)."""
+        return self._count
+
+    @property
     def active(self) -> bool:
         """True while a controller writes into the journal."""
         return self._ctrl is not None

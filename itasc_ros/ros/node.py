@@ -679,8 +679,7 @@ class ItascNode(Node):
         zeros = np.zeros(ctrl.n_joints)
         now = self._now()
         self._cmd_pub.publish(cmd.fill(ctrl.q, zeros, ctrl.period, now))
-        if ctrl is self._controller:
-            self._journal.zero(now, reason)
+        self._journal.zero(now, reason)  # the journal is still the one of ``ctrl``
         if wait > 0.0:
             try:
                 self._cmd_pub.wait_for_all_acked(Duration(seconds=wait))
@@ -807,6 +806,8 @@ class ItascNode(Node):
             ("last_rejection", self._last_rejection),
             ("urdf_rejections", models.rejections),
             ("urdf_error", models.error),
+            ("journal_subscribers", self._journal.subscribers),
+            ("parameters_revision", self._journal.revision),
         ]
         if ctrl is not None:
             values.append(("joint_state_age_s", _age(now, ctrl.joint_state_stamp)))
