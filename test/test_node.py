@@ -409,9 +409,7 @@ def test_journal_records_each_tick_while_subscribed(
     client.collect(String, "/m/itasc_node/parameters", latched)
     client.wait_for(lambda: client.received("/m/itasc_node/journal"), TIMEOUT, "journal")
     send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
-    client.wait_for(
-        lambda: len(client.received("/m/itasc_node/journal")) >= 40, TIMEOUT, "ticks"
-    )
+    client.wait_for(lambda: len(client.received("/m/itasc_node/journal")) >= 40, TIMEOUT, "ticks")
     revision = json.loads(client.received("/m/itasc_node/parameters")[-1].data)["revision"]
     (ok,) = set_params(client, "/m/itasc_node", constraints__ee__gain=21.0)
     set_params(client, "/m/itasc_node", constraints__ee__gain=20.0)
@@ -428,7 +426,7 @@ def test_journal_records_each_tick_while_subscribed(
     assert seq == list(range(seq[0], seq[0] + len(seq)))  # reliable: none lost
     codes = [r.code for m in messages for r in m.records]
     assert codes[0] == Code.SNAPSHOT  # a new subscriber's first record
-    assert codes.count(Code.TICK) == len(messages)  # one message per tick
+    assert len(messages) <= codes.count(Code.TICK) <= 3 * len(messages)  # 10 ms of ticks each
     assert {Code.JOINT_STATE, Code.TARGET, Code.PARAMETERS} <= set(codes)
     revisions = [r.payload[0] for m in messages for r in m.records if r.code == Code.PARAMETERS]
     assert revisions[-2:] == [revision + 1, revision + 2]

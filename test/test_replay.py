@@ -319,7 +319,7 @@ def test_bags_list_the_expected_topics_and_counts(recorded: dict[str, Any]) -> N
             assert summary[topic][0] == msgtype, (storage, topic, summary)
             assert summary[topic][1] > 0, (storage, topic, summary)
         assert summary[NODE_PARAMS][1] == 2  # revision 0 and the gain change
-        assert summary[JOURNAL][1] >= summary[CMD][1]  # one message per tick
+        assert summary[JOURNAL][1] >= 0.3 * summary[CMD][1]  # 10 ms of ticks a message
         # ~MOTION s of commands at CONTROL_RATE, targets at TARGET_RATE, joint states faster
         assert 0.5 * MOTION * CONTROL_RATE < summary[CMD][1] < 2.0 * (MOTION + 1) * CONTROL_RATE
         assert 0.8 * MOTION * TARGET_RATE < summary[POSE][1] <= MOTION * TARGET_RATE + 2

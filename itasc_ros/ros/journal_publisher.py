@@ -1,9 +1,11 @@
 """``~/journal`` and ``~/parameters``: what each tick consumed, and the parameters it ran with.
 
-``~/journal`` (std_msgs/Float64MultiArray, reliable, depth 100): one message per tick with the
-records of :mod:`itasc_ros.core.journal` (every input the controller accepted since the last
-tick, then the tick itself). Published only while someone subscribes: without a subscriber the
-controller has no journal and the tick pays one comparison. Each new subscriber is followed
+``~/journal`` (std_msgs/Float64MultiArray, reliable, depth 100): the records of
+:mod:`itasc_ros.core.journal`, per tick every input the controller accepted since the last tick,
+then the tick itself. The ticks of :data:`PUBLISH_PERIOD` go out as one message (at 1 kHz, ten
+ticks a message: a tenth of the messages to publish and to record); a zero command published
+outside a tick goes out at once. Published only while someone subscribes: without a subscriber
+the controller has no journal and the tick pays one comparison. Each new subscriber is followed
 by a SNAPSHOT of the controller's input state (it plays back from there), and a SNAPSHOT comes
 every second.
 
@@ -30,6 +32,7 @@ from ..core import Controller
 from ..core.journal import LABEL, Journal, ZeroReason, urdf_tag
 
 SNAPSHOT_PERIOD = 1.0  # [s] of the node's clock between SNAPSHOTs while subscribed
+PUBLISH_PERIOD = 0.01  # [s] the ticks of this long are published as one message
 JOURNAL_TOPIC = "~/journal"
 PARAMETERS_TOPIC = "~/parameters"
 
@@ -77,8 +80,10 @@ class JournalPublisher:
         self._msg.layout.dim = [MultiArrayDimension(label=LABEL, size=0, stride=0)]
         self._wanted = False
         self._count = 0  # subscribers
+        self._broken = ""  # why the journal was switched off ('' while it works)
         self._ctrl: Controller | None = None  # the controller the journal is attached to
         self._next_snapshot = 0.0
+        self._next_publish = 0.0
 
     @property
     def subscribers(self) -> int:
@@ -100,7 +105,7 @@ class JournalPublisher:
     def _subscribers(self, count: int) -> None:
         """A new subscriber gets a SNAPSHOT at the next flush: it can play back from there."""
         if count > self._count:
-            self._next_snapshot = -math.inf
+            self._next_snapshot = self._next_publish = -math.inf
         self._count = count
         self._wanted = count > 0
 
@@ -111,7 +116,7 @@ class JournalPublisher:
             ctrl: the installed controller (None: no model).
             digest: the installed URDF's digest (identifies the model in SNAPSHOTs).
         """
-        want = ctrl if self._wanted else None
+        want = ctrl if self._wanted and not self._broken else None
         if want is self._ctrl:
             return
         if self._ctrl is not None:
@@ -123,19 +128,32 @@ class JournalPublisher:
             j.revision, j.urdf_tag, j.model = self.revision, urdf_tag(digest), j.model + 1
             want.attach_journal(j)
 
-    def flush(self, now: float) -> None:
-        """Publish the records written since the last flush (after each tick)."""
+    def flush(self, now: float, force: bool = False) -> None:
+        """After each tick: publish the records of the last :data:`PUBLISH_PERIOD` (or now).
+
+        Never raises: a journal that fails is switched off with an error in the log (the
+        control loop goes on).
+        """
+        try:
+            self._flush(now, force)
+        except Exception as exc:  # the journal must never stop the control loop
+            self._broken = f"{type(exc).__name__}: {exc}"
+            self._node.get_logger().error(f"~/journal switched off: {self._broken}")
+            self.sync(None, "")
+
+    def _flush(self, now: float, force: bool) -> None:
         ctrl = self._ctrl
-        if ctrl is None:
+        if ctrl is None or (now < self._next_publish and not force):
             return
         if now >= self._next_snapshot:
             self._next_snapshot = now + SNAPSHOT_PERIOD
             ctrl.write_snapshot(self.journal)
+        self._next_publish = now + PUBLISH_PERIOD
         if self.journal.empty:
             return
         data = self.journal.take()
         out = array.array("d")
-        out.frombytes(data.tobytes())
+        out.frombytes(data.data.cast("B"))  # the buffer itself: one copy
         self._msg.data = out
         self._msg.layout.dim[0].size = self._msg.layout.dim[0].stride = len(out)
         self._pub.publish(self._msg)
@@ -144,7 +162,7 @@ class JournalPublisher:
         """Journal a zero command published outside a tick, and publish it now."""
         if self._ctrl is not None:
             self.journal.zero(now, reason)
-            self.flush(now)
+            self.flush(now, force=True)
 
     def parameters_changed(self, parameters: Mapping[str, Any], controller_updated: bool) -> None:
         """An accepted change: the next revision, journaled if it changed the controller."""
@@ -166,4 +184,11 @@ class JournalPublisher:
         self._params_pub.publish(String(data=text))
 
 
-__all__ = ["JOURNAL_TOPIC", "PARAMETERS_TOPIC", "SNAPSHOT_PERIOD", "JournalPublisher", "plain"]
+__all__ = [
+    "JOURNAL_TOPIC",
+    "PARAMETERS_TOPIC",
+    "PUBLISH_PERIOD",
+    "SNAPSHOT_PERIOD",
+    "JournalPublisher",
+    "plain",
+]

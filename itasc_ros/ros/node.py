@@ -697,6 +697,7 @@ class ItascNode(Node):
         """Publish a zero command before exit (ros2_control holds the last command)."""
         if self._controller is None:
             return False
+        self._journal.flush(self._now(), force=True)
         sent = self._publish_zero(self._controller, wait)
         if sent:
             self.get_logger().info("shutdown: zero command sent")
@@ -710,6 +711,7 @@ class ItascNode(Node):
         want_markers = self._publish_markers and self._marker_pub.get_subscription_count() > 0
         if want_status:
             self._publish_status()
+        self._journal.flush(self._now(), force=True)  # the ticks since, if the loop stopped
         ctrl = self._controller
         if want_markers and ctrl is not None and ctrl.has_joint_state:
             self._marker_pub.publish(self._markers(ctrl, self._last_out, self._now()))

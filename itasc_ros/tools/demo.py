@@ -50,7 +50,6 @@ from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
 from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.replay import (
     compare_commands,
-    fetch_node_parameters,
     load_setup,
     play_journal,
     setup_joints,
@@ -494,6 +493,8 @@ class DemoRun:
 
     def fetch_parameters(self) -> dict[str, Any]:
         """The node's parameters (flat)."""
+        from itasc_ros.tools.replay_online import fetch_node_parameters
+
         return fetch_node_parameters(self.node, NODE)
 
     def close(self) -> None:

@@ -45,7 +45,6 @@ import argparse
 import json
 import math
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +61,7 @@ from itasc_ros.core.journal import JournalError, decode, urdf_tag
 from itasc_ros.core.model_manager import urdf_digest
 from itasc_ros.core.playback import ConfigHistory, Playback, Tick, pose_errors
 from itasc_ros.params import config_from_parameters, read_params_file, target_topics
-from itasc_ros.tools.bagio import BagWriter, Storage, read_bag
+from itasc_ros.tools.bagio import BagWriter, read_bag
 from itasc_ros.tools.resources import robot_urdf, share_file
 
 Array = NDArray[np.float64]
@@ -349,11 +348,6 @@ class _JointState:
     pos: Array
     src: float | None
 
-    @property
-    def stamp(self) -> float:
-        """Header stamp [s], or the bag time when unstamped."""
-        return self.t if self.src is None else self.src
-
 
 @dataclass
 class _Pose:
@@ -364,11 +358,6 @@ class _Pose:
     quat: Array
     src: float | None
 
-    @property
-    def stamp(self) -> float:
-        """Header stamp [s], or the bag time when unstamped."""
-        return self.t if self.src is None else self.src
-
 
 @dataclass
 class _Twist:
@@ -377,11 +366,6 @@ class _Twist:
     frame: str
     twist: Array  # (6,)
     src: float | None = None
-
-    @property
-    def stamp(self) -> float:
-        """Header stamp [s], or the bag time when unstamped."""
-        return self.t if self.src is None else self.src
 
 
 @dataclass
@@ -397,11 +381,6 @@ class _ParamChange:
     changes: dict[str, Any]
     ignored: list[str]
     src: float | None = None  # the event's stamp (the node's clock when it was set)
-
-    @property
-    def stamp(self) -> float:
-        """Event stamp [s], or the bag time when unstamped."""
-        return self.t if self.src is None else self.src
 
 
 def _command_velocities(msg: Any, joints: Sequence[str]) -> Array:
@@ -1074,313 +1053,6 @@ def replay_metrics(res: ReplayResult) -> dict[str, Any]:
     return out
 
 
-def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
-    """PNG plots of a replay (matplotlib Agg): tracking error, joint velocities, sigma_min."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    t = res.t - (res.t[0] if res.t.size else 0.0)
-    paths = []
-
-    fig, ax = plt.subplots(figsize=(9, 3.5))
-    ax.plot(t, 1e3 * res.position_error, lw=0.8)
-    ax.set(xlabel="time [s]", ylabel="position error [mm]", title="replay: tracking error")
-    ax.grid(True, alpha=0.3)
-    paths.append(folder / "replay_tracking_error.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(9, 4))
-    for j, name in enumerate(res.joint_names):
-        line = ax.plot(t, res.recomputed[:, j], lw=0.8, label=name)[0]
-        if np.isfinite(res.recorded[:, j]).any():
-            ax.plot(t, res.recorded[:, j], ".", ms=1.5, color=line.get_color())
-    ax.set(
-        xlabel="time [s]",
-        ylabel="joint velocity [rad/s]",
-        title="replay: recomputed (lines) and recorded (dots) commands",
-    )
-    ax.legend(fontsize=7, ncol=4)
-    ax.grid(True, alpha=0.3)
-    paths.append(folder / "replay_joint_velocities.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(9, 3.5))
-    ax.plot(t, res.sigma_min, lw=0.8, label="sigma_min")
-    ax.plot(t, res.damping_epsilon, "--", lw=0.8, label="damping_epsilon")
-    ax.set(xlabel="time [s]", ylabel="smallest singular value", title="replay: sigma_min")
-    ax.legend(fontsize=8)
-    ax.grid(True, alpha=0.3)
-    paths.append(folder / "replay_sigma_min.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
-    return paths
-
-
-def write_what_if_plots(
-    recorded: ReplayResult, what_if: ReplayResult, overrides: Mapping[str, Any], out: str | Path
-) -> list[Path]:
-    """PNG plots of a what-if replay: recorded vs re-computed tracking error and velocities."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    change = ", ".join(f"{k}={v}" for k, v in overrides.items())
-    t0 = recorded.t[0] if recorded.t.size else 0.0
-    paths = []
-    fig, ax = plt.subplots(figsize=(9, 3.5))
-    ax.plot(recorded.t - t0, 1e3 * recorded.position_error, lw=0.8, label="recorded")
-    ax.plot(what_if.t - t0, 1e3 * what_if.position_error, lw=0.8, label=f"with {change}")
-    ax.set(xlabel="time [s]", ylabel="position error [mm]", title="what-if: tracking error")
-    ax.legend(fontsize=8)
-    ax.grid(True, alpha=0.3)
-    paths.append(folder / "what_if_tracking_error.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
-
-    fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True, sharey=True)
-    for ax, res, title in ((axes[0], recorded, "recorded"), (axes[1], what_if, f"with {change}")):
-        for j, name in enumerate(res.joint_names):
-            ax.plot(res.t - t0, res.recomputed[:, j], lw=0.8, label=name)
-        ax.set(ylabel="joint velocity [rad/s]", title=f"what-if: commands, {title}")
-        ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=7, ncol=4)
-    axes[1].set(xlabel="time [s]")
-    paths.append(folder / "what_if_joint_velocities.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
-    return paths
-
-
-# ---------------------------------------------------------------------------------------------
-# Online replay (rclpy, imported here only)
-
-
-def fetch_node_parameters(
-    node: Any, target: str = "/itasc_node", timeout: float = 5.0
-) -> dict[str, Any]:
-    """All parameters of a running node, flat (``constraints.ee.gain``), via its services.
-
-    Args:
-        node: an rclpy node that is being spun by an executor in another thread.
-        target: fully qualified name of the node.
-        timeout: seconds to wait for the services.
-
-    Raises:
-        ReplayError: the services do not answer.
-    """
-    from rcl_interfaces.srv import GetParameters, ListParameters
-
-    target = "/" + target.lstrip("/")
-    lst = node.create_client(ListParameters, f"{target}/list_parameters")
-    get = node.create_client(GetParameters, f"{target}/get_parameters")
-    try:
-        if not (
-            lst.wait_for_service(timeout_sec=timeout) and get.wait_for_service(timeout_sec=timeout)
-        ):
-            raise ReplayError(f"the parameter services of {target} do not answer")
-        fut = lst.call_async(ListParameters.Request(depth=0))
-        deadline = time.monotonic() + timeout
-        while not fut.done() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if not fut.done() or fut.result() is None:
-            raise ReplayError(f"{target}/list_parameters timed out")
-        names = list(fut.result().result.names)
-
-        def call(request_names: list[str]) -> list[Any]:
-            fut2 = get.call_async(GetParameters.Request(names=request_names))
-            while not fut2.done() and time.monotonic() < deadline:
-                time.sleep(0.005)
-            if not fut2.done() or fut2.result() is None:
-                raise ReplayError(f"{target}/get_parameters timed out")
-            return [_parameter_value(v) for v in fut2.result().values]
-
-        values = call(names)
-        if len(values) == len(names):
-            return dict(zip(names, values, strict=True))
-        # rclpy answers nothing at all when one parameter is uninitialised (an empty array
-        # declared by type): ask one by one and leave those out.
-        out: dict[str, Any] = {}
-        for name in names:
-            one = call([name])
-            if one:
-                out[name] = one[0]
-        return out
-    finally:
-        node.destroy_client(lst)
-        node.destroy_client(get)
-
-
-def _restamp(msg: Any, offset_ns: int) -> None:
-    """Shift a typestore message's header stamp by ``offset_ns`` (zero stamps stay zero)."""
-    h = getattr(msg, "header", None)
-    if h is None or (h.stamp.sec == 0 and h.stamp.nanosec == 0):
-        return
-    t = h.stamp.sec * 1_000_000_000 + h.stamp.nanosec + offset_ns
-    h.stamp.sec, h.stamp.nanosec = divmod(max(t, 0), 1_000_000_000)
-
-
-def replay_online(
-    bag: str | Path,
-    out_bag: str | Path,
-    setup: NodeSetup,
-    storage: Storage = "mcap",
-    speed: float = 1.0,
-    wait: float = 15.0,
-    drain: float = 0.5,
-    log: Any = print,
-) -> dict[str, int]:
-    """Republish a bag's joint states and targets into a running node; record its commands.
-
-    The node's live parameter changes recorded in the bag (``/parameter_events``) are made
-    again with its SetParameters service at the same times.
-
-    Args:
-        bag: input bag.
-        out_bag: the new bag (inputs as republished, the node's commands, parameter events and
-            a snapshot of the node's parameters).
-        setup: topics and types (:func:`load_setup`).
-        storage: 'mcap' or 'sqlite3' for ``out_bag``.
-        speed: playback rate factor (1 = the bag's timing).
-        wait: seconds to wait for the node to subscribe and publish.
-        drain: seconds to keep recording after the last message.
-        log: where progress lines go.
-
-    Returns:
-        Topic -> messages written to ``out_bag``.
-
-    Raises:
-        ReplayError: the node does not appear within ``wait``.
-    """
-    import threading
-
-    import rclpy
-    from geometry_msgs.msg import PoseStamped, TwistStamped
-    from rcl_interfaces.srv import SetParameters
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
-    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-    from rclpy.signals import SignalHandlerOptions
-    from sensor_msgs.msg import JointState
-
-    from itasc_ros.tools.bagio import default_typestore
-    from itasc_ros.tools.record import Recorder
-
-    if speed <= 0.0:
-        raise ReplayError(f"speed must be > 0, got {speed}")
-    ts = default_typestore()
-    topics = setup.input_topics
-    fq = "/" + setup.node_name.lstrip("/")
-    messages = [
-        m
-        for m in read_bag(bag, [*topics, PARAMETER_EVENTS_TOPIC])
-        if m[0] != PARAMETER_EVENTS_TOPIC
-        or (m[2].node == fq and any(is_live_parameter(p.name) for p in m[2].changed_parameters))
-    ]
-    if not messages:
-        raise ReplayError(f"bag {str(bag)!r} has no messages on {topics}")
-    classes: dict[str, Any] = {setup.joint_topic: JointState}
-    classes.update({t: PoseStamped for t in setup.pose_topics.values()})
-    classes.update({t: TwistStamped for t in setup.twist_topics.values()})
-    context = rclpy.Context()
-    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("itasc_replay", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    stop = threading.Event()
-
-    def spin() -> None:
-        while not stop.is_set() and context.ok():
-            executor.spin_once(timeout_sec=0.02)
-
-    thread = threading.Thread(target=spin, daemon=True)
-    qos = QoSProfile(
-        history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE
-    )
-    pubs = {t: node.create_publisher(classes[t], t, qos) for t in topics}
-    set_params: Any = node.create_client(SetParameters, f"{fq}/set_parameters")
-    calls: list[Any] = []
-    try:
-        with BagWriter(out_bag, storage) as writer:
-            record: dict[str, str | None] = {t: None for t in topics}
-            record[setup.command_topic] = None
-            record[setup.journal_topic] = "std_msgs/msg/Float64MultiArray"
-            record[setup.parameters_topic] = "std_msgs/msg/String"
-            record[PARAMETER_EVENTS_TOPIC] = "rcl_interfaces/msg/ParameterEvent"
-            recorder = Recorder(node, writer, record)
-            thread.start()
-            deadline = time.monotonic() + wait
-            needed = [setup.joint_topic, *setup.pose_topics.values()]
-            while any(pubs[t].get_subscription_count() < 2 for t in needed) or (
-                setup.command_topic not in recorder.subscribed
-            ):
-                if time.monotonic() > deadline:
-                    raise ReplayError(
-                        f"node {fq} did not appear within {wait} s (subscribed: "
-                        f"{sorted(recorder.subscribed)}; subscribers of "
-                        f"{setup.joint_topic}: {pubs[setup.joint_topic].get_subscription_count()})"
-                    )
-                time.sleep(0.05)
-            params = fetch_node_parameters(node, fq, timeout=wait)
-            write_parameters_snapshot(writer, node.get_clock().now().nanoseconds, params, fq)
-            t_bag0 = messages[0][1]
-            now0 = node.get_clock().now().nanoseconds
-            wall0 = time.monotonic()
-            offset = now0 - t_bag0
-            log(
-                f"itasc-replay --online: {len(messages)} messages into {fq} over "
-                f"{(messages[-1][1] - t_bag0) * 1e-9 / speed:.2f} s"
-            )
-            for topic, t_ns, msg in messages:
-                due = wall0 + (t_ns - t_bag0) * 1e-9 / speed
-                delay = due - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                if topic == PARAMETER_EVENTS_TOPIC:
-                    live = [
-                        Parameter(p.name, value=_parameter_value(p.value)).to_parameter_msg()
-                        for p in msg.changed_parameters
-                        if is_live_parameter(p.name)
-                    ]
-                    calls.append(set_params.call_async(SetParameters.Request(parameters=live)))
-                    continue
-                _restamp(msg, offset)
-                pubs[topic].publish(ts.serialize_cdr(msg, msg.__msgtype__).tobytes())
-            time.sleep(drain)
-            refused = [
-                r.reason
-                for c in calls
-                if c.done() and c.result() is not None
-                for r in c.result().results
-                if not r.successful
-            ]
-            if refused or not all(c.done() for c in calls):
-                log(f"itasc-replay --online: parameter changes refused or unanswered: {refused}")
-            recorder.close()
-            counts = writer.counts
-    finally:
-        stop.set()
-        if thread.is_alive():
-            thread.join(timeout=2.0)
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-    return counts
-
-
 # ---------------------------------------------------------------------------------------------
 # Command line
 
@@ -1464,6 +1136,8 @@ def _online(args: argparse.Namespace, bag: Path, setup: NodeSetup) -> tuple[Path
         if args.online_out
         else (Path(args.out) / "online_bag" if args.out else bag.with_name(bag.name + "_online"))
     )
+    from itasc_ros.tools.replay_online import replay_online  # rclpy: only here
+
     counts = replay_online(bag, out_bag, setup, args.storage, args.speed, args.wait)
     print(f"itasc-replay: recorded {out_bag}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
     return out_bag, counts
@@ -1529,6 +1203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary["compare"] = report.to_dict()
             status = 0 if report.ok or not report.exact else 1
         if args.out and not args.no_plots:
+            from itasc_ros.tools.replay_plots import write_replay_plots, write_what_if_plots
+
             paths = write_replay_plots(result, args.out)
             if overrides and playback is not None and not args.compare:
                 recorded = play_journal(bag, load_setup(bag, args.params_file, args.urdf))

@@ -1,0 +1,105 @@
+"""Plots of ``itasc-replay`` (matplotlib, Agg): a replay, and a what-if against the recording."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from itasc_ros.tools.replay import ReplayResult
+
+
+def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
+    """PNG plots of a replay (matplotlib Agg): tracking error, joint velocities, sigma_min."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    t = res.t - (res.t[0] if res.t.size else 0.0)
+    paths = []
+
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    ax.plot(t, 1e3 * res.position_error, lw=0.8)
+    ax.set(xlabel="time [s]", ylabel="position error [mm]", title="replay: tracking error")
+    ax.grid(True, alpha=0.3)
+    paths.append(folder / "replay_tracking_error.png")
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for j, name in enumerate(res.joint_names):
+        line = ax.plot(t, res.recomputed[:, j], lw=0.8, label=name)[0]
+        if np.isfinite(res.recorded[:, j]).any():
+            ax.plot(t, res.recorded[:, j], ".", ms=1.5, color=line.get_color())
+    ax.set(
+        xlabel="time [s]",
+        ylabel="joint velocity [rad/s]",
+        title="replay: recomputed (lines) and recorded (dots) commands",
+    )
+    ax.legend(fontsize=7, ncol=4)
+    ax.grid(True, alpha=0.3)
+    paths.append(folder / "replay_joint_velocities.png")
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    ax.plot(t, res.sigma_min, lw=0.8, label="sigma_min")
+    ax.plot(t, res.damping_epsilon, "--", lw=0.8, label="damping_epsilon")
+    ax.set(xlabel="time [s]", ylabel="smallest singular value", title="replay: sigma_min")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    paths.append(folder / "replay_sigma_min.png")
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+    return paths
+
+
+def write_what_if_plots(
+    recorded: ReplayResult, what_if: ReplayResult, overrides: Mapping[str, Any], out: str | Path
+) -> list[Path]:
+    """PNG plots of a what-if replay: recorded vs re-computed tracking error and velocities."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    change = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    t0 = recorded.t[0] if recorded.t.size else 0.0
+    paths = []
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    ax.plot(recorded.t - t0, 1e3 * recorded.position_error, lw=0.8, label="recorded")
+    ax.plot(what_if.t - t0, 1e3 * what_if.position_error, lw=0.8, label=f"with {change}")
+    ax.set(xlabel="time [s]", ylabel="position error [mm]", title="what-if: tracking error")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    paths.append(folder / "what_if_tracking_error.png")
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True, sharey=True)
+    for ax, res, title in ((axes[0], recorded, "recorded"), (axes[1], what_if, f"with {change}")):
+        for j, name in enumerate(res.joint_names):
+            ax.plot(res.t - t0, res.recomputed[:, j], lw=0.8, label=name)
+        ax.set(ylabel="joint velocity [rad/s]", title=f"what-if: commands, {title}")
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=7, ncol=4)
+    axes[1].set(xlabel="time [s]")
+    paths.append(folder / "what_if_joint_velocities.png")
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=90)
+    plt.close(fig)
+    return paths
+
+
+__all__ = ["write_replay_plots", "write_what_if_plots"]
