@@ -195,3 +195,26 @@ def test_records_carry_what_the_tick_consumed(tree: KinematicTree) -> None:
     assert {Code.JOINT_STATE, Code.TARGET}.issubset(codes)
     assert [decode(m).sequence for m in messages] == list(range(len(messages)))
     assert math.isfinite(float(messages[-1][2]))
+
+
+def test_malformed_journal_messages_are_named() -> None:
+    from itasc_ros.core.journal import FORMAT, JournalError
+
+    with pytest.raises(JournalError, match="not an itasc journal"):
+        decode(np.array([7.0, 0.0, 1.0]))
+    with pytest.raises(JournalError, match="runs past the end"):
+        decode(np.array([FORMAT, 0.0, float(Code.TICK), 50.0, 1.0]))
+    with pytest.raises(JournalError, match="cut off"):
+        decode(np.array([FORMAT, 0.0, float(Code.TICK)]))
+    assert decode(np.array([FORMAT, 3.0])).records == []
+
+
+def test_a_snapshot_of_another_robot_is_refused(tree: KinematicTree) -> None:
+    from itasc_ros.core.errors import ConfigError
+
+    messages, _changes, _base = drive(tree, 1, 0, ticks=5)
+    snapshot = decode(messages[0]).records[0].payload.copy()
+    snapshot[3] = 6.0  # six joints
+    ctrl = Controller(tree, base_config())
+    with pytest.raises(ConfigError, match="does not fit this controller"):
+        ctrl.restore_state(snapshot)
