@@ -11,6 +11,16 @@ import numpy as np
 from itasc_ros.tools.replay import ReplayResult
 
 
+def _save(fig: Any, path: Path) -> Path:
+    """Lay out, write (PNG, 90 dpi) and close a figure; returns its path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
 def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
     """PNG plots of a replay (matplotlib Agg): tracking error, joint velocities, sigma_min."""
     import matplotlib
@@ -27,10 +37,7 @@ def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
     ax.plot(t, 1e3 * res.position_error, lw=0.8)
     ax.set(xlabel="time [s]", ylabel="position error [mm]", title="replay: tracking error")
     ax.grid(True, alpha=0.3)
-    paths.append(folder / "replay_tracking_error.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
+    paths.append(_save(fig, folder / "replay_tracking_error.png"))
 
     fig, ax = plt.subplots(figsize=(9, 4))
     for j, name in enumerate(res.joint_names):
@@ -44,10 +51,7 @@ def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
     )
     ax.legend(fontsize=7, ncol=4)
     ax.grid(True, alpha=0.3)
-    paths.append(folder / "replay_joint_velocities.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
+    paths.append(_save(fig, folder / "replay_joint_velocities.png"))
 
     fig, ax = plt.subplots(figsize=(9, 3.5))
     ax.plot(t, res.sigma_min, lw=0.8, label="sigma_min")
@@ -55,10 +59,7 @@ def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
     ax.set(xlabel="time [s]", ylabel="smallest singular value", title="replay: sigma_min")
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
-    paths.append(folder / "replay_sigma_min.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
+    paths.append(_save(fig, folder / "replay_sigma_min.png"))
     return paths
 
 
@@ -82,10 +83,7 @@ def write_what_if_plots(
     ax.set(xlabel="time [s]", ylabel="position error [mm]", title="what-if: tracking error")
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
-    paths.append(folder / "what_if_tracking_error.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
+    paths.append(_save(fig, folder / "what_if_tracking_error.png"))
 
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True, sharey=True)
     for ax, res, title in ((axes[0], recorded, "recorded"), (axes[1], what_if, f"with {change}")):
@@ -95,10 +93,7 @@ def write_what_if_plots(
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize=7, ncol=4)
     axes[1].set(xlabel="time [s]")
-    paths.append(folder / "what_if_joint_velocities.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=90)
-    plt.close(fig)
+    paths.append(_save(fig, folder / "what_if_joint_velocities.png"))
     return paths
 
 
