@@ -7,7 +7,7 @@ commands a constant velocity throughout (checked by a :class:`procs.CommandCheck
 
 Shown:
 
-* the five strings of the issue (``position_axes`` ``qqq`` / ``xyzx``, ``rotation_axes`` ``xxz``,
+* five hostile strings (``position_axes`` ``qqq`` / ``xyzx``, ``rotation_axes`` ``xxz``,
   ``reference`` ``nowhere``, ``solver`` ``svd``) are refused with a reason naming them, the node
   keeps running (same process, no model rebuilt), the values stay as they were and the commands
   go on;
