@@ -68,7 +68,7 @@ def test_launch_file_declares_its_arguments() -> None:
     for robot in args["robot"]["choices"]:
         assert (REPO / "urdf" / f"{robot}.urdf").is_file()
         params = yaml.safe_load((REPO / "config" / f"{robot}.yaml").read_text())
-        assert "ros__parameters" in params["itasc_node"]
+        assert "ros__parameters" in params["/**"]
     assert RVIZ.is_file()
     source = LAUNCH.read_text()
     for executable in ("itasc_node", "itasc_sim_robot", "robot_state_publisher", "rviz2"):
