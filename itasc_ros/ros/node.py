@@ -9,8 +9,7 @@ markers, enable service, a zero command on shutdown) is plumbing around those te
 Usage::
 
     ros2 run itasc_ros itasc_node [-h] [--ros-args --params-file my_itasc.yaml -p ...]
-    ros2 run itasc_ros itasc_node --ros-args --params-file config/panda.yaml \
-        -p robot_description:="$(cat urdf/panda.urdf)"
+    ros2 run itasc_ros itasc_node --ros-args --params-file config/panda.yaml -p urdf_file:=my.urdf
     python -m itasc_ros.ros.node --ros-args ...
 
 The URDF comes from the ``robot_description`` parameter, else the ``robot_description`` topic
