@@ -42,8 +42,11 @@ setup(
             "ros-visualization-msgs",
             "ros-diagnostic-msgs",
         ],
+        # The launch file processes xacro description files in Python.
+        "launch": ["xacro"],
         "test": [
             "pytest",
+            "xacro",
             "hypothesis",
             "pin",
             "example-robot-data",

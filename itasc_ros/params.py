@@ -6,12 +6,14 @@ the tests read a params file (``config/panda.yaml``) with :func:`read_params_fil
 configuration with the same :func:`config_from_parameters`. ROS-free (yaml only).
 
 Names are flat, as ``ros2 param`` shows them (``constraints.ee.gain``); a params file nests
-them under ``<node>: ros__parameters:``.
+them under ``<node>: ros__parameters:``, where ``<node>`` is matched as rclpy matches it
+(``/**``, ``/**/itasc_node``, ``itasc_node``, ``/arm1/itasc_node``; :func:`node_section`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,33 +60,93 @@ def nest_parameters(flat: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def node_section(data: Any, node_name: str = NODE_NAME, what: str = "params") -> dict[str, Any]:
-    """The flat parameters of ``node_name`` in a params file's content.
+def section_pattern(key: str) -> re.Pattern[str]:
+    """The node names a params-file section ``key`` applies to, as rclpy matches them.
 
-    The section is ``<node_name>:``, ``/<node_name>:`` or ``/**:``; a bare
-    ``ros__parameters:`` mapping is accepted too.
+    A key without a leading ``/`` gets one; ``/*`` is one name token and ``/**`` any number
+    of them (``/**``, ``/**/itasc_node``, ``/arm1/*``).
+    """
+    name = key if key.startswith("/") else "/" + key
+    parts = (re.escape(p).replace(r"\*", "*") for p in name.split("/*"))
+    return re.compile(r"(/\w+)".join(parts))
+
+
+def _specific_name(key: str) -> str | None:
+    """``key`` as a fully qualified node name, or None when it has a wildcard."""
+    if "*" in key:
+        return None
+    return key if key.startswith("/") else "/" + key
+
+
+def resolve_node_name(keys: Iterable[str], node_name: str, what: str = "params") -> str:
+    """The fully qualified name of ``node_name`` whose sections to read among ``keys``.
+
+    A name with a leading ``/`` is already fully qualified (``/arm1/itasc_node``). A bare name
+    (``itasc_node``) is the node in whatever namespace the file gives it: the one specific
+    section ending in ``/<node_name>`` (``/arm1/itasc_node``), else ``/<node_name>``.
 
     Raises:
-        ConfigError: not a mapping, or no section for the node (naming the sections).
+        ConfigError: a bare name with specific sections in several namespaces.
+    """
+    if node_name.startswith("/"):
+        return node_name
+    found = sorted(
+        {n for n in map(_specific_name, keys) if n and n.rsplit("/", 1)[-1] == node_name}
+    )
+    if len(found) > 1:
+        raise ConfigError(
+            f"{what} has sections for several nodes named {node_name!r}: {found}; "
+            "give the fully qualified node name"
+        )
+    return found[0] if found else "/" + node_name
+
+
+def node_section(data: Any, node_name: str = NODE_NAME, what: str = "params") -> dict[str, Any]:
+    """The flat parameters of ``node_name`` in a params file's content, as rclpy reads them.
+
+    Every section whose key matches the node's fully qualified name applies: ``/**``,
+    ``/**/itasc_node``, ``itasc_node``, ``/itasc_node``, ``/arm1/itasc_node`` (see
+    :func:`resolve_node_name` for a bare ``node_name``). Matching sections merge in the file's
+    order, a later value replacing an earlier one, as rclpy and rclcpp do: the usual layout,
+    ``/**`` first and the node's own section after it, gives the node's section the last
+    word. A bare ``ros__parameters:`` mapping is accepted too.
+
+    Raises:
+        ConfigError: not a mapping, a matching section without a ``ros__parameters`` mapping,
+            or no section for the node (naming the sections).
     """
     if not isinstance(data, Mapping):
         raise ConfigError(f"{what} is not a mapping")
-    section: Any = None
-    for key in (node_name, f"/{node_name}", "/**"):
-        if isinstance(data.get(key), Mapping):
-            section = data[key]
-            break
-    if section is None and "ros__parameters" in data:
-        section = data
-    if not isinstance(section, Mapping) or not isinstance(section.get("ros__parameters"), Mapping):
+    if "ros__parameters" in data and isinstance(data["ros__parameters"], Mapping):
+        return flatten_parameters(data["ros__parameters"])
+    keys = [str(k) for k in data]
+    fqn = resolve_node_name(keys, node_name, what)
+    flat: dict[str, Any] = {}
+    matched = False
+    for key, section in data.items():
+        if not section_pattern(str(key)).fullmatch(fqn):
+            continue
+        params = section.get("ros__parameters") if isinstance(section, Mapping) else None
+        if not isinstance(params, Mapping):
+            raise ConfigError(f"{what}: section {key!r} has no 'ros__parameters:' mapping")
+        flat.update(flatten_parameters(params))
+        matched = True
+    if not matched:
         raise ConfigError(
-            f"{what} has no '{node_name}: ros__parameters:' section; sections: {list(data)}"
+            f"{what} has no section for node {fqn!r} ('/**:', '{node_name}:' or "
+            f"'/<namespace>/{node_name.rsplit('/', 1)[-1]}:' with 'ros__parameters:'); "
+            f"sections: {keys}"
         )
-    return flatten_parameters(section["ros__parameters"])
+    return flat
 
 
 def read_params_file(path: str | Path, node_name: str = NODE_NAME) -> dict[str, Any]:
-    """The flat parameters of ``node_name`` in a ROS 2 params file.
+    """The flat parameters of ``node_name`` in a ROS 2 params file (see :func:`node_section`).
+
+    Args:
+        path: the params file.
+        node_name: the node's name, bare (``itasc_node``) or fully qualified
+            (``/arm1/itasc_node``).
 
     Raises:
         ConfigError: unreadable file or no section for the node (naming the sections).
@@ -173,5 +235,7 @@ __all__ = [
     "nest_parameters",
     "node_section",
     "read_params_file",
+    "resolve_node_name",
+    "section_pattern",
     "target_topics",
 ]

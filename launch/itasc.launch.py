@@ -1,12 +1,14 @@
-"""Launch itasc_node for a bundled robot, with robot_state_publisher, a simulated robot and RViz.
+"""Launch itasc_node on your robot or a bundled demo robot.
 
+    ros2 launch itasc_ros itasc.launch.py start_rsp:=false params_file:=my_itasc.yaml
+    ros2 launch itasc_ros itasc.launch.py description_file:=my_robot.urdf.xacro \\
+        params_file:=my_itasc.yaml
     ros2 launch itasc_ros itasc.launch.py robot:=panda use_sim:=true rviz:=true
 
-Arguments:
-    robot: bundled robot ('panda' or 'ur5'): urdf/<robot>.urdf and config/<robot>.yaml.
-    use_sim: also start itasc_sim_robot (integrates the commands, publishes joint_states);
-        false on a real robot whose ros2_control runs a JointGroupVelocityController.
-    rviz: start rviz2 with rviz/itasc.rviz (robot model, markers, interactive target).
+Arguments (``ros2 launch itasc_ros itasc.launch.py --show-args``): robot, description_file,
+params_file, start_rsp, use_sim, rviz. Every decision (which URDF, which parameters, which
+nodes, which executables are missing) is made by ``itasc_ros.launch_plan.plan_launch`` before
+any node starts; this file only declares the arguments and turns the plan into nodes.
 """
 
 from __future__ import annotations
@@ -15,77 +17,59 @@ from pathlib import Path
 
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration
+from launch.logging import get_logger
 from launch_ros.actions import Node
 
+from itasc_ros.launch_plan import ARGUMENTS, PACKAGE, NodeSpec, executable_exists, plan_launch
 from launch import LaunchContext, LaunchDescription
 
-PACKAGE = "itasc_ros"
-ROBOTS = {"panda": "panda_link0", "ur5": "base_link"}  # robot -> root link (RViz fixed frame)
+
+def _node(spec: NodeSpec) -> Node:
+    """A launch_ros node from the plan's node."""
+    return Node(
+        package=spec.package,
+        executable=spec.executable,
+        name=spec.name,
+        parameters=list(spec.parameters),
+        arguments=list(spec.arguments),
+        output="screen",
+        emulate_tty=True,
+    )
 
 
-def _nodes(context: LaunchContext) -> list[Node]:
-    robot = LaunchConfiguration("robot").perform(context)
-    if robot not in ROBOTS:
-        raise ValueError(f"unknown robot {robot!r}; bundled robots are: {', '.join(ROBOTS)}")
+def _record_given(context: LaunchContext, given: dict[str, str]) -> None:
+    """Before the declarations set their defaults: the arguments the user gave."""
+    for a in ARGUMENTS:
+        if a.name in context.launch_configurations:
+            given[a.name] = context.launch_configurations[a.name]
+
+
+def _launch(context: LaunchContext, given: dict[str, str]) -> list[Node]:
+    """Plan first (raising before any node starts), then start the planned nodes."""
     share = Path(get_package_share_directory(PACKAGE))
-    description = (share / "urdf" / f"{robot}.urdf").read_text(encoding="utf-8")
-    config = str(share / "config" / f"{robot}.yaml")
-    return [
-        Node(
-            package="robot_state_publisher",
-            executable="robot_state_publisher",
-            parameters=[{"robot_description": description}],
-            output="screen",
-        ),
-        Node(
-            package=PACKAGE,
-            executable="itasc_node",
-            name="itasc_node",
-            parameters=[config, {"robot_description": description}],
-            output="screen",
-            emulate_tty=True,
-        ),
-        Node(
-            package=PACKAGE,
-            executable="itasc_sim_robot",
-            name="itasc_sim_robot",
-            parameters=[{"robot_description": description}],
-            output="screen",
-            condition=IfCondition(LaunchConfiguration("use_sim")),
-        ),
-        Node(
-            package="rviz2",
-            executable="rviz2",
-            arguments=["-d", str(share / "rviz" / "itasc.rviz"), "-f", ROBOTS[robot]],
-            output="screen",
-            condition=IfCondition(LaunchConfiguration("rviz")),
-        ),
-    ]
+    plan = plan_launch(given, share, executable_exists)
+    logger = get_logger("itasc.launch")
+    for warning in plan.warnings:
+        logger.warning(warning)
+    logger.info(plan.summary())
+    return [_node(spec) for spec in plan.nodes]
 
 
 def generate_launch_description() -> LaunchDescription:
+    given: dict[str, str] = {}
+    declarations = [
+        DeclareLaunchArgument(
+            a.name,
+            default_value=a.default,
+            description=a.description,
+            choices=list(a.choices) or None,
+        )
+        for a in ARGUMENTS
+    ]
     return LaunchDescription(
         [
-            DeclareLaunchArgument(
-                "robot",
-                default_value="panda",
-                choices=list(ROBOTS),
-                description="bundled robot: urdf/<robot>.urdf and config/<robot>.yaml",
-            ),
-            DeclareLaunchArgument(
-                "use_sim",
-                default_value="false",
-                choices=["true", "false"],
-                description="start itasc_sim_robot instead of a real robot's ros2_control",
-            ),
-            DeclareLaunchArgument(
-                "rviz",
-                default_value="true",
-                choices=["true", "false"],
-                description="start rviz2 with rviz/itasc.rviz",
-            ),
-            OpaqueFunction(function=_nodes),
+            OpaqueFunction(function=_record_given, kwargs={"given": given}),
+            *declarations,
+            OpaqueFunction(function=_launch, kwargs={"given": given}),
         ]
     )

@@ -1,15 +1,19 @@
 """launch/itasc.launch.py and rviz/itasc.rviz.
 
 ``launch``, ``launch_ros`` and ``launch_pytest`` are not installable from PyPI, so two tests always
-run (the launch file parsed with ``ast``: its arguments, and every file it refers to exists; the
-RViz config parsed as YAML), and one launches the whole description where ROS 2 is installed.
+run (the launch file parsed with ``ast``: the adapter of ``itasc_ros.launch_plan``, whose
+decisions test_launch_plan.py tests; the RViz config parsed as YAML), and one launches the whole
+description where ROS 2 is installed: skipped without robot_state_publisher, and failed, never
+hung, after ``HARD_TIMEOUT``.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,58 +25,31 @@ LAUNCH = REPO / "launch" / "itasc.launch.py"
 RVIZ = REPO / "rviz" / "itasc.rviz"
 
 
-def _launch_arguments() -> dict[str, dict[str, Any]]:
-    """name -> keyword arguments (as Python values or source text) of DeclareLaunchArgument."""
-    tree = ast.parse(LAUNCH.read_text(), filename=str(LAUNCH))
-    constants: dict[str, Any] = {}
-    for stmt in tree.body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-        ):
-            try:
-                constants[stmt.targets[0].id] = ast.literal_eval(stmt.value)
-            except ValueError:
-                pass
-    args: dict[str, dict[str, Any]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "DeclareLaunchArgument":
-            name = ast.literal_eval(node.args[0])
-            kw: dict[str, Any] = {}
-            for k in node.keywords:
-                try:
-                    kw[k.arg] = ast.literal_eval(k.value)  # type: ignore[index]
-                except ValueError:  # e.g. list(ROBOTS)
-                    src = ast.unparse(k.value)
-                    if src.startswith("list(") and src[5:-1] in constants:
-                        kw[k.arg] = list(constants[src[5:-1]])  # type: ignore[index]
-                    else:
-                        kw[k.arg] = src  # type: ignore[index]
-            args[name] = kw
-    return args
+def test_launch_file_declares_the_plan_arguments_and_starts_the_plan() -> None:
+    """The launch file is the thin adapter of itasc_ros.launch_plan (its decisions are tested
+    in test_launch_plan.py): it declares every argument of the plan and starts its nodes."""
+    from itasc_ros.launch_plan import ARGUMENTS, ROBOTS
 
-
-def test_launch_file_declares_its_arguments() -> None:
-    compile(LAUNCH.read_text(), str(LAUNCH), "exec")  # valid Python
-    args = _launch_arguments()
-    assert set(args) == {"robot", "use_sim", "rviz"}
-    assert args["robot"]["default_value"] == "panda"
-    assert args["robot"]["choices"] == ["panda", "ur5"]
-    for flag in ("use_sim", "rviz"):
-        assert args[flag]["default_value"] in ("true", "false")
-        assert args[flag]["choices"] == ["true", "false"]
-    for a in args.values():
-        assert a["description"]
+    source = LAUNCH.read_text()
+    tree = ast.parse(source, filename=str(LAUNCH))  # valid Python
+    calls = {getattr(n.func, "id", "") for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    assert {"DeclareLaunchArgument", "OpaqueFunction", "plan_launch", "Node"} <= calls
+    assert "for a in ARGUMENTS" in source
+    assert "SetParameter" not in source  # the URDF is a node parameter, never a global one
+    assert [a.name for a in ARGUMENTS] == [
+        "robot",
+        "description_file",
+        "params_file",
+        "start_rsp",
+        "use_sim",
+        "rviz",
+    ]
     # Every robot choice has its URDF and its parameters file; the RViz config exists.
-    for robot in args["robot"]["choices"]:
+    for robot in ROBOTS:
         assert (REPO / "urdf" / f"{robot}.urdf").is_file()
         params = yaml.safe_load((REPO / "config" / f"{robot}.yaml").read_text())
-        assert "ros__parameters" in params["itasc_node"]
+        assert "ros__parameters" in params["/**"]
     assert RVIZ.is_file()
-    source = LAUNCH.read_text()
-    for executable in ("itasc_node", "itasc_sim_robot", "robot_state_publisher", "rviz2"):
-        assert f'executable="{executable}"' in source
     setup = (REPO / "setup.py").read_text()
     assert "itasc_node = itasc_ros.ros.node:main" in setup
     assert "itasc_sim_robot = itasc_ros.tools.sim_robot:main" in setup
@@ -100,10 +77,18 @@ SKIP_REASON = (
     "ROS 2 is installed and itasc_ros is built with colcon"
 )
 
+HARD_TIMEOUT = 120  # [s] the launch, the checks and the shutdown together, never more
+
 try:
     import launch_pytest
 except ImportError:
     launch_pytest = None
+
+
+def _rsp_missing() -> bool:
+    from itasc_ros.launch_plan import executable_exists
+
+    return not executable_exists("robot_state_publisher", "robot_state_publisher")
 
 
 def _check_launched_node() -> None:
@@ -132,6 +117,21 @@ def _check_launched_node() -> None:
 
 if launch_pytest is not None:
 
+    @pytest.fixture(autouse=True)
+    def hard_timeout() -> Iterator[None]:
+        """Fail, never hang, when the launch does not reach ReadyToTest (it refused to start)."""
+
+        def expire(signum: int, frame: object) -> None:
+            raise TimeoutError(f"the launch test did not finish within {HARD_TIMEOUT} s")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.alarm(HARD_TIMEOUT)
+        try:
+            yield
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
     @launch_pytest.fixture
     def itasc_launch() -> Any:
         from launch.actions import IncludeLaunchDescription
@@ -154,6 +154,11 @@ if launch_pytest is not None:
         )
 
     @pytest.mark.dds
+    @pytest.mark.skipif(
+        _rsp_missing(),
+        reason="robot_state_publisher is not installed (apt install "
+        "ros-$ROS_DISTRO-robot-state-publisher); the launch refuses to start without it",
+    )
     @pytest.mark.launch(fixture=itasc_launch)
     def test_launch_runs_the_node_with_the_simulated_robot() -> None:
         _check_launched_node()

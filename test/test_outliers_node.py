@@ -82,7 +82,7 @@ EDGE = 0.1  # [s] an event's window ends this long before the next event
 
 def controller_params() -> dict[str, Any]:
     """The ``ros__parameters`` of itasc_node in config/panda.yaml."""
-    return dict(yaml.safe_load(CONFIG.read_text())["itasc_node"]["ros__parameters"])
+    return dict(yaml.safe_load(CONFIG.read_text())["/**"]["ros__parameters"])
 
 
 @dataclass

@@ -35,7 +35,7 @@ def test_a_text_without_the_markers_is_refused() -> None:
 
 
 def test_the_readme_params_examples_are_valid_configurations() -> None:
-    """Every ``itasc_node:`` YAML block of the README builds a controller on the Panda."""
+    """Every params-file YAML block of the README builds a controller on the Panda."""
     import re
 
     import yaml
@@ -43,7 +43,8 @@ def test_the_readme_params_examples_are_valid_configurations() -> None:
     from itasc_ros.core import Controller, KinematicTree
     from itasc_ros.params import config_from_params_data
 
-    blocks = re.findall(r"```yaml\n(itasc_node:.*?)```", README.read_text(), re.S)
+    yaml_blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(), re.S)
+    blocks = [b for b in yaml_blocks if "ros__parameters:" in b]
     assert blocks
     tree = KinematicTree.from_urdf_file(README.parent / "urdf" / "panda.urdf")
     for block in blocks:

@@ -12,6 +12,7 @@ from itasc_ros.params import (
     config_from_params_data,
     load_config,
     nest_parameters,
+    node_section,
     read_params_file,
     target_topics,
 )
@@ -42,10 +43,89 @@ def test_node_only_parameters_are_skipped() -> None:
     assert config.constraints == []
 
 
-@pytest.mark.parametrize("section", ["itasc_node", "/itasc_node", "/**"])
+@pytest.mark.parametrize(
+    "section", ["itasc_node", "/itasc_node", "/**", "/**/itasc_node", "/arm1/itasc_node", "/*"]
+)
 def test_every_section_name_of_ros_params_files(section: str) -> None:
     data = {section: {"ros__parameters": {"control_rate": 100.0}}}
     assert config_from_params_data(data).control_rate == 100.0
+
+
+@pytest.mark.parametrize(
+    ("section", "fqn", "applies"),
+    [
+        ("/**", "/arm1/itasc_node", True),
+        ("/**/itasc_node", "/arm1/itasc_node", True),
+        ("/**/itasc_node", "/itasc_node", True),
+        ("/arm1/itasc_node", "/arm1/itasc_node", True),
+        ("/arm1/*", "/arm1/itasc_node", True),
+        ("itasc_node", "/arm1/itasc_node", False),
+        ("/itasc_node", "/arm1/itasc_node", False),
+        ("/arm2/itasc_node", "/arm1/itasc_node", False),
+        ("/**/other", "/arm1/itasc_node", False),
+        ("/*", "/arm1/itasc_node", False),
+    ],
+)
+def test_a_fully_qualified_name_reads_the_sections_ros_applies(
+    section: str, fqn: str, applies: bool
+) -> None:
+    data = {section: {"ros__parameters": {"control_rate": 100.0}}}
+    if applies:
+        assert node_section(data, fqn) == {"control_rate": 100.0}
+    else:
+        with pytest.raises(ConfigError, match="no section for node"):
+            node_section(data, fqn)
+
+
+def test_wildcard_then_specific_sections_merge() -> None:
+    """``/**`` first, then the node's own sections: the node's values win, the rest stays."""
+    data = {
+        "/**": {"ros__parameters": {"control_rate": 50.0, "solver": "sdls", "joints": ["a"]}},
+        "/**/itasc_node": {"ros__parameters": {"control_rate": 60.0, "damping_max": 0.2}},
+        "itasc_node": {"ros__parameters": {"control_rate": 70.0}},
+        "/arm1/itasc_node": {"ros__parameters": {"damping_max": 0.3}},
+        "/arm2/other": {"ros__parameters": {"solver": "dls"}},
+    }
+    root = node_section(data, "/itasc_node")
+    assert root == {"control_rate": 70.0, "solver": "sdls", "joints": ["a"], "damping_max": 0.2}
+    arm1 = node_section(data, "/arm1/itasc_node")
+    assert arm1 == {"control_rate": 60.0, "solver": "sdls", "joints": ["a"], "damping_max": 0.3}
+
+
+def test_sections_merge_in_the_file_order_as_rclpy_does() -> None:
+    """What rclpy gives a node ``n`` for this file (checked with rclpy from PyPI, Kilted):
+    /arm1/n -> a=2, b=1, c=3; /n -> a=2, c=3 (a later section replaces an earlier value)."""
+    data = {
+        "/arm1/n": {"ros__parameters": {"a": 1, "b": 1}},
+        "/**": {"ros__parameters": {"a": 2, "c": 2}},
+        "/**/n": {"ros__parameters": {"c": 3}},
+    }
+    assert node_section(data, "/arm1/n") == {"a": 2, "b": 1, "c": 3}
+    assert node_section(data, "/n") == {"a": 2, "c": 3}
+
+
+def test_a_bare_name_takes_the_namespace_the_file_gives() -> None:
+    data = {
+        "/**": {"ros__parameters": {"control_rate": 50.0}},
+        "/arm1/itasc_node": {"ros__parameters": {"damping_max": 0.3}},
+    }
+    assert node_section(data, "itasc_node") == {"control_rate": 50.0, "damping_max": 0.3}
+    data["/arm2/itasc_node"] = {"ros__parameters": {"damping_max": 0.4}}
+    with pytest.raises(ConfigError, match=r"several nodes named 'itasc_node'.*'/arm1/itasc_node'"):
+        node_section(data, "itasc_node")
+    assert node_section(data, "/arm2/itasc_node")["damping_max"] == 0.4
+
+
+def test_a_matching_section_without_ros_parameters_is_refused() -> None:
+    with pytest.raises(ConfigError, match="section '/\\*\\*' has no 'ros__parameters:'"):
+        node_section({"/**": {"joints": []}})
+
+
+def test_the_bundled_params_files_apply_under_any_namespace() -> None:
+    for robot in ("panda", "ur5"):
+        path = REPO / "config" / f"{robot}.yaml"
+        assert read_params_file(path, "/arm1/itasc_node") == read_params_file(path)
+        assert read_params_file(path, "/a/b/itasc_node")["joints"]
 
 
 def test_a_missing_section_names_the_sections() -> None:

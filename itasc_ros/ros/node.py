@@ -6,8 +6,15 @@ the command (or, with ``control_trigger: joint_states``, each joint state does, 
 a watchdog for stale input). Everything else (URDF source, parameters, diagnostics, status,
 markers, enable service, a zero command on shutdown) is plumbing around those ten lines.
 
-Run: ``ros2 run itasc_ros itasc_node --ros-args --params-file config/panda.yaml -p
-robot_description:="$(cat urdf/panda.urdf)"`` (or ``python -m itasc_ros.ros.node``).
+Usage::
+
+    ros2 run itasc_ros itasc_node [-h] [--ros-args --params-file my_itasc.yaml -p ...]
+    ros2 run itasc_ros itasc_node --ros-args --params-file config/panda.yaml -p urdf_file:=my.urdf
+    python -m itasc_ros.ros.node --ros-args ...
+
+The URDF comes from the ``robot_description`` parameter, else the ``robot_description`` topic
+(robot_state_publisher), else the ``urdf_file`` parameter. ``-h``/``--help`` prints this and
+exits without starting ROS. With your robot: ``ros2 launch itasc_ros itasc.launch.py``.
 """
 
 from __future__ import annotations
@@ -855,7 +862,20 @@ def _age(now: float, stamp: float) -> str:
 
 
 def main(args: list[str] | None = None) -> int:
-    """Run the node until SIGINT/SIGTERM; publish a zero command before exiting."""
+    """Run the node until SIGINT/SIGTERM; publish a zero command before exiting.
+
+    Args:
+        args: the command line with the program name (default ``sys.argv``); ``-h`` or
+            ``--help`` before any ``--ros-args`` prints the usage and returns 0 without
+            initialising rclpy (no DDS).
+    """
+    import sys
+
+    argv = list(sys.argv if args is None else args)
+    ros_args = argv.index("--ros-args") if "--ros-args" in argv else len(argv)
+    if {"-h", "--help"} & set(argv[1:ros_args]):
+        print(f"usage: itasc_node [-h] [--ros-args ...]\n\n{__doc__}")
+        return 0
     try:
         from rclpy.signals import SignalHandlerOptions
 

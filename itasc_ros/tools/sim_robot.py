@@ -601,6 +601,10 @@ class SimRobotNode(Node):
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script entry point; returns the exit status (2 on a configuration error)."""
     args = list(sys.argv if argv is None else ["itasc_sim_robot", *argv])
+    ros_args = args.index("--ros-args") if "--ros-args" in args else len(args)
+    if {"-h", "--help"} & set(args[1:ros_args]):  # before rclpy: no DDS
+        print(f"usage: itasc_sim_robot [-h] [--ros-args -p name:=value ...]\n\n{__doc__}")
+        return 0
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
