@@ -134,6 +134,44 @@ def bench_kinematics(number: int, repeats: int) -> dict[str, Any]:
     return out
 
 
+def _controller_ticks(
+    tree: KinematicTree, q: np.ndarray, target: np.ndarray
+) -> dict[str, Callable[[], Any]]:
+    """The node's tick in the core: joint state, target pose, step; without and with a journal.
+
+    ``controller_journaled`` records every call into a journal emptied every 10 ticks, as the
+    node does while ``~/journal`` is subscribed at 1 kHz.
+    """
+    from ..core import ConstraintConfig, Controller, ControllerConfig
+    from ..core.journal import Journal
+    from ..core.spatial import matrix_to_quat
+
+    config = ControllerConfig(
+        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_link8")], control_rate=1000.0
+    )
+    p, quat = target[:3, 3].copy(), matrix_to_quat(target)
+    names = tree.joint_names
+    funcs: dict[str, Callable[[], Any]] = {}
+    for name, journal in (("controller", None), ("controller_journaled", Journal())):
+        ctrl = Controller(tree, config)
+        ctrl.attach_journal(journal)
+        clock = [1000.0]
+
+        def tick(ctrl: Controller = ctrl, clock: list[float] = clock) -> Any:
+            clock[0] += 0.001
+            now = clock[0]
+            ctrl.set_joint_state(names, q, now, now)
+            ctrl.set_target("ee", "", p, quat, now, now)
+            out = ctrl.step(now)
+            j = ctrl.journal
+            if j is not None and j.size > 2000:
+                j.take()
+            return out
+
+        funcs[name] = tick
+    return funcs
+
+
 def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     """One control tick: ours (scene.solve) vs KDL FK + wdls velocity IK."""
     from .peers import PeerUnavailable
@@ -161,8 +199,11 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
         funcs["pykdl"] = lambda: kdl.tick(q, target, 20.0)
     except (PeerUnavailable, TypeError) as exc:
         out["pykdl_unavailable"] = str(exc)
+    funcs.update(_controller_ticks(tree, q, target))
     t = time_interleaved(funcs, number, repeats)
     row: dict[str, Any] = {f"{k}_us": v * 1e6 for k, v in t.items()}
+    row["journal_overhead_us"] = (t["controller_journaled"] - t["controller"]) * 1e6
+    out["journal_overhead_us"] = row["journal_overhead_us"]
     if "pykdl" in t:
         row["ratio_vs_pykdl"] = t["itasc_ros"] / t["pykdl"]
         row["with_target_ratio_vs_pykdl"] = t["itasc_ros_with_target"] / t["pykdl"]

@@ -161,6 +161,7 @@ class Controller:
         self._cmd_in_all = np.array([self._all.index(j) for j in self.joint_names], dtype=int)
         self._held_in_all = np.array([self._all.index(j) for j in self._held], dtype=int)
         self._q_all = np.zeros(len(self._all))  # work array: positions of every joint
+        self._commands_all = self.joint_names == self._all
         self._stream_index = {name: i for i, name in enumerate(self._targets)}
         self._warm_up()
 
@@ -376,6 +377,8 @@ class Controller:
 
     def _all_positions(self) -> Array:
         """(n_all,) positions of every movable joint (URDF order) as the controller has them."""
+        if self._commands_all:
+            return self._q  # every joint commanded, in URDF order
         q = self._q_all
         q[:] = self._q_full
         q[self._cmd_in_all] = self._q
@@ -531,8 +534,13 @@ class Controller:
         st.has_pose = True
         if self.journal is not None:
             rec = self.journal.begin(Code.TARGET, 12)
-            rec[0], rec[1], rec[2] = self._stream_index[constraint], t, st.header
-            rec[3], rec[4] = self._frame_code(frame), asked_jump
+            rec[:5] = (
+                self._stream_index[constraint],
+                t,
+                st.header,
+                self._frame_code(frame),
+                asked_jump,
+            )
             rec[5:8] = p
             rec[8:12] = qt
 
@@ -798,17 +806,22 @@ class Controller:
         """Append the TICK record of ``out`` (what the tick consumed and decided)."""
         n, k = self._q.shape[0], len(self._targets)
         rec = journal.begin(Code.TICK, 7 + 2 * n + k * TICK_TARGET_SIZE)
-        rec[0], rec[1], rec[2] = now, _STATUS_CODE[out.status], out.publish
-        rec[3], rec[4], rec[5], rec[6] = journal.revision, self._js_stamp, self._js_header, n
+        rec[:7] = (
+            now,
+            _STATUS_CODE[out.status],
+            out.publish,
+            journal.revision,
+            self._js_stamp,
+            self._js_header,
+            n,
+        )
         rec[7 : 7 + n] = self._q
         i = 7 + n
         active = out.status is Status.ACTIVE or out.result is not None
         for st in self._targets.values():
-            t = rec[i : i + TICK_TARGET_SIZE]
-            t[0] = st.source if active else TwistSource.NONE
-            t[1], t[2] = st.stamp, st.header
-            t[3:15] = st.pose[:3].reshape(12)
-            t[15:21] = st.applied
+            rec[i : i + 3] = (st.source if active else 0, st.stamp, st.header)
+            rec[i + 3 : i + 15] = st.pose.ravel()[:12]  # rows 0-2
+            rec[i + 15 : i + 21] = st.applied
             i += TICK_TARGET_SIZE
         rec[i : i + n] = out.qdot
 

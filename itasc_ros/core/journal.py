@@ -152,6 +152,7 @@ class Journal:
 
     def __init__(self, capacity: int = 4096) -> None:
         self._buf = np.zeros(max(capacity, 64))
+        self._capacity = self._buf.shape[0]
         self._n = 2  # [FORMAT, sequence] come first
         self._buf[0] = FORMAT
         self.sequence = 0
@@ -171,17 +172,16 @@ class Journal:
 
     def begin(self, code: Code, length: int) -> Array:
         """Start a record; returns the (length,) view to fill with its payload."""
-        need = self._n + 2 + length
-        if need > self._buf.shape[0]:
-            grown = np.zeros(max(2 * self._buf.shape[0], need))
-            grown[: self._n] = self._buf[: self._n]
-            self._buf = grown
+        n = self._n
+        end = n + 2 + length
+        if end > self._capacity:
+            grown = np.zeros(max(2 * self._capacity, end))
+            grown[:n] = self._buf[:n]
+            self._buf, self._capacity = grown, grown.shape[0]
         b = self._buf
-        b[self._n] = code
-        b[self._n + 1] = length
-        start = self._n + 2
-        self._n = start + length
-        return b[start : self._n]
+        b[n : n + 2] = (code, length)
+        self._n = end
+        return b[n + 2 : end]
 
     def take(self) -> Array:
         """The message so far, ``[FORMAT, sequence, records...]``; then empty the buffer.
