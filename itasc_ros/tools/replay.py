@@ -22,9 +22,11 @@ the node's ``~/parameters`` in the bag, the snapshot on :data:`PARAMS_TOPIC`. Th
 Every command on the command topic is matched, in order and value for value, with the command
 a journal TICK says was published, and that tick's command is recomputed from the journaled
 inputs. Identical code and inputs give identical commands, so the default tolerance is
-:data:`DEFAULT_TOLERANCE` (1e-12 rad/s; the difference is 0.0 when nothing changed). A command
-the journal does not cover (recorded before the journal started, or lost) is not compared and
-fails the check; so does any difference above the tolerance, or a tick whose status differs.
+:data:`DEFAULT_TOLERANCE` (1e-12 rad/s; the difference is 0.0 when nothing changed). Commands
+recorded before the journal's first covered command or after its last (a recording started
+before the node's journal, or stopped before the node) are reported, not compared; a command
+within the journal's span that it does not cover (a lost message) fails the check, as does
+any difference above the tolerance or a tick whose status differs.
 A bag without a journal cannot be compared exactly: the report says so and claims nothing.
 
 What-if (``--set NAME=VALUE`` without ``--compare``, on a bag with a journal): the recorded
@@ -860,7 +862,9 @@ class CompareReport:
         compared: those matched with a journal tick and recomputed.
         max_abs_diff: largest |recorded - recomputed| over the compared commands [rad/s].
         mismatches: compared commands above the tolerance, ticks whose status differs.
-        not_covered: commands without a journal tick (before it started, lost, after it).
+        not_covered: commands within the journal's span without a tick (lost messages).
+        outside: commands before the journal's first covered command or after its last (the
+            recording started before the node's journal, or stopped before its last message).
         matched: per command, the index of its tick in the playback (None: not covered).
     """
 
@@ -871,6 +875,7 @@ class CompareReport:
     max_abs_diff: float = 0.0
     mismatches: list[Mismatch] = field(default_factory=list)
     not_covered: int = 0
+    outside: int = 0
     unreadable: int = 0
     status_differences: int = 0
     lost_messages: int = 0
@@ -880,13 +885,14 @@ class CompareReport:
 
     @property
     def ok(self) -> bool:
-        """True when every command was compared and reproduced within the tolerance."""
+        """True when every command of the journal's span was compared and reproduced."""
         return (
             self.exact
-            and self.commands > 0
-            and self.compared == self.commands
+            and self.compared > 0
+            and self.compared == self.commands - self.outside - self.unreadable
             and not self.mismatches
             and self.state_mismatches == 0
+            and self.lost_messages == 0
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -900,6 +906,7 @@ class CompareReport:
             "max_abs_diff": self.max_abs_diff,
             "mismatches": len(self.mismatches),
             "not_covered": self.not_covered,
+            "outside_journal": self.outside,
             "unreadable": self.unreadable,
             "status_differences": self.status_differences,
             "lost_journal_messages": self.lost_messages,
@@ -919,7 +926,8 @@ class CompareReport:
             f"  largest |recorded - recomputed|: {self.max_abs_diff:.3e} rad/s",
         ]
         for label, value in (
-            ("commands the journal does not cover", self.not_covered),
+            ("commands within the journal's span that it does not cover", self.not_covered),
+            ("commands before or after the journal (not compared)", self.outside),
             ("unreadable command messages", self.unreadable),
             ("journal messages lost", self.lost_messages),
             ("snapshots that differ from the replayed state", self.state_mismatches),
@@ -986,9 +994,14 @@ def compare_commands(
     rep.lost_messages = playback.log.lost_messages
     rep.state_mismatches = playback.log.state_mismatches
     rep.problems = list(playback.log.problems)
-    for cmd, i in zip(commands, rep.matched, strict=True):
+    covered = [c for c, i in enumerate(rep.matched) if i is not None]
+    first, last = (covered[0], covered[-1]) if covered else (len(commands), -1)
+    for c, (cmd, i) in enumerate(zip(commands, rep.matched, strict=True)):
         if i is None:
-            rep.not_covered += cmd.qdot is not None
+            if cmd.qdot is not None and first < c < last:
+                rep.not_covered += 1
+            elif cmd.qdot is not None:
+                rep.outside += 1
             continue
         rep.compared += 1
         tick = ticks[i]
