@@ -171,7 +171,9 @@ def config_from_parameters(flat: Mapping[str, Any]) -> ControllerConfig:
     kept: dict[str, Any] = {}
     unknown = []
     for k, v in flat.items():
-        if k in CONTROLLER_KEYS or (k.startswith("constraints.") and k.count(".") == 2):
+        if k in CONTROLLER_KEYS or (
+            k.startswith(("constraints.", "joint_limits.")) and k.count(".") == 2
+        ):
             kept[k] = v
         elif k not in NODE_ONLY_KEYS and not k.startswith(IGNORED_PREFIXES):
             unknown.append(k)
@@ -179,7 +181,7 @@ def config_from_parameters(flat: Mapping[str, Any]) -> ControllerConfig:
         raise ConfigError(
             f"unknown parameters {sorted(unknown)}; parameters are: "
             + ", ".join(sorted(CONTROLLER_KEYS | NODE_ONLY_KEYS))
-            + ", constraints.<name>.<setting>"
+            + ", constraints.<name>.<setting>, joint_limits.<joint>.<field>"
         )
     nested = nest_parameters(kept)
     if "constraint_names" not in nested and isinstance(nested.get("constraints"), Mapping):

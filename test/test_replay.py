@@ -345,6 +345,7 @@ def test_offline_compare_reproduces_every_command(recorded: dict[str, Any], stor
     assert "parameter change" in out and "constraints.ee.gain" in out
     counts = res["status_counts"]  # the stale period and the disable/enable were replayed
     assert counts["active"] > 100 and counts["stale"] >= 1 and counts["disabled"] >= 1, counts
+    assert counts["stopping"] >= 1, counts  # disabled while moving: a controlled stop
     for png in res["plots"]:
         assert Path(png).stat().st_size > 1000
 
@@ -490,7 +491,7 @@ def test_what_if_replay_plots_recorded_against_recomputed(tmp_path: Path) -> Non
     assert res["exact"]
     # a lower gain on the ideal robot: a larger tracking error than recorded
     recorded, what_if = res["recorded"]["position_error_rms_m"], res["position_error_rms_m"]
-    assert what_if > 1.5 * recorded > 0.0, (recorded, what_if)
+    assert what_if > 1.2 * recorded > 0.0, (recorded, what_if)
     for name in ("what_if_tracking_error.png", "what_if_joint_velocities.png"):
         assert (tmp_path / name).stat().st_size > 1000
     # a parameter that changes the node's structure cannot change in a replay

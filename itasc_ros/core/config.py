@@ -19,6 +19,7 @@ import numpy as np
 from .constraints import REGISTRY, Constraint
 from .constraints.schema import Field, check_settings
 from .errors import ConfigError, ItascError
+from .motion_limits import JointLimits
 from .solver import SOLVERS
 
 CONTROLLER_RANGES: dict[str, tuple[float, float]] = {
@@ -214,6 +215,9 @@ class ControllerConfig:
         target_reach_margin: target poses farther from the root than the effector's reach
             (from the URDF) plus this margin [m] are refused.
         constraints: the constraints, in row order.
+        joint_limits: joint name -> its ``joint_limits`` fields in the ros2_control / MoveIt
+            convention (``has_acceleration_limits``, ``max_acceleration``, ...; see
+            :mod:`~itasc_ros.core.motion_limits`); read-only.
     """
 
     joints: list[str] = field(default_factory=list)
@@ -230,6 +234,7 @@ class ControllerConfig:
     max_target_angular_speed: float = 6.0
     target_reach_margin: float = 2.0
     constraints: list[ConstraintConfig] = field(default_factory=list)
+    joint_limits: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def validate(self) -> ControllerConfig:
         """Check types and ranges (names are checked against the tree by the Controller).
@@ -258,7 +263,23 @@ class ControllerConfig:
             if not isinstance(c, ConstraintConfig):
                 raise ConfigError(f"constraints must be ConstraintConfig, got {c!r}")
             c.validate()
+        self.limits()
         return self
+
+    def limits(self) -> dict[str, JointLimits]:
+        """Joint name -> :class:`~itasc_ros.core.motion_limits.JointLimits` of ``joint_limits``.
+
+        Raises:
+            ConfigError: not a mapping of mappings, an unknown field, a bad limit.
+        """
+        if not isinstance(self.joint_limits, Mapping) or not all(
+            isinstance(f, Mapping) for f in self.joint_limits.values()
+        ):
+            raise ConfigError(
+                "joint_limits must map joint names to their fields (joint_limits.<joint>."
+                f"max_acceleration, ...), got {self.joint_limits!r}"
+            )
+        return {str(j): JointLimits.from_fields(str(j), f) for j, f in self.joint_limits.items()}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ControllerConfig:

@@ -56,6 +56,7 @@ from .journal import (
     stamp_of,
     stamp_value,
 )
+from .motion_limits import JointLimits, MotionLimiter
 from .scene import Scene, SolveResult
 from .streams import HUGE, StampOrder, TargetStream, as_array, fresh, usable
 from .tree import KinematicTree
@@ -71,6 +72,7 @@ class Status(str, Enum):
     STALE = "stale"  # joint states too old (or from the future): zero once, then silence
     DISABLED = "disabled"  # ~/enable false: zero once, then silence
     FAULT = "fault"  # the solve failed: zero once, then silence
+    STOPPING = "stopping"  # disabled while moving: decelerating within the limits, then zero
 
     def __str__(self) -> str:
         return self.value
@@ -141,8 +143,10 @@ class Controller:
         self._constraints = self.scene.constraints
         self._targets = {c.name: TargetStream() for c in self.config.constraints if c.takes_target}
         self._set_reach(self.config)
-        self._vmax = self.scene.velocity_limits  # (n,)
+        self._limiter = self._build_limiter(self.config, self.scene)
+        self._vmax = self._limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
         self._dt = 1.0 / self.config.control_rate
+        self._last_step = -math.inf  # [s] time of the last step
         self._q = np.zeros(n)
         self._zeros = np.zeros(n)
         self._qdot = np.zeros(n)
@@ -171,6 +175,7 @@ class Controller:
             self.scene.solve(self.tree.neutral(), self._dt)
         except Exception:  # a model that cannot be solved faults in step(), never crashes here
             pass
+        self._limiter.warm_up()
 
     # ------------------------------------------------------------------------- building
     def _set_reach(self, cfg: ControllerConfig) -> None:
@@ -184,6 +189,27 @@ class Controller:
             link = self.scene.get(name).effector_link
             reach = math.inf if link is None else self.tree.reach(link)
             st.reach = reach + c.kind.target_distance(c.settings) + cfg.target_reach_margin
+
+    def _build_limiter(self, cfg: ControllerConfig, scene: Scene) -> MotionLimiter:
+        """The motion limits of the commanded joints (``joint_limits``).
+
+        Raises:
+            ConfigError: a joint that is not a movable joint of the URDF.
+        """
+        limits = cfg.limits()
+        unknown = sorted(j for j in limits if j not in self.full_tree.all_joint_names)
+        if unknown:
+            raise ConfigError(
+                f"joint_limits name {unknown}, not movable joints of the URDF; joints are: "
+                + ", ".join(self.full_tree.all_joint_names)
+            )
+        lower, upper = scene.position_limits
+        return MotionLimiter(
+            scene.velocity_limits,
+            [limits.get(j, JointLimits()) for j in self.joint_names],
+            lower,
+            upper,
+        )
 
     def _build_scene(self, cfg: ControllerConfig) -> Scene:
         try:
@@ -643,11 +669,14 @@ class Controller:
             st.applied[:] = 0.0  # the new constraints start without a twist
             for tw in (st.estimate, st.twist):  # within the (new) speed limits
                 cap_twist(tw, cfg.max_target_speed, cfg.max_target_angular_speed)
+        limiter = self._build_limiter(cfg, scene)
+        limiter.v[:], limiter.a[:] = self._limiter.v, self._limiter.a  # the motion goes on
         self.config = cfg
         self.scene = scene
         self._set_reach(cfg)
         self._constraints = scene.constraints
-        self._vmax = scene.velocity_limits
+        self._limiter = limiter
+        self._vmax = limiter.vmax
         self._dt = 1.0 / cfg.control_rate
 
     # ------------------------------------------------------------------------- the tick
@@ -704,6 +733,7 @@ class Controller:
         return out
 
     def _decide(self, now: float) -> StepOutput:
+        dt = self._tick_time(now)
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._apply_twists(now)
@@ -714,16 +744,46 @@ class Controller:
             except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
                 res, reason = None, f"solve failed: {type(exc).__name__}: {exc}"
             if res is not None and res.ok and clip_finite(res.qdot, self._vmax, self._qdot):
+                if self._limiter.active:
+                    self._limiter.step(self._qdot, self._q, dt, 2.0 * self._dt, self._qdot)
                 self._halted = False
                 return StepOutput(Status.ACTIVE, True, self._qdot.copy(), self._q.copy(), res, "")
             status = Status.FAULT
             reason = reason or "solve produced non-finite joint velocities"
-            publish = not self._halted
-            self._halted = True
-            return StepOutput(status, publish, self._zeros.copy(), self._q.copy(), res, reason)
+            return self._zero(status, reason, res)
+        if status is Status.DISABLED and self._can_stop_smoothly(now):
+            self._limiter.step(self._zeros, self._q, dt, 2.0 * self._dt, self._qdot)  # stop 1
+            self._halted = not self._limiter.moving
+            status = Status.DISABLED if self._halted else Status.STOPPING
+            if not self._halted:
+                reason = "~/enable is false: decelerating within the joint limits, then zero"
+            return StepOutput(status, True, self._qdot.copy(), self._q.copy(), None, reason)
+        return self._zero(status, reason, None)
+
+    def _zero(self, status: Status, reason: str, res: SolveResult | None) -> StepOutput:
+        """An immediate zero (once, then silence): the limiter starts again from rest."""
         publish = not self._halted
         self._halted = True
-        return StepOutput(status, publish, self._zeros.copy(), self._q.copy(), None, reason)
+        self._limiter.halt()
+        return StepOutput(status, publish, self._zeros.copy(), self._q.copy(), res, reason)
+
+    def _tick_time(self, now: float) -> float:
+        """The time since the last step [s], at most two periods (the period at first)."""
+        dt = now - self._last_step
+        self._last_step = now
+        if not (0.0 < dt < math.inf):
+            return self._dt
+        return min(dt, 2.0 * self._dt)
+
+    def _can_stop_smoothly(self, now: float) -> bool:
+        """Decelerate within the limits rather than send a zero: moving, fresh joint states."""
+        return (
+            self._limiter.active
+            and self._limiter.moving
+            and not self._halted
+            and self._has_state
+            and fresh(now - self._js_stamp, self.config.input_timeout)
+        )
 
     # ------------------------------------------------------------------------- journal
     def attach_journal(self, journal: Journal | None) -> None:
@@ -738,10 +798,14 @@ class Controller:
 
     def write_snapshot(self, journal: Journal) -> None:
         """Append a SNAPSHOT record of the input state (see :mod:`itasc_ros.core.journal`)."""
-        n_all, k = self._q_all.shape[0], len(self._targets)
-        rec = journal.begin(Code.SNAPSHOT, SNAPSHOT_HEAD + n_all + k * STREAM_SIZE)
+        rec = journal.begin(Code.SNAPSHOT, SNAPSHOT_HEAD + self._state_size())
         rec[0], rec[1], rec[2] = journal.revision, journal.urdf_tag, journal.model
         self._state_into(rec[3:])
+
+    def _state_size(self) -> int:
+        """Values of the input state after the SNAPSHOT head."""
+        n_all, k, n = self._q_all.shape[0], len(self._targets), self._q.shape[0]
+        return n_all + k * STREAM_SIZE + 1 + 2 * n
 
     def _state_into(self, out: Array) -> None:
         """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
@@ -763,11 +827,14 @@ class Controller:
         for st in self._targets.values():
             _stream_into(st, out[i : i + STREAM_SIZE])
             i += STREAM_SIZE
+        n = self._q.shape[0]
+        out[i] = self._last_step
+        out[i + 1 : i + 1 + n] = self._limiter.v
+        out[i + 1 + n : i + 1 + 2 * n] = self._limiter.a
 
     def state_values(self) -> Array:
         """(SNAPSHOT size - 3,) the input state as a SNAPSHOT holds it (for comparisons)."""
-        n_all, k = self._q_all.shape[0], len(self._targets)
-        out = np.zeros(SNAPSHOT_HEAD - 3 + n_all + k * STREAM_SIZE)
+        out = np.zeros(SNAPSHOT_HEAD - 3 + self._state_size())
         self._state_into(out)
         return out
 
@@ -779,7 +846,7 @@ class Controller:
         """
         s = np.asarray(snapshot, dtype=float)
         n_all, k = self._q_all.shape[0], len(self._targets)
-        if s.shape[0] != SNAPSHOT_HEAD + n_all + k * STREAM_SIZE or (s[3], s[4]) != (n_all, k):
+        if s.shape[0] != SNAPSHOT_HEAD + self._state_size() or (s[3], s[4]) != (n_all, k):
             raise ConfigError(
                 f"snapshot of {int(s[3]) if s.shape[0] > 4 else '?'} joints and "
                 f"{int(s[4]) if s.shape[0] > 4 else '?'} targets does not fit this controller "
@@ -801,6 +868,10 @@ class Controller:
                 c.set_target(st.pose, check=False)
             c.set_target_twist(st.applied if st.applied.any() else None)
             i += STREAM_SIZE
+        n = self._q.shape[0]
+        self._last_step = float(s[i])
+        self._limiter.v[:] = s[i + 1 : i + 1 + n]
+        self._limiter.a[:] = s[i + 1 + n : i + 1 + 2 * n]
 
     def _journal_tick(self, journal: Journal, now: float, out: StepOutput) -> None:
         """Append the TICK record of ``out`` (what the tick consumed and decided)."""

@@ -20,8 +20,9 @@ URDF's movable joints, :attr:`KinematicTree.all_joint_names` order; ``c``: the c
 =============  =============================================================================
 SNAPSHOT       :data:`SNAPSHOT_HEAD` values (revision, urdf tag, model number, n, k, enabled,
                halted, has_state, joint-state reception time, header stamp, stamp-order
-               anchor (stamp, reception)), q (n), then per target :data:`STREAM_SIZE` values
-               (:func:`stream_layout`)
+               anchor (stamp, reception)), q (n), per target :data:`STREAM_SIZE` values
+               (:func:`stream_layout`), then the motion limiter's state: the last tick's
+               time, the last command (c) and its acceleration (c)
 JOINT_STATE    reception time, header stamp, q (n)
 TARGET         target index, reception time, header stamp, frame (link index, -1 root), jump,
                position (3), quaternion x y z w (4)
@@ -52,7 +53,7 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-FORMAT = 1.0
+FORMAT = 2.0
 """First value of every journal message: the layout version."""
 
 LABEL = "itasc_journal_v1"
@@ -98,7 +99,7 @@ class ZeroReason(IntEnum):
     SLOW_PARSE = 4  # a URDF parse held the loop while commanding
 
 
-STATUS_CODES = ("waiting", "active", "stale", "disabled", "fault")
+STATUS_CODES = ("waiting", "active", "stale", "disabled", "fault", "stopping")
 """TICK status code -> :class:`~itasc_ros.core.controller.Status` value."""
 
 

@@ -264,6 +264,11 @@ class Scene:
         """(n,) the velocity limits the solve respects [rad/s or m/s]."""
         return self._vmax.copy()
 
+    @property
+    def position_limits(self) -> tuple[Array, Array]:
+        """(lower (n,), upper (n,)) the position limits the solve keeps to (margin applied)."""
+        return self._lower.copy(), self._upper.copy()
+
     # ----------------------------------------------------------------------- layout
     def _layout_changed(self) -> bool:
         # Exact comparison with the last rebuild. (A sum of the versions collided: removing an

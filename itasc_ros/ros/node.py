@@ -93,6 +93,7 @@ from .slack_gc import SlackCollector
 NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
 STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
+STOP_TIMEOUT = 2.0  # [s] longest controlled stop at shutdown before the zero command
 WATCHDOG_PERIOD = 0.01  # [s] control_trigger joint_states: the stale-input check (100 Hz)
 # diagnostic_msgs levels of the core's health levels (index: Level)
 _LEVELS = (
@@ -700,6 +701,23 @@ class ItascNode(Node):
             self._worker.close()
         super().destroy_node()
 
+    def stop_smoothly(self, executor: Any, timeout: float = STOP_TIMEOUT) -> bool:
+        """Shutdown while commanding: decelerate within the joint limits (stop category 1).
+
+        The node is disabled and keeps ticking (with fresh joint states the controller
+        decelerates, then sends its zero; with stale ones the zero comes at once) for at most
+        ``timeout`` seconds. Returns True when the robot was brought to rest this way.
+        """
+        ctrl = self._controller
+        if ctrl is None or not ctrl.commanding:
+            return False
+        self._models.set_enabled(False)
+        self.get_logger().info("shutdown: decelerating within the joint limits")
+        deadline = time.monotonic() + timeout
+        while ctrl.commanding and time.monotonic() < deadline and rclpy.ok():
+            executor.spin_once(timeout_sec=0.01)
+        return not ctrl.commanding
+
     def shutdown_zero(self, wait: float = 1.0) -> bool:
         """Publish a zero command before exit (ros2_control holds the last command)."""
         if self._controller is None:
@@ -901,6 +919,8 @@ def main(args: list[str] | None = None) -> int:
         executor.add_node(node)
         node.gc.start()  # start-up objects frozen; collections after commands, not in ticks
         spin_until(executor, stop)
+        if rclpy.ok():
+            node.stop_smoothly(executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (ItascError, ParameterException) as exc:  # e.g. control_rate:=5000.0 at start-up

@@ -20,6 +20,8 @@ from rclpy.parameter import Parameter
 
 from ..core.config import CONTROLLER_RANGES, LIVE_KEYS, ConstraintConfig, ControllerConfig
 from ..core.constraints import REGISTRY, Field
+from ..core.errors import ConfigError
+from ..core.motion_limits import LIMIT_FIELDS
 from ..core.solver import SOLVERS
 from ..params import CONTROLLER_KEYS, config_from_parameters
 from .conversions import COMMAND_TYPES, FLOAT64_MULTI_ARRAY
@@ -319,6 +321,44 @@ def declare_parameters(node: Node) -> list[str]:
         _declare(node, type_spec(name))
         for spec in constraint_specs(name, str(value(node, f"constraints.{name}.type")))[1:]:
             _declare(node, spec)
+    declare_joint_limits(node)
+    return names
+
+
+def declare_joint_limits(node: Node) -> list[str]:
+    """Declare the ``joint_limits.<joint>.<field>`` the node was given (read-only).
+
+    The joints are those of the parameter overrides (a params file's ``joint_limits``
+    section, as MoveIt's joint_limits.yaml writes it); numbers may be integers or doubles.
+
+    Returns:
+        The declared names.
+
+    Raises:
+        ConfigError: a field that is not one of :data:`LIMIT_FIELDS` (naming them).
+    """
+    overrides: dict[str, Any] = getattr(node, "_parameter_overrides", {}) or {}
+    names = sorted(n for n in overrides if n.startswith("joint_limits."))
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 3 or parts[2] not in LIMIT_FIELDS:
+            raise ConfigError(
+                f"{name!r}: joint limits are joint_limits.<joint>.<field>, fields: "
+                + ", ".join(LIMIT_FIELDS)
+            )
+        kind = LIMIT_FIELDS[parts[2]]
+        if not node.has_parameter(name):
+            node.declare_parameter(
+                name,
+                False if kind == "bool" else 0.0,
+                ParameterDescriptor(
+                    name=name,
+                    description=f"{parts[2]} of joint {parts[1]} (ros2_control / MoveIt "
+                    "joint_limits convention)",
+                    read_only=True,
+                    dynamic_typing=True,
+                ),
+            )
     return names
 
 
@@ -329,6 +369,7 @@ def read_config(node: Node) -> ControllerConfig:
         ConfigError: invalid values (e.g. an unknown constraint type), naming the choices.
     """
     flat: dict[str, Any] = {k: _plain(value(node, k)) for k in CONTROLLER_KEYS}
+    flat.update({k: value(node, k) for k in node._parameters if k.startswith("joint_limits.")})
     for name in flat["constraint_names"]:
         prefix = f"constraints.{name}."
         kind = _kind(name, str(value(node, prefix + "type")))

@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core.motion_limits import JointLimits, limit_ratios
 from itasc_ros.core.scenarios import circle_tracking, path_point
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.bagio import BagWriter, deserialize, read_bag
@@ -674,9 +675,14 @@ def compute_metrics(
     trace: SolveTrace | None,
     damping_epsilon: float,
     control_rate: float,
+    limits: Sequence[JointLimits] = (),
 ) -> dict[str, Any]:
     """Every number of the summary, from the recorded bag (and its offline replay)."""
     m: dict[str, Any] = {}
+    if limits and data.cmd_t.size > 2:  # over the whole run, the ticks' times
+        acc, jerk = limit_ratios(data.cmd_t, data.cmd, limits)
+        m["max_joint_acceleration_ratio"] = float(np.max(acc))
+        m["max_joint_jerk_ratio"] = float(np.max(jerk))
     err_all = position_errors(data, phases)
     per_phase: dict[str, Any] = {}
     for ph in phases:
@@ -804,8 +810,9 @@ def write_plots(
     vlim: Array,
     joint_names: Sequence[str],
     damping_epsilon: float,
+    limits: Sequence[JointLimits] = (),
 ) -> list[Path]:
-    """PNG plots: tracking error per phase (ff vs not), joint velocities, sigma_min."""
+    """PNG plots: tracking error per phase, joint velocities and accelerations, sigma_min."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -866,7 +873,7 @@ def write_plots(
                 fontsize=7,
             )
 
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(12, 6), sharex=True)
+    fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(12, 8), sharex=True)
     shade(ax1)
     for j, name in enumerate(joint_names):
         ax1.plot(data.cmd_t - t_ref, data.cmd[:, j], lw=0.6, label=name)
@@ -877,9 +884,18 @@ def write_plots(
     if data.cmd.size:
         ax2.plot(data.cmd_t - t_ref, np.max(np.abs(data.cmd) / vlim, axis=1), lw=0.6)
     ax2.axhline(1.0, color="red", ls="--", lw=0.8, label="velocity limit")
-    ax2.set(xlabel="time [s]", ylabel="max |q'| / limit", ylim=(0, 1.1))
+    ax2.set(ylabel="max |q'| / limit", ylim=(0, 1.1))
     ax2.legend(fontsize=8)
     ax2.grid(True, alpha=0.3)
+    shade(ax3)
+    if limits and data.cmd_t.size > 2:
+        acc, jerk = limit_ratios(data.cmd_t, data.cmd, limits)
+        ax3.plot(data.cmd_t[1:] - t_ref, acc, lw=0.6, label="max |q''| / acceleration limit")
+        ax3.plot(data.cmd_t[2:] - t_ref, jerk, lw=0.6, label="max |q'''| / jerk limit")
+    ax3.axhline(1.0, color="red", ls="--", lw=0.8)
+    ax3.set(xlabel="time [s]", ylabel="ratio to the limit", ylim=(0, 1.2))
+    ax3.legend(fontsize=8)
+    ax3.grid(True, alpha=0.3)
     fig.tight_layout()
     paths.append(out / "joint_velocities.png")
     fig.savefig(paths[-1], dpi=90)
@@ -963,6 +979,12 @@ def summary_table(
             f"{m.get('max_joint_speed_rad_s', math.nan):.3f} rad/s; largest ratio "
             f"{100 * m.get('max_joint_speed_ratio', math.nan):.1f} % ({joint_names[j]}, limit "
             f"{vlim[j]:.3f} rad/s)",
+        ),
+        (
+            "max joint acceleration / jerk vs limit",
+            f"{100 * m.get('max_joint_acceleration_ratio', math.nan):.1f} % / "
+            f"{100 * m.get('max_joint_jerk_ratio', math.nan):.1f} % (joint_limits, over the "
+            "whole run at the ticks' times)",
         ),
         (
             "limit hits",
@@ -1181,6 +1203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     vlim = tree.velocity_limits
     measured = [p for p in phases if p.measured]
+    by_joint = config.limits()
+    limits = [by_joint.get(j, JointLimits()) for j in cmd_joints]
     metrics = compute_metrics(
         data,
         measured,
@@ -1191,6 +1215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         trace,
         config.damping_epsilon,
         control_rate,
+        limits,
     )
     metrics["commands_recorded"] = int(data.cmd_t.size)
     if replay_cmp is not None:
@@ -1235,7 +1260,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     plots: list[Path] = []
     if not args.no_plots:
-        plots = write_plots(out, data, measured, trace, vlim, cmd_joints, config.damping_epsilon)
+        plots = write_plots(
+            out, data, measured, trace, vlim, cmd_joints, config.damping_epsilon, limits
+        )
     with (out / "metrics.json").open("w") as fh:
         json.dump(_finite_or_none(metrics), fh, indent=2, default=_json_default)
     wall = time.monotonic() - wall0

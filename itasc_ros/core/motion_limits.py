@@ -1,0 +1,379 @@
+"""Motion limits: each tick's command changes only as fast as the joints' limits allow (ROS-free).
+
+Per joint, in the ros2_control / MoveIt ``joint_limits`` convention: a velocity limit [rad/s or
+m/s], an acceleration limit (speeding up), a deceleration limit (slowing down) and a jerk limit
+(the change of acceleration per second). A limit that is not given is infinite.
+
+:class:`MotionLimiter` turns the solver's velocity ``v_d`` into the command of this tick:
+
+1. **Braking before position limits.** A joint may move toward its limit only as fast as it can
+   still stop there: ``v h + v^2 / (2 d') <= distance`` with half the deceleration limit,
+   ``d' = d / 2``, ``h`` the time the command may be held plus the time its acceleration needs
+   to reach ``d'`` under the jerk limit. The whole ``v_d`` is scaled (its direction kept), and
+   a joint above that speed decelerates whatever the common fraction below allows the others.
+2. **Acceleration and jerk.** The change ``e = v_d - v`` of each joint is made with an
+   acceleration within the jerk window ``[a - J dt, a + J dt]``, the acceleration or
+   deceleration limit and, with a jerk limit, no faster than lets the acceleration ramp back to
+   zero before ``v_d`` is passed (no overshoot). The accelerations of all joints are one common
+   fraction ``s`` of ``e / dt``, so the change keeps its direction, as the velocity limits
+   already do; a joint whose jerk window cannot take that fraction is held to its window.
+3. **Guards.** The command never exceeds the velocity limits, never takes a joint past a
+   position limit within the tick, and is finite (the limits win over acceleration and jerk,
+   which only happens when a limit itself changed).
+
+The arithmetic is one compiled kernel working in preallocated arrays (no allocation per tick).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from .errors import ConfigError
+
+Array = NDArray[np.float64]
+
+#: Fields of one joint's entry under ``joint_limits.<joint>`` (MoveIt's joint_limits.yaml);
+#: the position ones are accepted and checked, the URDF's position limits apply.
+LIMIT_FIELDS: dict[str, str] = {
+    "has_velocity_limits": "bool",
+    "max_velocity": "double",
+    "has_acceleration_limits": "bool",
+    "max_acceleration": "double",
+    "has_deceleration_limits": "bool",
+    "max_deceleration": "double",
+    "has_jerk_limits": "bool",
+    "max_jerk": "double",
+    "has_position_limits": "bool",
+    "min_position": "double",
+    "max_position": "double",
+    "has_effort_limits": "bool",
+    "max_effort": "double",
+    "angle_wraparound": "bool",
+}
+
+
+INSIDE = 1.0 - 1e-9
+"""The limiter works this fraction of the limits (rounding stays inside them)."""
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """One joint's limits [rad/s, rad/s^2, rad/s^3 or m/...]; ``inf`` = not limited."""
+
+    max_velocity: float = math.inf
+    max_acceleration: float = math.inf
+    max_deceleration: float = math.inf
+    max_jerk: float = math.inf
+
+    @classmethod
+    def from_fields(cls, joint: str, fields: Mapping[str, Any]) -> JointLimits:
+        """The limits of ``joint_limits.<joint>.*`` (a limit counts when its ``has_`` is true).
+
+        A ``max_deceleration`` given without ``has_deceleration_limits`` follows MoveIt: the
+        deceleration limit defaults to the acceleration limit.
+
+        Raises:
+            ConfigError: an unknown field (naming the valid ones), a limit that is not a
+                positive number.
+        """
+        unknown = sorted(set(fields) - set(LIMIT_FIELDS))
+        if unknown:
+            raise ConfigError(
+                f"joint_limits.{joint}: unknown fields {unknown}; valid: "
+                + ", ".join(LIMIT_FIELDS)
+            )
+        values = {}
+        for kind in ("velocity", "acceleration", "deceleration", "jerk"):
+            if not fields.get(f"has_{kind}_limits", False):
+                values[kind] = math.inf
+                continue
+            raw = fields.get(f"max_{kind}")
+            try:
+                v = abs(float(raw)) if kind == "deceleration" else float(raw)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise ConfigError(
+                    f"joint_limits.{joint}.max_{kind} must be a number when "
+                    f"has_{kind}_limits is true, got {raw!r}"
+                ) from None
+            if not (v > 0.0 and math.isfinite(v)):
+                raise ConfigError(
+                    f"joint_limits.{joint}.max_{kind} must be a positive finite number, "
+                    f"got {raw!r}"
+                )
+            values[kind] = v
+        if math.isinf(values["deceleration"]):
+            values["deceleration"] = values["acceleration"]
+        return cls(
+            values["velocity"], values["acceleration"], values["deceleration"], values["jerk"]
+        )
+
+
+def limits_from_parameters(flat: Mapping[str, Any]) -> dict[str, JointLimits]:
+    """Joint name -> limits, from flat parameters ``joint_limits.<joint>.<field>``.
+
+    Raises:
+        ConfigError: see :meth:`JointLimits.from_fields`.
+    """
+    per: dict[str, dict[str, Any]] = {}
+    for key, value in flat.items():
+        parts = key.split(".")
+        if len(parts) == 3 and parts[0] == "joint_limits":
+            per.setdefault(parts[1], {})[parts[2]] = value
+        elif parts[0] == "joint_limits":
+            raise ConfigError(
+                f"{key!r}: joint limits are named joint_limits.<joint>.<field>, fields: "
+                + ", ".join(LIMIT_FIELDS)
+            )
+    return {j: JointLimits.from_fields(j, f) for j, f in per.items()}
+
+
+@njit(cache=True)
+def _braking_speed(dist: float, d: float, lag: float) -> float:  # pragma: no cover - compiled
+    """Largest speed toward a limit ``dist`` away that still stops there [rad/s].
+
+    Moving at ``v`` for ``lag`` seconds, then braking at ``d``: ``v lag + v^2 / (2 d) <= dist``.
+    """
+    if dist <= 0.0:
+        return 0.0
+    if math.isinf(d):
+        return dist / lag
+    return d * (-lag + math.sqrt(lag * lag + 2.0 * dist / d))
+
+
+@njit(cache=True)
+def _ramp_cap(e: float, jerk: float, dt: float) -> float:  # pragma: no cover - compiled
+    """Largest acceleration toward a velocity ``e`` away that can still ramp to zero in time.
+
+    Within half a tick's jerk of ``e / dt`` the change is made at once (and the acceleration
+    returns to zero the tick after), so that the velocity arrives exactly.
+    """
+    if math.isinf(jerk) or e / dt <= 0.5 * jerk * dt:
+        return e / dt
+    return jerk * (-1.5 * dt + math.sqrt(2.25 * dt * dt + 2.0 * e / jerk))
+
+
+@njit(cache=True)
+def limit_motion(  # pragma: no cover - compiled
+    v_d: Array,
+    v: Array,
+    a: Array,
+    q: Array,
+    lower: Array,
+    upper: Array,
+    vmax: Array,
+    amax: Array,
+    dmax: Array,
+    jmax: Array,
+    dt: float,
+    horizon: float,
+    lo: Array,
+    hi: Array,
+    work: Array,
+) -> float:
+    """One tick of :class:`MotionLimiter` (see the module docstring); updates ``v`` and ``a``.
+
+    Args:
+        v_d: (n,) the solver's velocity (within ``vmax``).
+        v: (n,) in: the last command; out: this tick's.
+        a: (n,) in: the last command's acceleration; out: this tick's.
+        q: (n,) joint positions.
+        lower: (n,) lower position limits (-inf: none).
+        upper: (n,) upper position limits (inf: none).
+        vmax: (n,) velocity limits.
+        amax: (n,) acceleration limits (inf: none).
+        dmax: (n,) deceleration limits (inf: none).
+        jmax: (n,) jerk limits (inf: none).
+        dt: the tick's time step [s] (> 0).
+        horizon: how long the command may be held [s] (the next tick may be late): a joint
+            must not pass a position limit within it.
+        lo: (n,) work array.
+        hi: (n,) work array.
+        work: (n,) work array.
+
+    Returns:
+        The common fraction ``s`` of the change made this tick (1: all of it).
+    """
+    n = v.shape[0]
+    # 1. braking before the position limits: scale v_d as a whole
+    scale = 1.0
+    for j in range(n):
+        d = 0.5 * min(dmax[j], amax[j])
+        if math.isinf(d):
+            continue
+        lag = horizon + (d / jmax[j] if not math.isinf(jmax[j]) else 0.0)
+        if v_d[j] > 0.0 and not math.isinf(upper[j]):
+            vb = _braking_speed(upper[j] - q[j], d, lag)
+            if v_d[j] > vb:
+                scale = min(scale, max(vb, 0.0) / v_d[j])
+        elif v_d[j] < 0.0 and not math.isinf(lower[j]):
+            vb = _braking_speed(q[j] - lower[j], d, lag)
+            if -v_d[j] > vb:
+                scale = min(scale, max(vb, 0.0) / -v_d[j])
+    for j in range(n):
+        work[j] = v_d[j] * scale - v[j]  # e: the change to make
+    # 2. the acceleration window of each joint, then one common fraction of e / dt
+    s_lo, s_hi = 0.0, 1.0
+    for j in range(n):
+        e = work[j]
+        jd = jmax[j] * dt
+        up = amax[j] if v[j] >= 0.0 else dmax[j]  # positive acceleration: speeding up if v >= 0
+        down = amax[j] if v[j] <= 0.0 else dmax[j]
+        lo[j] = max(-down, a[j] - jd)
+        hi[j] = min(up, a[j] + jd)
+        d = 0.5 * min(dmax[j], amax[j])  # on the braking curve, whatever the others do
+        if not math.isinf(d):
+            lag = horizon + (d / jmax[j] if not math.isinf(jmax[j]) else 0.0)
+            if not math.isinf(upper[j]):
+                vb = _braking_speed(upper[j] - q[j], d, lag)
+                hi[j] = max(min(hi[j], (vb - v[j]) / dt), lo[j])
+            if not math.isinf(lower[j]):
+                vb = _braking_speed(q[j] - lower[j], d, lag)
+                lo[j] = min(max(lo[j], (-vb - v[j]) / dt), hi[j])
+        if e > 0.0:
+            hi[j] = min(hi[j], max(_ramp_cap(e, jmax[j], dt), 0.0))
+        elif e < 0.0:
+            lo[j] = max(lo[j], min(-_ramp_cap(-e, jmax[j], dt), 0.0))
+        else:
+            lo[j] = max(lo[j], min(0.0, hi[j]))
+            hi[j] = min(hi[j], max(0.0, lo[j]))
+        if hi[j] < lo[j]:  # conflicting bounds: their middle, within the jerk window and limits
+            m = min(max(0.5 * (lo[j] + hi[j]), a[j] - jd, -down), a[j] + jd, up)
+            lo[j] = hi[j] = m
+        if e != 0.0:
+            r = e / dt
+            f1, f2 = lo[j] / r, hi[j] / r
+            if f1 > f2:
+                f1, f2 = f2, f1
+            s_lo = max(s_lo, f1)
+            s_hi = min(s_hi, f2)
+    s = s_hi if s_hi >= s_lo else max(min(s_hi, 1.0), 0.0)
+    for j in range(n):
+        acc = min(max(s * work[j] / dt, lo[j]), hi[j])
+        nv = v[j] + acc * dt
+        # 3. guards: velocity limit, position limit within the tick, finite
+        if nv > vmax[j]:
+            nv = vmax[j]
+        elif nv < -vmax[j]:
+            nv = -vmax[j]
+        if not math.isinf(upper[j]) and q[j] + nv * horizon > upper[j]:
+            nv = max((upper[j] - q[j]) / horizon, 0.0)
+        if not math.isinf(lower[j]) and q[j] + nv * horizon < lower[j]:
+            nv = min((lower[j] - q[j]) / horizon, 0.0)
+        if not math.isfinite(nv):
+            nv = 0.0
+        a[j] = (nv - v[j]) / dt
+        v[j] = nv
+    return s
+
+
+def limit_ratios(t: Array, cmds: Array, limits: Sequence[JointLimits]) -> tuple[Array, Array]:
+    """Per interval, the largest acceleration / limit and jerk / limit of a command sequence.
+
+    The definitions of :func:`limit_motion`: the acceleration ``a_k = (v_k - v_{k-1}) /
+    (t_k - t_{k-1})`` against the acceleration limit when the joint speeds up from ``v_{k-1}``
+    and the deceleration limit when it slows down; the jerk ``(a_k - a_{k-1}) / (t_k -
+    t_{k-1})`` against the jerk limit.
+
+    Args:
+        t: (k,) command times [s], increasing.
+        cmds: (k, n) the commands [rad/s].
+        limits: (n,) the joints' limits.
+
+    Returns:
+        ((k - 1,) acceleration ratios, (k - 2,) jerk ratios); 0 where a joint has no limit.
+    """
+    amax = np.array([lim.max_acceleration for lim in limits])
+    dmax = np.array([lim.max_deceleration for lim in limits])
+    jmax = np.array([lim.max_jerk for lim in limits])
+    dt = np.diff(t)[:, None]
+    acc = np.diff(cmds, axis=0) / dt
+    prev = cmds[:-1]
+    speeding_up = np.where(acc >= 0.0, prev >= 0.0, prev <= 0.0)
+    bound = np.where(speeding_up, amax, dmax)
+    acc_ratio = np.max(np.abs(acc) / bound, axis=1, initial=0.0)
+    jerk = np.diff(acc, axis=0) / dt[1:]
+    jerk_ratio = np.max(np.abs(jerk) / jmax, axis=1, initial=0.0)
+    return acc_ratio, jerk_ratio
+
+
+class MotionLimiter:
+    """The command's acceleration, deceleration and jerk limits, and braking before limits.
+
+    Args:
+        vmax: (n,) velocity limits (the solver's, already scaled).
+        limits: (n,) per commanded joint, in order.
+        lower, upper: (n,) position limits.
+    """
+
+    def __init__(
+        self, vmax: Array, limits: Sequence[JointLimits], lower: Array, upper: Array
+    ) -> None:
+        n = vmax.shape[0]
+        self.vmax = np.minimum(vmax, [lim.max_velocity for lim in limits])
+        # A hair inside the limits, so that rounding never shows a ratio of 1 + 1e-15
+        self.amax = np.array([lim.max_acceleration for lim in limits], dtype=float) * INSIDE
+        self.dmax = np.array([lim.max_deceleration for lim in limits], dtype=float) * INSIDE
+        self.jmax = np.array([lim.max_jerk for lim in limits], dtype=float) * INSIDE
+        self.lower = np.asarray(lower, dtype=float).copy()
+        self.upper = np.asarray(upper, dtype=float).copy()
+        self.active = bool(np.isfinite(self.amax).any() or np.isfinite(self.jmax).any())
+        self.v = np.zeros(n)  # [rad/s] the last command
+        self.a = np.zeros(n)  # [rad/s^2] its acceleration
+        self._lo = np.zeros(n)
+        self._hi = np.zeros(n)
+        self._work = np.zeros(n)
+
+    @property
+    def moving(self) -> bool:
+        """True while the last command is not all zero."""
+        return bool(self.v.any())
+
+    def step(self, v_d: Array, q: Array, dt: float, horizon: float, out: Array) -> float:
+        """The command for the solver's velocity ``v_d`` (n,) at ``q``; written into ``out``.
+
+        Args:
+            v_d: (n,) the solver's velocity.
+            q: (n,) joint positions.
+            dt: time since the last command [s].
+            horizon: how long this command may be held [s] (e.g. two control periods).
+            out: (n,) the command.
+
+        Returns:
+            The fraction of the change made this tick (1.0: all; below: limited).
+        """
+        s = limit_motion(
+            v_d, self.v, self.a, q, self.lower, self.upper, self.vmax, self.amax, self.dmax,
+            self.jmax, max(dt, 1e-6), max(horizon, dt, 1e-6), self._lo, self._hi, self._work,
+        )  # fmt: skip
+        out[:] = self.v
+        return s
+
+    def warm_up(self) -> None:
+        """Compile (or load) the kernel now, on copies: the first tick must not wait for it."""
+        v, a = self.v.copy(), self.a.copy()
+        limit_motion(
+            v, v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
+            0.001, 0.002, self._lo.copy(), self._hi.copy(), self._work.copy(),
+        )  # fmt: skip
+
+    def halt(self) -> None:
+        """The robot was sent an immediate zero: start again from rest."""
+        self.v[:] = 0.0
+        self.a[:] = 0.0
+
+
+__all__ = [
+    "LIMIT_FIELDS",
+    "JointLimits",
+    "MotionLimiter",
+    "limit_motion",
+    "limit_ratios",
+    "limits_from_parameters",
+]

@@ -1,0 +1,265 @@
+"""Motion limits: acceleration, deceleration and jerk per joint; braking before position limits.
+
+A property test drives the controller with Franka's published limits through random target
+sequences, far target steps, disable/enable and stale periods, on a simulated robot that
+follows the commands: every pair of consecutive commands respects the acceleration and jerk
+limits (but for the immediate zero of stale joint states), and no joint passes a position limit.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from itasc_ros.core import (
+    ConfigError,
+    ConstraintConfig,
+    Controller,
+    ControllerConfig,
+    KinematicTree,
+    spatial,
+)
+from itasc_ros.core.motion_limits import JointLimits, MotionLimiter, limits_from_parameters
+from itasc_ros.params import load_config
+
+REPO = Path(__file__).resolve().parent.parent
+HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+ACC = [15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]  # Franka's published limits [rad/s^2]
+JERK = [7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0]  # [rad/s^3]
+
+
+def franka_limits(jerk: bool = True) -> dict[str, dict[str, Any]]:
+    return {
+        f"panda_joint{i + 1}": {
+            "has_acceleration_limits": True,
+            "max_acceleration": ACC[i],
+            "has_jerk_limits": jerk,
+            "max_jerk": JERK[i],
+        }
+        for i in range(7)
+    }
+
+
+@pytest.fixture(scope="module")
+def tree() -> KinematicTree:
+    return KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
+
+
+def make(tree: KinematicTree, rate: float = 250.0, jerk: bool = True) -> Controller:
+    cons = [ConstraintConfig("ee", "copy_pose", link="panda_hand")]
+    cfg = ControllerConfig(
+        constraints=cons, control_rate=rate, joint_limits=franka_limits(jerk), input_timeout=0.1
+    )
+    return Controller(tree, cfg)
+
+
+def check_pairs(
+    times: list[float], cmds: list[np.ndarray], zeros: list[bool], jerk: bool = True
+) -> tuple[float, float]:
+    """Largest acceleration and jerk ratios over consecutive commands (immediate zeros skipped)."""
+    amax, jmax = np.array(ACC), np.array(JERK)
+    acc_ratio = jerk_ratio = 0.0
+    a_prev = np.zeros(7)
+    for k in range(1, len(cmds)):
+        dt = times[k] - times[k - 1]
+        a = (cmds[k] - cmds[k - 1]) / dt
+        if zeros[k]:  # an immediate zero (stale joint states): allowed, start again from rest
+            a_prev = np.zeros(7)
+            continue
+        acc_ratio = max(acc_ratio, float(np.max(np.abs(a) / amax)))
+        if jerk:
+            jerk_ratio = max(jerk_ratio, float(np.max(np.abs(a - a_prev) / (jmax * dt))))
+        a_prev = a
+    return acc_ratio, jerk_ratio
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    rate=st.sampled_from([250.0, 1000.0]),
+    jerk=st.booleans(),
+)
+def test_every_command_pair_within_the_limits_and_no_limit_crossed(
+    tree: KinematicTree, seed: int, rate: float, jerk: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    ctrl = make(tree, rate, jerk)
+    q = HOME.copy()
+    lower, upper = tree.lower, tree.upper
+    now, period = 100.0, 1.0 / rate
+    v = np.zeros(7)  # what the robot does: the last published command
+    ctrl.step(now)  # the loop ticks before any input arrives (waiting: no command)
+    times, cmds, zeros = [now], [v.copy()], [False]
+    goal = tree.forward_kinematics(q, "panda_hand")
+    stale_until = last_js = -1.0
+    for k in range(int(1.6 * rate)):
+        dt = period * rng.uniform(0.7, 1.3)
+        now += dt
+        q = q + v * dt
+        if now - last_js < 2.0 * period:  # with current joint states (not while they pause)
+            assert np.all(q >= lower - 1e-9) and np.all(q <= upper + 1e-9), (k, q)
+        event = rng.random()
+        if event < 0.01:  # a far step: up to 0.6 m and a large rotation
+            goal[:3, 3] = goal[:3, 3] + rng.uniform(-0.6, 0.6, 3)
+            goal[:3, :3] = spatial.so3_exp(rng.normal(0.0, 1.0, 3)) @ goal[:3, :3]
+        elif event < 0.02:
+            ctrl.set_enabled(not ctrl.enabled)
+        elif event < 0.025:
+            stale_until = now + 0.2
+        else:  # a moving target
+            goal[:3, 3] += rng.normal(0.0, 0.002, 3)
+        if now > stale_until:
+            ctrl.set_joint_state(ctrl.joint_names, q, now, now)
+            last_js = now
+        try:
+            ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now, now)
+        except Exception:  # beyond the reach: refused, the last target stays
+            pass
+        out = ctrl.step(now)
+        if out.publish:
+            # stale joint states (also while disabled) or a failed solve: an immediate zero
+            immediate = out.status in ("stale", "fault") or now - last_js > 0.1
+            v = out.qdot.copy()
+            assert np.all(np.isfinite(v)) and np.all(np.abs(v) <= ctrl.velocity_limits + 1e-12)
+        else:
+            immediate = False
+        times.append(now)
+        cmds.append(v.copy())
+        zeros.append(immediate)
+    acc_ratio, jerk_ratio = check_pairs(times, cmds, zeros, jerk)
+    assert acc_ratio <= 1.0 + 1e-9
+    assert jerk_ratio <= 1.0 + 1e-9
+
+
+def test_a_step_is_followed_smoothly_and_still_reached(tree: KinematicTree) -> None:
+    ctrl = make(tree, 250.0)
+    q, now = HOME.copy(), 0.0
+    goal = tree.forward_kinematics(q, "panda_hand")
+    goal[:3, 3] += [0.0, 0.1, 0.0]
+    v = np.zeros(7)
+    speeds = []
+    for _ in range(500):
+        now += 0.004
+        q = q + v * 0.004
+        ctrl.set_joint_state(ctrl.joint_names, q, now)
+        ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
+        v = ctrl.step(now).qdot
+        speeds.append(np.abs(v).max())
+    assert speeds[0] <= max(ACC) * 0.004 + 1e-12  # the first tick: one tick of acceleration
+    err = np.linalg.norm(tree.forward_kinematics(q, "panda_hand")[:3, 3] - goal[:3, 3])
+    assert err < 1e-3
+
+
+def test_disable_while_moving_decelerates_then_one_zero(tree: KinematicTree) -> None:
+    ctrl = make(tree, 250.0)
+    q, now = HOME.copy(), 0.0
+    goal = tree.forward_kinematics(q, "panda_hand")
+    goal[:3, 3] += [0.0, 0.3, 0.0]
+    v = np.zeros(7)
+    for _ in range(40):  # moving
+        now += 0.004
+        q = q + v * 0.004
+        ctrl.set_joint_state(ctrl.joint_names, q, now)
+        ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
+        v = ctrl.step(now).qdot
+    assert np.abs(v).max() > 0.3
+    ctrl.set_enabled(False)
+    statuses, published = [], []
+    for _ in range(100):
+        now += 0.004
+        q = q + v * 0.004
+        ctrl.set_joint_state(ctrl.joint_names, q, now)
+        out = ctrl.step(now)
+        statuses.append(str(out.status))
+        published.append(out.publish)
+        if out.publish:
+            assert np.all(np.abs(out.qdot - v) <= np.array(ACC) * 0.004 + 1e-12)
+            v = out.qdot
+    stopping = statuses.count("stopping")
+    assert stopping >= 3 and statuses[:stopping] == ["stopping"] * stopping
+    assert statuses[stopping] == "disabled" and published[stopping] and not np.any(v)
+    assert not any(published[stopping + 1 :])  # then silence
+
+
+def test_stale_joint_states_stop_at_once(tree: KinematicTree) -> None:
+    ctrl = make(tree, 250.0)
+    q, now = HOME.copy(), 0.0
+    goal = tree.forward_kinematics(q, "panda_hand")
+    goal[:3, 3] += [0.0, 0.3, 0.0]
+    v = np.zeros(7)
+    for _ in range(40):
+        now += 0.004
+        q = q + v * 0.004
+        ctrl.set_joint_state(ctrl.joint_names, q, now)
+        ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
+        v = ctrl.step(now).qdot
+    out = ctrl.step(now + 0.5)  # no joint state for 0.5 s: the robot's state is unknown
+    assert str(out.status) == "stale" and out.publish and not np.any(out.qdot)
+
+
+def test_braking_before_a_position_limit() -> None:
+    n = 1
+    lim = MotionLimiter(
+        np.array([2.0]), [JointLimits(2.0, 10.0, 10.0)], np.array([-1.0]), np.array([1.0])
+    )
+    q, dt, out = np.array([0.0]), 0.001, np.zeros(n)
+    speeds = []
+    for _ in range(3000):  # ask for full speed toward the upper limit all the time
+        lim.step(np.array([2.0]), q, dt, 2 * dt, out)
+        q = q + out * dt
+        speeds.append(out[0])
+        assert q[0] <= 1.0
+    assert max(speeds) == pytest.approx(2.0)
+    assert q[0] > 0.95 and abs(speeds[-1]) < 1e-3  # arrived at the limit, at rest
+    acc = np.diff([0.0, *speeds]) / dt
+    assert np.max(np.abs(acc)) <= 10.0 + 1e-9
+
+
+def test_joint_limits_in_the_moveit_convention() -> None:
+    params = {
+        "joint_limits.panda_joint1.has_velocity_limits": True,
+        "joint_limits.panda_joint1.max_velocity": 2.0,
+        "joint_limits.panda_joint1.has_acceleration_limits": True,
+        "joint_limits.panda_joint1.max_acceleration": 15.0,
+        "joint_limits.panda_joint1.has_deceleration_limits": True,
+        "joint_limits.panda_joint1.max_deceleration": -20.0,  # MoveIt writes it negative
+        "joint_limits.panda_joint1.has_jerk_limits": False,
+        "joint_limits.panda_joint1.max_jerk": 100.0,
+        "joint_limits.panda_joint1.has_position_limits": True,
+        "joint_limits.panda_joint1.min_position": -2.8,
+        "joint_limits.panda_joint1.max_position": 2.8,
+    }
+    lim = limits_from_parameters(params)["panda_joint1"]
+    assert lim == JointLimits(2.0, 15.0, 20.0, math.inf)
+    with pytest.raises(ConfigError, match="unknown fields \\['max_acc'\\]"):
+        JointLimits.from_fields("j", {"max_acc": 1.0})
+    with pytest.raises(ConfigError, match="positive finite"):
+        JointLimits.from_fields("j", {"has_jerk_limits": True, "max_jerk": 0.0})
+    with pytest.raises(ConfigError, match="must be a number"):
+        JointLimits.from_fields("j", {"has_jerk_limits": True})
+
+
+def test_the_bundled_configs_carry_the_published_limits(tree: KinematicTree) -> None:
+    cfg = load_config(REPO / "config" / "panda.yaml")
+    limits = cfg.limits()
+    assert [limits[f"panda_joint{i + 1}"].max_acceleration for i in range(7)] == ACC
+    assert [limits[f"panda_joint{i + 1}"].max_jerk for i in range(7)] == JERK
+    ur5 = load_config(REPO / "config" / "ur5.yaml").limits()
+    assert len(ur5) == 6 and all(math.isfinite(v.max_acceleration) for v in ur5.values())
+
+
+def test_unknown_joint_in_joint_limits_is_named(tree: KinematicTree) -> None:
+    cfg = ControllerConfig(
+        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_hand")],
+        joint_limits={"elbow": {"has_acceleration_limits": True, "max_acceleration": 1.0}},
+    )
+    with pytest.raises(ConfigError, match=r"elbow.*joints are: panda_joint1"):
+        Controller(tree, cfg)
