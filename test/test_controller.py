@@ -409,7 +409,7 @@ def test_output_never_exceeds_velocity_limits(tree: KinematicTree) -> None:
 
 
 def test_live_gain_change_and_validation(tree: KinematicTree) -> None:
-    c = make(tree)
+    c = make(tree, max_cartesian_speed=100.0)  # the step taken at once: the gain shows
     c.set_joint_state(tree.joint_names, HOME, 0.0)
     set_goal(c, pose_goal(tree, HOME, [0.01, 0, 0], [0, 0, 0]), 0.0)
     fast = np.abs(c.step(0.0).qdot).max()
@@ -429,7 +429,7 @@ def test_live_gain_change_and_validation(tree: KinematicTree) -> None:
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered")
 def test_fault_when_solve_fails_never_nan(tree: KinematicTree) -> None:
-    c = make(tree)
+    c = make(tree, max_cartesian_speed=100.0)  # the target itself, not a reference toward it
     c.set_joint_state(tree.joint_names, HOME, 0.0)
     set_goal(c, pose_goal(tree, HOME, [0.05, 0, 0], [0, 0, 0]), 0.0)
     assert c.step(0.0).publish

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, TwistStamped
 from procs import (
     RosTestClient,
     node_command,
@@ -259,7 +259,7 @@ def test_command_order_follows_joints_with_extra_and_reordered_joint_states(
 ) -> None:
     dx = np.array([0.01, -0.005, 0.004])
     send_goal(module_node, goal_pose(tree, HOME, list(dx), [0, 0, 0]))
-    cmds = fresh_commands(client)
+    cmds = fresh_commands(client, 80)  # once the step's straight-line reference has arrived
     qdot_cmd = np.asarray(cmds[-1].data)
     assert qdot_cmd.shape == (7,) and np.all(np.isfinite(qdot_cmd))
     # Back to the URDF order by name; the hand must then move at K * dx (K = 20, no rotation).
@@ -372,13 +372,14 @@ def test_live_gain_change_and_rejected_values(
     client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
 ) -> None:
     send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
-    speed_20 = np.abs(fresh_commands(client)[-1].data).max()
+    speed_20 = np.abs(fresh_commands(client, 80)[-1].data).max()  # past the step's reference
     try:
         assert [
             r.successful for r in set_params(client, "/m/itasc_node", constraints__ee__gain=5.0)
         ] == [True]
-        # The robot is static, so the command is the convergence speed: 4x slower.
-        speed_5 = np.abs(fresh_commands(client)[-1].data).max()
+        # The robot is static, so the command is the convergence speed: 4x slower (once the
+        # command has decelerated within the joints' limits).
+        speed_5 = np.abs(fresh_commands(client, 80)[-1].data).max()
         assert speed_5 == pytest.approx(speed_20 / 4.0, rel=0.02)
         (out_of_range,) = set_params(client, "/m/itasc_node", control_rate=5000.0)
         assert not out_of_range.successful and "control_rate" in out_of_range.reason
@@ -390,7 +391,7 @@ def test_live_gain_change_and_rejected_values(
         assert not joints.successful and "read-only" in joints.reason.lower()
     finally:
         set_params(client, "/m/itasc_node", constraints__ee__gain=20.0)
-    speed = np.abs(fresh_commands(client)[-1].data).max()
+    speed = np.abs(fresh_commands(client, 80)[-1].data).max()
     assert speed == pytest.approx(speed_20, rel=0.02)
 
 
@@ -614,14 +615,60 @@ class TestClosedLoop:
             return pos < 1e-3 and rot < 0.01
 
         client.wait_for(reached, TIMEOUT, f"the target, with {kind}")
-        speeds = [
-            np.abs(command_velocities(m, tree.joint_names)).max() for _, m in list(p["cmds"])
-        ]
-        assert len(speeds) > 10 and all(math.isfinite(v) for v in speeds)
-        assert speeds[-1] < 0.1 * max(speeds)  # slowing down onto the target
+
+        def speeds() -> list[float]:
+            return [
+                np.abs(command_velocities(m, tree.joint_names)).max() for _, m in list(p["cmds"])
+            ]
+
+        assert len(speeds()) > 10 and all(math.isfinite(v) for v in speeds())
+        # slowing down onto the target (within the joints' deceleration limits)
+        client.wait_for(lambda: speeds()[-1] < 0.1 * max(speeds()), TIMEOUT, "slowing down")
 
 
 # ----------------------------------------------------------------- control_trigger joint_states
+def test_jogging_moves_v_t_and_stops_smoothly(
+    client: RosTestClient, tree: KinematicTree, closed_loop_pairs: dict[str, Any]
+) -> None:
+    """~/delta_twist_cmds as Servo: a 2 s twist moves the hand v t; it stops smoothly."""
+    kind = "std_msgs/Float64MultiArray"
+    p = closed_loop_pairs[kind]
+    ns = "/cl_float64multiarray"
+    jog = client.publisher(TwistStamped, f"{ns}/itasc_node/delta_twist_cmds")
+    client.wait_for_subscribers(jog, 1, TIMEOUT)
+    client.wait_for(lambda: p["js"], TIMEOUT, "joint states of the simulated robot")
+
+    def hand() -> np.ndarray:
+        msg = p["js"][-1][1]
+        q = np.array([msg.position[list(msg.name).index(n)] for n in tree.joint_names])
+        return tree.forward_kinematics(q, "panda_hand")[:3, 3]
+
+    def still() -> bool:
+        last = [np.abs(command_velocities(m, tree.joint_names)).max() for _, m in p["cmds"][-5:]]
+        return not last or max(last) < 1e-3
+
+    client.wait_for(still, TIMEOUT, "the arm at rest before jogging")
+    start, v = hand(), np.array([0.0, 0.04, -0.02])
+    msg = TwistStamped()
+    msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = map(float, v)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 2.0:  # 2 s of twists at 100 Hz, as a joystick would send
+        jog.publish(msg)
+        time.sleep(0.01)
+    moved_by_now = hand() - start
+    n_before = len(p["cmds"])
+    time.sleep(1.0)  # the twists stopped: the reference decelerates, the arm follows it
+    moved = hand() - start
+    assert still(), "the arm did not stop after the jog"
+    # The reference moves v t (ramping up and down within max_cartesian_acceleration: the
+    # ramps add what they take away); the hand follows it, one control delay behind.
+    np.testing.assert_allclose(moved, 2.0 * v, rtol=0.02, atol=0.02 * np.linalg.norm(2.0 * v))
+    assert np.linalg.norm(moved_by_now) > 0.8 * np.linalg.norm(2.0 * v)
+    speeds = [command_velocities(m, tree.joint_names) for _, m in list(p["cmds"])[n_before - 1 :]]
+    steps = np.abs(np.diff(speeds, axis=0)).max(axis=0)
+    assert np.all(steps <= 20.0 * 2.0 / 250.0)  # no jump: within two ticks of the largest limit
+
+
 def test_joint_states_trigger_one_command_per_state_then_one_zero(
     client: RosTestClient, tree: KinematicTree
 ) -> None:

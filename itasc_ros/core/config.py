@@ -34,6 +34,10 @@ CONTROLLER_RANGES: dict[str, tuple[float, float]] = {
     "max_target_speed": (0.001, 100.0),
     "max_target_angular_speed": (0.001, 1000.0),
     "target_reach_margin": (0.0, 1000.0),
+    "max_cartesian_speed": (0.001, 100.0),
+    "max_cartesian_acceleration": (0.001, 1000.0),
+    "max_cartesian_angular_speed": (0.001, 1000.0),
+    "max_cartesian_angular_acceleration": (0.001, 10000.0),
 }
 """Closed ranges ``(lo, hi)`` of the numeric :class:`ControllerConfig` fields: the one source of
 the checks of :meth:`ControllerConfig.validate` and of the node's parameter descriptors."""
@@ -214,6 +218,12 @@ class ControllerConfig:
         max_target_angular_speed: fastest angular speed of a target [rad/s], likewise.
         target_reach_margin: target poses farther from the root than the effector's reach
             (from the URDF) plus this margin [m] are refused.
+        max_cartesian_speed: a target step (a pose not part of a smooth stream) or a jog is
+            followed along a straight line at most this fast [m/s]
+            (:mod:`~itasc_ros.core.cartesian_reference`).
+        max_cartesian_acceleration: ... with at most this acceleration [m/s^2].
+        max_cartesian_angular_speed: ... turning at most this fast [rad/s].
+        max_cartesian_angular_acceleration: ... with at most this acceleration [rad/s^2].
         constraints: the constraints, in row order.
         joint_limits: joint name -> its ``joint_limits`` fields in the ros2_control / MoveIt
             convention (``has_acceleration_limits``, ``max_acceleration``, ...; see
@@ -233,6 +243,10 @@ class ControllerConfig:
     max_target_speed: float = 2.0
     max_target_angular_speed: float = 6.0
     target_reach_margin: float = 2.0
+    max_cartesian_speed: float = 0.5
+    max_cartesian_acceleration: float = 2.5
+    max_cartesian_angular_speed: float = 1.5
+    max_cartesian_angular_acceleration: float = 8.0
     constraints: list[ConstraintConfig] = field(default_factory=list)
     joint_limits: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -362,6 +376,10 @@ LIVE_KEYS = frozenset(
         "max_velocity",
         "twist_filter_time_constant",
         "max_target_speed",
+        "max_cartesian_speed",
+        "max_cartesian_acceleration",
+        "max_cartesian_angular_speed",
+        "max_cartesian_angular_acceleration",
         "max_target_angular_speed",
         "target_reach_margin",
     }

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import spatial
 from ._kernels import clip_finite
 from ._target_kernels import (
     BAD_POSITION,
@@ -147,6 +148,8 @@ class Controller:
         self._vmax = self._limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
         self._dt = 1.0 / self.config.control_rate
         self._last_step = -math.inf  # [s] time of the last step
+        self._tick_dt = self._dt  # [s] time since the last step, at most two periods
+        self._zeros6 = np.zeros(6)
         self._q = np.zeros(n)
         self._zeros = np.zeros(n)
         self._qdot = np.zeros(n)
@@ -330,6 +333,9 @@ class Controller:
         if link is None:
             return np.eye(4), None
         eff = self.tree.forward_kinematics(self._q, link)
+        st = self._targets.get(constraint)
+        if st is not None and st.has_pose:  # the target given, not the reference toward it
+            return eff, st.pose.copy()
         try:
             return eff, c.target_pose(self.tree, self._q)
         except TargetNotSet:
@@ -538,7 +544,6 @@ class Controller:
                 f"the robot's reach ({st.reach:.3f} m with target_reach_margin "
                 f"{self.config.target_reach_margin} m)"
             )
-        self.scene.get(constraint).set_target(pose, check=False)
         t = float(received)
         t_src = t if header_stamp is None else float(header_stamp)
         prev_src = st.order.source
@@ -551,8 +556,10 @@ class Controller:
                 filter_twist(pose, st.pose, dt, dt / (tau + dt), st.rel, st.raw, st.estimate)
                 cfg = self.config  # the estimate never exceeds the speed limits
                 cap_twist(st.estimate, cfg.max_target_speed, cfg.max_target_angular_speed)
-        if jump or not (st.has_pose and 0.0 <= dt <= self.config.input_timeout):
+        step = jump or not (st.has_pose and 0.0 <= dt <= self.config.input_timeout)
+        if step:
             st.estimate[:] = 0.0
+        self._take_target(constraint, st, pose, step)
         st.pose[:] = pose
         st.stamp = t
         st.header = stamp_value(header_stamp)
@@ -575,6 +582,110 @@ class Controller:
         if not frame or frame == self.tree.root_link:
             return -1
         return self.tree.link_index(frame)
+
+    def _take_target(self, name: str, st: TargetStream, pose: Array, step: bool) -> None:
+        """Give the constraint its new target, at once within a smooth stream.
+
+        A step (a jump, a first target, a target after a pause) or a target during a jog goes
+        through the straight-line reference (:mod:`~itasc_ros.core.cartesian_reference`).
+        """
+        c = self.scene.get(name)
+        if step and not st.ref.active:
+            start = self._effector_pose(c)
+            if start is not None and self._is_far(start, pose):
+                st.ref.start(start)
+                c.set_target(st.ref.pose, check=False)  # active from here, where it is
+        if st.ref.active:
+            st.ref.jogging = False  # a pose target ends a jog: approach it from here
+            st.jog_stamp = -math.inf
+            return
+        c.set_target(pose, check=False)
+
+    def _is_far(self, a: Array, b: Array) -> bool:
+        """True when pose ``b`` is more than a tick away from ``a`` at the Cartesian limits."""
+        cfg = self.config
+        dist = math.dist(a[:3, 3], b[:3, 3])
+        angle = float(np.linalg.norm(spatial.so3_log(b[:3, :3] @ a[:3, :3].T)))
+        return dist > cfg.max_cartesian_speed * self._dt or (
+            angle > cfg.max_cartesian_angular_speed * self._dt
+        )
+
+    def _effector_pose(self, c: Constraint) -> Array | None:
+        """The constraint's effector pose (4, 4) now, or None (no effector, no joint state)."""
+        link = c.effector_link
+        if link is None or not self._has_state:
+            return None
+        return self.tree.forward_kinematics(self._q, link)
+
+    def _cartesian_limits(self) -> tuple[float, float, float, float]:
+        cfg = self.config
+        return (
+            cfg.max_cartesian_speed,
+            cfg.max_cartesian_acceleration,
+            cfg.max_cartesian_angular_speed,
+            cfg.max_cartesian_angular_acceleration,
+        )
+
+    def set_jog_twist(
+        self,
+        constraint: str,
+        frame: str,
+        twist: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+    ) -> None:
+        """Jog the constraint's effector with a twist, valid for ``input_timeout`` (as Servo).
+
+        A virtual target starts where the effector is and moves with the twist (its change
+        within ``max_cartesian_acceleration``, its size within ``max_cartesian_speed``, and the
+        angular pair); when the twists stop, it decelerates to rest and stays there.
+
+        Args:
+            constraint: a constraint that takes a target (the node uses the first).
+            frame: axes of the twist: '' (root) or a URDF link (rotated to the root).
+            twist: (6,) linear [m/s] and angular [rad/s] velocity.
+            received: reception time [s].
+            header_stamp: the message's stamp [s] if non-zero (checked for order).
+
+        Raises:
+            InputError: as :meth:`set_target_twist`; no joint state yet (the jog starts from
+                the effector's pose).
+        """
+        st = self._target_state(constraint)
+        tw = tw_msg = as_array(twist, f"jog of {constraint!r}", self._reject)
+        if tw.shape != (6,) or not usable(tw):
+            raise self._reject(
+                f"jog of {constraint!r} must be 6 finite values of at most {HUGE:g}, "
+                f"got {tw.tolist()}"
+            )
+        if not math.isfinite(received):
+            raise self._reject(f"jog of {constraint!r}: reception time {received!r} not finite")
+        c = self.scene.get(constraint)
+        if self._effector_pose(c) is None:
+            raise self._reject(f"jog of {constraint!r} needs a joint state and an effector")
+        why = st.jog_order.check(header_stamp, received, self.config.input_timeout)
+        if why:
+            raise self._reject(f"jog of {constraint!r}: {why}")
+        ref = self._frame_pose(frame, f"jog of {constraint!r}")
+        if ref is not None:
+            r = ref[:3, :3]
+            tw = np.concatenate([r @ tw[:3], r @ tw[3:]])
+        gap = float(received) - st.jog_stamp  # the jog stream's period: valid 1.5 of them
+        st.jog_valid = (
+            min(1.5 * gap, self.config.input_timeout) if gap > 0.0 else (self.config.input_timeout)
+        )
+        st.jog[:] = tw
+        st.jog_stamp = float(received)
+        st.jog_order.accept(header_stamp, received)
+        if not c.has_target:  # jogging without a target so far: hold the effector first
+            pose = self._effector_pose(c)
+            if pose is not None:
+                c.set_target(pose, check=False)
+        if self.journal is not None:
+            rec = self.journal.begin(Code.JOG, 10)
+            rec[0], rec[1] = self._stream_index[constraint], received
+            rec[2], rec[3] = stamp_value(header_stamp), self._frame_code(frame)
+            rec[4:10] = tw_msg
 
     def _is_jump(self, st: TargetStream, pose: Array, dt: float) -> bool:
         """True (and counted) when ``pose`` implies a target faster than the speed limits.
@@ -700,10 +811,44 @@ class Controller:
                 return Status.ACTIVE, ""
         return Status.WAITING, "no target received yet"
 
+    def _follow_reference(self, name: str, st: TargetStream, now: float) -> bool:
+        """Advance a jog or a step's straight-line reference; False when there is none."""
+        ref = st.ref
+        c = self.scene.get(name)
+        if fresh(now - st.jog_stamp, st.jog_valid):
+            if not ref.jogging:
+                start = self._effector_pose(c) if not ref.active else ref.pose
+                if start is None:
+                    return False
+                ref.start(start, jogging=True)
+            ref.jog(st.jog, self._tick_dt, self._cartesian_limits())
+        elif ref.jogging:  # the jog twists stopped: decelerate, then hold where it stopped
+            if ref.jog(self._zeros6, self._tick_dt, self._cartesian_limits()):
+                st.pose[:] = ref.pose
+                st.has_pose = True
+        elif ref.active:
+            timeout = self.config.input_timeout
+            goal_twist = st.twist if fresh(now - st.twist_stamp, timeout) else st.estimate
+            ref.toward(st.pose, goal_twist, self._tick_dt, self._cartesian_limits())
+        else:
+            return False
+        c.set_target(ref.pose, check=False)
+        st.source = TwistSource.REFERENCE
+        if not np.array_equal(ref.twist, st.applied):
+            st.applied[:] = ref.twist
+            c.set_target_twist(st.applied)
+        return True
+
     def _apply_twists(self, now: float) -> None:
-        """Give each pose constraint its twist: explicit if recent, else the estimate, else 0."""
+        """Give each pose constraint its twist: explicit if recent, else the estimate, else 0.
+
+        A jog or a step followed along the straight-line reference comes first.
+        """
         timeout = self.config.input_timeout
         for name, st in self._targets.items():
+            if st.ref.active or st.ref.jogging or fresh(now - st.jog_stamp, st.jog_valid):
+                if self._follow_reference(name, st, now):
+                    continue
             if fresh(now - st.twist_stamp, timeout):
                 src: Array | None = st.twist
                 st.source = TwistSource.EXPLICIT
@@ -733,7 +878,7 @@ class Controller:
         return out
 
     def _decide(self, now: float) -> StepOutput:
-        dt = self._tick_time(now)
+        dt = self._tick_dt = self._tick_time(now)
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._apply_twists(now)
@@ -891,7 +1036,8 @@ class Controller:
         active = out.status is Status.ACTIVE or out.result is not None
         for st in self._targets.values():
             rec[i : i + 3] = (st.source if active else 0, st.stamp, st.header)
-            rec[i + 3 : i + 15] = st.pose.ravel()[:12]  # rows 0-2
+            used = st.ref.pose if st.ref.active else st.pose
+            rec[i + 3 : i + 15] = used.ravel()[:12]  # rows 0-2
             rec[i + 15 : i + 21] = st.applied
             i += TICK_TARGET_SIZE
         rec[i : i + n] = out.qdot
@@ -909,6 +1055,11 @@ def _stream_into(st: TargetStream, out: Array) -> None:
     out[f["twist_order"]] = (stamp_value(st.twist_order.source), st.twist_order.received)
     out[f["applied"]] = st.applied
     out[f["jumps"]], out[f["capped"]], out[f["source"]] = st.jumps, st.capped, st.source
+    out[f["ref_active"]], out[f["ref_jogging"]] = st.ref.active, st.ref.jogging
+    out[f["ref_pose"]], out[f["ref_twist"]] = st.ref.pose.reshape(16), st.ref.twist
+    out[f["jog"]], out[f["jog_stamp"]] = st.jog, st.jog_stamp
+    out[f["jog_order"]] = (stamp_value(st.jog_order.source), st.jog_order.received)
+    out[f["jog_valid"]] = st.jog_valid
 
 
 def _stream_from(st: TargetStream, v: Array) -> None:
@@ -925,6 +1076,15 @@ def _stream_from(st: TargetStream, v: Array) -> None:
     st.applied[:] = v[f["applied"]]
     st.jumps, st.capped = int(v[f["jumps"]][0]), int(v[f["capped"]][0])
     st.source = int(v[f["source"]][0])
+    ref = st.ref
+    ref.active, ref.jogging = bool(v[f["ref_active"]][0]), bool(v[f["ref_jogging"]][0])
+    ref.pose[:], ref.twist[:] = v[f["ref_pose"]].reshape(4, 4), v[f["ref_twist"]]
+    ref.speed = float(np.linalg.norm(ref.twist[:3]))
+    ref.angular_speed = float(np.linalg.norm(ref.twist[3:]))
+    st.jog[:], st.jog_stamp = v[f["jog"]], float(v[f["jog_stamp"]][0])
+    order = v[f["jog_order"]]
+    st.jog_order.source, st.jog_order.received = stamp_of(order[0]), float(order[1])
+    st.jog_valid = float(v[f["jog_valid"]][0])
 
 
 __all__ = ["STATUSES", "Controller", "Status", "StepOutput"]

@@ -27,6 +27,7 @@ JOINT_STATE    reception time, header stamp, q (n)
 TARGET         target index, reception time, header stamp, frame (link index, -1 root), jump,
                position (3), quaternion x y z w (4)
 TWIST          target index, reception time, header stamp, frame, twist (6)
+JOG            target index, reception time, header stamp, frame, jog twist (6)
 ENABLED        1 or 0
 PARAMETERS     the configuration revision now in force, 1 if the controller's live settings
                were updated (``update_parameters``) or 0 (a node-only parameter changed)
@@ -59,7 +60,7 @@ FORMAT = 2.0
 LABEL = "itasc_journal_v1"
 """``layout.dim[0].label`` of a journal message."""
 
-STREAM_SIZE = 45
+STREAM_SIZE = 79
 """Values per target stream in a SNAPSHOT (see :func:`stream_layout`)."""
 
 SNAPSHOT_HEAD = 12
@@ -80,6 +81,7 @@ class Code(IntEnum):
     PARAMETERS = 6
     TICK = 7
     ZERO = 8
+    JOG = 9
 
 
 class TwistSource(IntEnum):
@@ -88,6 +90,7 @@ class TwistSource(IntEnum):
     NONE = 0
     ESTIMATED = 1  # from successive target poses
     EXPLICIT = 2  # from the target's twist topic
+    REFERENCE = 3  # the straight-line reference toward a target step, or a jog
 
 
 class ZeroReason(IntEnum):
@@ -119,6 +122,14 @@ def stream_layout() -> dict[str, slice]:
         ("jumps", 1),
         ("capped", 1),
         ("source", 1),
+        ("ref_active", 1),
+        ("ref_jogging", 1),
+        ("ref_pose", 16),
+        ("ref_twist", 6),
+        ("jog", 6),
+        ("jog_stamp", 1),
+        ("jog_order", 2),
+        ("jog_valid", 1),
     )
     out, i = {}, 0
     for name, size in sizes:

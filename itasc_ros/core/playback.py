@@ -227,6 +227,9 @@ class Playback:
             elif code == Code.TWIST:
                 name, frame = self._names[int(p[0])], self._frame(p[3])
                 ctrl.set_target_twist(name, frame, p[4:10], p[1], stamp_of(p[2]))
+            elif code == Code.JOG:
+                name, frame = self._names[int(p[0])], self._frame(p[3])
+                ctrl.set_jog_twist(name, frame, p[4:10], p[1], stamp_of(p[2]))
             elif code == Code.ENABLED:
                 ctrl.set_enabled(bool(p[0]))
             elif code == Code.PARAMETERS:

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .cartesian_reference import CartesianReference
+
 Array = NDArray[np.float64]
 
 HUGE = 1e150
@@ -114,6 +116,11 @@ class TargetStream:
         self.jumps = 0  # poses that implied a target faster than the speed limits
         self.capped = 0  # explicit twists scaled down to the speed limits
         self.source = 0  # where the last tick's twist came from (journal.TwistSource)
+        self.ref = CartesianReference()  # a step approached along a straight line, or a jog
+        self.jog = np.zeros(6)  # (6,) last jog twist (root frame) [m/s, rad/s]
+        self.jog_stamp = -math.inf  # [s] its reception time
+        self.jog_order = StampOrder()  # header stamps of the jog twists
+        self.jog_valid = 0.0  # [s] a jog twist counts this long (1.5 periods of its stream)
 
 
 __all__ = ["HUGE", "StampOrder", "TargetStream", "as_array", "fresh", "usable"]

@@ -246,6 +246,7 @@ class ItascNode(Node):
         for name, (pose_topic, twist_topic) in target_topics(self._config).items():
             self.create_subscription(PoseStamped, pose_topic, self._target_cb(name), 10)
             self.create_subscription(TwistStamped, twist_topic, self._twist_cb(name), 10)
+        self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_jog, 10)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
@@ -584,6 +585,17 @@ class ItascNode(Node):
                 self._reject(exc)
 
         return cb
+
+    def _on_jog(self, msg: TwistStamped) -> None:
+        """``~/delta_twist_cmds``: jog the effector of the first target constraint (as Servo)."""
+        ctrl = self._controller
+        if ctrl is None or not ctrl.pose_constraints:
+            return
+        try:
+            frame, tw, src = twist_stamped_array(msg)
+            ctrl.set_jog_twist(ctrl.pose_constraints[0], frame, tw, self._now(), src)
+        except Exception as exc:  # InputError; anything else is counted, never a crash
+            self._reject(exc)
 
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
         self._models.set_enabled(bool(request.data))

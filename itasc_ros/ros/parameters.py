@@ -201,6 +201,31 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
         *CONTROLLER_RANGES["max_target_angular_speed"],
     ),
     ParamSpec(
+        "max_cartesian_speed",
+        0.5,
+        "A target step (a pose that is not part of a smooth stream) or a jog on "
+        "~/delta_twist_cmds is followed along a straight line at most this fast [m/s].",
+        *CONTROLLER_RANGES["max_cartesian_speed"],
+    ),
+    ParamSpec(
+        "max_cartesian_acceleration",
+        2.5,
+        "Acceleration of that straight-line motion [m/s^2].",
+        *CONTROLLER_RANGES["max_cartesian_acceleration"],
+    ),
+    ParamSpec(
+        "max_cartesian_angular_speed",
+        1.5,
+        "Angular speed of a target step's or a jog's rotation [rad/s].",
+        *CONTROLLER_RANGES["max_cartesian_angular_speed"],
+    ),
+    ParamSpec(
+        "max_cartesian_angular_acceleration",
+        8.0,
+        "Angular acceleration of that rotation [rad/s^2].",
+        *CONTROLLER_RANGES["max_cartesian_angular_acceleration"],
+    ),
+    ParamSpec(
         "target_reach_margin",
         2.0,
         "Target poses farther from the root link than the effector's reach (from the URDF) "

@@ -1,0 +1,140 @@
+"""Cartesian reference: a target approached along a straight line, or jogged, within limits.
+
+A target step (a pose that is not part of a smooth stream) or a jog twist does not go to the
+constraint at once: a *reference* pose moves from where the effector is toward the target along
+the straight line between their origins, its rotation about the fixed axis between their
+orientations (the shortest rotation), each with a trapezoidal speed profile bounded by
+``max_cartesian_speed`` / ``max_cartesian_acceleration`` (and the angular pair). The constraint
+follows the reference, with the reference's twist fed forward. Without it the effector would
+swing along whatever path the joint limits leave. ROS-free.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import spatial
+
+Array = NDArray[np.float64]
+
+ARRIVED = 1e-6
+"""[m] and [rad]: closer than this the reference is at its target."""
+
+
+def _speed_toward(
+    speed: float, dist: float, vmax: float, amax: float, dt: float, goal_speed: float = 0.0
+) -> float:
+    """The next speed [m/s or rad/s] along a path with ``dist`` left.
+
+    Up to ``vmax``, down in time to arrive at the target's own speed ``goal_speed``, changing by
+    at most ``amax dt``.
+    """
+    # the fastest speed that still stops in time: v dt + v^2 / (2 a) <= dist
+    stop = amax * (-dt + math.sqrt(dt * dt + 2.0 * dist / amax)) if dist > 0.0 else 0.0
+    want = min(vmax, goal_speed + stop)
+    if want > speed:
+        return min(want, speed + amax * dt)
+    return max(want, speed - amax * dt)
+
+
+class CartesianReference:
+    """The reference pose of one target constraint (root frame) and its twist.
+
+    Attributes:
+        active: the constraint follows this reference (a step being approached, or jogging).
+        pose: (4, 4) the reference pose.
+        speed: [m/s] along the line; angular_speed: [rad/s] about the axis.
+        twist: (6,) the reference's twist (root frame), fed forward.
+        jogging: the reference is driven by a jog twist rather than toward a pose.
+    """
+
+    def __init__(self) -> None:
+        self.active = False
+        self.jogging = False
+        self.pose = np.eye(4)
+        self.speed = 0.0
+        self.angular_speed = 0.0
+        self.twist = np.zeros(6)
+
+    def start(self, pose: Array, jogging: bool = False) -> None:
+        """Start from ``pose`` (4, 4) (the effector's), at rest unless already moving."""
+        if not self.active:
+            self.pose[:] = pose
+            self.speed = self.angular_speed = 0.0
+            self.twist[:] = 0.0
+        self.active, self.jogging = True, jogging
+
+    def toward(
+        self, goal: Array, goal_twist: Array, dt: float, limits: tuple[float, float, float, float]
+    ) -> bool:
+        """Move toward ``goal`` (4, 4) for ``dt`` [s]; True once there (then inactive).
+
+        Args:
+            goal: the target pose.
+            goal_twist: (6,) the target's own twist (a moving target is caught up with).
+            dt: the time step [s].
+            limits: (speed [m/s], acceleration [m/s^2], angular speed [rad/s], angular
+                acceleration [rad/s^2]).
+        """
+        vmax, amax, wmax, alpha = limits
+        dp = goal[:3, 3] - self.pose[:3, 3]
+        dist = float(np.linalg.norm(dp))
+        rot = spatial.so3_log(goal[:3, :3] @ self.pose[:3, :3].T)
+        angle = float(np.linalg.norm(rot))
+        u = dp / dist if dist > ARRIVED else np.zeros(3)
+        axis = rot / angle if angle > ARRIVED else np.zeros(3)
+        # keep only the speed along the new direction: no sideways jerk at a new step
+        self.speed = max(0.0, float(self.twist[:3] @ u)) if dist > ARRIVED else 0.0
+        self.angular_speed = max(0.0, float(self.twist[3:] @ axis)) if angle > ARRIVED else 0.0
+        chase = max(0.0, float(goal_twist[:3] @ u))  # the target moving away along the line
+        spin = max(0.0, float(goal_twist[3:] @ axis))
+        self.speed = _speed_toward(self.speed, dist, vmax, amax, dt, chase)
+        self.angular_speed = _speed_toward(self.angular_speed, angle, wmax, alpha, dt, spin)
+        step, turn = min(self.speed * dt, dist), min(self.angular_speed * dt, angle)
+        self.pose[:3, 3] += u * step
+        self.pose[:3, :3] = spatial.so3_exp(axis * turn) @ self.pose[:3, :3]
+        self.twist[:3], self.twist[3:] = u * self.speed, axis * self.angular_speed
+        if dist - step <= ARRIVED and angle - turn <= ARRIVED:
+            self.pose[:] = goal
+            self.stop()
+            return True
+        return False
+
+    def jog(self, twist: Array, dt: float, limits: tuple[float, float, float, float]) -> bool:
+        """Move with ``twist`` (6,) (root frame; zero: stop) for ``dt`` [s].
+
+        The twist's change is kept within the acceleration limits and its size within the speed
+        limits. Returns True once at rest with a zero twist (then inactive).
+        """
+        vmax, amax, wmax, alpha = limits
+        want = twist.astype(float)
+        for sl, top in ((slice(0, 3), vmax), (slice(3, 6), wmax)):
+            n = float(np.linalg.norm(want[sl]))
+            if n > top:
+                want[sl] *= top / n
+        for sl, acc in ((slice(0, 3), amax), (slice(3, 6), alpha)):
+            change = want[sl] - self.twist[sl]
+            n = float(np.linalg.norm(change))
+            if n > acc * dt:
+                change *= acc * dt / n
+            self.twist[sl] += change
+        self.pose[:3, 3] += self.twist[:3] * dt
+        self.pose[:3, :3] = spatial.so3_exp(self.twist[3:] * dt) @ self.pose[:3, :3]
+        self.speed = float(np.linalg.norm(self.twist[:3]))
+        self.angular_speed = float(np.linalg.norm(self.twist[3:]))
+        if not want.any() and not self.twist.any():
+            self.stop()
+            return True
+        return False
+
+    def stop(self) -> None:
+        """Stop following the reference (the constraint takes the target itself)."""
+        self.active = self.jogging = False
+        self.speed = self.angular_speed = 0.0
+        self.twist[:] = 0.0
+
+
+__all__ = ["ARRIVED", "CartesianReference"]

@@ -1,0 +1,123 @@
+"""Cartesian reference: target steps followed along a straight line, and jogging (core)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree, spatial
+from itasc_ros.core.cartesian_reference import CartesianReference
+
+REPO = Path(__file__).resolve().parent.parent
+HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+LIMITS = (0.5, 2.5, 1.5, 8.0)
+
+
+@pytest.fixture(scope="module")
+def tree() -> KinematicTree:
+    return KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
+
+
+def test_a_step_goes_along_the_straight_line_with_a_bounded_speed_profile() -> None:
+    ref = CartesianReference()
+    start = np.eye(4)
+    goal = np.eye(4)
+    goal[:3, 3] = [0.3, -0.2, 0.1]
+    goal[:3, :3] = spatial.so3_exp(np.array([0.0, 0.0, 1.0]))
+    ref.start(start)
+    dt, speeds, points = 0.004, [0.0], []
+    for _ in range(1000):
+        done = ref.toward(goal, np.zeros(6), dt, LIMITS)
+        speeds.append(ref.speed)
+        points.append(ref.pose[:3, 3].copy())
+        if done:
+            break
+    assert done and not ref.active
+    np.testing.assert_allclose(ref.pose, goal, atol=1e-9)
+    p = np.array(points)
+    line = goal[:3, 3] / np.linalg.norm(goal[:3, 3])
+    off_line = p - np.outer(p @ line, line)
+    assert np.abs(off_line).max() < 1e-12  # on the straight line
+    assert max(speeds) <= LIMITS[0] + 1e-12
+    assert np.abs(np.diff(speeds)).max() <= LIMITS[1] * dt + 1e-12  # bounded acceleration
+
+
+def test_a_moving_target_is_caught_up_with_then_followed_directly() -> None:
+    ref = CartesianReference()
+    ref.start(np.eye(4))
+    goal = np.eye(4)
+    goal[:3, 3] = [0.1, 0.0, 0.0]
+    v = np.array([0.2, 0.0, 0.0, 0.0, 0.0, 0.0])
+    for _k in range(1000):
+        goal[:3, 3] += v[:3] * 0.004
+        if ref.toward(goal, v, 0.004, LIMITS):
+            break
+    assert not ref.active and _k < 500
+
+
+def test_jogging_ramps_up_moves_and_stops_smoothly() -> None:
+    ref = CartesianReference()
+    ref.start(np.eye(4), jogging=True)
+    twist = np.array([0.1, 0.0, 0.0, 0.0, 0.0, 0.2])
+    dt = 0.004
+    for _ in range(500):  # 2 s
+        ref.jog(twist, dt, LIMITS)
+    assert ref.pose[0, 3] == pytest.approx(0.1 * 2.0, rel=0.02)
+    speeds = []
+    for _ in range(200):
+        done = ref.jog(np.zeros(6), dt, LIMITS)
+        speeds.append(ref.speed)
+        if done:
+            break
+    assert done and ref.speed == 0.0
+    assert np.abs(np.diff([0.1, *speeds])).max() <= LIMITS[1] * dt + 1e-12
+
+
+def make(tree: KinematicTree) -> Controller:
+    cons = [ConstraintConfig("ee", "copy_pose", link="panda_hand")]
+    return Controller(tree, ControllerConfig(constraints=cons, control_rate=250.0))
+
+
+def run(ctrl: Controller, q: np.ndarray, now: float, ticks: int, jog: np.ndarray | None) -> tuple:
+    for _ in range(ticks):
+        now += 0.004
+        ctrl.set_joint_state(ctrl.joint_names, q, now)
+        if jog is not None:
+            ctrl.set_jog_twist("ee", "", jog, now)
+        out = ctrl.step(now)
+        q = q + out.qdot * 0.004
+    return q, now, out
+
+
+def test_controller_step_keeps_the_effector_on_the_line(tree: KinematicTree) -> None:
+    ctrl = make(tree)
+    q, now = HOME.copy(), 0.0
+    start = tree.forward_kinematics(q, "panda_hand")
+    goal = start.copy()
+    goal[:3, 3] += [0.0, 0.25, -0.15]
+    ctrl.set_joint_state(ctrl.joint_names, q, now)
+    ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
+    line = (goal[:3, 3] - start[:3, 3]) / np.linalg.norm(goal[:3, 3] - start[:3, 3])
+    worst = 0.0
+    for _ in range(400):
+        q, now, _out = run(ctrl, q, now, 1, None)
+        d = tree.forward_kinematics(q, "panda_hand")[:3, 3] - start[:3, 3]
+        worst = max(worst, float(np.linalg.norm(d - (d @ line) * line)))
+    assert worst < 0.005  # within 5 mm of the straight line all the way
+    err = np.linalg.norm(tree.forward_kinematics(q, "panda_hand")[:3, 3] - goal[:3, 3])
+    assert err < 1e-3
+
+
+def test_controller_jog_moves_v_t_and_stops(tree: KinematicTree) -> None:
+    ctrl = make(tree)
+    q, now = HOME.copy(), 0.0
+    start = tree.forward_kinematics(q, "panda_hand")[:3, 3]
+    ctrl.set_joint_state(ctrl.joint_names, q, now)
+    q, now, _ = run(ctrl, q, now, 500, np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.0]))  # 2 s
+    moved = tree.forward_kinematics(q, "panda_hand")[:3, 3] - start
+    assert moved[1] == pytest.approx(0.1, rel=0.02)
+    q, now, out = run(ctrl, q, now, 150, None)  # the twists stop: it stops smoothly, holds
+    assert np.abs(out.qdot).max() < 1e-3
+    assert not ctrl._targets["ee"].ref.active
