@@ -23,6 +23,7 @@ the median per-call time over blocks. Ratios are ours / peer (< 1: we are faster
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import json
 import math
@@ -140,20 +141,28 @@ def _controller_ticks(
     """The node's tick in the core: joint state, target pose, step; without and with a journal.
 
     ``controller_journaled`` records every call into a journal emptied every 10 ticks, as the
-    node does while ``~/journal`` is subscribed at 1 kHz.
+    node does while ``~/journal`` is subscribed at 1 kHz; ``controller_limited`` applies
+    Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``).
     """
     from ..core import ConstraintConfig, Controller, ControllerConfig
     from ..core.journal import Journal
     from ..core.spatial import matrix_to_quat
+    from ..params import load_config
 
     config = ControllerConfig(
         constraints=[ConstraintConfig("ee", "copy_pose", link="panda_link8")], control_rate=1000.0
     )
+    limited = copy.deepcopy(config)  # with Franka's acceleration and jerk limits
+    limited.joint_limits = load_config(share_file("config", "panda.yaml")).joint_limits
     p, quat = target[:3, 3].copy(), matrix_to_quat(target)
     names = tree.joint_names
     funcs: dict[str, Callable[[], Any]] = {}
-    for name, journal in (("controller", None), ("controller_journaled", Journal())):
-        ctrl = Controller(tree, config)
+    for name, journal, cfg in (
+        ("controller", None, config),
+        ("controller_journaled", Journal(), config),
+        ("controller_limited", None, limited),
+    ):
+        ctrl = Controller(tree, cfg)
         ctrl.attach_journal(journal)
         clock = [1000.0]
 
@@ -204,6 +213,8 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     row: dict[str, Any] = {f"{k}_us": v * 1e6 for k, v in t.items()}
     row["journal_overhead_us"] = (t["controller_journaled"] - t["controller"]) * 1e6
     out["journal_overhead_us"] = row["journal_overhead_us"]
+    row["motion_limits_overhead_us"] = (t["controller_limited"] - t["controller"]) * 1e6
+    out["motion_limits_overhead_us"] = row["motion_limits_overhead_us"]
     if "pykdl" in t:
         row["ratio_vs_pykdl"] = t["itasc_ros"] / t["pykdl"]
         row["with_target_ratio_vs_pykdl"] = t["itasc_ros_with_target"] / t["pykdl"]
