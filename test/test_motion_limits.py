@@ -139,20 +139,26 @@ def test_every_command_pair_within_the_limits_and_no_limit_crossed(
     assert jerk_ratio <= 1.0 + 1e-9
 
 
-def test_a_step_is_followed_smoothly_and_still_reached(tree: KinematicTree) -> None:
-    ctrl = make(tree, 250.0)
-    q, now = HOME.copy(), 0.0
-    goal = tree.forward_kinematics(q, "panda_hand")
-    goal[:3, 3] += [0.0, 0.1, 0.0]
-    v = np.zeros(7)
-    speeds = []
-    for _ in range(500):
+def drive(
+    ctrl: Controller, q: np.ndarray, now: float, goal: np.ndarray, ticks: int
+) -> tuple[np.ndarray, float, np.ndarray, list[float]]:
+    """``ticks`` ticks at 250 Hz toward ``goal`` on a robot that follows the commands."""
+    v, speeds = np.zeros(7), []
+    for _ in range(ticks):
         now += 0.004
         q = q + v * 0.004
         ctrl.set_joint_state(ctrl.joint_names, q, now)
         ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
         v = ctrl.step(now).qdot
-        speeds.append(np.abs(v).max())
+        speeds.append(float(np.abs(v).max()))
+    return q, now, v, speeds
+
+
+def test_a_step_is_followed_smoothly_and_still_reached(tree: KinematicTree) -> None:
+    ctrl = make(tree, 250.0)
+    goal = tree.forward_kinematics(HOME, "panda_hand")
+    goal[:3, 3] += [0.0, 0.1, 0.0]
+    q, _now, _v, speeds = drive(ctrl, HOME.copy(), 0.0, goal, 500)
     assert speeds[0] <= max(ACC) * 0.004 + 1e-12  # the first tick: one tick of acceleration
     err = np.linalg.norm(tree.forward_kinematics(q, "panda_hand")[:3, 3] - goal[:3, 3])
     assert err < 1e-3
@@ -160,16 +166,9 @@ def test_a_step_is_followed_smoothly_and_still_reached(tree: KinematicTree) -> N
 
 def test_disable_while_moving_decelerates_then_one_zero(tree: KinematicTree) -> None:
     ctrl = make(tree, 250.0)
-    q, now = HOME.copy(), 0.0
-    goal = tree.forward_kinematics(q, "panda_hand")
+    goal = tree.forward_kinematics(HOME, "panda_hand")
     goal[:3, 3] += [0.0, 0.3, 0.0]
-    v = np.zeros(7)
-    for _ in range(40):  # moving
-        now += 0.004
-        q = q + v * 0.004
-        ctrl.set_joint_state(ctrl.joint_names, q, now)
-        ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
-        v = ctrl.step(now).qdot
+    q, now, v, _ = drive(ctrl, HOME.copy(), 0.0, goal, 40)  # moving
     assert np.abs(v).max() > 0.3
     ctrl.set_enabled(False)
     statuses, published = [], []

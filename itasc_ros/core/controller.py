@@ -652,14 +652,7 @@ class Controller:
                 the effector's pose).
         """
         st = self._target_state(constraint)
-        tw = tw_msg = as_array(twist, f"jog of {constraint!r}", self._reject)
-        if tw.shape != (6,) or not usable(tw):
-            raise self._reject(
-                f"jog of {constraint!r} must be 6 finite values of at most {HUGE:g}, "
-                f"got {tw.tolist()}"
-            )
-        if not math.isfinite(received):
-            raise self._reject(f"jog of {constraint!r}: reception time {received!r} not finite")
+        tw = tw_msg = self._twist_arg(f"jog of {constraint!r}", twist, received)
         c = self.scene.get(constraint)
         if self._effector_pose(c) is None:
             raise self._reject(f"jog of {constraint!r} needs a joint state and an effector")
@@ -728,14 +721,7 @@ class Controller:
                 :data:`HUGE`, a stamp out of order / leaping ahead; the twist is unchanged.
         """
         st = self._target_state(constraint)
-        tw = tw_msg = as_array(twist, f"twist of {constraint!r}", self._reject)
-        if tw.shape != (6,) or not usable(tw):
-            raise self._reject(
-                f"twist of {constraint!r} must be 6 finite values of at most {HUGE:g}, "
-                f"got {tw.tolist()}"
-            )
-        if not math.isfinite(received):
-            raise self._reject(f"twist of {constraint!r}: reception time {received!r} not finite")
+        tw = tw_msg = self._twist_arg(f"twist of {constraint!r}", twist, received)
         why = st.twist_order.check(header_stamp, received, self.config.input_timeout)
         if why:
             raise self._reject(f"twist of {constraint!r}: {why}")
@@ -753,6 +739,21 @@ class Controller:
             rec[0], rec[1] = self._stream_index[constraint], received
             rec[2], rec[3] = stamp_value(header_stamp), self._frame_code(frame)
             rec[4:10] = tw_msg
+
+    def _twist_arg(self, what: str, twist: ArrayLike, received: float) -> Array:
+        """A twist argument (6,) checked: 6 finite values of at most HUGE, a finite time.
+
+        Raises:
+            InputError: naming ``what``.
+        """
+        tw = as_array(twist, what, self._reject)
+        if tw.shape != (6,) or not usable(tw):
+            raise self._reject(
+                f"{what} must be 6 finite values of at most {HUGE:g}, got {tw.tolist()}"
+            )
+        if not math.isfinite(received):
+            raise self._reject(f"{what}: reception time {received!r} not finite")
+        return tw
 
     def set_enabled(self, enabled: bool) -> None:
         """Enable or disable the output (disabled: zeros once, then silence)."""
