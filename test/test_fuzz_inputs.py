@@ -75,6 +75,11 @@ from itasc_ros.tools.resources import robot_urdf
 REPO = Path(__file__).resolve().parents[1]
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
 CONFIG = load_config(REPO / "config" / "panda.yaml")
+# The oracle is plain iTaSC: targets at once, immediate stops (the motion limits, controlled
+# stops and straight-line steps have their own property tests: test_motion_limits.py,
+# test_cartesian_reference.py).
+CONFIG.joint_limits = {}
+CONFIG.max_cartesian_speed = 0.0
 JOINTS = list(TREE.joint_names)  # the URDF order
 LIMITS = dict(zip(JOINTS, TREE.velocity_limits, strict=True))  # [rad/s]
 HOME = dict(zip(JOINTS, [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785], strict=True))

@@ -365,13 +365,13 @@ def test_snap_to_effector(system: System, client: RvizLikeClient) -> None:
     snapped = pose_to_matrix(pose.pose)
     assert pose_error(snapped, target)[0] > 0.2  # to the effector, not the target
     dp, dr = pose_error(system.effector(), snapped)
-    assert dp < 0.005 and dr < 0.01
+    assert dp < 0.01 and dr < 0.02  # the arm decelerates within its joint limits after it
     time.sleep(0.3)  # the snapped pose is the new target: the robot holds still there
     wait_reached(system, snapped, "the snapped pose")
     held = system.effector()
     time.sleep(0.3)
     dp, dr = pose_error(system.effector(), held)
-    assert dp < 2e-4 and dr < 1e-3
+    assert dp < 5e-4 and dr < 1e-3  # converging on it (within the joints' limits), no drift
     assert client.gaps == []
 
 

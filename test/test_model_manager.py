@@ -37,6 +37,9 @@ HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
 #: config/panda.yaml: ``joints`` names the Panda's joints (the UR5 does not fit)
 PANDA = load_config(REPO / "config" / "panda.yaml")
+# The Panda's joint_limits name Panda joints: a configuration with them refuses another robot
+# (test_motion_limits.py); these tests switch robots under one configuration.
+PANDA.joint_limits = {}
 
 
 def _any_robot() -> ControllerConfig:

@@ -110,6 +110,8 @@ class CartesianReference:
         limits. Returns True once at rest with a zero twist (then inactive).
         """
         vmax, amax, wmax, alpha = limits
+        if dt <= 0.0:
+            return False
         want = twist.astype(float)
         for sl, top in ((slice(0, 3), vmax), (slice(3, 6), wmax)):
             n = float(np.linalg.norm(want[sl]))

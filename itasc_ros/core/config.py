@@ -34,7 +34,7 @@ CONTROLLER_RANGES: dict[str, tuple[float, float]] = {
     "max_target_speed": (0.001, 100.0),
     "max_target_angular_speed": (0.001, 1000.0),
     "target_reach_margin": (0.0, 1000.0),
-    "max_cartesian_speed": (0.001, 100.0),
+    "max_cartesian_speed": (0.0, 100.0),
     "max_cartesian_acceleration": (0.001, 1000.0),
     "max_cartesian_angular_speed": (0.001, 1000.0),
     "max_cartesian_angular_acceleration": (0.001, 10000.0),
@@ -220,7 +220,8 @@ class ControllerConfig:
             (from the URDF) plus this margin [m] are refused.
         max_cartesian_speed: a target step (a pose not part of a smooth stream) or a jog is
             followed along a straight line at most this fast [m/s]
-            (:mod:`~itasc_ros.core.cartesian_reference`).
+            (:mod:`~itasc_ros.core.cartesian_reference`); 0: steps go to the constraint at
+            once (plain iTaSC) and jogs are capped by ``max_target_speed``.
         max_cartesian_acceleration: ... with at most this acceleration [m/s^2].
         max_cartesian_angular_speed: ... turning at most this fast [rad/s].
         max_cartesian_angular_acceleration: ... with at most this acceleration [rad/s^2].

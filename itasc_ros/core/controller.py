@@ -148,7 +148,7 @@ class Controller:
         self._vmax = self._limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
         self._dt = 1.0 / self.config.control_rate
         self._last_step = -math.inf  # [s] time of the last step
-        self._tick_dt = self._dt  # [s] time since the last step, at most two periods
+        self._elapsed = self._dt  # [s] time since the last step, at most input_timeout
         self._zeros6 = np.zeros(6)
         self._q = np.zeros(n)
         self._zeros = np.zeros(n)
@@ -559,7 +559,9 @@ class Controller:
         step = jump or not (st.has_pose and 0.0 <= dt <= self.config.input_timeout)
         if step:
             st.estimate[:] = 0.0
-        self._take_target(constraint, st, pose, step)
+        if asked_jump:  # e.g. the RViz marker snapped back to the effector: no reference
+            st.ref.stop()
+        self._take_target(constraint, st, pose, step and not asked_jump)
         st.pose[:] = pose
         st.stamp = t
         st.header = stamp_value(header_stamp)
@@ -590,7 +592,7 @@ class Controller:
         through the straight-line reference (:mod:`~itasc_ros.core.cartesian_reference`).
         """
         c = self.scene.get(name)
-        if step and not st.ref.active:
+        if step and not st.ref.active and self.config.max_cartesian_speed > 0.0:
             start = self._effector_pose(c)
             if start is not None and self._is_far(start, pose):
                 st.ref.start(start)
@@ -620,7 +622,7 @@ class Controller:
     def _cartesian_limits(self) -> tuple[float, float, float, float]:
         cfg = self.config
         return (
-            cfg.max_cartesian_speed,
+            cfg.max_cartesian_speed or cfg.max_target_speed,
             cfg.max_cartesian_acceleration,
             cfg.max_cartesian_angular_speed,
             cfg.max_cartesian_angular_acceleration,
@@ -663,10 +665,18 @@ class Controller:
         if ref is not None:
             r = ref[:3, :3]
             tw = np.concatenate([r @ tw[:3], r @ tw[3:]])
-        gap = float(received) - st.jog_stamp  # the jog stream's period: valid 1.5 of them
-        st.jog_valid = (
-            min(1.5 * gap, self.config.input_timeout) if gap > 0.0 else (self.config.input_timeout)
-        )
+        gap = float(received) - st.jog_stamp
+        timeout = self.config.input_timeout
+        if 0.0 <= gap <= timeout:  # the stream goes on: its average period since it began
+            st.jog_count += 1
+            st.jog_period = (float(received) - st.jog_start) / (st.jog_count - 1)
+        else:  # a new jog stream
+            st.jog_start, st.jog_count, st.jog_period = float(received), 1, 0.0
+        st.jog_valid = timeout
+        # Each twist moves the reference for one period of its stream (the average since the
+        # stream began: DDS delivers in bursts), late ones catching up: the effector moves v t
+        # for t the stream's length, and stops then, not input_timeout later.
+        st.jog_budget = min(st.jog_budget + (st.jog_period or self._dt), timeout)
         st.jog[:] = tw
         st.jog_stamp = float(received)
         st.jog_order.accept(header_stamp, received)
@@ -822,15 +832,18 @@ class Controller:
                 if start is None:
                     return False
                 ref.start(start, jogging=True)
-            ref.jog(st.jog, self._tick_dt, self._cartesian_limits())
+            move = min(self._elapsed, st.jog_budget)
+            st.jog_budget -= move
+            ref.jog(st.jog, move, self._cartesian_limits())
         elif ref.jogging:  # the jog twists stopped: decelerate, then hold where it stopped
-            if ref.jog(self._zeros6, self._tick_dt, self._cartesian_limits()):
+            st.jog_budget = 0.0
+            if ref.jog(self._zeros6, self._elapsed, self._cartesian_limits()):
                 st.pose[:] = ref.pose
                 st.has_pose = True
         elif ref.active:
             timeout = self.config.input_timeout
             goal_twist = st.twist if fresh(now - st.twist_stamp, timeout) else st.estimate
-            ref.toward(st.pose, goal_twist, self._tick_dt, self._cartesian_limits())
+            ref.toward(st.pose, goal_twist, self._elapsed, self._cartesian_limits())
         else:
             return False
         c.set_target(ref.pose, check=False)
@@ -879,7 +892,7 @@ class Controller:
         return out
 
     def _decide(self, now: float) -> StepOutput:
-        dt = self._tick_dt = self._tick_time(now)
+        dt = self._tick_time(now)
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._apply_twists(now)
@@ -918,7 +931,9 @@ class Controller:
         dt = now - self._last_step
         self._last_step = now
         if not (0.0 < dt < math.inf):
+            self._elapsed = self._dt
             return self._dt
+        self._elapsed = min(dt, self.config.input_timeout)  # the references move in real time
         return min(dt, 2.0 * self._dt)
 
     def _can_stop_smoothly(self, now: float) -> bool:
@@ -1060,7 +1075,9 @@ def _stream_into(st: TargetStream, out: Array) -> None:
     out[f["ref_pose"]], out[f["ref_twist"]] = st.ref.pose.reshape(16), st.ref.twist
     out[f["jog"]], out[f["jog_stamp"]] = st.jog, st.jog_stamp
     out[f["jog_order"]] = (stamp_value(st.jog_order.source), st.jog_order.received)
-    out[f["jog_valid"]] = st.jog_valid
+    out[f["jog_valid"]], out[f["jog_period"]] = st.jog_valid, st.jog_period
+    out[f["jog_budget"]] = st.jog_budget
+    out[f["jog_start"]], out[f["jog_count"]] = st.jog_start, st.jog_count
 
 
 def _stream_from(st: TargetStream, v: Array) -> None:
@@ -1086,6 +1103,9 @@ def _stream_from(st: TargetStream, v: Array) -> None:
     order = v[f["jog_order"]]
     st.jog_order.source, st.jog_order.received = stamp_of(order[0]), float(order[1])
     st.jog_valid = float(v[f["jog_valid"]][0])
+    st.jog_period = float(v[f["jog_period"]][0])
+    st.jog_budget = float(v[f["jog_budget"]][0])
+    st.jog_start, st.jog_count = float(v[f["jog_start"]][0]), int(v[f["jog_count"]][0])
 
 
 __all__ = ["STATUSES", "Controller", "Status", "StepOutput"]

@@ -60,7 +60,7 @@ FORMAT = 2.0
 LABEL = "itasc_journal_v1"
 """``layout.dim[0].label`` of a journal message."""
 
-STREAM_SIZE = 79
+STREAM_SIZE = 83
 """Values per target stream in a SNAPSHOT (see :func:`stream_layout`)."""
 
 SNAPSHOT_HEAD = 12
@@ -130,6 +130,10 @@ def stream_layout() -> dict[str, slice]:
         ("jog_stamp", 1),
         ("jog_order", 2),
         ("jog_valid", 1),
+        ("jog_period", 1),
+        ("jog_budget", 1),
+        ("jog_start", 1),
+        ("jog_count", 1),
     )
     out, i = {}, 0
     for name, size in sizes:

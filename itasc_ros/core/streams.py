@@ -120,7 +120,11 @@ class TargetStream:
         self.jog = np.zeros(6)  # (6,) last jog twist (root frame) [m/s, rad/s]
         self.jog_stamp = -math.inf  # [s] its reception time
         self.jog_order = StampOrder()  # header stamps of the jog twists
-        self.jog_valid = 0.0  # [s] a jog twist counts this long (1.5 periods of its stream)
+        self.jog_valid = 0.0  # [s] a jog twist counts this long (two periods of its stream)
+        self.jog_period = 0.0  # [s] the jog stream's average period
+        self.jog_budget = 0.0  # [s] motion the received jog twists still pay for
+        self.jog_start = -math.inf  # [s] reception time of the jog stream's first twist
+        self.jog_count = 0  # twists of the jog stream so far
 
 
 __all__ = ["HUGE", "StampOrder", "TargetStream", "as_array", "fresh", "usable"]

@@ -204,7 +204,8 @@ NODE_PARAMS: tuple[ParamSpec, ...] = (
         "max_cartesian_speed",
         0.5,
         "A target step (a pose that is not part of a smooth stream) or a jog on "
-        "~/delta_twist_cmds is followed along a straight line at most this fast [m/s].",
+        "~/delta_twist_cmds is followed along a straight line at most this fast [m/s]; 0: "
+        "steps go to the constraint at once, jogs are capped by max_target_speed.",
         *CONTROLLER_RANGES["max_cartesian_speed"],
     ),
     ParamSpec(
