@@ -927,14 +927,18 @@ class Controller:
         return StepOutput(status, publish, self._zeros.copy(), self._q.copy(), res, reason)
 
     def _tick_time(self, now: float) -> float:
-        """The time since the last step [s], at most two periods (the period at first)."""
+        """The time since the last step [s], at most ``input_timeout`` (the period at first).
+
+        The motion limits use it as it is: a late tick may change the command by what the
+        limits allow over the time that really passed, so that the accelerations and jerks of
+        the published commands, at the ticks' times, are within the limits.
+        """
         dt = now - self._last_step
         self._last_step = now
         if not (0.0 < dt < math.inf):
-            self._elapsed = self._dt
-            return self._dt
-        self._elapsed = min(dt, self.config.input_timeout)  # the references move in real time
-        return min(dt, 2.0 * self._dt)
+            dt = self._dt
+        self._elapsed = min(dt, self.config.input_timeout)
+        return self._elapsed
 
     def _can_stop_smoothly(self, now: float) -> bool:
         """Decelerate within the limits rather than send a zero: moving, fresh joint states."""
