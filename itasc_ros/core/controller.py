@@ -196,16 +196,14 @@ class Controller:
     def _build_limiter(self, cfg: ControllerConfig, scene: Scene) -> MotionLimiter:
         """The motion limits of the commanded joints (``joint_limits``).
 
-        Raises:
-            ConfigError: a joint that is not a movable joint of the URDF.
+        Entries for joints this URDF does not have are ignored, as MoveIt and ros2_control do
+        (e.g. another robot's limits after a URDF change); they are listed in
+        :attr:`ignored_joint_limits` for the node to warn about.
         """
         limits = cfg.limits()
-        unknown = sorted(j for j in limits if j not in self.full_tree.all_joint_names)
-        if unknown:
-            raise ConfigError(
-                f"joint_limits name {unknown}, not movable joints of the URDF; joints are: "
-                + ", ".join(self.full_tree.all_joint_names)
-            )
+        self.ignored_joint_limits = sorted(
+            j for j in limits if j not in self.full_tree.all_joint_names
+        )
         lower, upper = scene.position_limits
         return MotionLimiter(
             scene.velocity_limits,
@@ -661,10 +659,7 @@ class Controller:
         why = st.jog_order.check(header_stamp, received, self.config.input_timeout)
         if why:
             raise self._reject(f"jog of {constraint!r}: {why}")
-        ref = self._frame_pose(frame, f"jog of {constraint!r}")
-        if ref is not None:
-            r = ref[:3, :3]
-            tw = np.concatenate([r @ tw[:3], r @ tw[3:]])
+        tw = self._twist_in_root(tw, frame, f"jog of {constraint!r}")
         gap = float(received) - st.jog_stamp
         timeout = self.config.input_timeout
         if 0.0 <= gap <= timeout:  # the stream goes on: its average period since it began
@@ -735,10 +730,7 @@ class Controller:
         why = st.twist_order.check(header_stamp, received, self.config.input_timeout)
         if why:
             raise self._reject(f"twist of {constraint!r}: {why}")
-        ref = self._frame_pose(frame, f"twist of {constraint!r}")
-        if ref is not None:
-            r = ref[:3, :3]
-            tw = np.concatenate([r @ tw[:3], r @ tw[3:]])
+        tw = self._twist_in_root(tw, frame, f"twist of {constraint!r}")
         st.twist[:] = tw
         if cap_twist(st.twist, self.config.max_target_speed, self.config.max_target_angular_speed):
             st.capped += 1
@@ -764,6 +756,14 @@ class Controller:
         if not math.isfinite(received):
             raise self._reject(f"{what}: reception time {received!r} not finite")
         return tw
+
+    def _twist_in_root(self, tw: Array, frame: str, what: str) -> Array:
+        """A twist (6,) given in the axes of ``frame`` ('' or a link), in the root's axes."""
+        ref = self._frame_pose(frame, what)
+        if ref is None:
+            return tw
+        r = ref[:3, :3]
+        return np.concatenate([r @ tw[:3], r @ tw[3:]])
 
     def set_enabled(self, enabled: bool) -> None:
         """Enable or disable the output (disabled: zeros once, then silence)."""

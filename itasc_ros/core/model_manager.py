@@ -269,6 +269,14 @@ class ModelManager(Generic[T]):
                     )
                 except InputError as exc:  # e.g. beyond the new model's reach: not carried
                     logs.append((logging.WARNING, f"target of {name!r} not carried over: {exc}"))
+        if ctrl.ignored_joint_limits:
+            logs.append(
+                (
+                    logging.WARNING,
+                    f"joint_limits for joints that robot {ctrl.tree.name!r} does not have are "
+                    f"ignored: {ctrl.ignored_joint_limits}",
+                )
+            )
         self.controller = ctrl
         self.source = source
         pending, self.pending_targets = self.pending_targets, {}
