@@ -454,6 +454,8 @@ def test_urdf_reload_recreates_the_marker(system: System, client: RvizLikeClient
         if len(response.markers) != 1 or response.sequence_number >= before:
             return False
         dp, dr = pose_error(pose_to_matrix(response.markers[0].pose), system.effector())
-        return dp < 1e-3 and dr < 1e-3
+        # at the effector when the model was installed; the arm may still settle (within its
+        # joint limits) toward the target of the previous test by a millimetre or so
+        return dp < 2e-3 and dr < 2e-3
 
     wait_until(served, what="the marker of the reloaded model")
