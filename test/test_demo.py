@@ -96,10 +96,9 @@ def test_metrics_are_finite_and_safe(demo: dict[str, Any]) -> None:
     assert m["max_joint_speed_ratio"] <= 1.0 + 1e-9  # never above a velocity limit
     assert m["loop_rate_hz"] > 0.3 * m["control_rate_hz"]
     assert m["solve_time_mean_ms"] > 0.0
-    # motion a real robot accepts: every command pair within Franka's acceleration limits; the
-    # jerk ratio is reported (<= 1 in most runs; some loaded runs have shown up to 2.6: open)
-    assert m["max_joint_acceleration_ratio"] <= 1.0
-    assert math.isfinite(m["max_joint_jerk_ratio"]) and m["max_joint_jerk_ratio"] >= 0.0
+    # motion a real robot accepts: every command pair within Franka's limits, the shutdown's
+    # controlled stop included
+    assert m["max_joint_acceleration_ratio"] <= 1.0 and m["max_joint_jerk_ratio"] <= 1.0
     steps = m["phases"]["steps"]  # straight-line steps within the joint limits: ~0.4 s each
     settled, total = map(int, steps["settled"].split("/"))
     assert settled >= total - 1 and 0.0 < steps["settle_time_max_s"] < 1.0

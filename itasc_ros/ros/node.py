@@ -730,10 +730,18 @@ class ItascNode(Node):
             executor.spin_once(timeout_sec=0.01)
         return not ctrl.commanding
 
-    def shutdown_zero(self, wait: float = 1.0) -> bool:
-        """Publish a zero command before exit (ros2_control holds the last command)."""
+    def shutdown_zero(self, wait: float = 1.0, already_stopped: bool = False) -> bool:
+        """Publish a zero command before exit (ros2_control holds the last command).
+
+        ``already_stopped``: the controlled stop ended with its zero command a moment ago; a
+        second zero right after it would only be a jerk at the ticks' times.
+        """
         if self._controller is None:
             return False
+        if already_stopped:
+            self._journal.flush(self._now(), force=True)
+            self.get_logger().info("shutdown: zero command sent (the controlled stop's last)")
+            return True
         self._journal.flush(self._now(), force=True)
         sent = self._publish_zero(self._controller, wait)
         if sent:
@@ -924,6 +932,7 @@ def main(args: list[str] | None = None) -> int:
         signal.signal(s, on_signal)
     node: ItascNode | None = None
     code = 0
+    stopped = False
     try:
         node = ItascNode()
         node.apply_scheduling()
@@ -932,7 +941,7 @@ def main(args: list[str] | None = None) -> int:
         node.gc.start()  # start-up objects frozen; collections after commands, not in ticks
         spin_until(executor, stop)
         if rclpy.ok():
-            node.stop_smoothly(executor)
+            stopped = node.stop_smoothly(executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (ItascError, ParameterException) as exc:  # e.g. control_rate:=5000.0 at start-up
@@ -941,7 +950,7 @@ def main(args: list[str] | None = None) -> int:
     finally:
         if node is not None:
             if rclpy.ok():
-                node.shutdown_zero()
+                node.shutdown_zero(already_stopped=stopped)
             node.destroy_node()
         rclpy.try_shutdown()
     return code
