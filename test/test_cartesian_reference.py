@@ -121,3 +121,53 @@ def test_controller_jog_moves_v_t_and_stops(tree: KinematicTree) -> None:
     q, now, out = run(ctrl, q, now, 150, None)  # the twists stop: it stops smoothly, holds
     assert np.abs(out.qdot).max() < 1e-3
     assert not ctrl._targets["ee"].ref.active
+
+
+@pytest.mark.parametrize("stamped", [True, False])
+def test_controller_jog_delivered_unevenly_still_moves_v_t(
+    tree: KinematicTree, stamped: bool
+) -> None:
+    """Twists sent every 10 ms for 2 s but delivered in bursts of up to 8, one in ten lost: the
+    effector still moves v t (each twist pays its share of the stream: the stamps' step, else
+    the average period of the receptions), and a stall past input_timeout is counted."""
+    ctrl = make(tree)
+    q, now = HOME.copy(), 0.0
+    start = tree.forward_kinematics(q, "panda_hand")[:3, 3]
+    ctrl.set_joint_state(ctrl.joint_names, q, now)
+    rng = np.random.default_rng(3)
+    sent = [0.01 * i for i in range(201) if i in (0, 200) or rng.random() > 0.1]
+    jog, due, tick = np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.0]), 0, 0.004
+    while now < 3.0:
+        now += tick
+        ctrl.set_joint_state(ctrl.joint_names, q, now)
+        if tick * round(now / tick) % 0.028 < tick:  # a burst every 28 ms (7 ticks)
+            while due < len(sent) and sent[due] <= now - 0.004:
+                ctrl.set_jog_twist("ee", "", jog, now, sent[due] if stamped else None)
+                due += 1
+        q = q + ctrl.step(now).qdot * tick
+    moved = tree.forward_kinematics(q, "panda_hand")[:3, 3] - start
+    assert moved[1] == pytest.approx(0.05 * (2.0 + tick), rel=0.02 if stamped else 0.05)
+    assert ctrl.jog_late_twists("ee") == 0
+
+
+def test_controller_jog_counts_twists_cut_off_by_a_stall(tree: KinematicTree) -> None:
+    """A delivery stall past input_timeout stops the jog (as Servo); the twists that then come,
+    stamped in time, are counted as late and pay only their own share."""
+    ctrl = make(tree)
+    q, now = HOME.copy(), 0.0
+    start = tree.forward_kinematics(q, "panda_hand")[:3, 3]
+    ctrl.set_joint_state(ctrl.joint_names, q, now)
+    jog, tick = np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.0]), 0.004
+    sent, due = [0.01 * i for i in range(101)], 0
+    while now < 2.0:
+        now += tick
+        ctrl.set_joint_state(ctrl.joint_names, q, now)
+        stalled = 0.3 <= now < 0.6  # nothing delivered for 0.3 s
+        while not stalled and due < len(sent) and sent[due] <= now:
+            ctrl.set_jog_twist("ee", "", jog, now, sent[due])
+            due += 1
+        q = q + ctrl.step(now).qdot * tick
+    moved = tree.forward_kinematics(q, "panda_hand")[:3, 3] - start
+    assert ctrl.jog_late_twists("ee") == 1  # the first twist after the stall
+    # 1 s of twists, of which the 0.3 s stall beyond the 0.1 s the late burst may catch up
+    assert 0.05 * 0.75 < moved[1] < 0.05 * 0.85

@@ -628,13 +628,30 @@ class TestClosedLoop:
     def test_jogging_moves_v_t_and_stops_smoothly(
         self, client: RosTestClient, tree: KinematicTree, closed_loop_pairs: dict[str, Any]
     ) -> None:
-        """~/delta_twist_cmds as Servo: a 2 s twist moves the hand v t; it stops smoothly."""
+        """~/delta_twist_cmds as Servo: a 2 s twist moves the hand v t within 2 %; it stops
+        smoothly when the twists stop."""
         kind = "std_msgs/Float64MultiArray"
         p = closed_loop_pairs[kind]
         ns = "/cl_float64multiarray"
         jog = client.publisher(TwistStamped, f"{ns}/itasc_node/delta_twist_cmds")
+        late: list[tuple[float, int]] = []  # (reception time, jog_late_twists of the node)
+
+        def on_diagnostics(msg: DiagnosticArray) -> None:
+            for status in msg.status:  # the nodes of the other pairs, never jogged, report 0
+                for kv in status.values:
+                    if kv.key.startswith("jog_late_twists."):
+                        late.append((time.monotonic(), int(kv.value)))
+
+        client.node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
         client.wait_for_subscribers(jog, 1, TIMEOUT)
         client.wait_for(lambda: p["js"], TIMEOUT, "joint states of the simulated robot")
+
+        def late_twists() -> int:
+            """The jogged node's count: the largest of the counts of the last second."""
+            asked = time.monotonic()
+            time.sleep(1.0)  # diagnostics at 2 Hz from each node
+            client.wait_for(lambda: late and late[-1][0] > asked, TIMEOUT, "diagnostics")
+            return max(n for t, n in list(late) if t > asked)
 
         def hand() -> np.ndarray:
             msg = p["js"][-1][1]
@@ -647,35 +664,53 @@ class TestClosedLoop:
             ]
             return not last or max(last) < 1e-3
 
-        client.wait_for(still, TIMEOUT, "the arm at rest before jogging")
-        start, v = hand(), np.array([0.0, 0.04, -0.02])
+        v = np.array([0.0, 0.04, -0.02])
         msg = TwistStamped()
         msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = map(float, v)
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 2.0:  # 2 s of twists at 100 Hz, as a joystick would send
-            jog.publish(msg)
-            time.sleep(0.01)
-        moved_by_now = hand() - start
-        n_before = len(p["cmds"])
-        time.sleep(1.0)  # the twists stopped: the reference decelerates, the arm follows it
-        moved = hand() - start
-        assert still(), "the arm did not stop after the jog"
-        # The reference moves v t for t the twist stream's length (each twist pays one period;
-        # test_cartesian_reference.py shows v t within 2 % in process). Over DDS on a loaded
-        # 2-core machine the node has measured 77-97 % of v t (twists received late and the
-        # arm's lag): here the direction, a large part of v t, and the smooth stop.
-        direction = moved / np.linalg.norm(moved)
-        np.testing.assert_allclose(direction, v / np.linalg.norm(v), atol=0.02)
-        vt = float(np.linalg.norm(2.0 * v))
-        assert 0.6 * vt < np.linalg.norm(moved) < 1.05 * vt
-        assert np.linalg.norm(moved_by_now) > 0.5 * np.linalg.norm(2.0 * v)
+        clock = client.node.get_clock()
+
+        def jog_once() -> tuple[float, float, float, int]:
+            """2 s of twists at 100 Hz, as a joystick sends: (moved, by the end, v t) [m]."""
+            client.wait_for(still, TIMEOUT, "the arm at rest before jogging")
+            time.sleep(0.2)  # the joint states of the rest
+            start, stamps, t0 = hand(), [], time.monotonic()
+            while time.monotonic() - t0 < 2.0:
+                now = clock.now()
+                msg.header.stamp = now.to_msg()
+                jog.publish(msg)
+                stamps.append(now.nanoseconds * 1e-9)
+                time.sleep(0.01)
+            by_now, n_before = float(np.linalg.norm(hand() - start)), len(p["cmds"])
+            time.sleep(0.5)  # the twists stopped: the reference decelerates, the arm follows
+            client.wait_for(still, TIMEOUT, "the arm at rest after the jog")
+            time.sleep(0.2)
+            moved = hand() - start
+            direction = moved / np.linalg.norm(moved)
+            np.testing.assert_allclose(direction, v / np.linalg.norm(v), atol=0.02)
+            # Each twist pays the time since the previous one by its header stamp, the first
+            # one control period (4 ms): v t for t the stream's length, whatever the delivery.
+            t = stamps[-1] - stamps[0] + 0.004
+            assert abs(t - 2.0) < 0.03, t
+            return float(np.linalg.norm(moved)), by_now, float(np.linalg.norm(v)) * t, n_before
+
+        # A delivery that stalls for longer than input_timeout (0.1 s) stops the jog, as Servo
+        # does, and the node counts the twists that came too late (diagnostic
+        # jog_late_twists): then the stream was not v t long for the node, and it is run again.
+        attempts = 0
+        for attempts in range(1, 4):  # noqa: B007 (reported below)
+            before = late_twists()
+            moved, by_now, vt, n_before = jog_once()
+            cut = late_twists() - before
+            if not cut:
+                break
+        assert cut == 0, f"the delivery cut each jog ({cut} late twists)"
+        assert abs(moved - vt) <= 0.02 * vt, (moved, vt, attempts)
+        assert by_now > 0.5 * vt
         speeds = [
             command_velocities(m, tree.joint_names) for _, m in list(p["cmds"])[n_before - 1 :]
         ]
         steps = np.abs(np.diff(speeds, axis=0)).max(axis=0)
-        assert np.all(
-            steps <= 20.0 * 2.0 / 250.0
-        )  # no jump: within two ticks of the largest limit
+        assert np.all(steps <= 20.0 * 2.0 / 250.0)  # no jump: within two ticks of the largest
 
 
 # ----------------------------------------------------------------- control_trigger joint_states

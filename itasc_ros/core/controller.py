@@ -293,6 +293,14 @@ class Controller:
         """Poses of the constraint's target that implied a speed above the limits (jumps)."""
         return self._target_state(constraint).jumps
 
+    def jog_late_twists(self, constraint: str) -> int:
+        """Jog twists received after their jog had stopped, stamped as its continuation.
+
+        The jog stops when no twist came for ``input_timeout``; a twist whose header stamp then
+        shows the stream went on was delivered too late: the delivery cut the jog.
+        """
+        return self._target_state(constraint).jog_late
+
     def target_twists_capped(self, constraint: str) -> int:
         """Explicit twists of the constraint's target scaled down to the speed limits."""
         return self._target_state(constraint).capped
@@ -660,18 +668,9 @@ class Controller:
         if why:
             raise self._reject(f"jog of {constraint!r}: {why}")
         tw = self._twist_in_root(tw, frame, f"jog of {constraint!r}")
-        gap = float(received) - st.jog_stamp
         timeout = self.config.input_timeout
-        if 0.0 <= gap <= timeout:  # the stream goes on: its average period since it began
-            st.jog_count += 1
-            st.jog_period = (float(received) - st.jog_start) / (st.jog_count - 1)
-        else:  # a new jog stream
-            st.jog_start, st.jog_count, st.jog_period = float(received), 1, 0.0
         st.jog_valid = timeout
-        # Each twist moves the reference for one period of its stream (the average since the
-        # stream began: DDS delivers in bursts), late ones catching up: the effector moves v t
-        # for t the stream's length, and stops then, not input_timeout later.
-        st.jog_budget = min(st.jog_budget + (st.jog_period or self._dt), timeout)
+        st.jog_budget = min(st.jog_budget + self._jog_pay(st, received, header_stamp), timeout)
         st.jog[:] = tw
         st.jog_stamp = float(received)
         st.jog_order.accept(header_stamp, received)
@@ -684,6 +683,32 @@ class Controller:
             rec[0], rec[1] = self._stream_index[constraint], received
             rec[2], rec[3] = stamp_value(header_stamp), self._frame_code(frame)
             rec[4:10] = tw_msg
+
+    def _jog_pay(self, st: TargetStream, received: float, header_stamp: float | None) -> float:
+        """How long [s] the reference may move for this jog twist (its share of the stream).
+
+        Each twist pays the time since the previous one on the stream's own clock: its header
+        stamps when both are stamped and within ``input_timeout`` of each other, else the
+        reception times' average period since the stream began (DDS delivers in bursts); the
+        first twist of a stream pays one control period. So the effector moves v t for t the
+        stream's length whatever the delivery (bursts, a lost message, a late callback), late
+        twists catching up, and stops then, not ``input_timeout`` later.
+        """
+        timeout = self.config.input_timeout
+        gap = float(received) - st.jog_stamp
+        if 0.0 <= gap <= timeout:  # the stream goes on: its average period since it began
+            st.jog_count += 1
+            st.jog_period = (float(received) - st.jog_start) / (st.jog_count - 1)
+        else:  # a new stream by its reception times
+            st.jog_start, st.jog_count, st.jog_period = float(received), 1, 0.0
+        last = st.jog_order.source
+        if header_stamp is not None and last is not None:
+            step = float(header_stamp) - last
+            if 0.0 <= step <= timeout:
+                if st.jog_count == 1:
+                    st.jog_late += 1  # the stream went on, but reached us too late
+                return step
+        return st.jog_period or self._dt
 
     def _is_jump(self, st: TargetStream, pose: Array, dt: float) -> bool:
         """True (and counted) when ``pose`` implies a target faster than the speed limits.

@@ -125,6 +125,7 @@ class TargetStream:
         self.jog_budget = 0.0  # [s] motion the received jog twists still pay for
         self.jog_start = -math.inf  # [s] reception time of the jog stream's first twist
         self.jog_count = 0  # twists of the jog stream so far
+        self.jog_late = 0  # jog twists received after the jog had stopped, stamped in time
 
 
 __all__ = ["HUGE", "StampOrder", "TargetStream", "as_array", "fresh", "usable"]

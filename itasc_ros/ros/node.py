@@ -863,6 +863,7 @@ class ItascNode(Node):
                     (f"target_age_s.{name}", _age(now, ctrl.target_stamp(name))),
                     (f"target_jumps.{name}", ctrl.target_jumps(name)),
                     (f"target_twists_capped.{name}", ctrl.target_twists_capped(name)),
+                    (f"jog_late_twists.{name}", ctrl.jog_late_twists(name)),
                 ]
             if out is not None:
                 values.append(("status", out.status))
