@@ -21,6 +21,7 @@ from .errors import (
     UrdfStructureError,
     UrdfSyntaxError,
 )
+from .ik import IkOptions, IkResult, UnreachableTargetError, solve_ik
 from .scene import Scene, SolveResult
 from .solver import SOLVERS
 from .tree import KinematicTree
@@ -39,6 +40,8 @@ __all__ = [
     "Distance",
     "DuplicateNameError",
     "Field",
+    "IkOptions",
+    "IkResult",
     "InputError",
     "InvalidJointError",
     "ItascError",
@@ -53,8 +56,10 @@ __all__ = [
     "UnknownJointError",
     "UnknownLinkError",
     "UnknownNameError",
+    "UnreachableTargetError",
     "UnsupportedJointError",
     "UrdfError",
     "UrdfStructureError",
     "UrdfSyntaxError",
+    "solve_ik",
 ]

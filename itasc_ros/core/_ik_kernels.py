@@ -157,7 +157,9 @@ def pose_error(pose, target, rw, e):
     for i in range(3):
         e[i] = target[i, 3] - pose[i, 3]
         for j in range(3):
-            rw[i, j] = target[i, 0] * pose[j, 0] + target[i, 1] * pose[j, 1] + target[i, 2] * pose[j, 2]
+            rw[i, j] = (
+                target[i, 0] * pose[j, 0] + target[i, 1] * pose[j, 1] + target[i, 2] * pose[j, 2]
+            )
     rot_log(rw, e[3:])
 
 
@@ -170,7 +172,7 @@ def _restart(q, lo, hi, samp_lo, samp_hi, rng):
 
 @njit(cache=True, nogil=True)
 def clip_seed(seed, lo, hi, out):
-    """out = clip(seed, lo, hi); False (out undefined) when seed has NaN or Inf."""
+    """Clip ``seed`` (n,) into [lo, hi] into ``out``; False when it has NaN or Inf."""
     for i in range(seed.shape[0]):
         v = seed[i]
         if not math.isfinite(v):
@@ -242,9 +244,17 @@ def ik_iterate(
     """Run up to ``max_iters`` IK iterations from ``q`` (n,) (updated in place).
 
     Args:
-        jt, col, org, ax, mult, offs, tip: the chain (see the module docstring).
-        lo, hi: (n,) position limits [rad or m] (finite: continuous joints get +-1e9).
-        samp_lo, samp_hi: (n,) range of the random restarts.
+        jt: (k,) joint types of the chain (see the module docstring).
+        col: (k,) columns in q.
+        org: (k, 3, 4) joint frames.
+        ax: (k, 3) joint axes.
+        mult: (k,) mimic multipliers.
+        offs: (k,) mimic offsets or held values.
+        tip: (3, 4) tip frame.
+        lo: (n,) lower position limits [rad or m] (finite: continuous joints get -1e9).
+        hi: (n,) upper position limits [rad or m].
+        samp_lo: (n,) lower end of the random restarts' range.
+        samp_hi: (n,) upper end of the random restarts' range.
         target: (4, 4) target pose of the tip in the root frame.
         sel: (m,) int64 rows of the error twist that are constrained (0-2 position, 3-5
             rotation, root frame).

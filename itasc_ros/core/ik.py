@@ -35,9 +35,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _ik_kernels as K
 from ._kernels import is_rigid_transform
+from .constraints.align_axis import AlignAxis
 from .constraints.base import Constraint
 from .constraints.copy_pose import CopyPose
-from .errors import ConfigurationError, ItascError, SolverError
+from .errors import ConfigurationError, ItascError, SolverError, TargetNotSet
 from .tree import KinematicTree
 
 Array = NDArray[np.float64]
@@ -211,9 +212,7 @@ class _Chain:
         return sel
 
 
-_CHAINS: weakref.WeakKeyDictionary[KinematicTree, dict[str, _Chain]] = (
-    weakref.WeakKeyDictionary()
-)
+_CHAINS: weakref.WeakKeyDictionary[KinematicTree, dict[str, _Chain]] = weakref.WeakKeyDictionary()
 
 
 def _chain(tree: KinematicTree, link: str) -> _Chain:
@@ -341,7 +340,8 @@ def solve_ik(
             (constraint set) at a solution.
         rotation_tolerance: largest error of each rotation component [rad] (default:
             ``tolerance``).
-        position_axes, rotation_axes: pose target: the constrained components (root frame).
+        position_axes: pose target: the constrained position components (root frame).
+        rotation_axes: pose target: the constrained rotation components (root frame).
         max_iterations: Newton iterations at most over all attempts (None: the budget only).
         random_seed: seed of the restarts' generator (same seed, same answer).
         prefer: 'speed' returns the first solution; 'distance' searches for the whole budget
@@ -562,11 +562,53 @@ def _solve_pose(
     )
 
 
+def _row_tolerances(constraints: Sequence[Constraint], tol: float, tol_r: float) -> Array:
+    """(m,) tolerance of each row: rotation rows get ``tol_r``, the others ``tol``."""
+    out: list[float] = []
+    for c in constraints:
+        if not c.enabled:
+            continue
+        if isinstance(c, CopyPose):
+            out += [tol] * len(c.position_axes) + [tol_r] * len(c.rotation_axes)
+        elif isinstance(c, AlignAxis):
+            out += [tol_r] * c.n_rows
+        else:
+            out += [tol] * c.n_rows
+    return np.array(out)
+
+
+def _damped_step(a: Array, e: Array, lam: float) -> Array:
+    """``a^T (a a^T + lam I)^-1 e`` for a (m, n), e (m,)."""
+    mm = a @ a.T  # (m, m)
+    mm[np.diag_indices_from(mm)] += lam
+    return np.asarray(a.T @ np.linalg.solve(mm, e))
+
+
+class _SetProblem:
+    """The constraints' rows at a configuration, with gains 1 and no feed-forward."""
+
+    def __init__(self, tree: KinematicTree, constraints: Sequence[Constraint]) -> None:
+        from .scene import Scene
+
+        for c in constraints:
+            if not c.has_target:
+                raise TargetNotSet(f"{c.name}: the constraint has no target; set it first")
+        self.scene = Scene(tree, constraints)
+
+    def rows(self, q: Array) -> tuple[Array, Array]:
+        """(A (m, n) with rows weighted by sqrt(Wy), error yd - y (m,) of the active rows)."""
+        mats = self.scene.matrices(q)
+        wy = mats["wy"]
+        w = np.sqrt(np.maximum(wy, 0.0))
+        e = np.where(wy > 0.0, mats["rhs"], 0.0)
+        return mats["A"] * w[:, None], e
+
+
 def _solve_set(
     tree: KinematicTree,
     constraints: Sequence[Constraint],
     secondary: Sequence[Constraint],
-    q0: Array,
+    seed: Array,
     budget: tuple[float, int | None],
     tol: float,
     tol_r: float,
@@ -575,4 +617,149 @@ def _solve_set(
     opts: IkOptions,
     t0: float,
 ) -> IkResult:
-    raise NotImplementedError
+    """The Newton loop on the rows of a constraint set (numpy; see :func:`solve_ik`)."""
+    names = [c.name for c in [*constraints, *secondary]]
+    if len(set(names)) != len(names):
+        raise ConfigurationError(f"constraint names repeat: {names}")
+    n = tree.n_joints
+    lo_t, hi_t = tree.lower, tree.upper
+    lo = np.where(np.isfinite(lo_t), lo_t, -_UNLIMITED)
+    hi = np.where(np.isfinite(hi_t), hi_t, _UNLIMITED)
+    finite = np.isfinite(lo_t) & np.isfinite(hi_t)
+    samp_lo, samp_hi = np.where(finite, lo_t, -math.pi), np.where(finite, hi_t, math.pi)
+    q0 = _clip_seed(seed, lo, hi, np.zeros(n))
+    saved = [(c, c.gain, c.feedforward) for c in [*constraints, *secondary]]
+    try:
+        for c, _, _ in saved:
+            c.gain, c.feedforward = 1.0, False
+        primary = _SetProblem(tree, constraints)
+        posture = _SetProblem(tree, secondary) if secondary else None
+        tols = _row_tolerances(primary.scene.constraints, tol, tol_r)
+        rng = np.random.default_rng(int(random_seed))
+        timeout, max_iters = budget
+        deadline = t0 + timeout
+        q = q0.copy()
+        best_q, best = q0.copy(), math.inf
+        found: Array | None = None
+        found_dist = math.inf
+        iters = restarts = local = 0
+        ref = math.inf
+        message = "time budget spent"
+        e_best = np.zeros(tols.shape[0])
+        while True:
+            a, e = primary.rows(q)
+            norm = float(np.linalg.norm(e))
+            if norm < best:
+                best, best_q[:], e_best = norm, q, e
+            restart = False
+            if np.all(np.abs(e) <= tols):
+                sol = q.copy()
+                if posture is not None:
+                    sol, e = _polish(primary, posture, sol, tols, lo, hi, opts)
+                    e_best = e
+                d = float(np.linalg.norm(sol - q0))
+                if d < found_dist:
+                    found, found_dist, e_best = sol, d, e
+                if prefer == "speed":
+                    message = "converged"
+                    break
+                restart = True
+            elif local % opts.stall_window == 0:
+                if local > 0 and not norm <= opts.stall_ratio * ref:
+                    restart = True
+                ref = norm
+            if local >= opts.restart_iterations or not math.isfinite(norm):
+                restart = True
+            if max_iters is not None and iters >= max_iters:
+                message = "iteration limit reached"
+                break
+            if time.perf_counter() >= deadline:
+                break
+            iters += 1
+            if restart:
+                q = np.clip(rng.uniform(samp_lo, samp_hi), lo, hi)
+                restarts += 1
+                local, ref = 0, math.inf
+                continue
+            local += 1
+            lam = opts.lambda_min + opts.lambda_scale * 0.5 * norm * norm
+            dq = _damped_step(a, e, lam)
+            if posture is not None:
+                dq += _null_space_step(a, dq, posture, q, lam)
+            big = float(np.max(np.abs(dq))) if dq.size else 0.0
+            if big > opts.max_step:
+                dq *= opts.max_step / big
+            q = np.clip(q + dq, lo, hi)
+    finally:
+        for c, gain, ff in saved:
+            c.gain, c.feedforward = gain, ff
+    if found is not None and message != "converged":
+        message = "converged (nearest of the solutions found in the budget)"
+    return IkResult(
+        q=found if found is not None else best_q,
+        success=found is not None,
+        errors=np.asarray(e_best, dtype=float).copy(),
+        position_error=math.nan,
+        rotation_error=math.nan,
+        iterations=iters,
+        restarts=restarts,
+        time=time.perf_counter() - t0,
+        joint_names=tree.joint_names,
+        message=message,
+    )
+
+
+def _null_space_step(a: Array, dq: Array, posture: _SetProblem, q: Array, lam: float) -> Array:
+    """The secondary rows' damped step projected into the null space of ``a`` (m, n)."""
+    a2, e2 = posture.rows(q)
+    if not a2.size:
+        return np.zeros_like(dq)
+    n = a.shape[1]
+    null = np.eye(n) - np.linalg.pinv(a, rcond=1e-6) @ a  # (n, n)
+    a2n = a2 @ null
+    return null @ _damped_step(a2n, e2 - a2 @ dq, max(lam, 1e-3))
+
+
+def _polish(
+    primary: _SetProblem,
+    posture: _SetProblem,
+    q: Array,
+    tols: Array,
+    lo: Array,
+    hi: Array,
+    opts: IkOptions,
+    iterations: int = 20,
+) -> tuple[Array, Array]:
+    """Move along the solutions toward the secondary constraints; keep the primary ones met.
+
+    Each round takes the secondary step in the null space of the primary rows, then Newton
+    steps back onto the primary constraints; a round that leaves them unmet or does not lower
+    the secondary error halves the step, and the last configuration that met them is kept.
+    """
+    a, e = primary.rows(q)
+    _, e2 = posture.rows(q)
+    cost = float(e2 @ e2)
+    scale = 1.0
+    for _ in range(iterations):
+        dq = scale * _null_space_step(a, np.zeros(q.shape[0]), posture, q, 1e-3)
+        big = float(np.max(np.abs(dq)))
+        if big < 1e-9:
+            break
+        if big > opts.max_step:
+            dq *= opts.max_step / big
+        q_new = np.clip(q + dq, lo, hi)
+        for _ in range(6):  # back onto the primary constraints
+            a_new, e_new = primary.rows(q_new)
+            if np.all(np.abs(e_new) <= tols):
+                break
+            q_new = np.clip(q_new + _damped_step(a_new, e_new, opts.lambda_min), lo, hi)
+        _, e2 = posture.rows(q_new)
+        new_cost = float(e2 @ e2)
+        if np.all(np.abs(e_new) <= tols) and new_cost < cost * (1.0 - 1e-6):
+            q, a, e, cost = q_new, a_new, e_new, new_cost
+            scale = min(1.0, 2.0 * scale)
+        else:
+            scale *= 0.5
+            if scale < 1e-3:
+                break
+    return q, e
