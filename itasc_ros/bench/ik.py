@@ -16,6 +16,7 @@ installed is left out with the reason.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,7 +76,7 @@ def _peers(xml: str, root: str, tip: str, names: list[str], notes: list[str]) ->
             continue
 
         def solve(seed: Array, target: Array, peer: Any = peer) -> Array | None:
-            return peer.ik(seed, target)  # type: ignore[no-any-return]
+            return peer.ik(seed, target)
 
         out.append(_Solver(name, solve))
     return out
@@ -122,10 +123,7 @@ def bench_ik(
         tree = full.select_joints(names)
         lo, hi = tree.lower, tree.upper
         solvers = [
-            _Solver(
-                "itasc_ros",
-                lambda seed, target, tree=tree: _ours(tree, tip, seed, target),
-            ),
+            _Solver("itasc_ros", functools.partial(_ours, tree, tip)),
             *_peers(xml, root, tip, names, notes),
         ]
         for s in solvers:  # warm-up: compilation, caches

@@ -1,0 +1,300 @@
+"""Position IK (``itasc_ros.core.solve_ik``), its worker thread and ``itasc-ik``.
+
+Oracles: Pinocchio's forward kinematics of the same example-robot-data URDFs (the returned
+configuration puts the link on the target within the tolerance), the URDF's joint limits, and
+the solver's own contract (same seed, same answer; named errors for bad input).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from robots import erd_urdf_path
+
+from itasc_ros.bench.peers import PinocchioPeer, pose_error
+from itasc_ros.core import (
+    ConfigurationError,
+    CopyPose,
+    IkOptions,
+    JointValue,
+    KinematicTree,
+    SolverError,
+    UnknownLinkError,
+    UnreachableTargetError,
+    solve_ik,
+)
+from itasc_ros.core.constraints.align_axis import AlignAxis
+from itasc_ros.core.ik_worker import IkOutcome, IkWorker
+from itasc_ros.tools import ik as ik_cli
+
+EPS = 1e-5
+CASES = {  # robot -> (tip link, number of random targets per seed kind)
+    "panda": ("panda_hand", 40),
+    "ur5": ("tool0", 40),
+}
+
+
+def _setup(robot: str, tip: str) -> tuple[KinematicTree, PinocchioPeer]:
+    xml = erd_urdf_path(robot).read_text()
+    pin = PinocchioPeer(xml, tip)
+    tree = KinematicTree.from_urdf(xml).select_joints(pin.joint_names)
+    return tree, pin
+
+
+@pytest.mark.parametrize("robot", sorted(CASES))
+@pytest.mark.parametrize("seed_kind", ["mid", "random"])
+def test_solutions_are_within_limits_and_tolerance_by_pinocchio(
+    robot: str, seed_kind: str
+) -> None:
+    tip, n = CASES[robot]
+    tree, pin = _setup(robot, tip)
+    rng = np.random.default_rng(5)
+    lo, hi = tree.lower, tree.upper
+    solved = 0
+    for i in range(n):
+        target = pin.fk(rng.uniform(lo, hi))
+        seed = tree.neutral() if seed_kind == "mid" else rng.uniform(lo, hi)
+        r = solve_ik(tree, target, tip, seed=seed, random_seed=i, timeout=0.05)
+        assert np.all(r.q >= lo) and np.all(r.q <= hi)
+        err = np.abs(pose_error(pin.fk(r.q), target))  # (6,) Pinocchio's FK
+        if r.success:
+            solved += 1
+            assert err.max() <= EPS, (i, err)
+            assert np.abs(r.errors).max() <= EPS
+            assert r.errors.shape == (6,)
+            assert r.iterations >= 0 and r.time > 0.0
+    assert solved == n  # reachable targets, 50 ms each: every one is solved
+
+
+def test_fixed_random_seed_gives_the_same_answer_through_restarts() -> None:
+    tree, pin = _setup("panda", "panda_hand")
+    rng = np.random.default_rng(11)
+    restarted = 0
+    for _ in range(6):
+        target = pin.fk(rng.uniform(tree.lower, tree.upper))
+        seed = rng.uniform(tree.lower, tree.upper)
+        kw = dict(seed=seed, random_seed=123, timeout=None, max_iterations=3000)
+        a = solve_ik(tree, target, "panda_hand", **kw)
+        b = solve_ik(tree, target, "panda_hand", **kw)
+        assert a.success and b.success
+        assert np.array_equal(a.q, b.q)
+        assert (a.iterations, a.restarts) == (b.iterations, b.restarts)
+        restarted += a.restarts > 0
+    assert restarted > 0  # the restarts' generator was exercised
+
+
+def test_an_iteration_limit_ends_the_solve_with_the_best_configuration() -> None:
+    tree, pin = _setup("ur5", "tool0")
+    target = pin.fk(np.array([0.3, -1.2, 1.4, -0.5, 1.2, 0.4]))
+    r = solve_ik(tree, target, "tool0", timeout=None, max_iterations=1)
+    assert r.iterations == 1 and not r.success
+    assert r.message == "iteration limit reached"
+    assert np.all(r.q >= tree.lower) and np.all(r.q <= tree.upper)
+    assert math.isfinite(r.position_error) and r.position_error > EPS
+
+
+def test_unreachable_targets_are_named() -> None:
+    tree, _ = _setup("ur5", "tool0")
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    with pytest.raises(UnreachableTargetError, match=r"reaches .* m at most"):
+        solve_ik(tree, far, "tool0")
+    # Within the bound but out of the workspace (at the base, pointing up): no solution.
+    inside = np.eye(4)
+    inside[:3, 3] = [0.0, 0.0, 0.0]
+    r = solve_ik(tree, inside, "tool0", timeout=0.01)
+    assert not r.success and r.message == "time budget spent"
+    assert r.time < 0.2
+    assert np.all(r.q >= tree.lower) and np.all(r.q <= tree.upper)
+    assert r.error_norm > EPS
+
+
+def test_bad_inputs_raise_named_errors_listing_the_choices() -> None:
+    tree, pin = _setup("panda", "panda_hand")
+    target = pin.fk(tree.neutral())
+    with pytest.raises(UnknownLinkError, match="panda_hand") as exc:
+        solve_ik(tree, target, "no_such_link")
+    assert "panda_link0" in str(exc.value)
+    with pytest.raises(ConfigurationError, match=r"\(4, 4\)"):
+        solve_ik(tree, np.eye(3), "panda_hand")
+    bad = target.copy()
+    bad[0, 3] = math.nan
+    with pytest.raises(ConfigurationError, match="NaN"):
+        solve_ik(tree, bad, "panda_hand")
+    skew = target.copy()
+    skew[:3, :3] *= 2.0
+    with pytest.raises(ConfigurationError, match="rigid"):
+        solve_ik(tree, skew, "panda_hand")
+    with pytest.raises(ConfigurationError, match="expected \\(7,\\)"):
+        solve_ik(tree, target, "panda_hand", seed=np.zeros(3))
+    with pytest.raises(ConfigurationError, match="NaN"):
+        solve_ik(tree, target, "panda_hand", seed=np.full(7, math.nan))
+    with pytest.raises(SolverError, match="timeout"):
+        solve_ik(tree, target, "panda_hand", timeout=-1.0)
+    with pytest.raises(SolverError, match="speed, distance"):
+        solve_ik(tree, target, "panda_hand", prefer="fastest")
+    with pytest.raises(SolverError, match="max_iterations"):
+        solve_ik(tree, target, "panda_hand", timeout=None)
+    with pytest.raises(SolverError, match="stall_window"):
+        solve_ik(tree, target, "panda_hand", options=IkOptions(stall_window=0))
+    with pytest.raises(ConfigurationError, match="distinct letters"):
+        solve_ik(tree, target, "panda_hand", position_axes="xq")
+    with pytest.raises(ConfigurationError, match="either"):
+        c = CopyPose("ee", "panda_hand")
+        c.set_target(target)
+        solve_ik(tree, target, "panda_hand", constraints=[c])
+    with pytest.raises(ConfigurationError, match="target pose"):
+        solve_ik(tree)
+
+
+def test_position_only_leaves_the_orientation_free() -> None:
+    tree, pin = _setup("panda", "panda_hand")
+    rng = np.random.default_rng(2)
+    for i in range(10):
+        target = pin.fk(rng.uniform(tree.lower, tree.upper))
+        r = solve_ik(tree, target, "panda_hand", rotation_axes="", random_seed=i, timeout=0.05)
+        assert r.success and r.errors.shape == (3,)
+        assert np.abs(pin.fk(r.q)[:3, 3] - target[:3, 3]).max() <= EPS
+        assert math.isnan(r.rotation_error) or r.rotation_error == 0.0
+
+
+def test_a_copy_pose_constraint_on_root_axes_matches_the_target_argument() -> None:
+    tree, pin = _setup("panda", "panda_hand")
+    target = pin.fk(tree.neutral() + 0.3)
+    c = CopyPose("ee", "panda_hand", "xy", "z", reference="root")
+    c.set_target(target)
+    a = solve_ik(tree, constraints=[c], random_seed=3)
+    b = solve_ik(tree, target, "panda_hand", position_axes="xy", rotation_axes="z", random_seed=3)
+    assert a.success and np.array_equal(a.q, b.q)  # the same compiled path
+    err = pose_error(pin.fk(a.q), target)
+    assert np.abs(err[[0, 1, 5]]).max() <= EPS
+
+
+def test_partial_axes_in_the_target_frame_and_alignment() -> None:
+    tree, pin = _setup("panda", "panda_hand")
+    rng = np.random.default_rng(4)
+    for i in range(5):
+        target = pin.fk(rng.uniform(tree.lower, tree.upper))
+        c = CopyPose("ee", "panda_hand", "xz", "z", reference="target")
+        c.set_target(target)
+        r = solve_ik(tree, constraints=[c], random_seed=i, timeout=0.2)
+        assert r.success, r.message
+        rel = np.linalg.inv(target) @ pin.fk(r.q)  # the hand in the target frame
+        assert abs(rel[0, 3]) <= EPS and abs(rel[2, 3]) <= EPS
+        assert c.gain == 20.0 and c.feedforward  # the constraint is given back as it was
+    # Position and a pointing direction (the hand's z down).
+    c = CopyPose("ee", "panda_hand", "xyz", "", reference="root")
+    c.set_target(pin.fk(tree.neutral() + 0.2))
+    align = AlignAxis("down", "panda_hand", axis=[0.0, 0.0, 1.0], direction=[0.0, 0.0, -1.0])
+    r = solve_ik(tree, constraints=[c, align], timeout=0.2)
+    assert r.success
+    t = pin.fk(r.q)
+    assert np.linalg.norm(t[:3, 2] - [0.0, 0.0, -1.0]) < 1e-4
+    assert np.linalg.norm(t[:3, 3] - c.target.pose[:3, 3]) < 2e-5
+
+
+def test_two_effectors_at_once_on_baxter() -> None:
+    xml = erd_urdf_path("baxter").read_text()
+    arms = [
+        f"{s}_{j}" for s in ("right", "left") for j in ("s0", "s1", "e0", "e1", "w0", "w1", "w2")
+    ]
+    tree = KinematicTree.from_urdf(xml).select_joints(arms)
+    rng = np.random.default_rng(8)
+    q_true = rng.uniform(tree.lower, tree.upper)
+    cons = []
+    for side in ("right", "left"):
+        c = CopyPose(side, f"{side}_hand_link")
+        c.set_target(tree.forward_kinematics(q_true, f"{side}_hand_link"))
+        cons.append(c)
+    r = solve_ik(tree, constraints=cons, timeout=0.5)
+    assert r.success and r.errors.shape == (12,)
+    for c in cons:
+        err = pose_error(tree.forward_kinematics(r.q, c.effector), c.target.pose)
+        assert np.abs(err).max() <= 2 * EPS
+
+
+def test_a_posture_as_secondary_moves_the_solution_toward_it() -> None:
+    tree, pin = _setup("panda", "panda_hand")
+    rng = np.random.default_rng(6)
+    closer = 0
+    for i in range(5):
+        target = pin.fk(rng.uniform(tree.lower, tree.upper))
+        seed = rng.uniform(tree.lower, tree.upper)
+        c = CopyPose("ee", "panda_hand", "xyz", "", reference="root")
+        c.set_target(target)
+        posture = JointValue("posture", tree.joint_names, list(tree.neutral()), weight=1.0)
+        kw = dict(seed=seed, random_seed=i, timeout=0.5)
+        with_p = solve_ik(tree, constraints=[c], secondary=[posture], **kw)
+        plain = solve_ik(tree, target, "panda_hand", rotation_axes="", **kw)
+        assert with_p.success and plain.success
+        assert np.abs(pin.fk(with_p.q)[:3, 3] - target[:3, 3]).max() <= EPS
+        d_with = np.linalg.norm(with_p.q - tree.neutral())
+        d_plain = np.linalg.norm(plain.q - tree.neutral())
+        assert d_with <= d_plain + 1e-9
+        closer += d_with < d_plain - 1e-3
+    assert closer >= 3
+
+
+def test_prefer_distance_returns_a_solution_no_farther_from_the_seed() -> None:
+    tree, pin = _setup("ur5", "tool0")
+    rng = np.random.default_rng(9)
+    for i in range(3):
+        target = pin.fk(rng.uniform(tree.lower, tree.upper))
+        seed = rng.uniform(tree.lower, tree.upper)
+        kw = dict(seed=seed, random_seed=i, timeout=None, max_iterations=1500)
+        fast = solve_ik(tree, target, "tool0", **kw)
+        near = solve_ik(tree, target, "tool0", prefer="distance", **kw)
+        assert fast.success and near.success
+        assert np.linalg.norm(near.q - seed) <= np.linalg.norm(fast.q - seed) + 1e-12
+
+
+def test_the_worker_solves_in_a_frame_and_survives_bad_requests() -> None:
+    tree, pin = _setup("panda", "panda_hand")
+    outcomes: list[IkOutcome] = []
+    worker = IkWorker(outcomes.append, timeout=0.05)
+    try:
+        q = tree.neutral()
+        goal = pin.fk(q + 0.2)  # in the root frame
+        frame_pose = tree.forward_kinematics(q, "panda_link2")
+        rel = np.linalg.inv(frame_pose) @ goal  # the same pose in panda_link2 at q
+        from itasc_ros.core import spatial
+
+        quat = spatial.matrix_to_quat(rel[:3, :3])
+        bad = worker.solve(tree, "panda_hand", q, "", rel[:3, 3], np.full(4, math.nan))
+        assert bad.result is None and "quaternion" in bad.error and "refused" in bad.summary()
+        unknown = worker.solve(tree, "panda_hand", q, "nowhere", rel[:3, 3], quat)
+        assert unknown.result is None and "panda_link0" in unknown.error
+        worker.submit(tree, "panda_hand", q, "panda_link2", rel[:3, 3], quat)
+        for _ in range(500):
+            if outcomes:
+                break
+            import time
+
+            time.sleep(0.01)
+        assert outcomes and outcomes[0].success, outcomes
+        assert np.abs(pose_error(pin.fk(outcomes[0].result.q), goal)).max() <= EPS
+        assert "solved" in outcomes[0].summary()
+    finally:
+        worker.close()
+
+
+def test_cli_prints_the_configuration_and_a_json_line() -> None:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = ik_cli.main(["panda", "--link", "panda_hand", "--xyz", "0.4", "0.1", "0.5",
+                            "--quat", "1", "0", "0", "0", "--json"])  # fmt: skip
+    assert code == 0
+    data = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert data["success"] and len(data["q"]) == len(data["joint_names"]) == 7
+    tree = KinematicTree.from_urdf_file(erd_urdf_path("panda")).select_joints(data["joint_names"])
+    t = tree.forward_kinematics(np.array(data["q"]), "panda_hand")
+    assert np.abs(t[:3, 3] - [0.4, 0.1, 0.5]).max() <= EPS
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert ik_cli.main(["panda", "--link", "nope", "--xyz", "0.4", "0", "0.5"]) == 2
+        assert ik_cli.main(["ur5", "--xyz", "3", "0", "0"]) == 2
