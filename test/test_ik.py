@@ -298,3 +298,21 @@ def test_cli_prints_the_configuration_and_a_json_line() -> None:
     with redirect_stdout(out):
         assert ik_cli.main(["panda", "--link", "nope", "--xyz", "0.4", "0", "0.5"]) == 2
         assert ik_cli.main(["ur5", "--xyz", "3", "0", "0"]) == 2
+
+
+def test_bench_ik_last_json_line_has_one_row_per_solver_robot_and_seed() -> None:
+    from itasc_ros.bench import cli
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert cli.main(["ik", "--samples", "3", "--robots", "panda", "--json"]) == 0
+    last = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert list(last) == ["results"]
+    rows = last["results"]
+    assert {(r["robot"], r["seed"]) for r in rows} == {("panda", "mid"), ("panda", "random")}
+    for r in rows:
+        assert list(r) == ["solver", "robot", "seed", "samples", "success_rate", "mean_ms"]
+        assert r["samples"] == 3 and 0.0 <= r["success_rate"] <= 1.0 and r["mean_ms"] > 0.0
+    ours = [r for r in rows if r["solver"] == "itasc_ros"]
+    assert len(ours) == 2 and all(r["success_rate"] == 1.0 for r in ours)
+    assert {r["solver"] for r in rows} <= {"itasc_ros", "trac_ik", "kdl_nr_jl"}

@@ -371,7 +371,9 @@ def solve_ik(
     """Joint positions that put ``link`` on ``target`` (or meet ``constraints``), within limits.
 
     Give either ``target`` (and optionally ``link``, default :meth:`KinematicTree.tip_link`)
-    or ``constraints`` (each with its target set). A single
+    or ``constraints`` (each with its target set). Work arrays are kept per tree and link:
+    threads solving at the same time need a tree each (``tree.select_joints(
+    tree.joint_names)`` is a view with buffers of its own). A single
     :class:`~itasc_ros.core.constraints.CopyPose` on a pose target (full pose, or any axes
     with ``reference='root'``) takes the compiled path as ``target`` does.
 
@@ -648,13 +650,16 @@ class _SetProblem:
                 raise TargetNotSet(f"{c.name}: the constraint has no target; set it first")
         self.scene = Scene(tree, constraints)
 
-    def rows(self, q: Array) -> tuple[Array, Array]:
-        """(A (m, n) with rows weighted by sqrt(Wy), error yd - y (m,) of the active rows)."""
+    def rows(self, q: Array) -> tuple[Array, Array, Array]:
+        """(A (m, n), error yd - y (m,)) weighted by sqrt(Wy), and the unweighted error, at q.
+
+        Inactive rows (Wy = 0, e.g. inside a distance band) have a zero error.
+        """
         mats = self.scene.matrices(q)
         wy = mats["wy"]
         w = np.sqrt(np.maximum(wy, 0.0))
         e = np.where(wy > 0.0, mats["rhs"], 0.0)
-        return mats["A"] * w[:, None], e
+        return mats["A"] * w[:, None], e * w, e
 
 
 def _solve_set(
@@ -700,7 +705,7 @@ def _solve_set(
         message = "time budget spent"
         e_best = np.zeros(tols.shape[0])
         while True:
-            a, e = primary.rows(q)
+            a, ew, e = primary.rows(q)
             norm = float(np.linalg.norm(e))
             if norm < best:
                 best, best_q[:], e_best = norm, q, e
@@ -736,7 +741,7 @@ def _solve_set(
                 continue
             local += 1
             lam = opts.lambda_min + opts.lambda_scale * 0.5 * norm * norm
-            dq = _damped_step(a, e, lam)
+            dq = _damped_step(a, ew, lam)
             if posture is not None:
                 dq += _null_space_step(a, dq, posture, q, lam)
             big = float(np.max(np.abs(dq))) if dq.size else 0.0
@@ -764,7 +769,7 @@ def _solve_set(
 
 def _null_space_step(a: Array, dq: Array, posture: _SetProblem, q: Array, lam: float) -> Array:
     """The secondary rows' damped step projected into the null space of ``a`` (m, n)."""
-    a2, e2 = posture.rows(q)
+    a2, e2, _ = posture.rows(q)
     if not a2.size:
         return np.zeros_like(dq)
     n = a.shape[1]
@@ -789,8 +794,8 @@ def _polish(
     steps back onto the primary constraints; a round that leaves them unmet or does not lower
     the secondary error halves the step, and the last configuration that met them is kept.
     """
-    a, e = primary.rows(q)
-    _, e2 = posture.rows(q)
+    a, _, e = primary.rows(q)
+    _, e2, _ = posture.rows(q)
     cost = float(e2 @ e2)
     scale = 1.0
     for _ in range(iterations):
@@ -802,11 +807,11 @@ def _polish(
             dq *= opts.max_step / big
         q_new = np.clip(q + dq, lo, hi)
         for _ in range(6):  # back onto the primary constraints
-            a_new, e_new = primary.rows(q_new)
+            a_new, ew_new, e_new = primary.rows(q_new)
             if np.all(np.abs(e_new) <= tols):
                 break
-            q_new = np.clip(q_new + _damped_step(a_new, e_new, opts.lambda_min), lo, hi)
-        _, e2 = posture.rows(q_new)
+            q_new = np.clip(q_new + _damped_step(a_new, ew_new, opts.lambda_min), lo, hi)
+        _, e2, _ = posture.rows(q_new)
         new_cost = float(e2 @ e2)
         if np.all(np.abs(e_new) <= tols) and new_cost < cost * (1.0 - 1e-6):
             q, a, e, cost = q_new, a_new, e_new, new_cost
