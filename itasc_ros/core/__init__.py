@@ -16,12 +16,13 @@ from .errors import (
     UnknownJointError,
     UnknownLinkError,
     UnknownNameError,
+    UnreachableTargetError,
     UnsupportedJointError,
     UrdfError,
     UrdfStructureError,
     UrdfSyntaxError,
 )
-from .ik import IkOptions, IkResult, UnreachableTargetError, solve_ik
+from .ik import IkOptions, IkResult, solve_ik
 from .scene import Scene, SolveResult
 from .solver import SOLVERS
 from .tree import KinematicTree

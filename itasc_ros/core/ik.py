@@ -38,7 +38,7 @@ from ._kernels import is_rigid_transform
 from .constraints.align_axis import AlignAxis
 from .constraints.base import Constraint
 from .constraints.copy_pose import CopyPose
-from .errors import ConfigurationError, ItascError, SolverError, TargetNotSet
+from .errors import ConfigurationError, SolverError, TargetNotSet, UnreachableTargetError
 from .tree import KinematicTree
 
 Array = NDArray[np.float64]
@@ -50,10 +50,6 @@ PREFER = ("speed", "distance")
 CHUNK = 24
 #: Joint limits used in place of +-inf for continuous joints [rad].
 _UNLIMITED = 1e9
-
-
-class UnreachableTargetError(ItascError, ValueError):
-    """The target is farther from the root than the link can ever be (its reach)."""
 
 
 @dataclass

@@ -94,6 +94,9 @@ def pose_in_root(
 class IkWorker:
     """Solves IK requests in a daemon thread, latest request only.
 
+    The compiled IK loop is loaded (or compiled, once per machine) by the constructor, in the
+    caller's thread: a node builds its worker before it starts spinning.
+
     Args:
         on_result: called with each :class:`IkOutcome`, in the worker thread.
         timeout: time budget of one request [s].
@@ -102,6 +105,7 @@ class IkWorker:
     def __init__(
         self, on_result: Callable[[IkOutcome], None], timeout: float = DEFAULT_TIMEOUT
     ) -> None:
+        warm_up()  # load the compiled loop here, not in the thread while a loop runs
         self._on_result = on_result
         self.timeout = float(timeout)
         self._cv = threading.Condition()
@@ -151,10 +155,6 @@ class IkWorker:
         self._thread.join(max(1.0, 2.0 * self.timeout))
 
     def _run(self) -> None:
-        try:
-            warm_up()  # the compiled loop is loaded before the first request
-        except Exception:  # pragma: no cover - reported by the first request instead
-            pass
         while True:
             with self._cv:
                 while self._request is None and not self._closed:
