@@ -79,10 +79,10 @@ def test_ik_request_answers_with_a_joint_state_and_survives_bad_requests(
         bad = pose_msg(np.eye(4), "panda_link0")
         bad.pose.position.x = math.nan
         requests.publish(bad)
+        client.wait_for(lambda: "refused" in read_log(proc), TIMEOUT, "the refusal in the log")
         goal = tree.forward_kinematics(
             HOME + np.array([0.6, 0.3, -0.4, 0.5, 0.3, -0.4, 0.2]), "panda_hand"
         )
-        time.sleep(0.2)
         requests.publish(pose_msg(goal, "panda_link0"))
         client.wait_for(
             lambda: client.received("/ik/itasc_node/ik_solution"), TIMEOUT, "a solution"
