@@ -35,7 +35,8 @@ P_MAX_STEP = 2
 P_STALL_RATIO = 3
 P_STALL_WINDOW = 4
 P_RESTART_ITERS = 5
-P_SIZE = 6
+P_ACTIVE_SET = 6
+P_SIZE = 7
 
 # State (``state``).
 S_ITERS = 0  # iterations run in total
@@ -164,6 +165,58 @@ def pose_error(pose, target, rw, e):
 
 
 @njit(cache=True, nogil=True)
+def _dls_step(a, es, lam, mm, y, dq):
+    """Write ``a^T (a a^T + lam I)^-1 es`` into ``dq`` (Cholesky); False if not positive."""
+    m = es.shape[0]
+    n = dq.shape[0]
+    for r in range(m):
+        for c in range(r + 1):
+            s = 0.0
+            for j in range(n):
+                s += a[r, j] * a[c, j]
+            mm[r, c] = s
+        mm[r, r] += lam
+    for j in range(m):
+        s = mm[j, j]
+        for t in range(j):
+            s -= mm[j, t] * mm[j, t]
+        if not s > 0.0:
+            return False
+        d = math.sqrt(s)
+        mm[j, j] = d
+        for i in range(j + 1, m):
+            s2 = mm[i, j]
+            for t in range(j):
+                s2 -= mm[i, t] * mm[j, t]
+            mm[i, j] = s2 / d
+    for i in range(m):
+        s = es[i]
+        for t in range(i):
+            s -= mm[i, t] * y[t]
+        y[i] = s / mm[i, i]
+    for i in range(m - 1, -1, -1):
+        s = y[i]
+        for t in range(i + 1, m):
+            s -= mm[t, i] * y[t]
+        y[i] = s / mm[i, i]
+    for j in range(n):
+        s = 0.0
+        for r in range(m):
+            s += a[r, j] * y[r]
+        dq[j] = s
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _step_scale(dq, max_step):
+    """Factor (<= 1) that brings the largest joint change of ``dq`` to ``max_step``."""
+    big = 0.0
+    for j in range(dq.shape[0]):
+        big = max(big, abs(dq[j]))
+    return 1.0 if big <= max_step else max_step / big
+
+
+@njit(cache=True, nogil=True)
 def _restart(q, lo, hi, samp_lo, samp_hi, rng):
     for i in range(q.shape[0]):
         v = samp_lo[i] + (samp_hi[i] - samp_lo[i]) * uniform(rng)
@@ -214,7 +267,7 @@ def errors_at(q, jt, col, org, ax, mult, offs, tip, target, work):
 
 def work_size(n: int, k: int) -> int:
     """Length of the ``work`` array of :func:`ik_iterate` for n columns and k chain joints."""
-    return 12 * 3 + 9 + 6 + 36 + 6 + 6 + n + 12 * n + 6 * k
+    return 12 * 3 + 9 + 6 + 36 + 6 + 6 + 2 * n + 12 * n + 6 * k
 
 
 @njit(cache=True, nogil=True)
@@ -291,6 +344,12 @@ def ik_iterate(
     zs = work[o : o + 3 * nk].reshape((nk, 3))
     o += 3 * nk
     ps = work[o : o + 3 * nk].reshape((nk, 3))
+    o += 3 * nk
+    qc = work[o : o + n]
+    es = es[:m]
+    y = y[:m]
+    a = a[:m]
+    active_set = params[P_ACTIVE_SET] != 0.0
     lam_min = params[P_LAMBDA_MIN]
     lam_scale = params[P_LAMBDA_SCALE]
     max_step = params[P_MAX_STEP]
@@ -338,52 +397,37 @@ def ik_iterate(
             sr = sel[r]
             for j in range(n):
                 a[r, j] = jac[sr, j]
-        for r in range(m):
-            for c in range(r + 1):
-                s = 0.0
-                for j in range(n):
-                    s += a[r, j] * a[c, j]
-                mm[r, c] = s
-        for r in range(m):
-            mm[r, r] += lam
-        # Cholesky (lower) in place, then two triangular solves.
-        ok = True
-        for j in range(m):
-            s = mm[j, j]
-            for t in range(j):
-                s -= mm[j, t] * mm[j, t]
-            if not s > 0.0:
-                ok = False
-                break
-            d = math.sqrt(s)
-            mm[j, j] = d
-            for i in range(j + 1, m):
-                s2 = mm[i, j]
-                for t in range(j):
-                    s2 -= mm[i, t] * mm[j, t]
-                mm[i, j] = s2 / d
-        if not ok:
+        if not _dls_step(a, es, lam, mm, y, dq):
             state[S_RESTART_NOW] = 1.0
             continue
-        for i in range(m):
-            s = es[i]
-            for t in range(i):
-                s -= mm[i, t] * y[t]
-            y[i] = s / mm[i, i]
-        for i in range(m - 1, -1, -1):
-            s = y[i]
-            for t in range(i + 1, m):
-                s -= mm[t, i] * y[t]
-            y[i] = s / mm[i, i]
-        big = 0.0
-        for j in range(n):
-            s = 0.0
-            for r in range(m):
-                s += a[r, j] * y[r]
-            dq[j] = s
-            big = max(big, abs(s))
-        scale = 1.0 if big <= max_step else max_step / big
-        # Projection onto the box of the limits: the step stays in the limits.
-        for j in range(n):
-            q[j] = min(max(q[j] + scale * dq[j], lo[j]), hi[j])
+        scale = _step_scale(dq, max_step)
+        # Projection onto the box of the limits. A joint the step pushes past a limit stops
+        # at it, and the rest of the error is solved again by the other joints in the same
+        # iteration (its column out); the next iteration frees every joint again.
+        clamped = False
+        if active_set:
+            for j in range(n):
+                v = q[j] + scale * dq[j]
+                if v < lo[j] or v > hi[j]:
+                    clamped = True
+                    v = min(max(v, lo[j]), hi[j])
+                    d = v - q[j]
+                    for r in range(m):
+                        es[r] -= a[r, j] * d
+                        a[r, j] = 0.0
+                    q[j] = v
+                    qc[j] = 1.0
+                else:
+                    qc[j] = 0.0
+        if clamped:
+            if not _dls_step(a, es, lam, mm, y, dq):
+                state[S_RESTART_NOW] = 1.0
+                continue
+            scale = _step_scale(dq, max_step)
+            for j in range(n):
+                if qc[j] == 0.0:
+                    q[j] = min(max(q[j] + scale * dq[j], lo[j]), hi[j])
+        else:
+            for j in range(n):
+                q[j] = min(max(q[j] + scale * dq[j], lo[j]), hi[j])
     return 0

@@ -64,6 +64,8 @@ class IkOptions:
             ``stall_window`` iterations earlier, else the attempt restarts.
         stall_window: iterations of the stall test.
         restart_iterations: iterations of one attempt at most.
+        resolve_at_limits: when a step pushes joints past a limit, stop them there and solve
+            the rest of the error again with the other joints in the same iteration.
     """
 
     lambda_min: float = 1e-6
@@ -72,6 +74,7 @@ class IkOptions:
     stall_ratio: float = 0.5
     stall_window: int = 5
     restart_iterations: int = 60
+    resolve_at_limits: bool = True
 
     def to_array(self) -> Array:
         """(P_SIZE,) the kernel's parameter array."""
@@ -82,6 +85,7 @@ class IkOptions:
         p[K.P_STALL_RATIO] = self.stall_ratio
         p[K.P_STALL_WINDOW] = self.stall_window
         p[K.P_RESTART_ITERS] = self.restart_iterations
+        p[K.P_ACTIVE_SET] = 1.0 if self.resolve_at_limits else 0.0
         return p
 
     def check(self) -> None:
