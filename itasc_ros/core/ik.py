@@ -9,13 +9,14 @@ several effectors, ...) with optional *secondary* constraints (a posture,
 The method: damped Newton (Levenberg-Marquardt) steps ``dq = A^T (A A^T + lambda I)^-1 e``
 with ``lambda = lambda_min + lambda_scale * |e|^2 / 2`` (large far from the solution, vanishing
 near it: quadratic convergence at the end, bounded steps near singular poses), each step
-projected onto the box of the joint limits (no joint is frozen at a limit: the next Jacobian
-decides again), stall detection (the error must shrink by a factor over a window of
-iterations) and random restarts drawn from a seeded generator, so a fixed ``random_seed``
-gives the same answer. The first attempt starts at the seed; among equivalent solutions the
-one nearest the seed is kept (joints with more than a turn of range are moved by whole turns
-toward the seed; ``prefer='distance'`` keeps searching for the whole budget and returns the
-solution nearest the seed).
+projected onto the box of the joint limits (a joint the step pushes past a limit stops there
+and the rest of the error is solved again by the other joints in the same iteration; no joint
+stays frozen: the next Jacobian decides again), stall detection (the error must shrink by a
+factor over a window of iterations) and random restarts drawn from a seeded generator, so a
+fixed ``random_seed`` gives the same answer. The first attempt starts at the seed; among
+equivalent solutions the one nearest the seed is kept (joints with more than a turn of range
+are moved by whole turns toward the seed; ``prefer='distance'`` keeps searching for the whole
+budget and returns the solution nearest the seed).
 
 The common case, one link onto a pose (any of its six axes, root frame), runs as one
 compiled loop (:mod:`itasc_ros.core._ik_kernels`); any other constraint set iterates the
