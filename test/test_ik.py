@@ -316,3 +316,34 @@ def test_bench_ik_last_json_line_has_one_row_per_solver_robot_and_seed() -> None
     ours = [r for r in rows if r["solver"] == "itasc_ros"]
     assert len(ours) == 2 and all(r["success_rate"] == 1.0 for r in ours)
     assert {r["solver"] for r in rows} <= {"itasc_ros", "trac_ik", "kdl_nr_jl"}
+
+
+def test_joints_outside_a_view_are_held_at_their_set_positions() -> None:
+    tree, pin = _setup("panda", "panda_hand")
+    names = tree.joint_names
+    full = np.array([0.5, -0.3, 0.2, -2.0, 0.1, 1.6, 0.7, 0.02])  # every URDF joint
+    view = tree.select_joints(names[1:], q_fixed=full)  # panda_joint1 held at 0.5
+    for held in (0.5, -0.4):  # a changed held position is taken up by the next solve
+        full[0] = held
+        view.set_fixed_positions(full)
+        target = pin.fk(np.concatenate([[held], full[1:7] + 0.15]))
+        r = solve_ik(view, target, "panda_hand", timeout=0.2)
+        assert r.success and r.q.shape == (6,) and r.joint_names == names[1:]
+        q = np.concatenate([[held], r.q])
+        assert np.abs(pose_error(pin.fk(q), target)).max() <= EPS
+
+
+def test_kdl_nr_jl_peer_solves_an_easy_target() -> None:
+    from itasc_ros.bench import peers
+
+    xml = erd_urdf_path("panda").read_text()
+    try:
+        kdl = peers.KdlNrJlPeer(xml, "panda_link0", "panda_link8", timeout=0.05)
+    except peers.PeerUnavailable as exc:
+        pytest.skip(str(exc))
+    pin = PinocchioPeer(xml, "panda_link8")
+    q0 = 0.5 * (kdl.lower + kdl.upper)
+    target = pin.fk(q0 + 0.05)
+    q = kdl.ik(q0, target)
+    assert q is not None and np.all(q >= kdl.lower) and np.all(q <= kdl.upper)
+    assert np.abs(pose_error(pin.fk(q), target)).max() <= EPS
