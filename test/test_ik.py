@@ -347,3 +347,20 @@ def test_kdl_nr_jl_peer_solves_an_easy_target() -> None:
     q = kdl.ik(q0, target)
     assert q is not None and np.all(q >= kdl.lower) and np.all(q <= kdl.upper)
     assert np.abs(pose_error(pin.fk(q), target)).max() <= EPS
+
+
+def test_joints_with_more_than_a_turn_end_the_nearest_turn_to_the_seed() -> None:
+    tree, pin = _setup("ur5", "tool0")  # every UR5 joint has [-2 pi, 2 pi]
+    rng = np.random.default_rng(12)
+    lo, hi = tree.lower, tree.upper
+    for i in range(10):
+        target = pin.fk(rng.uniform(lo, hi))
+        seed = rng.uniform(lo, hi)
+        r = solve_ik(tree, target, "tool0", seed=seed, random_seed=i, timeout=0.05)
+        assert r.success
+        for j in range(tree.n_joints):
+            for k in (-1, 1):
+                v = r.q[j] + 2 * math.pi * k
+                if lo[j] <= v <= hi[j]:
+                    assert abs(v - seed[j]) >= abs(r.q[j] - seed[j])
+        assert np.abs(pose_error(pin.fk(r.q), target)).max() <= EPS
