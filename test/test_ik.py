@@ -104,6 +104,9 @@ def test_unreachable_targets_are_named() -> None:
     far[:3, 3] = [3.0, 0.0, 0.5]
     with pytest.raises(UnreachableTargetError, match=r"reaches .* m at most"):
         solve_ik(tree, far, "tool0")
+    posture = JointValue("posture", tree.joint_names, list(tree.neutral()))
+    with pytest.raises(UnreachableTargetError, match="'tool0' reaches"):
+        solve_ik(tree, far, "tool0", secondary=[posture])
     # Within the bound but out of the workspace (at the base, pointing up): no solution.
     inside = np.eye(4)
     inside[:3, 3] = [0.0, 0.0, 0.0]

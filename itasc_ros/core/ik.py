@@ -382,7 +382,9 @@ def solve_ik(
         tree: the kinematic tree (or a restricted view: the other joints are held).
         target: (4, 4) target pose of ``link`` in the root frame.
         link: the link to place (default: the tip link).
-        constraints: the IK problem as constraints (instead of ``target``).
+        constraints: the IK problem as constraints (instead of ``target``). They are bound
+            to ``tree`` for the solve (their gains and feed-forward are restored after it):
+            give constraints of your own, not those of a running scene on another tree.
         secondary: constraints satisfied as well as possible without disturbing the primary
             ones (null-space projection), e.g. a :class:`JointValue` posture; they never
             decide success.
@@ -409,7 +411,7 @@ def solve_ik(
         ConfigurationError: a target that is not a finite rigid (4, 4) transform, a seed of the
             wrong length or with NaN, bad axes, neither or both of target and constraints.
         SolverError: a budget, tolerance, ``prefer`` or option out of range (names choices).
-        UnreachableTargetError: the target position is beyond the link's reach.
+        UnreachableTargetError: a ``target`` position beyond the link's reach.
         TargetNotSet: a constraint without its target.
     """
     if not _WARM:
@@ -507,7 +509,15 @@ def _pose_constraint(
         rotation_axes,
         reference="root",
     )
-    c.set_target(_check_pose(target))
+    pose = _check_pose(target)
+    c.set_target(pose)
+    reach = tree.reach(c.effector)
+    dist = float(np.linalg.norm(pose[:3, 3]))
+    if position_axes and dist > reach + 1e-9:
+        raise UnreachableTargetError(
+            f"the target is {dist:.4g} m from the root; {c.effector!r} reaches "
+            f"{reach:.4g} m at most"
+        )
     return c
 
 
