@@ -11,6 +11,7 @@ import io
 import json
 import math
 from contextlib import redirect_stdout
+from typing import Any
 
 import numpy as np
 import pytest
@@ -33,6 +34,8 @@ from itasc_ros.core.ik_worker import IkOutcome, IkWorker
 from itasc_ros.tools import ik as ik_cli
 
 EPS = 1e-5
+#: Solves whose success is asserted: an iteration budget, not the clock of a loaded machine.
+NO_CLOCK: dict[str, Any] = {"timeout": None, "max_iterations": 20000}
 CASES = {  # robot -> (tip link, number of random targets per seed kind)
     "panda": ("panda_hand", 40),
     "ur5": ("tool0", 40),
@@ -59,7 +62,7 @@ def test_solutions_are_within_limits_and_tolerance_by_pinocchio(
     for i in range(n):
         target = pin.fk(rng.uniform(lo, hi))
         seed = tree.neutral() if seed_kind == "mid" else rng.uniform(lo, hi)
-        r = solve_ik(tree, target, tip, seed=seed, random_seed=i, timeout=0.05)
+        r = solve_ik(tree, target, tip, seed=seed, random_seed=i, **NO_CLOCK)
         assert np.all(r.q >= lo) and np.all(r.q <= hi)
         err = np.abs(pose_error(pin.fk(r.q), target))  # (6,) Pinocchio's FK
         if r.success:
@@ -68,7 +71,7 @@ def test_solutions_are_within_limits_and_tolerance_by_pinocchio(
             assert np.abs(r.errors).max() <= EPS
             assert r.errors.shape == (6,)
             assert r.iterations >= 0 and r.time > 0.0
-    assert solved == n  # reachable targets, 50 ms each: every one is solved
+    assert solved == n  # reachable targets: every one is solved
 
 
 def test_fixed_random_seed_gives_the_same_answer_through_restarts() -> None:
@@ -112,7 +115,7 @@ def test_unreachable_targets_are_named() -> None:
     inside[:3, 3] = [0.0, 0.0, 0.0]
     r = solve_ik(tree, inside, "tool0", timeout=0.01)
     assert not r.success and r.message == "time budget spent"
-    assert r.time < 0.2
+    assert r.time < 1.0  # the budget, and no more than scheduling delays
     assert np.all(r.q >= tree.lower) and np.all(r.q <= tree.upper)
     assert r.error_norm > EPS
 
@@ -160,7 +163,7 @@ def test_position_only_leaves_the_orientation_free() -> None:
     rng = np.random.default_rng(2)
     for i in range(10):
         target = pin.fk(rng.uniform(tree.lower, tree.upper))
-        r = solve_ik(tree, target, "panda_hand", rotation_axes="", random_seed=i, timeout=0.05)
+        r = solve_ik(tree, target, "panda_hand", rotation_axes="", random_seed=i, **NO_CLOCK)
         assert r.success and r.errors.shape == (3,)
         assert np.abs(pin.fk(r.q)[:3, 3] - target[:3, 3]).max() <= EPS
         assert math.isnan(r.rotation_error) or r.rotation_error == 0.0
@@ -185,7 +188,7 @@ def test_partial_axes_in_the_target_frame_and_alignment() -> None:
         target = pin.fk(rng.uniform(tree.lower, tree.upper))
         c = CopyPose("ee", "panda_hand", "xz", "z", reference="target")
         c.set_target(target)
-        r = solve_ik(tree, constraints=[c], random_seed=i, timeout=0.2)
+        r = solve_ik(tree, constraints=[c], random_seed=i, **NO_CLOCK)
         assert r.success, r.message
         rel = np.linalg.inv(target) @ pin.fk(r.q)  # the hand in the target frame
         assert abs(rel[0, 3]) <= EPS and abs(rel[2, 3]) <= EPS
@@ -194,7 +197,7 @@ def test_partial_axes_in_the_target_frame_and_alignment() -> None:
     c = CopyPose("ee", "panda_hand", "xyz", "", reference="root")
     c.set_target(pin.fk(tree.neutral() + 0.2))
     align = AlignAxis("down", "panda_hand", axis=[0.0, 0.0, 1.0], direction=[0.0, 0.0, -1.0])
-    r = solve_ik(tree, constraints=[c, align], timeout=0.2)
+    r = solve_ik(tree, constraints=[c, align], **NO_CLOCK)
     assert r.success
     t = pin.fk(r.q)
     assert np.linalg.norm(t[:3, 2] - [0.0, 0.0, -1.0]) < 1e-4
@@ -214,7 +217,7 @@ def test_two_effectors_at_once_on_baxter() -> None:
         c = CopyPose(side, f"{side}_hand_link")
         c.set_target(tree.forward_kinematics(q_true, f"{side}_hand_link"))
         cons.append(c)
-    r = solve_ik(tree, constraints=cons, timeout=0.5)
+    r = solve_ik(tree, constraints=cons, **NO_CLOCK)
     assert r.success and r.errors.shape == (12,)
     for c in cons:
         err = pose_error(tree.forward_kinematics(r.q, c.effector), c.target.pose)
@@ -231,7 +234,7 @@ def test_a_posture_as_secondary_moves_the_solution_toward_it() -> None:
         c = CopyPose("ee", "panda_hand", "xyz", "", reference="root")
         c.set_target(target)
         posture = JointValue("posture", tree.joint_names, list(tree.neutral()), weight=1.0)
-        kw = dict(seed=seed, random_seed=i, timeout=0.5)
+        kw = dict(seed=seed, random_seed=i, **NO_CLOCK)
         with_p = solve_ik(tree, constraints=[c], secondary=[posture], **kw)
         plain = solve_ik(tree, target, "panda_hand", rotation_axes="", **kw)
         assert with_p.success and plain.success
@@ -259,7 +262,7 @@ def test_prefer_distance_returns_a_solution_no_farther_from_the_seed() -> None:
 def test_the_worker_solves_in_a_frame_and_survives_bad_requests() -> None:
     tree, pin = _setup("panda", "panda_hand")
     outcomes: list[IkOutcome] = []
-    worker = IkWorker(outcomes.append, timeout=0.05)
+    worker = IkWorker(outcomes.append, timeout=1.0)
     try:
         q = tree.neutral()
         goal = pin.fk(q + 0.2)  # in the root frame
@@ -330,7 +333,7 @@ def test_joints_outside_a_view_are_held_at_their_set_positions() -> None:
         full[0] = held
         view.set_fixed_positions(full)
         target = pin.fk(np.concatenate([[held], full[1:7] + 0.15]))
-        r = solve_ik(view, target, "panda_hand", timeout=0.2)
+        r = solve_ik(view, target, "panda_hand", **NO_CLOCK)
         assert r.success and r.q.shape == (6,) and r.joint_names == names[1:]
         q = np.concatenate([[held], r.q])
         assert np.abs(pose_error(pin.fk(q), target)).max() <= EPS
@@ -359,7 +362,7 @@ def test_joints_with_more_than_a_turn_end_the_nearest_turn_to_the_seed() -> None
     for i in range(10):
         target = pin.fk(rng.uniform(lo, hi))
         seed = rng.uniform(lo, hi)
-        r = solve_ik(tree, target, "tool0", seed=seed, random_seed=i, timeout=0.05)
+        r = solve_ik(tree, target, "tool0", seed=seed, random_seed=i, **NO_CLOCK)
         assert r.success
         for j in range(tree.n_joints):
             for k in (-1, 1):

@@ -25,7 +25,7 @@ from .tree import KinematicTree
 Array = NDArray[np.float64]
 
 #: Time budget of one request [s].
-DEFAULT_TIMEOUT = 0.05
+DEFAULT_TIMEOUT = 0.1
 
 
 @dataclass
