@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from robots import erd_urdf_path
 
 from itasc_ros.bench.peers import PinocchioPeer, pose_error
@@ -22,6 +24,7 @@ from itasc_ros.core import (
     ConfigurationError,
     CopyPose,
     IkOptions,
+    ItascError,
     JointValue,
     KinematicTree,
     SolverError,
@@ -370,3 +373,44 @@ def test_joints_with_more_than_a_turn_end_the_nearest_turn_to_the_seed() -> None
                 if lo[j] <= v <= hi[j]:
                     assert abs(v - seed[j]) >= abs(r.q[j] - seed[j])
         assert np.abs(pose_error(pin.fk(r.q), target)).max() <= EPS
+
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
+
+
+@st.composite
+def _poses(draw: st.DrawFn) -> np.ndarray:
+    """A rigid pose whose position is any float (huge, NaN), or any (4, 4) of floats."""
+    if draw(st.booleans()):
+        return np.array(draw(st.lists(_FLOATS, min_size=16, max_size=16))).reshape(4, 4)
+    quat = np.array(draw(st.lists(st.floats(-1, 1), min_size=4, max_size=4)))
+    t = np.eye(4)
+    if np.linalg.norm(quat) > 1e-3:
+        from itasc_ros.core import spatial
+
+        t[:3, :3] = spatial.quat_to_matrix(quat)
+    t[:3, 3] = draw(st.lists(st.one_of(st.floats(-1.5, 1.5), _FLOATS), min_size=3, max_size=3))
+    return t
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    target=st.one_of(_poses(), st.lists(_FLOATS, min_size=0, max_size=20).map(np.array)),
+    seed=st.one_of(st.none(), st.lists(_FLOATS, min_size=0, max_size=9)),
+    link=st.sampled_from(["panda_hand", "panda_link3", "nowhere", ""]),
+)
+def test_any_input_gives_a_result_within_limits_or_a_named_error(
+    target: np.ndarray, seed: list[float] | None, link: str
+) -> None:
+    tree = _FUZZ_TREE
+    try:
+        r = solve_ik(tree, target, link or None, seed=seed, timeout=0.001)
+    except ItascError:
+        return
+    assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.errors))
+    assert np.all(r.q >= tree.lower) and np.all(r.q <= tree.upper)
+
+
+_FUZZ_TREE = KinematicTree.from_urdf_file(erd_urdf_path("panda")).select_joints(
+    [f"panda_joint{i}" for i in range(1, 8)]
+)
