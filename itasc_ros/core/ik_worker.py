@@ -100,13 +100,19 @@ class IkWorker:
     Args:
         on_result: called with each :class:`IkOutcome`, in the worker thread.
         timeout: time budget of one request [s].
+        before_solve: called in the worker thread before each solve (e.g. to put the thread
+            back on the normal scheduler after a real-time policy was applied to the process).
     """
 
     def __init__(
-        self, on_result: Callable[[IkOutcome], None], timeout: float = DEFAULT_TIMEOUT
+        self,
+        on_result: Callable[[IkOutcome], None],
+        timeout: float = DEFAULT_TIMEOUT,
+        before_solve: Callable[[], None] | None = None,
     ) -> None:
         warm_up()  # load the compiled loop here, not in the thread while a loop runs
         self._on_result = on_result
+        self._before_solve = before_solve
         self.timeout = float(timeout)
         self._cv = threading.Condition()
         self._request: tuple[KinematicTree, str, Array, str, Array, Array] | None = None
@@ -164,7 +170,16 @@ class IkWorker:
                 request, self._request = self._request, None
             if request is None:
                 continue
-            self._on_result(self.solve(*request))
+            if self._before_solve is not None:
+                try:
+                    self._before_solve()
+                except Exception:  # a hook's failure does not stop the worker
+                    pass
+            outcome = self.solve(*request)
+            try:
+                self._on_result(outcome)
+            except Exception:  # e.g. publishing while the node shuts down: keep serving
+                continue
 
     def solve(
         self,

@@ -250,7 +250,8 @@ class ItascNode(Node):
         self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_jog, 10)
         # Position IK on request, solved in a thread of its own (never in the control tick).
         self._ik_pub = self.create_publisher(JointState, "~/ik_solution", 10)
-        self._ik = IkWorker(self._on_ik_result)
+        # A solve must never hold a real-time core: the thread runs at the normal priority.
+        self._ik = IkWorker(self._on_ik_result, before_solve=demote_current_thread)
         self.create_subscription(PoseStamped, "~/ik_request", self._on_ik_request, 10)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.add_on_set_parameters_callback(self._on_set_parameters)
