@@ -94,14 +94,16 @@ def pose_in_root(
 class IkWorker:
     """Solves IK requests in a daemon thread, latest request only.
 
-    The compiled IK loop is loaded (or compiled, once per machine) by the constructor, in the
-    caller's thread: a node builds its worker before it starts spinning.
+    The compiled IK loop is loaded (or compiled, once per machine) by the worker thread as it
+    starts, not by the constructor: a node's start-up is not delayed by it, and requests queue
+    meanwhile (the latest is kept).
 
     Args:
         on_result: called with each :class:`IkOutcome`, in the worker thread.
         timeout: time budget of one request [s].
-        before_solve: called in the worker thread before each solve (e.g. to put the thread
-            back on the normal scheduler after a real-time policy was applied to the process).
+        before_solve: called in the worker thread as it starts and before each solve (e.g. to
+            put the thread back on the normal scheduler after a real-time policy was applied
+            to the process).
     """
 
     def __init__(
@@ -110,7 +112,6 @@ class IkWorker:
         timeout: float = DEFAULT_TIMEOUT,
         before_solve: Callable[[], None] | None = None,
     ) -> None:
-        warm_up()  # load the compiled loop here, not in the thread while a loop runs
         self._on_result = on_result
         self._before_solve = before_solve
         self.timeout = float(timeout)
@@ -160,7 +161,19 @@ class IkWorker:
             self._cv.notify()
         self._thread.join(max(1.0, 2.0 * self.timeout))
 
+    def _hook(self) -> None:
+        if self._before_solve is not None:
+            try:
+                self._before_solve()
+            except Exception:  # a hook's failure does not stop the worker
+                pass
+
     def _run(self) -> None:
+        self._hook()
+        try:
+            warm_up()
+        except Exception:  # reported by the first request's solve instead
+            pass
         while True:
             with self._cv:
                 while self._request is None and not self._closed:
@@ -170,11 +183,7 @@ class IkWorker:
                 request, self._request = self._request, None
             if request is None:
                 continue
-            if self._before_solve is not None:
-                try:
-                    self._before_solve()
-                except Exception:  # a hook's failure does not stop the worker
-                    pass
+            self._hook()
             outcome = self.solve(*request)
             try:
                 self._on_result(outcome)
