@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import spatial
 from .errors import ConfigurationError, ItascError
-from .ik import IkResult, solve_ik, warm_up
+from .ik import IkResult, solve_ik
 from .tree import KinematicTree
 
 Array = NDArray[np.float64]
@@ -94,16 +94,15 @@ def pose_in_root(
 class IkWorker:
     """Solves IK requests in a daemon thread, latest request only.
 
-    The compiled IK loop is loaded (or compiled, once per machine) by the worker thread as it
-    starts, not by the constructor: a node's start-up is not delayed by it, and requests queue
-    meanwhile (the latest is kept).
+    The compiled IK loop is loaded by the first request, in the worker thread, before that
+    request's budget starts (from numba's cache: tens of milliseconds; compiled once per
+    machine: seconds): a node that never receives a request never loads it.
 
     Args:
         on_result: called with each :class:`IkOutcome`, in the worker thread.
         timeout: time budget of one request [s].
-        before_solve: called in the worker thread as it starts and before each solve (e.g. to
-            put the thread back on the normal scheduler after a real-time policy was applied
-            to the process).
+        before_solve: called in the worker thread before each solve (e.g. to put the thread
+            back on the normal scheduler after a real-time policy was applied to the process).
     """
 
     def __init__(
@@ -169,11 +168,6 @@ class IkWorker:
                 pass
 
     def _run(self) -> None:
-        self._hook()
-        try:
-            warm_up()
-        except Exception:  # reported by the first request's solve instead
-            pass
         while True:
             with self._cv:
                 while self._request is None and not self._closed:
