@@ -535,8 +535,7 @@ def _solve_pose(
     t0: float,
 ) -> IkResult:
     q0 = _clip_seed(seed, ch.lo, ch.hi, ch.q0)
-    px, py, pz = target[0, 3], target[1, 3], target[2, 3]
-    dist = math.sqrt(px * px + py * py + pz * pz)
+    dist = math.hypot(float(target[0, 3]), float(target[1, 3]), float(target[2, 3]))
     if sel[0] < 3 and dist > ch.reach + 1e-9:
         raise UnreachableTargetError(
             f"the target is {dist:.4g} m from the root; {ch.link!r} reaches "
