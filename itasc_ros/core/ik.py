@@ -512,7 +512,7 @@ def _pose_constraint(
     pose = _check_pose(target)
     c.set_target(pose)
     reach = tree.reach(c.effector)
-    dist = float(np.linalg.norm(pose[:3, 3]))
+    dist = math.hypot(float(pose[0, 3]), float(pose[1, 3]), float(pose[2, 3]))
     if position_axes and dist > reach + 1e-9:
         raise UnreachableTargetError(
             f"the target is {dist:.4g} m from the root; {c.effector!r} reaches "
