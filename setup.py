@@ -71,6 +71,7 @@ setup(
             "itasc-record = itasc_ros.tools.record:main",
             "itasc-replay = itasc_ros.tools.replay:main",
             "itasc-bench = itasc_ros.bench.cli:main",
+            "itasc-ik = itasc_ros.tools.ik:main",
         ],
     },
 )

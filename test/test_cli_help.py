@@ -53,6 +53,7 @@ def test_every_console_script_is_checked() -> None:
         "itasc-record",
         "itasc-replay",
         "itasc-bench",
+        "itasc-ik",
     }
 
 

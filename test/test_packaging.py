@@ -18,6 +18,7 @@ SCRIPTS = [
     "itasc-record",
     "itasc-replay",
     "itasc-bench",
+    "itasc-ik",
 ]
 
 

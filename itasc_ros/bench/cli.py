@@ -13,6 +13,11 @@ Subcommands (``--json`` prints one JSON object on the last line):
   50 Hz stream on a circle: the effector's largest deviation from the run without it and the
   time to come back within 1 mm (the controller closed on a perfect velocity robot).
 * ``loop`` / ``soak``: the node at 1 kHz with the simulated robot over DDS.
+* ``ik``: position IK on the TRAC-IK protocol (random reachable targets, mid-range or random
+  seed, 5 ms, every pose error component <= 1e-5) beside TRAC-IK (pytracik) and KDL's
+  ``ChainIkSolverPos_NR_JL``, interleaved per sample, on the Panda, the UR5 and the xArm7
+  (:mod:`itasc_ros.bench.ik`); ``--samples`` targets per row; the last line of ``--json`` is
+  ``{"results": [{"solver", "robot", "seed", "samples", "success_rate", "mean_ms"}, ...]}``.
 * ``all``: kinematics, tick and tracking.
 
 Timing: each implementation runs ``--number`` calls per block, blocks interleaved between the
@@ -369,15 +374,48 @@ def peer_comparison(
     return out
 
 
+IK_ROW_KEYS = ("solver", "robot", "seed", "samples", "success_rate", "mean_ms")
+"""The keys of each row of the ``ik`` subcommand's JSON line."""
+
+
+def _main_ik(args: argparse.Namespace) -> int:
+    from .ik import IK_ROBOTS, bench_ik, print_ik_table
+
+    robots = [r.strip() for r in str(args.robots).split(",") if r.strip()]
+    bad = [r for r in robots if r not in IK_ROBOTS]
+    if bad or not robots or args.samples < 1:
+        print(
+            f"itasc-bench ik: robots must be among {', '.join(IK_ROBOTS)} (got "
+            f"{args.robots!r}) and --samples >= 1 (got {args.samples})",
+            file=sys.stderr,
+        )
+        return 2
+    r = bench_ik(args.samples, robots)
+    print_ik_table(r)
+    if args.json:
+        rows = [{k: row[k] for k in IK_ROW_KEYS} for row in r["results"]]
+        print(json.dumps({"results": rows}, default=float))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``itasc-bench``."""
     ap = argparse.ArgumentParser(prog="itasc-bench", description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "what", choices=["kinematics", "tick", "tracking", "outliers", "loop", "soak", "all"]
+        "what",
+        choices=["kinematics", "tick", "tracking", "outliers", "ik", "loop", "soak", "all"],
     )
     ap.add_argument("--json", action="store_true", help="print one JSON object on the last line")
     ap.add_argument("--number", type=int, default=2000, help="calls per timing block")
     ap.add_argument("--repeats", type=int, default=15, help="timing blocks (median taken)")
+    ap.add_argument(
+        "--samples", type=int, default=1000, help="ik: targets per robot and seed kind"
+    )
+    ap.add_argument(
+        "--robots",
+        default="panda,ur5,xarm7",
+        help="ik: comma-separated robots (panda, ur5, xarm7)",
+    )
     ap.add_argument("--rate", type=float, default=1000.0, help="loop/soak: control rate [Hz]")
     ap.add_argument(
         "--duration", type=float, default=None, help="loop/soak duration [s] (default 60 / 600)"
@@ -416,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
         help="loop: then the same run with a subscriber of the node's ~/journal (its cost)",
     )
     args = ap.parse_args(argv)
+    if args.what == "ik":
+        return _main_ik(args)
     result: dict[str, Any] = {"command": "itasc-bench " + " ".join(argv or sys.argv[1:])}
     if args.what in ("kinematics", "all"):
         r = bench_kinematics(args.number, args.repeats)

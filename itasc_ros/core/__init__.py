@@ -16,11 +16,13 @@ from .errors import (
     UnknownJointError,
     UnknownLinkError,
     UnknownNameError,
+    UnreachableTargetError,
     UnsupportedJointError,
     UrdfError,
     UrdfStructureError,
     UrdfSyntaxError,
 )
+from .ik import IkOptions, IkResult, solve_ik
 from .scene import Scene, SolveResult
 from .solver import SOLVERS
 from .tree import KinematicTree
@@ -39,6 +41,8 @@ __all__ = [
     "Distance",
     "DuplicateNameError",
     "Field",
+    "IkOptions",
+    "IkResult",
     "InputError",
     "InvalidJointError",
     "ItascError",
@@ -53,8 +57,10 @@ __all__ = [
     "UnknownJointError",
     "UnknownLinkError",
     "UnknownNameError",
+    "UnreachableTargetError",
     "UnsupportedJointError",
     "UrdfError",
     "UrdfStructureError",
     "UrdfSyntaxError",
+    "solve_ik",
 ]

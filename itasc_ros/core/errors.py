@@ -87,6 +87,10 @@ class SolverError(ItascError, ValueError):
     """An unknown solver option or invalid solver parameter."""
 
 
+class UnreachableTargetError(ItascError, ValueError):
+    """A position IK target farther from the root than the link can ever be (its reach)."""
+
+
 class ConfigError(ItascError, ValueError):
     """A controller configuration is invalid: unknown key, wrong type or value out of range."""
 
@@ -108,6 +112,7 @@ __all__ = [
     "UnknownJointError",
     "UnknownLinkError",
     "UnknownNameError",
+    "UnreachableTargetError",
     "UnsupportedJointError",
     "UrdfError",
     "UrdfStructureError",

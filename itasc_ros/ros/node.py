@@ -64,6 +64,7 @@ from ..core import (
 from ..core.config import apply_updates
 from ..core.health import Health, diagnose, step_colour
 from ..core.health import clip_reason as _clip
+from ..core.ik_worker import IkOutcome, IkWorker
 from ..core.journal import ZeroReason
 from ..core.model_manager import (
     SAME_URDF,
@@ -247,6 +248,11 @@ class ItascNode(Node):
             self.create_subscription(PoseStamped, pose_topic, self._target_cb(name), 10)
             self.create_subscription(TwistStamped, twist_topic, self._twist_cb(name), 10)
         self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_jog, 10)
+        # Position IK on request, solved in a thread of its own (never in the control tick).
+        self._ik_pub = self.create_publisher(JointState, "~/ik_solution", 10)
+        # A solve must never hold a real-time core: the thread runs at the normal priority.
+        self._ik = IkWorker(self._on_ik_result, before_solve=demote_current_thread)
+        self.create_subscription(PoseStamped, "~/ik_request", self._on_ik_request, 10)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
@@ -597,6 +603,34 @@ class ItascNode(Node):
         except Exception as exc:  # InputError; anything else is counted, never a crash
             self._reject(exc)
 
+    def _on_ik_request(self, msg: PoseStamped) -> None:
+        """Queue a position IK request for the first target's effector (else the tip)."""
+        ctrl = self._controller
+        if ctrl is None:
+            self.get_logger().warning("IK request ignored: no robot model yet")
+            return
+        try:
+            targets = ctrl.pose_constraints
+            link = ctrl.constraint(targets[0]).effector_link if targets else None
+            seed = ctrl.q if ctrl.has_joint_state else ctrl.tree.neutral()
+            frame, p, quat, _ = pose_stamped_arrays(msg)
+            self._ik.submit(ctrl.tree, link or ctrl.tree.tip_link(), seed, frame, p, quat)
+        except Exception as exc:  # a request never stops the node
+            self.get_logger().warning(f"IK request refused: {exc}")
+
+    def _on_ik_result(self, outcome: IkOutcome) -> None:
+        """Worker thread: ``~/ik_solution`` for a solution; a log line either way."""
+        r = outcome.result
+        if r is not None and r.success:
+            js = JointState()
+            js.header.stamp = self.get_clock().now().to_msg()
+            js.name = list(outcome.joint_names)
+            js.position = [float(v) for v in r.q]
+            self._ik_pub.publish(js)
+            self.get_logger().info(outcome.summary())
+        else:
+            self.get_logger().warning(outcome.summary())
+
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
         self._models.set_enabled(bool(request.data))
         response.success = True
@@ -708,9 +742,10 @@ class ItascNode(Node):
         return True
 
     def destroy_node(self) -> None:
-        """Stop the URDF parser thread, then destroy the node."""
+        """Stop the URDF parser and IK threads, then destroy the node."""
         if self._worker is not None:
             self._worker.close()
+        self._ik.close()
         super().destroy_node()
 
     def stop_smoothly(self, executor: Any, timeout: float = STOP_TIMEOUT) -> bool:

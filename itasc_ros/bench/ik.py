@@ -1,0 +1,196 @@
+"""``itasc-bench ik``: position IK on the TRAC-IK benchmark protocol, beside its peers.
+
+The protocol of TRAC-IK's own benchmark: for each sample, a joint vector drawn uniformly within
+the limits gives a target pose of the tip (forward kinematics); each solver starts from the
+mid-range configuration (``seed='mid'``) or from another random configuration within the
+limits (``seed='random'``) with a 5 ms budget; a sample is a success when the returned
+configuration is within the limits and every component of the pose error (position [m],
+rotation vector [rad], KDL's ``diff``) is at most 1e-5. Every returned configuration is checked
+here with the same forward kinematics, whatever the solver says. The solvers take turns on each
+sample (interleaved), so that machine load hits them alike.
+
+Solvers: ``itasc_ros`` (:func:`itasc_ros.core.solve_ik`), ``trac_ik`` (``pytracik``, Speed mode)
+and ``kdl_nr_jl`` (PyKDL ``ChainIkSolverPos_NR_JL`` in a timed loop); a peer that is not
+installed is left out with the reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..core import KinematicTree, solve_ik
+from ..tools.resources import robot_urdf
+
+Array = NDArray[np.float64]
+
+#: Robot name -> (URDF, root link, tip link).
+IK_ROBOTS: dict[str, tuple[str, str, str]] = {
+    "panda": ("panda", "panda_link0", "panda_link8"),
+    "ur5": ("ur5", "base_link", "tool0"),
+    "xarm7": ("erd:xarm_description/urdf/xarm7.urdf", "world", "link_eef"),
+}
+SEEDS = ("mid", "random")
+TIMEOUT = 0.005  # [s]
+EPS = 1e-5  # [m] and [rad], each component
+
+
+def _urdf_path(ref: str) -> Path | None:
+    if ref.startswith("erd:"):
+        from .cli import _erd_urdf
+
+        return _erd_urdf(ref[4:])
+    return robot_urdf(ref)
+
+
+@dataclass
+class _Solver:
+    name: str
+    solve: Callable[[Array, Array], Array | None]  # (seed, target) -> q in tree order or None
+
+
+def _peers(xml: str, root: str, tip: str, names: list[str], notes: list[str]) -> list[_Solver]:
+    """The peers that can run here, their joint order mapped to ``names``."""
+    from . import peers
+
+    out: list[_Solver] = []
+    makers: list[tuple[str, Callable[[], Any]]] = [
+        ("trac_ik", lambda: peers.TracIkPeer(xml, root, tip, timeout=TIMEOUT, eps=EPS)),
+        ("kdl_nr_jl", lambda: peers.KdlNrJlPeer(xml, root, tip, timeout=TIMEOUT, eps=EPS)),
+    ]
+    for name, make in makers:
+        try:
+            peer = make()
+        except peers.PeerUnavailable as exc:
+            notes.append(f"{name} unavailable: {exc}")
+            continue
+        if list(peer.joint_names) != names:
+            notes.append(f"{name}: joint order {peer.joint_names} differs from {names}")
+            continue
+
+        def solve(seed: Array, target: Array, peer: Any = peer) -> Array | None:
+            return peer.ik(seed, target)
+
+        out.append(_Solver(name, solve))
+    return out
+
+
+def pose_error_max(tree: KinematicTree, link: str, q: Array, target: Array) -> float:
+    """Largest component of KDL's ``diff(FK(q), target)`` [m or rad]."""
+    from .peers import pose_error
+
+    return float(np.max(np.abs(pose_error(tree.forward_kinematics(q, link), target))))
+
+
+def bench_ik(
+    samples: int = 1000,
+    robots: Sequence[str] = tuple(IK_ROBOTS),
+    seeds: Sequence[str] = SEEDS,
+    rng_seed: int = 0,
+) -> dict[str, Any]:
+    """Run the protocol; one row per (solver, robot, seed).
+
+    Args:
+        samples: targets per robot and seed kind.
+        robots: names of :data:`IK_ROBOTS`.
+        seeds: 'mid' and/or 'random'.
+        rng_seed: seed of the targets' and seeds' generator.
+
+    Returns:
+        ``{"results": [{"solver", "robot", "seed", "samples", "success_rate", "mean_ms",
+        "median_ms", "max_ms"}, ...], "notes": [...]}``.
+    """
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for robot in robots:
+        ref, root, tip = IK_ROBOTS[robot]
+        path = _urdf_path(ref)
+        if path is None:
+            notes.append(f"{robot}: URDF not installed (example-robot-data)")
+            continue
+        xml = path.read_text()
+        full = KinematicTree.from_urdf(xml)
+        from .peers import urdf_chain
+
+        names = [j.name for j in urdf_chain(xml, root, tip) if j.movable]
+        tree = full.select_joints(names)
+        lo, hi = tree.lower, tree.upper
+        solvers = [
+            _Solver("itasc_ros", functools.partial(_ours, tree, tip)),
+            *_peers(xml, root, tip, names, notes),
+        ]
+        for s in solvers:  # warm-up: compilation, caches
+            s.solve(tree.neutral(), tree.forward_kinematics(tree.neutral() + 0.1, tip))
+        for kind in seeds:
+            rng = np.random.default_rng(rng_seed)
+            times: dict[str, list[float]] = {s.name: [] for s in solvers}
+            ok: dict[str, int] = {s.name: 0 for s in solvers}
+            for i in range(samples):
+                q_true = rng.uniform(lo, hi)
+                target = tree.forward_kinematics(q_true, tip)
+                seed = tree.neutral() if kind == "mid" else rng.uniform(lo, hi)
+                order = solvers[i % len(solvers) :] + solvers[: i % len(solvers)]
+                for s in order:
+                    t0 = time.perf_counter()
+                    q = s.solve(seed.copy(), target)
+                    times[s.name].append(time.perf_counter() - t0)
+                    if (
+                        q is not None
+                        and np.all(np.isfinite(q))
+                        and np.all(q >= lo - 1e-9)
+                        and np.all(q <= hi + 1e-9)
+                        and pose_error_max(tree, tip, q, target) <= EPS
+                    ):
+                        ok[s.name] += 1
+            for s in solvers:
+                t = np.array(times[s.name]) * 1e3
+                rows.append(
+                    {
+                        "solver": s.name,
+                        "robot": robot,
+                        "seed": kind,
+                        "samples": samples,
+                        "success_rate": ok[s.name] / samples if samples else float("nan"),
+                        "mean_ms": float(t.mean()) if samples else float("nan"),
+                        "median_ms": float(np.median(t)) if samples else float("nan"),
+                        "max_ms": float(t.max()) if samples else float("nan"),
+                    }
+                )
+    return {"results": rows, "notes": notes}
+
+
+def _ours(tree: KinematicTree, tip: str, seed: Array, target: Array) -> Array | None:
+    r = solve_ik(tree, target, tip, seed=seed, timeout=TIMEOUT, tolerance=EPS)
+    return r.q if r.success else None
+
+
+def print_ik_table(result: dict[str, Any]) -> None:
+    """The rows as a table: success % / mean ms, solvers side by side, ratios to TRAC-IK."""
+    rows = result["results"]
+    print("\n== position IK, TRAC-IK protocol (5 ms, 1e-5): success % / mean ms")
+    keys = sorted({(r["robot"], r["seed"]) for r in rows}, key=lambda k: (k[0], k[1]))
+    solvers = list(dict.fromkeys(r["solver"] for r in rows))
+    print(f"  {'robot':<7} {'seed':<7}" + "".join(f"{s:>20}" for s in solvers) + "  mean/trac_ik")
+    for robot, kind in keys:
+        cell = {r["solver"]: r for r in rows if r["robot"] == robot and r["seed"] == kind}
+        line = f"  {robot:<7} {kind:<7}"
+        for s in solvers:
+            r = cell.get(s)
+            line += (
+                f"{100 * r['success_rate']:>12.1f} / {r['mean_ms']:5.3f}" if r else f"{'-':>20}"
+            )
+        if "itasc_ros" in cell and "trac_ik" in cell:
+            line += f"  {cell['itasc_ros']['mean_ms'] / cell['trac_ik']['mean_ms']:.3f}"
+        print(line)
+    for n in result.get("notes", []):
+        print(f"  note: {n}")
+
+
+__all__ = ["IK_ROBOTS", "bench_ik", "pose_error_max", "print_ik_table"]

@@ -1,0 +1,214 @@
+"""IkWorker: position IK requests solved in a thread of their own, beside a control loop.
+
+A request (a pose of a link, in the frame of any link of the tree) is handed over with
+:meth:`IkWorker.submit` and solved by :func:`~itasc_ros.core.ik.solve_ik` with a bounded
+budget in a worker thread; the control loop never waits for it (only the latest request is
+kept; the compiled IK loop releases the GIL). Every outcome -- a solution, no solution in the
+budget, or a refused request -- goes to the ``on_result`` callback, called in the worker thread.
+Nothing raised by a request can stop the worker.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import spatial
+from .errors import ConfigurationError, ItascError
+from .ik import IkResult, solve_ik
+from .tree import KinematicTree
+
+Array = NDArray[np.float64]
+
+#: Time budget of one request [s].
+DEFAULT_TIMEOUT = 0.1
+
+
+@dataclass
+class IkOutcome:
+    """What became of one request.
+
+    Attributes:
+        link: the link placed.
+        frame: the frame the request's pose was given in ('' = root).
+        result: the IK result (None when the request was refused).
+        error: why the request was refused ('' otherwise).
+        joint_names: the columns of ``result.q``.
+    """
+
+    link: str
+    frame: str
+    result: IkResult | None
+    error: str = ""
+    joint_names: list[str] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        """True when a configuration meeting the tolerance was found."""
+        return self.result is not None and self.result.success
+
+    def summary(self) -> str:
+        """One line for a log: success or why not, errors, iterations, time."""
+        r = self.result
+        if r is None:
+            return f"IK request for {self.link!r} refused: {self.error}"
+        state = "solved" if r.success else f"not solved ({r.message})"
+        return (
+            f"IK request for {self.link!r} {state}: position error {r.position_error:.3g} m, "
+            f"rotation error {r.rotation_error:.3g} rad, {r.iterations} iterations, "
+            f"{r.restarts} restarts, {1e3 * r.time:.2f} ms"
+        )
+
+
+def pose_in_root(
+    tree: KinematicTree, q: Array, frame: str, position: ArrayLike, quaternion: ArrayLike
+) -> Array:
+    """(4, 4) pose in the root frame of a pose given in ``frame`` ('' = root) at ``q``.
+
+    Raises:
+        ConfigurationError: a non-finite position, a zero or non-finite quaternion.
+        UnknownLinkError: ``frame`` is not a link of the tree (lists them).
+    """
+    p = np.asarray(position, dtype=float).reshape(-1)
+    quat = np.asarray(quaternion, dtype=float).reshape(-1)
+    if p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise ConfigurationError(f"the position must be 3 finite values, got {p.tolist()}")
+    norm = float(np.linalg.norm(quat)) if quat.shape == (4,) else 0.0
+    if not (np.all(np.isfinite(quat)) and norm > 1e-6):
+        raise ConfigurationError(
+            f"the orientation must be a finite, non-zero quaternion (x, y, z, w), got "
+            f"{quat.tolist()}"
+        )
+    t = np.eye(4)
+    t[:3, :3] = spatial.quat_to_matrix(quat / norm)
+    t[:3, 3] = p
+    if frame and frame != tree.root_link:
+        t = tree.forward_kinematics(q, frame) @ t
+    return t
+
+
+class IkWorker:
+    """Solves IK requests in a daemon thread, latest request only.
+
+    The compiled IK loop is loaded by the first request, in the worker thread, before that
+    request's budget starts (from numba's cache: tens of milliseconds; compiled once per
+    machine: seconds): a node that never receives a request never loads it.
+
+    Args:
+        on_result: called with each :class:`IkOutcome`, in the worker thread.
+        timeout: time budget of one request [s].
+        before_solve: called in the worker thread before each solve (e.g. to put the thread
+            back on the normal scheduler after a real-time policy was applied to the process).
+    """
+
+    def __init__(
+        self,
+        on_result: Callable[[IkOutcome], None],
+        timeout: float = DEFAULT_TIMEOUT,
+        before_solve: Callable[[], None] | None = None,
+    ) -> None:
+        self._on_result = on_result
+        self._before_solve = before_solve
+        self.timeout = float(timeout)
+        self._cv = threading.Condition()
+        self._request: tuple[KinematicTree, str, Array, str, Array, Array] | None = None
+        self._closed = False
+        self.solved = 0
+        self._thread = threading.Thread(target=self._run, name="itasc_ik", daemon=True)
+        self._thread.start()
+
+    def submit(
+        self,
+        tree: KinematicTree,
+        link: str,
+        seed: ArrayLike,
+        frame: str,
+        position: ArrayLike,
+        quaternion: ArrayLike,
+    ) -> None:
+        """Queue a request (replacing one not yet started); returns at once.
+
+        Args:
+            tree: the robot's tree, read now, in the calling thread: the worker solves on a
+                view of its own (its buffers, the held joints' positions of now).
+            link: the link to place.
+            seed: (n,) start configuration, e.g. the current joint positions.
+            frame: frame of the pose ('' or the root link: the root).
+            position: (3,) [m].
+            quaternion: (4,) (x, y, z, w).
+        """
+        request = (
+            tree.select_joints(tree.joint_names),
+            str(link),
+            np.array(seed, dtype=float),
+            str(frame),
+            np.array(position, dtype=float),
+            np.array(quaternion, dtype=float),
+        )
+        with self._cv:
+            self._request = request
+            self._cv.notify()
+
+    def close(self) -> None:
+        """Stop the thread (a solve in progress ends within its budget)."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        self._thread.join(max(1.0, 2.0 * self.timeout))
+
+    def _hook(self) -> None:
+        if self._before_solve is not None:
+            try:
+                self._before_solve()
+            except Exception:  # a hook's failure does not stop the worker
+                pass
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._request is None and not self._closed:
+                    self._cv.wait()
+                if self._closed:
+                    return
+                request, self._request = self._request, None
+            if request is None:
+                continue
+            self._hook()
+            outcome = self.solve(*request)
+            try:
+                self._on_result(outcome)
+            except Exception:  # e.g. publishing while the node shuts down: keep serving
+                continue
+
+    def solve(
+        self,
+        tree: KinematicTree,
+        link: str,
+        seed: Array,
+        frame: str,
+        position: Array,
+        quaternion: Array,
+    ) -> IkOutcome:
+        """Solve one request now, in the calling thread; never raises for a bad request.
+
+        ``tree`` must not be computed on by another thread meanwhile (:meth:`submit` passes a
+        view of its own).
+        """
+        try:
+            view = tree
+            q0 = view.clamp(seed) if seed.shape == (view.n_joints,) else view.neutral()
+            target = pose_in_root(view, np.nan_to_num(q0), frame, position, quaternion)
+            result = solve_ik(view, target, link, seed=q0, timeout=self.timeout)
+        except ItascError as exc:
+            return IkOutcome(link, frame, None, str(exc), tree.joint_names)
+        except Exception as exc:  # anything else: reported, the worker goes on
+            return IkOutcome(link, frame, None, f"{type(exc).__name__}: {exc}", tree.joint_names)
+        self.solved += 1
+        return IkOutcome(link, frame, result, "", view.joint_names)
+
+
+__all__ = ["DEFAULT_TIMEOUT", "IkOutcome", "IkWorker", "pose_in_root"]

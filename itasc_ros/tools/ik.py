@@ -1,0 +1,150 @@
+"""``itasc-ik``: joint positions that put a link on a pose (position IK), from the shell.
+
+Usage::
+
+    itasc-ik panda --xyz 0.4 0.1 0.5 --quat 1 0 0 0
+    itasc-ik ur5 --link tool0 --xyz 0.3 0.2 0.4 --rpy 3.1416 0 0 --json
+    itasc-ik my_robot.urdf --link tool0 --xyz 0.3 0.2 0.4          # position only
+
+The robot is a bundled name (``panda``, ``ur5``) or a URDF file. The pose is in the root frame
+(``--frame`` names another link of the robot; it is then taken at the seed configuration).
+Without ``--quat`` or ``--rpy`` only the position is constrained. ``--seed`` gives the start
+configuration (default mid-range). Exit status: 0 solved, 1 not solved in the budget, 2 bad
+input (unknown link, unreachable target, ...). ``--json`` prints one JSON object on the last
+line. No ROS is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..core import IkResult, ItascError, KinematicTree, solve_ik, spatial
+from ..core.ik import PREFER
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="itasc-ik",
+        description=(__doc__ or "").split("\n\n")[0],
+        epilog="Exit status: 0 solved, 1 not solved in the budget, 2 bad input.",
+    )
+    ap.add_argument("robot", help="bundled robot name (panda, ur5) or a URDF file")
+    ap.add_argument("--link", default="", help="link to place (default: the tip link)")
+    ap.add_argument(
+        "--xyz", type=float, nargs=3, required=True, metavar=("X", "Y", "Z"), help="[m]"
+    )
+    rot = ap.add_mutually_exclusive_group()
+    rot.add_argument(
+        "--quat", type=float, nargs=4, metavar=("QX", "QY", "QZ", "QW"), help="(x, y, z, w)"
+    )
+    rot.add_argument(
+        "--rpy", type=float, nargs=3, metavar=("R", "P", "Y"), help="roll pitch yaw [rad]"
+    )
+    ap.add_argument("--frame", default="", help="frame of the pose (default: the root link)")
+    ap.add_argument("--seed", type=float, nargs="+", help="start configuration [rad or m]")
+    ap.add_argument("--timeout", type=float, default=0.05, help="time budget [s] (0.05)")
+    ap.add_argument(
+        "--tolerance", type=float, default=1e-5, help="per component [m and rad] (1e-5)"
+    )
+    ap.add_argument("--random-seed", type=int, default=0, help="seed of the restarts (0)")
+    ap.add_argument("--prefer", choices=PREFER, default="speed", help="first or nearest")
+    ap.add_argument("--json", action="store_true", help="one JSON object on the last line")
+    return ap
+
+
+def _load(robot: str) -> KinematicTree:
+    from .resources import robot_urdf
+
+    try:
+        path = robot_urdf(robot)
+    except FileNotFoundError as exc:
+        raise ItascError(f"{exc} (or give a path to a .urdf file)") from None
+    return KinematicTree.from_urdf_file(path)
+
+
+def run(args: argparse.Namespace) -> tuple[KinematicTree, str, IkResult, bool]:
+    """Solve the request of the parsed command line.
+
+    Returns:
+        (tree, link, result, position_only).
+
+    Raises:
+        ItascError: a bad robot, link, pose or seed (named).
+    """
+    tree = _load(args.robot)
+    link = args.link or tree.tip_link()
+    seed = tree.neutral() if args.seed is None else np.array(args.seed, dtype=float)
+    if seed.shape != (tree.n_joints,):
+        raise ItascError(
+            f"--seed needs {tree.n_joints} values for joints {tree.joint_names}, got {seed.size}"
+        )
+    if not np.all(np.isfinite(seed)):
+        raise ItascError(f"--seed has NaN or Inf values: {seed.tolist()}")
+    target = np.eye(4)
+    target[:3, 3] = args.xyz
+    if args.quat is not None:
+        target[:3, :3] = spatial.quat_to_matrix(np.array(args.quat, dtype=float))
+    elif args.rpy is not None:
+        target[:3, :3] = spatial.rpy_to_matrix(*args.rpy)
+    if not np.all(np.isfinite(target)):
+        raise ItascError(f"the pose has NaN or Inf values: {target.tolist()}")
+    if args.frame and args.frame != tree.root_link:
+        target = tree.forward_kinematics(tree.clamp(seed), args.frame) @ target
+    position_only = args.quat is None and args.rpy is None
+    r = solve_ik(
+        tree,
+        target,
+        link,
+        seed=seed,
+        timeout=args.timeout,
+        tolerance=args.tolerance,
+        rotation_axes="" if position_only else "xyz",
+        random_seed=args.random_seed,
+        prefer=args.prefer,
+    )
+    return tree, link, r, position_only
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script entry point; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        tree, link, r, position_only = run(args)
+    except (ItascError, OSError) as exc:
+        print(f"itasc-ik: {exc}", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"success": False, "error": str(exc)}))
+        return 2
+    print(f"{tree.name}: {link} -> {'solved' if r.success else 'NOT solved'}")
+    for name, v in zip(r.joint_names, r.q, strict=True):
+        print(f"  {name:<28} {v: .6f}")
+    rot = "" if position_only else f", rotation error {r.rotation_error:.3g} rad"
+    print(
+        f"  position error {r.position_error:.3g} m{rot}, {r.iterations} iterations, "
+        f"{r.restarts} restarts, {1e3 * r.time:.3f} ms ({r.message})"
+    )
+    if args.json:
+        out = {
+            "robot": tree.name,
+            "link": link,
+            "success": r.success,
+            "joint_names": r.joint_names,
+            "q": [float(v) for v in r.q],
+            "position_error_m": r.position_error,
+            "rotation_error_rad": None if position_only else r.rotation_error,
+            "iterations": r.iterations,
+            "restarts": r.restarts,
+            "time_ms": 1e3 * r.time,
+            "message": r.message,
+        }
+        print(json.dumps(out))
+    return 0 if r.success else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
