@@ -607,7 +607,9 @@ class ItascNode(Node):
         """Queue a position IK request for the first target's effector (else the tip)."""
         ctrl = self._controller
         if ctrl is None:
-            self.get_logger().warning("IK request ignored: no robot model yet")
+            self.get_logger().warning(
+                "IK request ignored: no robot model yet", throttle_duration_sec=1.0
+            )
             return
         try:
             targets = ctrl.pose_constraints
@@ -616,7 +618,7 @@ class ItascNode(Node):
             frame, p, quat, _ = pose_stamped_arrays(msg)
             self._ik.submit(ctrl.tree, link or ctrl.tree.tip_link(), seed, frame, p, quat)
         except Exception as exc:  # a request never stops the node
-            self.get_logger().warning(f"IK request refused: {exc}")
+            self.get_logger().warning(f"IK request refused: {exc}", throttle_duration_sec=1.0)
 
     def _on_ik_result(self, outcome: IkOutcome) -> None:
         """Worker thread: ``~/ik_solution`` for a solution; a log line either way."""
@@ -629,7 +631,7 @@ class ItascNode(Node):
             self._ik_pub.publish(js)
             self.get_logger().info(outcome.summary())
         else:
-            self.get_logger().warning(outcome.summary())
+            self.get_logger().warning(outcome.summary(), throttle_duration_sec=1.0)
 
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
         self._models.set_enabled(bool(request.data))
