@@ -10,7 +10,16 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
 * joint position limits: a joint whose next position ``q + q' dt`` would pass a limit is
   locked at the velocity that reaches the limit exactly (zero if it is there already) and the
   rest is solved again, until no new joint locks (Blender iTaSC's lock-and-re-solve);
-* velocity limits: the whole ``q'`` is scaled by one factor so the direction is kept.
+* velocity limits: the whole ``q'`` is scaled by one factor so the direction is kept;
+* strict priorities (:func:`solve_prioritized`): rows grouped in levels, highest first. Level
+  1 is solved as above; each lower level k is solved, damped, for what is left of its task in
+  the null space of the levels above: ``x += P (A_k P)# (b_k - A_k x)``, with the projector
+  ``P = I - V diag(f(s)) V^T`` from the SVD of the stacked weighted rows of levels 1..k-1 and
+  ``f(s) = s^2 / (s^2 + lambda(s)^2)``, ``lambda(s)^2 = (1 - (s / epsilon)^2) damping_max^2``
+  below ``epsilon`` (else f = 1): an exact null-space projector away from singularities that
+  lets a near-singular direction of a higher level go to the lower ones smoothly. Within a
+  lower level each singular direction is damped by its own ``lambda(s)``. One level is the
+  plain solve above, bit for bit.
 
 The kernel runs compiled (numba) on preallocated work arrays.
 """
@@ -113,6 +122,82 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
 
 
 @njit(cache=True, nogil=True)
+def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, proj, at, rk, zw):
+    """Prioritised damped solve of aw x = bw into out; returns level 1's (sigma_min, lambda).
+
+    Rows ``levels[k]:levels[k + 1]`` are level k (0 highest). ``proj`` (n, n), ``at`` (m, n),
+    ``rk`` (m,) and ``zw`` (n,) are work arrays.
+    """
+    n = aw.shape[1]
+    out[:] = 0.0
+    for i in range(n):
+        for j in range(n):
+            proj[i, j] = 1.0 if i == j else 0.0
+    smin = 0.0
+    lam = 0.0
+    lam_max2 = lam_max * lam_max
+    for lev in range(nlev):
+        r0 = levels[lev]
+        r1 = levels[lev + 1]
+        mk = r1 - r0
+        if mk > 0:
+            # What is left of this level's task, with its rows restricted to the null space.
+            for r in range(mk):
+                acc = bw[r0 + r]
+                for j in range(n):
+                    acc -= aw[r0 + r, j] * out[j]
+                    s_ = 0.0
+                    for t in range(n):
+                        s_ += aw[r0 + r, t] * proj[t, j]
+                    at[r, j] = s_
+                rk[r] = acc
+            if lev == 0:
+                smin, lam = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
+            elif method == 0:
+                zw[:] = 0.0
+                u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
+                for i in range(sv.shape[0]):
+                    lam2 = 0.0
+                    if sv[i] < eps:
+                        rr = sv[i] / eps
+                        lam2 = (1.0 - rr * rr) * lam_max2
+                    den = sv[i] * sv[i] + lam2
+                    if den <= 0.0:
+                        continue
+                    alpha = 0.0
+                    for r in range(mk):
+                        alpha += u[r, i] * rk[r]
+                    f = alpha * sv[i] / den
+                    for j in range(n):
+                        zw[j] += f * vt[i, j]
+            else:
+                _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
+            for j in range(n):
+                out[j] += zw[j]
+        if lev + 1 < nlev and r1 > 0:
+            # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
+            u, sv, vt = np.linalg.svd(aw[:r1], full_matrices=False)
+            for i in range(n):
+                for j in range(n):
+                    proj[i, j] = 1.0 if i == j else 0.0
+            for k in range(sv.shape[0]):
+                s2 = sv[k] * sv[k]
+                if sv[k] >= eps:
+                    f = 1.0
+                else:
+                    rr = sv[k] / eps
+                    den = s2 + (1.0 - rr * rr) * lam_max2
+                    f = s2 / den if den > 0.0 else 0.0
+                if f == 0.0:
+                    continue
+                for i in range(n):
+                    vi = f * vt[k, i]
+                    for j in range(n):
+                        proj[i, j] -= vi * vt[k, j]
+    return smin, lam
+
+
+@njit(cache=True, nogil=True)
 def solve_limited(
     a,
     b,
@@ -135,10 +220,53 @@ def solve_limited(
     fixed,
     info,
 ):
-    """Weighted damped solve with joint-limit locking and velocity scaling.
+    """Weighted damped solve with joint-limit locking and velocity scaling (one level).
+
+    The rows all have one priority; see :func:`solve_prioritized` for the arguments. The
+    control tick calls :func:`solve_prioritized`; this is the same solve with one level.
+    """
+    m = a.shape[0]
+    levels = np.zeros(2, dtype=np.int64)
+    levels[1] = m
+    _limited(
+        a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
+        qdot, locked, aw, bw, xw, fixed, info, levels, 1, aw, aw, bw, xw,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def solve_prioritized(
+    a,
+    b,
+    wy,
+    wq,
+    q,
+    lower,
+    upper,
+    vmax,
+    dt,
+    method,
+    lam_max,
+    eps,
+    gamma_max,
+    qdot,
+    locked,
+    aw,
+    bw,
+    xw,
+    fixed,
+    info,
+    levels,
+    nlev,
+    proj,
+    at,
+    rk,
+    zw,
+):
+    """Weighted damped solve with strict priorities, joint-limit locking and velocity scaling.
 
     Args:
-        a: (m, n) task matrix.
+        a: (m, n) task matrix, rows grouped by level (highest first).
         b: (m,) right-hand side [task units/s].
         wy: (m,) task weights (>= 0).
         wq: (n,) joint weights (>= 0; 0 freezes a joint).
@@ -157,8 +285,51 @@ def solve_limited(
         bw: (m,) work array.
         xw: (n,) work array.
         fixed: (n,) work array: velocities of the locked joints.
-        info: (INFO_SIZE,) output: sigma_min, damping, scale, iterations, finite flag.
+        info: (INFO_SIZE,) output: sigma_min, damping (both of level 1), scale, iterations,
+            finite flag.
+        levels: (nlev + 1,) int64: level k is rows ``levels[k]:levels[k + 1]``.
+        nlev: number of levels (1: the plain weighted solve, bit for bit).
+        proj: (n, n) work array (used with several levels only, as the next three).
+        at: (m, n) work array.
+        rk: (m,) work array.
+        zw: (n,) work array.
     """
+    _limited(
+        a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
+        qdot, locked, aw, bw, xw, fixed, info, levels, nlev, proj, at, rk, zw,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _limited(
+    a,
+    b,
+    wy,
+    wq,
+    q,
+    lower,
+    upper,
+    vmax,
+    dt,
+    method,
+    lam_max,
+    eps,
+    gamma_max,
+    qdot,
+    locked,
+    aw,
+    bw,
+    xw,
+    fixed,
+    info,
+    levels,
+    nlev,
+    proj,
+    at,
+    rk,
+    zw,
+):
+    """The solve of :func:`solve_prioritized` (same arguments)."""
     m, n = a.shape
     for j in range(n):
         locked[j] = wq[j] <= 0.0
@@ -178,7 +349,12 @@ def solve_limited(
                 else:
                     aw[r, j] = sw * a[r, j] * math.sqrt(wq[j])
             bw[r] = sw * acc
-        smin, lam = _solve_once(aw, bw, method, lam_max, eps, gamma_max, xw)
+        if nlev <= 1:
+            smin, lam = _solve_once(aw, bw, method, lam_max, eps, gamma_max, xw)
+        else:
+            smin, lam = _solve_levels(
+                aw, bw, levels, nlev, method, lam_max, eps, gamma_max, xw, proj, at, rk, zw
+            )
         # Velocity scale of this candidate: a joint is locked only if the step it will
         # really take (after the scaling below) crosses a limit. Testing the unscaled step
         # locked joints far from their limits (e.g. 1 rad away when the unscaled q' is
@@ -268,5 +444,6 @@ __all__ = [
     "SOLVERS",
     "damped_pinv_solve",
     "solve_limited",
+    "solve_prioritized",
     "solver_code",
 ]
