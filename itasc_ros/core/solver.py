@@ -172,8 +172,15 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
                         zw[j] += f * vt[i, j]
             else:
                 _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
-            for j in range(n):
-                out[j] += zw[j]
+            if lev == 0:
+                for j in range(n):
+                    out[j] += zw[j]
+            else:  # out += P zw: a direction the roll-off half frees gets half its share again
+                for i in range(n):
+                    acc = 0.0
+                    for j in range(n):
+                        acc += proj[i, j] * zw[j]
+                    out[i] += acc
         if lev + 1 < nlev and r1 > 0:
             # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
             u, sv, vt = np.linalg.svd(aw[:r1], full_matrices=False)

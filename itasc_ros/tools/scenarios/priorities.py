@@ -46,7 +46,7 @@ def run(out_dir: Path, quick: bool = False) -> dict[str, Any]:
     start = tree.forward_kinematics(HOME, tip)
     hold = 1.0 if quick else 1.6  # [s] per waypoint
     waypoints = WAYPOINTS[:2] if quick else WAYPOINTS
-    n_ticks = int(round(hold * len(waypoints) / both.period))
+    n_ticks = round(hold * len(waypoints) / both.period)
     per_wp = n_ticks // len(waypoints)
     t = np.zeros(n_ticks)
     err = np.zeros((2, n_ticks))  # pose error [m+rad]: with posture, alone
@@ -92,7 +92,7 @@ def run(out_dir: Path, quick: bool = False) -> dict[str, Any]:
 
 
 def _isolation(ctrl: Any, q: np.ndarray, qdot: np.ndarray) -> float:
-    """max |A_1 (q'_both - q'_pose_only)| at ``q``: the same scene solved without the posture.
+    """The largest |A_1 (q'_both - q'_alone)| at ``q``: the scene solved without the posture.
 
     ``q'_both`` is re-solved (and checked equal to the tick's command); the posture is then
     switched off for one solve and back on.

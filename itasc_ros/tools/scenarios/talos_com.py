@@ -58,7 +58,7 @@ def _run(
 ) -> dict[str, np.ndarray]:
     ctrl = Controller(tree, cfg)
     robot = IdealRobot(ctrl, tree.joint_names, q0)
-    n_ticks = int(round(hold * len(waypoints) / ctrl.period))
+    n_ticks = round(hold * len(waypoints) / ctrl.period)
     per_wp = n_ticks // len(waypoints)
     com = np.zeros((n_ticks, 3))
     hands = np.zeros((n_ticks, 2))  # distance of each hand to its final target [m]
