@@ -31,8 +31,10 @@ class JointLimitAvoidance(Constraint):
     weight rises smoothly (``smoothstep``) from 0 at the boundary to ``weight`` at the limit:
     no jump in q' when a joint enters the margin. Joints without limits (continuous) never
     get a row weight. This is a task, not the hard limit: the scene still locks a joint at
-    its limit (``joint_limit_margin``); with this constraint at a higher priority than the
-    others the joints rarely get there. B = 0.
+    its limit (``joint_limit_margin``). Beside the other tasks (one priority level) the weights
+    blend and a joint slows down smoothly as it enters the margin; at a higher priority than
+    the others it wins strictly, and a joint that enters the margin fast is stopped within
+    the first part of the ramp (a sharper change of q'). B = 0.
 
     Args:
         name: constraint name.
