@@ -1079,7 +1079,11 @@ def run_scenario(name: str, out: Path, quick: bool, as_json: bool) -> int:
         print(f"itasc-demo: {exc}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    metrics = module.run(out, quick=quick)
+    try:
+        metrics = module.run(out, quick=quick)
+    except (ItascError, FileNotFoundError) as exc:  # e.g. example-robot-data not installed
+        print(f"itasc-demo: scenario {name}: {exc}", file=sys.stderr)
+        return 1
     with (out / f"{name}.json").open("w") as fh:
         json.dump(_finite_or_none(metrics), fh, indent=2, default=_json_default)
     if as_json:
