@@ -260,9 +260,10 @@ def bench_priorities(
         posture = JointValue("posture", tree.joint_names, tree.neutral(), gain=2.0)
         posture.set_priority(prio)
         scenes[name] = Scene(tree, [ee, posture])
-    t = time_interleaved(
-        {k: (lambda sc=sc: sc.solve(q, 0.002)) for k, sc in scenes.items()}, number, repeats
-    )
+    funcs: dict[str, Callable[[], Any]] = {
+        k: functools.partial(sc.solve, q, 0.002) for k, sc in scenes.items()
+    }
+    t = time_interleaved(funcs, number, repeats)
     return {
         "one_level_us": t["one_level"] * 1e6,
         "two_levels_us": t["two_levels"] * 1e6,
