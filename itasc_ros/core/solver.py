@@ -123,10 +123,12 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
 
 @njit(cache=True, nogil=True)
 def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, proj, at, rk, zw):
-    """Prioritised damped solve of aw x = bw into out; returns level 1's (sigma_min, lambda).
+    """Prioritised damped solve of aw x = bw into out; returns (sigma_min, lambda).
 
-    Rows ``levels[k]:levels[k + 1]`` are level k (0 highest). ``proj`` (n, n), ``at`` (m, n),
-    ``rk`` (m,) and ``zw`` (n,) are work arrays.
+    Rows ``levels[k]:levels[k + 1]`` are level k (0 highest). Rows that are zero (weight 0,
+    e.g. a band's inactive rows) are left out of each level's solve, so that they do not read
+    as a singularity; sigma_min and lambda are those of the first level with a non-zero row.
+    ``proj`` (n, n), ``at`` (m, n), ``rk`` (m,) and ``zw`` (n,) are work arrays.
     """
     n = aw.shape[1]
     out[:] = 0.0
@@ -135,25 +137,36 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
             proj[i, j] = 1.0 if i == j else 0.0
     smin = 0.0
     lam = 0.0
+    first = True
     lam_max2 = lam_max * lam_max
     for lev in range(nlev):
         r0 = levels[lev]
         r1 = levels[lev + 1]
-        mk = r1 - r0
+        # What is left of this level's task, with its rows restricted to the null space.
+        mk = 0
+        for r in range(r0, r1):
+            nonzero = False
+            for j in range(n):
+                if aw[r, j] != 0.0:
+                    nonzero = True
+                    break
+            if not nonzero:
+                continue
+            acc = bw[r]
+            for j in range(n):
+                acc -= aw[r, j] * out[j]
+                s_ = 0.0
+                for t in range(n):
+                    s_ += aw[r, t] * proj[t, j]
+                at[mk, j] = s_
+            rk[mk] = acc
+            mk += 1
         if mk > 0:
-            # What is left of this level's task, with its rows restricted to the null space.
-            for r in range(mk):
-                acc = bw[r0 + r]
-                for j in range(n):
-                    acc -= aw[r0 + r, j] * out[j]
-                    s_ = 0.0
-                    for t in range(n):
-                        s_ += aw[r0 + r, t] * proj[t, j]
-                    at[r, j] = s_
-                rk[r] = acc
             if lev == 0:
-                smin, lam = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
+                s0, l0 = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
             elif method == 0:
+                s0 = 1e300
+                l0 = 0.0
                 zw[:] = 0.0
                 u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
                 for i in range(sv.shape[0]):
@@ -161,6 +174,9 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
                     if sv[i] < eps:
                         rr = sv[i] / eps
                         lam2 = (1.0 - rr * rr) * lam_max2
+                    if sv[i] > 0.0 and sv[i] < s0:
+                        s0 = sv[i]
+                        l0 = math.sqrt(lam2)
                     den = sv[i] * sv[i] + lam2
                     if den <= 0.0:
                         continue
@@ -171,7 +187,10 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
                     for j in range(n):
                         zw[j] += f * vt[i, j]
             else:
-                _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
+                s0, l0 = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
+            if first:
+                smin, lam = (s0, l0) if s0 < 1e300 else (0.0, 0.0)
+                first = False
             if lev == 0:
                 for j in range(n):
                     out[j] += zw[j]
@@ -292,8 +311,8 @@ def solve_prioritized(
         bw: (m,) work array.
         xw: (n,) work array.
         fixed: (n,) work array: velocities of the locked joints.
-        info: (INFO_SIZE,) output: sigma_min, damping (both of level 1), scale, iterations,
-            finite flag.
+        info: (INFO_SIZE,) output: sigma_min, damping (with several levels: of the first level
+            with a non-zero row, zero rows left out), scale, iterations, finite flag.
         levels: (nlev + 1,) int64: level k is rows ``levels[k]:levels[k + 1]``.
         nlev: number of levels (1: the plain weighted solve, bit for bit).
         proj: (n, n) work array (used with several levels only, as the next three).
