@@ -5,8 +5,9 @@
 * closed loop on the Panda, a hand target behind the robot (170 degrees around the base):
   without the constraint panda_joint6 turns into its limit and is locked there (q' stops it in
   one tick); with it the joints stay off their limits and none is locked, both beside the hand
-  (weights blend: q' changes smoothly) and at priority 1 above it (strict: q' changes sharply
-  as a fast joint enters the margin, printed);
+  (weights blend: q' changes smoothly) and at priority 1 above it (strict: with the default
+  weight q' changes sharply as a fast joint enters the margin; a weight of 0.01 spreads the
+  hand-over over the margin);
 * bad settings are named errors.
 """
 
@@ -59,7 +60,7 @@ def test_the_row_ramps_from_off_to_full_without_a_jump() -> None:
     assert c.error(np.array([0.5 * (lo + hi)])) == 0.0
 
 
-def _reach_behind(mode: str) -> dict[str, float]:
+def _reach_behind(mode: str, weight: float = 1.0) -> dict[str, float]:
     """Reach for a target behind the robot; returns the locks, the closest approach, jumps.
 
     ``mode``: 'none' (the hand alone), 'level' (joint_limit_avoidance beside the hand, weights
@@ -72,7 +73,7 @@ def _reach_behind(mode: str) -> dict[str, float]:
     ee.set_target(target)
     cons: list[CopyPose | JointLimitAvoidance] = [ee]
     if mode != "none":
-        cons.append(JointLimitAvoidance("jla", margin=0.3, gain=10.0))
+        cons.append(JointLimitAvoidance("jla", margin=0.3, weight=weight, gain=10.0))
     if mode == "priority":
         ee.set_priority(2)
     scene = Scene(TREE, cons)
@@ -98,14 +99,21 @@ def _reach_behind(mode: str) -> dict[str, float]:
 
 def test_motion_stays_off_the_limits_instead_of_locking_at_them() -> None:
     plain, level, strict = (_reach_behind(m) for m in ("none", "level", "priority"))
+    gentle = _reach_behind("priority", weight=0.01)
     print(
         f"\nhand alone: {plain}\nwith joint_limit_avoidance (margin 0.3 rad), same level: "
-        f"{level}\n... at priority 1 (hand at 2): {strict}"
+        f"{level}\n... at priority 1 (hand at 2): {strict}\n... at priority 1, weight 0.01: "
+        f"{gentle}"
     )
     assert plain["locked_ticks"] > 0 and plain["closest"] < 1e-9  # stopped at the limit
     for r in (level, strict):
         assert r["locked_ticks"] == 0 and r["closest"] > 0.2
+    for r in (level, strict, gentle):
         assert r["error"] < 0.02  # the hand still gets there, another way
+    # strict with a small weight: the hand-over spreads over the margin (rows of a higher
+    # level act fully from about damping_epsilon^2 = 0.0036 of weight)
+    assert gentle["locked_ticks"] == 0 and gentle["closest"] > 0.1
+    assert gentle["max_jump"] < 0.5 * plain["max_jump"]
     # blended: the joint slows down as it enters the margin (q' changes by < 1/5 of the
     # change that the lock makes in one tick)
     assert level["max_jump"] < 0.2 * plain["max_jump"]

@@ -72,6 +72,51 @@ def _clamp_max_abs(v, limit):
 
 
 @njit(cache=True, nogil=True)
+def _dls(u, s, vt, bw, lam_max, eps, out):
+    """DLS from the SVD ``u s vt`` of the task matrix: out += A# bw; returns (s_min, lambda)."""
+    m = u.shape[0]
+    n = vt.shape[1]
+    k = s.shape[0]
+    smin = s[k - 1]
+    lam2 = 0.0
+    if smin < eps:
+        r = smin / eps
+        lam2 = (1.0 - r * r) * lam_max * lam_max
+    for i in range(k):
+        alpha = 0.0
+        for r_ in range(m):
+            alpha += u[r_, i] * bw[r_]
+        f = s[i] / (s[i] * s[i] + lam2) if s[i] * s[i] + lam2 > 0.0 else 0.0
+        for j in range(n):
+            out[j] += f * alpha * vt[i, j]
+    return smin, math.sqrt(lam2)
+
+
+@njit(cache=True, nogil=True)
+def _projector(sv, vt, lam_max, eps, proj):
+    """P = I - V diag(f(s)) V^T into proj (n, n): the null space of rows with SVD (sv, vt)."""
+    n = proj.shape[0]
+    lam_max2 = lam_max * lam_max
+    for i in range(n):
+        for j in range(n):
+            proj[i, j] = 1.0 if i == j else 0.0
+    for k in range(sv.shape[0]):
+        s2 = sv[k] * sv[k]
+        if sv[k] >= eps:
+            f = 1.0
+        else:
+            rr = sv[k] / eps
+            den = s2 + (1.0 - rr * rr) * lam_max2
+            f = s2 / den if den > 0.0 else 0.0
+        if f == 0.0:
+            continue
+        for i in range(n):
+            vi = f * vt[k, i]
+            for j in range(n):
+                proj[i, j] -= vi * vt[k, j]
+
+
+@njit(cache=True, nogil=True)
 def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
     """One damped solve of aw x = bw into out; returns (sigma_min, lambda)."""
     m, n = aw.shape
@@ -79,21 +124,10 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
     if m == 0 or n == 0:
         return 0.0, 0.0
     u, s, vt = np.linalg.svd(aw, full_matrices=False)
+    if method == 0:
+        return _dls(u, s, vt, bw, lam_max, eps, out)
     k = s.shape[0]
     smin = s[k - 1]
-    lam2 = 0.0
-    if method == 0:
-        if smin < eps:
-            r = smin / eps
-            lam2 = (1.0 - r * r) * lam_max * lam_max
-        for i in range(k):
-            alpha = 0.0
-            for r_ in range(m):
-                alpha += u[r_, i] * bw[r_]
-            f = s[i] / (s[i] * s[i] + lam2) if s[i] * s[i] + lam2 > 0.0 else 0.0
-            for j in range(n):
-                out[j] += f * alpha * vt[i, j]
-        return smin, math.sqrt(lam2)
     # SDLS (Buss & Kim): damp each singular direction by how far a unit task step moves joints.
     rho = np.zeros(n)
     for j in range(n):
@@ -161,8 +195,17 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
                 at[mk, j] = s_
             rk[mk] = acc
             mk += 1
+        projected = False
         if mk > 0:
-            if lev == 0:
+            if lev == 0 and method == 0:
+                # level 1 as _solve_once computes it; its SVD gives the projector too
+                zw[:] = 0.0
+                u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
+                s0, l0 = _dls(u, sv, vt, rk[:mk], lam_max, eps, zw)
+                if nlev > 1:
+                    _projector(sv, vt, lam_max, eps, proj)
+                    projected = True
+            elif lev == 0:
                 s0, l0 = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
             elif method == 0:
                 s0 = 1e300
@@ -200,26 +243,10 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
                     for j in range(n):
                         acc += proj[i, j] * zw[j]
                     out[i] += acc
-        if lev + 1 < nlev and r1 > 0:
+        if lev + 1 < nlev and r1 > 0 and not projected:
             # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
             u, sv, vt = np.linalg.svd(aw[:r1], full_matrices=False)
-            for i in range(n):
-                for j in range(n):
-                    proj[i, j] = 1.0 if i == j else 0.0
-            for k in range(sv.shape[0]):
-                s2 = sv[k] * sv[k]
-                if sv[k] >= eps:
-                    f = 1.0
-                else:
-                    rr = sv[k] / eps
-                    den = s2 + (1.0 - rr * rr) * lam_max2
-                    f = s2 / den if den > 0.0 else 0.0
-                if f == 0.0:
-                    continue
-                for i in range(n):
-                    vi = f * vt[k, i]
-                    for j in range(n):
-                        proj[i, j] -= vi * vt[k, j]
+            _projector(sv, vt, lam_max, eps, proj)
     return smin, lam
 
 

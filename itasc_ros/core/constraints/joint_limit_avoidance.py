@@ -33,8 +33,9 @@ class JointLimitAvoidance(Constraint):
     get a row weight. This is a task, not the hard limit: the scene still locks a joint at
     its limit (``joint_limit_margin``). Beside the other tasks (one priority level) the weights
     blend and a joint slows down smoothly as it enters the margin; at a higher priority than
-    the others it wins strictly, and a joint that enters the margin fast is stopped within
-    the first part of the ramp (a sharper change of q'). B = 0.
+    the others it wins strictly, and with a weight of 1 a joint that enters the margin fast is
+    stopped within the first part of the ramp (a sharper change of q'): a small weight
+    (0.01) spreads that hand-over over the margin. B = 0.
 
     Args:
         name: constraint name.
