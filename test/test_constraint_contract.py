@@ -1,7 +1,8 @@
 """The contract every registered constraint type keeps; a new type joins by being registered.
 
 For each type of :data:`itasc_ros.core.constraints.REGISTRY`, each of its
-``example_settings`` and two robots (Panda, UR5):
+``example_settings`` and two robots (Panda, UR5; example-robot-data's URDFs, with their
+inertials, the Panda's arm joints):
 
 * the rows of A and B match finite differences of the outputs y with respect to q and to the
   target's twist (B only for a type that takes a target pose);
@@ -24,6 +25,7 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
+from robots import erd_urdf_path
 from test_constraints import HOME, TIP, _fd_dy_dq, _fd_dy_dxu, _random_pose
 
 from itasc_ros.core import (
@@ -39,10 +41,14 @@ from itasc_ros.core import (
 from itasc_ros.core.constraints import Field
 from itasc_ros.ros import parameters as P
 from itasc_ros.tools.dds_env import apply_local_dds_env, private_domain_id
-from itasc_ros.tools.resources import robot_urdf
 
 ROBOTS = ("panda", "ur5")
-TREES = {r: KinematicTree.from_urdf_file(robot_urdf(r)) for r in ROBOTS}
+TREES = {
+    r: (t := KinematicTree.from_urdf_file(erd_urdf_path(r))).select_joints(
+        [j for j in t.joint_names if "finger" not in j]
+    )
+    for r in ROBOTS
+}
 CASES = [
     (robot, type_name, i)
     for robot in ROBOTS
@@ -57,7 +63,7 @@ def test_the_registered_types_are_listed() -> None:
     assert {"copy_pose", "distance", "joint_value"} <= set(REGISTRY)
     for name, cls in REGISTRY.items():
         assert cls.type_name == name
-        assert {"weight", "gain"} <= {f.name for f in cls.FIELDS}
+        assert {"weight", "gain", "priority"} <= {f.name for f in cls.FIELDS}
         assert len({f.name for f in cls.FIELDS}) == len(cls.FIELDS), name
 
 
@@ -103,6 +109,10 @@ def _wrong_values(f: Field) -> list[Any]:
     out: list[Any] = [object()]
     if f.kind == "double":
         out += [math.nan, math.inf, "1.0", True]
+    elif f.kind == "integer":
+        out += [math.nan, 1.5, "1", True, [1]]
+        out += [] if f.lo is None else [int(f.lo) - 1]
+        return out + ([] if f.hi is None else [int(f.hi) + 1])
     elif f.kind == "double_array":
         out += ["x", [math.nan], 3.0]
     elif f.kind == "bool":
@@ -193,6 +203,9 @@ def test_the_node_declares_exactly_the_settings_of_the_type(
             if f.kind == "double" and f.lo is not None:
                 assert d.floating_point_range[0].from_value == f.lo, f.name
                 assert d.floating_point_range[0].to_value == f.hi, f.name
+            if f.kind == "integer" and f.lo is not None:
+                assert d.integer_range[0].from_value == f.lo, f.name
+                assert d.integer_range[0].to_value == f.hi, f.name
         assert node.describe_parameter("constraints.c.type").read_only
         assert P.read_config(node).constraint("c") == cfg
     finally:

@@ -178,7 +178,8 @@ def broken(name: str, value: Value) -> str:
     kind, v = value
     if kind != rule.type:  # no conversion: an INTEGER is not a DOUBLE; NOT_SET never
         return f"type {kind}, declared {rule.type}"
-    if kind == T.PARAMETER_DOUBLE and rule.lo is not None and rule.hi is not None:
+    numeric = (T.PARAMETER_DOUBLE, T.PARAMETER_INTEGER)
+    if kind in numeric and rule.lo is not None and rule.hi is not None:
         if not rule.lo <= v <= rule.hi:  # NaN fails both
             return f"not in [{rule.lo}, {rule.hi}]"
     if name == "solver" and v not in SOLVERS:

@@ -7,7 +7,8 @@ Subcommands (``--json`` prints one JSON object on the last line):
 * ``tick``: one full control tick (FK, Jacobian, 6-D CopyPose, damping, limits) of the Panda
   beside KDL's ``ChainFkSolverPos`` + ``ChainIkSolverVel_wdls`` for the same step; key
   ``tick_ratio_vs_pykdl``; with a new target pose set every tick (checked, as KDL's tick takes
-  one), ``tick_with_target_ratio_vs_pykdl``. Also a Talos tick with four constraints.
+  one), ``tick_with_target_ratio_vs_pykdl``. Also a Talos tick with four constraints, and the
+  Panda with a pose and a posture at one priority level vs two (``priorities``).
 * ``tracking``: a target on a circle (0.1 m, 0.25 m/s) with and without feed-forward.
 * ``outliers``: one bad target pose (1e6, 1e12, 1e149 m away, refused; 1 and 3 m, jumps) in a
   50 Hz stream on a circle: the effector's largest deviation from the run without it and the
@@ -41,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import CopyPose, KinematicTree, Scene
+from ..core import CopyPose, JointValue, KinematicTree, Scene
 from ..tools.resources import robot_urdf, share_file
 
 PANDA_HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
@@ -226,6 +227,7 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
         out["tick_ratio_vs_pykdl"] = row["ratio_vs_pykdl"]
         out["tick_with_target_ratio_vs_pykdl"] = row["with_target_ratio_vs_pykdl"]
     out["panda"] = row
+    out["priorities"] = bench_priorities(tree, q, target, number, repeats)
     talos = _erd_urdf("talos_data/robots/talos_full_v2.urdf")
     if talos is not None:
         tt = KinematicTree.from_urdf(talos.read_text())
@@ -246,6 +248,32 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
             "rows": 24,
         }
     return out
+
+
+def bench_priorities(
+    tree: KinematicTree, q: Any, target: Any, number: int, repeats: int
+) -> dict[str, Any]:
+    """The Panda's tick with a pose (6 rows) and a posture (7 rows): one level vs two.
+
+    The same rows, blended by weights in one level, or the posture at priority 2 (in the null
+    space of the pose); interleaved medians.
+    """
+    scenes = {}
+    for name, prio in (("one_level", 1), ("two_levels", 2)):
+        ee = CopyPose("ee", "panda_link8", gain=20.0)
+        ee.set_target(target)
+        posture = JointValue("posture", tree.joint_names, tree.neutral(), gain=2.0)
+        posture.set_priority(prio)
+        scenes[name] = Scene(tree, [ee, posture])
+    funcs: dict[str, Callable[[], Any]] = {
+        k: functools.partial(sc.solve, q, 0.002) for k, sc in scenes.items()
+    }
+    t = time_interleaved(funcs, number, repeats)
+    return {
+        "one_level_us": t["one_level"] * 1e6,
+        "two_levels_us": t["two_levels"] * 1e6,
+        "ratio_two_vs_one_level": t["two_levels"] / t["one_level"],
+    }
 
 
 def bench_tracking() -> dict[str, Any]:

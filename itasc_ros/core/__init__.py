@@ -1,7 +1,16 @@
 """ROS-free core of itasc_ros: URDF -> kinematic tree -> constraints -> scene -> solver."""
 
 from .config import ConstraintConfig, ControllerConfig
-from .constraints import REGISTRY, Constraint, CopyPose, Distance, Field, JointValue
+from .constraints import (
+    REGISTRY,
+    CenterOfMass,
+    Constraint,
+    CopyPose,
+    Distance,
+    Field,
+    JointLimitAvoidance,
+    JointValue,
+)
 from .controller import Controller, Status, StepOutput
 from .errors import (
     ConfigError,
@@ -30,6 +39,7 @@ from .tree import KinematicTree
 __all__ = [
     "REGISTRY",
     "SOLVERS",
+    "CenterOfMass",
     "ConfigError",
     "ConfigurationError",
     "Constraint",
@@ -46,6 +56,7 @@ __all__ = [
     "InputError",
     "InvalidJointError",
     "ItascError",
+    "JointLimitAvoidance",
     "JointValue",
     "KinematicTree",
     "Scene",

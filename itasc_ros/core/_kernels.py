@@ -114,6 +114,64 @@ def jacobian_full(poses, link, chain, chain_len, jtype, axis, qidx, mult, point,
             out[2, col] += g * zz
 
 
+@njit(cache=True, fastmath=False, nogil=True)
+def com_full(poses, mass, com, parent, jtype, axis, qidx, mult, sub, out_c, out_j):
+    """Centre of mass (3,) and its Jacobian (3, n_full) in the root frame; returns the mass.
+
+    ``mass`` (n_links,) [kg] and ``com`` (n_links, 3) [m, link frame] are the links'
+    inertials; ``sub`` (n_links, 4) is a work array: each link's subtree mass-weighted
+    position sum and mass. A column is the velocity of the centre of mass per unit joint
+    velocity: ``z x (s - m p) / M`` (revolute; subtree sum s and mass m below the joint at p
+    with axis z) or ``z m / M`` (prismatic).
+    """
+    nl = poses.shape[0]
+    for lk in range(nl):
+        mk = mass[lk]
+        for i in range(3):
+            w = poses[lk, i, 3]
+            for t in range(3):
+                w += poses[lk, i, t] * com[lk, t]
+            sub[lk, i] = mk * w
+        sub[lk, 3] = mk
+    out_j[:, :] = 0.0
+    nj = parent.shape[0]
+    for k in range(nj - 1, -1, -1):
+        c = k + 1
+        jt = jtype[k]
+        if jt != 0:
+            ax, ay, az = axis[k, 0], axis[k, 1], axis[k, 2]
+            zx = poses[c, 0, 0] * ax + poses[c, 0, 1] * ay + poses[c, 0, 2] * az
+            zy = poses[c, 1, 0] * ax + poses[c, 1, 1] * ay + poses[c, 1, 2] * az
+            zz = poses[c, 2, 0] * ax + poses[c, 2, 1] * ay + poses[c, 2, 2] * az
+            col = qidx[k]
+            g = mult[k]
+            ms = sub[c, 3]
+            if jt == 1:
+                dx = sub[c, 0] - ms * poses[c, 0, 3]
+                dy = sub[c, 1] - ms * poses[c, 1, 3]
+                dz = sub[c, 2] - ms * poses[c, 2, 3]
+                out_j[0, col] += g * (zy * dz - zz * dy)
+                out_j[1, col] += g * (zz * dx - zx * dz)
+                out_j[2, col] += g * (zx * dy - zy * dx)
+            else:
+                out_j[0, col] += g * zx * ms
+                out_j[1, col] += g * zy * ms
+                out_j[2, col] += g * zz * ms
+        p = parent[k]
+        for i in range(4):
+            sub[p, i] += sub[c, i]
+    total = sub[0, 3]
+    if total > 0.0:
+        for i in range(3):
+            out_c[i] = sub[0, i] / total
+        for i in range(3):
+            for j in range(out_j.shape[1]):
+                out_j[i, j] /= total
+    else:
+        out_c[:] = 0.0
+    return total
+
+
 @njit(cache=True, nogil=True)
 def select_columns(full, sel, out):
     """out[:, i] = full[:, sel[i]] for a (6, n_full) Jacobian; no allocation."""

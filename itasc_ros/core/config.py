@@ -150,7 +150,7 @@ class ConstraintConfig:
         kind = self.kind
         self.settings = check_settings(owner, kind.FIELDS, self.settings)
         try:  # the type's own rules (axes, reference, ...): the same as when it is built
-            kind.from_settings(self.name, self.settings)
+            kind.build(self.name, self.settings)
         except ItascError as exc:
             raise ConfigError(f"{owner}{exc}") from None
         return self
@@ -162,7 +162,7 @@ class ConstraintConfig:
             ConfigError: settings the type refuses.
         """
         try:
-            return self.kind.from_settings(self.name, self.settings)
+            return self.kind.build(self.name, self.settings)
         except ConfigError:
             raise
         except ItascError as exc:

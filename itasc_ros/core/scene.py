@@ -7,6 +7,9 @@ For constraints c = 1..k on one kinematic tree::
     y'_d = yd' + K (yd - y)    (m,)
     q' = A# (y'_d + B Xu')     weighted (Wy, Wq), damped, with joint and velocity limits
 
+Rows are grouped by the constraints' ``priority`` (1 first); a lower level acts only in the
+null space of the higher ones (:func:`~itasc_ros.core.solver.solve_prioritized`).
+
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
 Work arrays are allocated when the layout changes (a constraint added, removed, enabled or
 given other axes), never in :meth:`Scene.solve`.
@@ -297,9 +300,28 @@ class Scene:
         self._aw = np.zeros((m, n))
         self._bw = np.zeros(m)
         self._views = []
+        # Rows grouped by priority level, highest first (one level: the constraints' order).
+        prios = sorted({c.priority for c in active})
+        self._nlev = max(1, len(prios))
+        self._levels = np.zeros(self._nlev + 1, dtype=np.int64)
+        start: dict[Constraint, int] = {}
         r = 0
+        for k, p in enumerate(prios):
+            for c in active:
+                if c.priority == p:
+                    start[c] = r
+                    r += c.n_rows
+            self._levels[k + 1] = r
+        self._levels[self._nlev] = m
+        self._proj = np.zeros((n, n))
+        self._at = np.zeros((m, n))
+        self._rk = np.zeros(m)
+        self._zw = np.zeros(n)
+        self._row_slices: dict[str, slice] = {}
         for c in active:
+            r = start[c]
             s = slice(r, r + c.n_rows)
+            self._row_slices[c.name] = s
             self._views.append(
                 (
                     c,
@@ -312,7 +334,6 @@ class Scene:
                     self._ff[s],
                 )
             )
-            r += c.n_rows
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
@@ -361,7 +382,7 @@ class Scene:
         self._check(q, dt)
         self.update(self._q)
         res = self.result
-        S.solve_limited(
+        S.solve_prioritized(
             self._a,
             self._rhs,
             self._wy,
@@ -382,6 +403,12 @@ class Scene:
             self._xw,
             self._fixed,
             self._info,
+            self._levels,
+            self._nlev,
+            self._proj,
+            self._at,
+            self._rk,
+            self._zw,
         )
         for i, (c, *_rows) in enumerate(self._views):
             res.errors[i] = c.error(_rows[2])
@@ -393,6 +420,31 @@ class Scene:
         res.ok = bool(info[S.INFO_FINITE])
         res.active_rows = int(np.count_nonzero(self._wy))
         return res
+
+    @property
+    def levels(self) -> list[tuple[int, slice]]:
+        """(priority, rows) of each level, highest first, as the last solve grouped them."""
+        if self._layout_changed():
+            self._rebuild()
+        prios = sorted({c.priority for c in self._active}) or [1]
+        return [
+            (p, slice(int(self._levels[k]), int(self._levels[k + 1]))) for k, p in enumerate(prios)
+        ]
+
+    def rows(self, name: str) -> slice:
+        """The rows of constraint ``name`` in A, B, y (see :meth:`matrices`).
+
+        Raises:
+            ConstraintError: no enabled constraint of that name (naming the constraints).
+        """
+        if self._layout_changed():
+            self._rebuild()
+        if name in self._row_slices:
+            return self._row_slices[name]
+        raise ConstraintError(
+            f"no enabled constraint named {name!r}; constraints are: "
+            + (", ".join(repr(c.name) for c in self._active) or "(none)")
+        )
 
     def matrices(self, q: ArrayLike) -> dict[str, Array]:
         """Copies of A (m, n), B (m, 6), y, y'_d, Wy (m,) and y'_d + B Xu' at ``q``."""

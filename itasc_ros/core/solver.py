@@ -10,7 +10,16 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
 * joint position limits: a joint whose next position ``q + q' dt`` would pass a limit is
   locked at the velocity that reaches the limit exactly (zero if it is there already) and the
   rest is solved again, until no new joint locks (Blender iTaSC's lock-and-re-solve);
-* velocity limits: the whole ``q'`` is scaled by one factor so the direction is kept.
+* velocity limits: the whole ``q'`` is scaled by one factor so the direction is kept;
+* strict priorities (:func:`solve_prioritized`): rows grouped in levels, highest first. Level
+  1 is solved as above; each lower level k is solved, damped, for what is left of its task in
+  the null space of the levels above: ``x += P (A_k P)# (b_k - A_k x)``, with the projector
+  ``P = I - V diag(f(s)) V^T`` from the SVD of the stacked weighted rows of levels 1..k-1 and
+  ``f(s) = s^2 / (s^2 + lambda(s)^2)``, ``lambda(s)^2 = (1 - (s / epsilon)^2) damping_max^2``
+  below ``epsilon`` (else f = 1): an exact null-space projector away from singularities that
+  lets a near-singular direction of a higher level go to the lower ones smoothly. Within a
+  lower level each singular direction is damped by its own ``lambda(s)``. One level is the
+  plain solve above, bit for bit.
 
 The kernel runs compiled (numba) on preallocated work arrays.
 """
@@ -63,6 +72,51 @@ def _clamp_max_abs(v, limit):
 
 
 @njit(cache=True, nogil=True)
+def _dls(u, s, vt, bw, lam_max, eps, out):
+    """DLS from the SVD ``u s vt`` of the task matrix: out += A# bw; returns (s_min, lambda)."""
+    m = u.shape[0]
+    n = vt.shape[1]
+    k = s.shape[0]
+    smin = s[k - 1]
+    lam2 = 0.0
+    if smin < eps:
+        r = smin / eps
+        lam2 = (1.0 - r * r) * lam_max * lam_max
+    for i in range(k):
+        alpha = 0.0
+        for r_ in range(m):
+            alpha += u[r_, i] * bw[r_]
+        f = s[i] / (s[i] * s[i] + lam2) if s[i] * s[i] + lam2 > 0.0 else 0.0
+        for j in range(n):
+            out[j] += f * alpha * vt[i, j]
+    return smin, math.sqrt(lam2)
+
+
+@njit(cache=True, nogil=True)
+def _projector(sv, vt, lam_max, eps, proj):
+    """P = I - V diag(f(s)) V^T into proj (n, n): the null space of rows with SVD (sv, vt)."""
+    n = proj.shape[0]
+    lam_max2 = lam_max * lam_max
+    for i in range(n):
+        for j in range(n):
+            proj[i, j] = 1.0 if i == j else 0.0
+    for k in range(sv.shape[0]):
+        s2 = sv[k] * sv[k]
+        if sv[k] >= eps:
+            f = 1.0
+        else:
+            rr = sv[k] / eps
+            den = s2 + (1.0 - rr * rr) * lam_max2
+            f = s2 / den if den > 0.0 else 0.0
+        if f == 0.0:
+            continue
+        for i in range(n):
+            vi = f * vt[k, i]
+            for j in range(n):
+                proj[i, j] -= vi * vt[k, j]
+
+
+@njit(cache=True, nogil=True)
 def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
     """One damped solve of aw x = bw into out; returns (sigma_min, lambda)."""
     m, n = aw.shape
@@ -70,21 +124,10 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
     if m == 0 or n == 0:
         return 0.0, 0.0
     u, s, vt = np.linalg.svd(aw, full_matrices=False)
+    if method == 0:
+        return _dls(u, s, vt, bw, lam_max, eps, out)
     k = s.shape[0]
     smin = s[k - 1]
-    lam2 = 0.0
-    if method == 0:
-        if smin < eps:
-            r = smin / eps
-            lam2 = (1.0 - r * r) * lam_max * lam_max
-        for i in range(k):
-            alpha = 0.0
-            for r_ in range(m):
-                alpha += u[r_, i] * bw[r_]
-            f = s[i] / (s[i] * s[i] + lam2) if s[i] * s[i] + lam2 > 0.0 else 0.0
-            for j in range(n):
-                out[j] += f * alpha * vt[i, j]
-        return smin, math.sqrt(lam2)
     # SDLS (Buss & Kim): damp each singular direction by how far a unit task step moves joints.
     rho = np.zeros(n)
     for j in range(n):
@@ -113,6 +156,101 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
 
 
 @njit(cache=True, nogil=True)
+def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, proj, at, rk, zw):
+    """Prioritised damped solve of aw x = bw into out; returns (sigma_min, lambda).
+
+    Rows ``levels[k]:levels[k + 1]`` are level k (0 highest). Rows that are zero (weight 0,
+    e.g. a band's inactive rows) are left out of each level's solve, so that they do not read
+    as a singularity; sigma_min and lambda are those of the first level with a non-zero row.
+    ``proj`` (n, n), ``at`` (m, n), ``rk`` (m,) and ``zw`` (n,) are work arrays.
+    """
+    n = aw.shape[1]
+    out[:] = 0.0
+    for i in range(n):
+        for j in range(n):
+            proj[i, j] = 1.0 if i == j else 0.0
+    smin = 0.0
+    lam = 0.0
+    first = True
+    lam_max2 = lam_max * lam_max
+    for lev in range(nlev):
+        r0 = levels[lev]
+        r1 = levels[lev + 1]
+        # What is left of this level's task, with its rows restricted to the null space.
+        mk = 0
+        for r in range(r0, r1):
+            nonzero = False
+            for j in range(n):
+                if aw[r, j] != 0.0:
+                    nonzero = True
+                    break
+            if not nonzero:
+                continue
+            acc = bw[r]
+            for j in range(n):
+                acc -= aw[r, j] * out[j]
+                s_ = 0.0
+                for t in range(n):
+                    s_ += aw[r, t] * proj[t, j]
+                at[mk, j] = s_
+            rk[mk] = acc
+            mk += 1
+        projected = False
+        if mk > 0:
+            if lev == 0 and method == 0:
+                # level 1 as _solve_once computes it; its SVD gives the projector too
+                zw[:] = 0.0
+                u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
+                s0, l0 = _dls(u, sv, vt, rk[:mk], lam_max, eps, zw)
+                if nlev > 1:
+                    _projector(sv, vt, lam_max, eps, proj)
+                    projected = True
+            elif lev == 0:
+                s0, l0 = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
+            elif method == 0:
+                s0 = 1e300
+                l0 = 0.0
+                zw[:] = 0.0
+                u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
+                for i in range(sv.shape[0]):
+                    lam2 = 0.0
+                    if sv[i] < eps:
+                        rr = sv[i] / eps
+                        lam2 = (1.0 - rr * rr) * lam_max2
+                    if sv[i] > 0.0 and sv[i] < s0:
+                        s0 = sv[i]
+                        l0 = math.sqrt(lam2)
+                    den = sv[i] * sv[i] + lam2
+                    if den <= 0.0:
+                        continue
+                    alpha = 0.0
+                    for r in range(mk):
+                        alpha += u[r, i] * rk[r]
+                    f = alpha * sv[i] / den
+                    for j in range(n):
+                        zw[j] += f * vt[i, j]
+            else:
+                s0, l0 = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
+            if first:
+                smin, lam = (s0, l0) if s0 < 1e300 else (0.0, 0.0)
+                first = False
+            if lev == 0:
+                for j in range(n):
+                    out[j] += zw[j]
+            else:  # out += P zw: a direction the roll-off half frees gets half its share again
+                for i in range(n):
+                    acc = 0.0
+                    for j in range(n):
+                        acc += proj[i, j] * zw[j]
+                    out[i] += acc
+        if lev + 1 < nlev and r1 > 0 and not projected:
+            # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
+            u, sv, vt = np.linalg.svd(aw[:r1], full_matrices=False)
+            _projector(sv, vt, lam_max, eps, proj)
+    return smin, lam
+
+
+@njit(cache=True, nogil=True)
 def solve_limited(
     a,
     b,
@@ -135,10 +273,53 @@ def solve_limited(
     fixed,
     info,
 ):
-    """Weighted damped solve with joint-limit locking and velocity scaling.
+    """Weighted damped solve with joint-limit locking and velocity scaling (one level).
+
+    The rows all have one priority; see :func:`solve_prioritized` for the arguments. The
+    control tick calls :func:`solve_prioritized`; this is the same solve with one level.
+    """
+    m = a.shape[0]
+    levels = np.zeros(2, dtype=np.int64)
+    levels[1] = m
+    _limited(
+        a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
+        qdot, locked, aw, bw, xw, fixed, info, levels, 1, aw, aw, bw, xw,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def solve_prioritized(
+    a,
+    b,
+    wy,
+    wq,
+    q,
+    lower,
+    upper,
+    vmax,
+    dt,
+    method,
+    lam_max,
+    eps,
+    gamma_max,
+    qdot,
+    locked,
+    aw,
+    bw,
+    xw,
+    fixed,
+    info,
+    levels,
+    nlev,
+    proj,
+    at,
+    rk,
+    zw,
+):
+    """Weighted damped solve with strict priorities, joint-limit locking and velocity scaling.
 
     Args:
-        a: (m, n) task matrix.
+        a: (m, n) task matrix, rows grouped by level (highest first).
         b: (m,) right-hand side [task units/s].
         wy: (m,) task weights (>= 0).
         wq: (n,) joint weights (>= 0; 0 freezes a joint).
@@ -157,8 +338,51 @@ def solve_limited(
         bw: (m,) work array.
         xw: (n,) work array.
         fixed: (n,) work array: velocities of the locked joints.
-        info: (INFO_SIZE,) output: sigma_min, damping, scale, iterations, finite flag.
+        info: (INFO_SIZE,) output: sigma_min, damping (with several levels: of the first level
+            with a non-zero row, zero rows left out), scale, iterations, finite flag.
+        levels: (nlev + 1,) int64: level k is rows ``levels[k]:levels[k + 1]``.
+        nlev: number of levels (1: the plain weighted solve, bit for bit).
+        proj: (n, n) work array (used with several levels only, as the next three).
+        at: (m, n) work array.
+        rk: (m,) work array.
+        zw: (n,) work array.
     """
+    _limited(
+        a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
+        qdot, locked, aw, bw, xw, fixed, info, levels, nlev, proj, at, rk, zw,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _limited(
+    a,
+    b,
+    wy,
+    wq,
+    q,
+    lower,
+    upper,
+    vmax,
+    dt,
+    method,
+    lam_max,
+    eps,
+    gamma_max,
+    qdot,
+    locked,
+    aw,
+    bw,
+    xw,
+    fixed,
+    info,
+    levels,
+    nlev,
+    proj,
+    at,
+    rk,
+    zw,
+):
+    """The solve of :func:`solve_prioritized` (same arguments)."""
     m, n = a.shape
     for j in range(n):
         locked[j] = wq[j] <= 0.0
@@ -178,7 +402,12 @@ def solve_limited(
                 else:
                     aw[r, j] = sw * a[r, j] * math.sqrt(wq[j])
             bw[r] = sw * acc
-        smin, lam = _solve_once(aw, bw, method, lam_max, eps, gamma_max, xw)
+        if nlev <= 1:
+            smin, lam = _solve_once(aw, bw, method, lam_max, eps, gamma_max, xw)
+        else:
+            smin, lam = _solve_levels(
+                aw, bw, levels, nlev, method, lam_max, eps, gamma_max, xw, proj, at, rk, zw
+            )
         # Velocity scale of this candidate: a joint is locked only if the step it will
         # really take (after the scaling below) crosses a limit. Testing the unscaled step
         # locked joints far from their limits (e.g. 1 rad away when the unscaled q' is
@@ -268,5 +497,6 @@ __all__ = [
     "SOLVERS",
     "damped_pinv_solve",
     "solve_limited",
+    "solve_prioritized",
     "solver_code",
 ]

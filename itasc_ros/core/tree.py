@@ -114,6 +114,14 @@ class _Model:
         self.upper = np.array([s.upper if s.type != "continuous" else math.inf for s in specs])
         self.velocity = np.array([s.velocity for s in specs])
         self.types = [s.type for s in specs]
+        # Inertials: each link's mass [kg] and centre of mass in its frame [m].
+        self.link_mass = np.zeros(nl)
+        self.link_com = np.zeros((nl, 3))
+        for name, inertial in spec.inertials.items():
+            i = self.link_index[name]
+            self.link_mass[i] = inertial.mass
+            self.link_com[i] = inertial.com
+        self.mass = float(self.link_mass.sum())
 
 
 class KinematicTree:
@@ -142,6 +150,8 @@ class KinematicTree:
             self.set_fixed_positions(q_fixed)
         self._poses = np.zeros((len(model.link_names), 4, 4))
         self._jfull = np.zeros((6, len(model.active)))
+        self._com_sub = np.zeros((len(model.link_names), 4))
+        self._com_jfull = np.zeros((3, len(model.active)))
         self._dirty = True
 
     # ----------------------------------------------------------------------- construction
@@ -258,6 +268,16 @@ class KinematicTree:
         """URDF type of each active joint ('revolute', 'continuous' or 'prismatic')."""
         return [self._m.types[i] for i in self._sel]
 
+    @property
+    def mass(self) -> float:
+        """Total mass of the robot [kg]: the sum of the URDF links' ``<inertial>`` masses."""
+        return self._m.mass
+
+    @property
+    def bad_inertials(self) -> dict[str, str]:
+        """Links whose ``<inertial>`` could not be read, with the reason (left out of the mass)."""
+        return dict(self._m.spec.bad_inertials)
+
     def link_index(self, link: str) -> int:
         """Index of a link for :meth:`pose_ref` / :meth:`jacobian_into`.
 
@@ -337,6 +357,34 @@ class KinematicTree:
         _kernels.select_columns(self._jfull, self._sel, out)
         return out
 
+    def center_of_mass_into(self, com: Array, jac: Array) -> float:
+        """Centre of mass and its Jacobian from the last :meth:`compute`; no allocation.
+
+        Args:
+            com: (3,) output: the centre of mass in the root frame [m].
+            jac: (3, n) output: its velocity per unit velocity of each active joint
+                [m/s per rad/s or per m/s]; held joints contribute nothing.
+
+        Returns:
+            The total mass [kg] (0: no inertials, ``com`` and ``jac`` are zero).
+        """
+        m = self._m
+        total = _kernels.com_full(
+            self._poses,
+            m.link_mass,
+            m.link_com,
+            m.parent,
+            m.jtype,
+            m.axis,
+            m.qidx,
+            m.mult,
+            self._com_sub,
+            com,
+            self._com_jfull,
+        )
+        _kernels.select_columns(self._com_jfull, self._sel, jac)
+        return float(total)
+
     # ----------------------------------------------------------------------- convenience API
     def _q(self, q: ArrayLike) -> Array:
         arr = np.ascontiguousarray(q, dtype=np.float64)
@@ -360,6 +408,13 @@ class KinematicTree:
         idx = self.link_index(link)
         self.compute(self._q(q))
         return self.jacobian_into(idx, np.empty((6, len(self._names))))
+
+    def center_of_mass(self, q: ArrayLike) -> tuple[Array, Array]:
+        """(centre of mass (3,) [m], its Jacobian (3, n)) in the root frame at ``q``."""
+        self.compute(self._q(q))
+        com, jac = np.zeros(3), np.zeros((3, len(self._names)))
+        self.center_of_mass_into(com, jac)
+        return com, jac
 
     def relative_transform(self, q: ArrayLike, frame: str, link: str) -> Array:
         """(4, 4) pose of ``link`` expressed in ``frame`` (both links of the tree)."""

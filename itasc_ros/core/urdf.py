@@ -5,7 +5,10 @@ hardened lxml parser (no DTD, no entity expansion, no network; bounded size, mar
 link count and name length, so that a hostile URDF is rejected in well under a second:
 ``test/data/hostile_urdfs``). Only the
 kinematic part is handed to ``urdf_parser_py``: link names and the joints' parent, child,
-origin, axis, limit and mimic. Visuals, collisions, inertials, materials, transmissions and
+origin, axis, limit and mimic. Each link's ``<inertial>`` mass and centre of mass are read
+from the XML (:class:`InertialSpec`; an unreadable one is listed in
+``RobotSpec.bad_inertials``, for the centre-of-mass constraint to refuse, and otherwise
+ignored). Visuals, collisions, materials, transmissions and
 unknown tags or attributes are accepted silently (as robot_state_publisher and RViz accept
 them), even where ``urdf_parser_py`` alone would reject them (e.g. old-style transmissions, a
 texture without a file name, a ``<robot>`` without a name).
@@ -94,12 +97,64 @@ class JointSpec:
 
 
 @dataclass(frozen=True)
+class InertialSpec:
+    """A link's ``<inertial>``: its mass and the centre of mass in the link frame.
+
+    Attributes:
+        mass: [kg] (>= 0).
+        com: (3,) the centre of mass in the link frame [m] (the inertial origin's xyz).
+    """
+
+    mass: float
+    com: np.ndarray = field(repr=False)
+
+
+@dataclass(frozen=True)
 class RobotSpec:
-    """A checked URDF: its name, links, and joints (in document order)."""
+    """A checked URDF: its name, links, joints (in document order) and inertials.
+
+    Attributes:
+        inertials: link name -> its mass and centre of mass (links with an ``<inertial>``).
+        bad_inertials: links whose ``<inertial>`` cannot be read (mass missing, negative,
+            non-finite; origin not three finite numbers), with the reason.
+    """
 
     name: str
     links: list[str]
     joints: list[JointSpec]
+    inertials: dict[str, InertialSpec] = field(default_factory=dict)
+    bad_inertials: dict[str, str] = field(default_factory=dict)
+
+
+def _inertials(links: list[etree._Element]) -> tuple[dict[str, InertialSpec], dict[str, str]]:
+    """The links' ``<inertial>`` masses and centres of mass, and the unreadable ones."""
+    good: dict[str, InertialSpec] = {}
+    bad: dict[str, str] = {}
+    for el in links:
+        name = str(el.get("name") or "")
+        inertial = el.find("inertial")
+        if inertial is None:
+            continue
+        mass_el = inertial.find("mass")
+        try:
+            if mass_el is None:
+                raise ValueError("<inertial> without <mass>")
+            mass = float(mass_el.get("value") or "nan")
+            if not (math.isfinite(mass) and mass >= 0.0):
+                raise ValueError(f"mass {mass_el.get('value')!r} is not a finite number >= 0")
+            origin = inertial.find("origin")
+            xyz = (origin.get("xyz") if origin is not None else None) or "0 0 0"
+            com = np.array([float(v) for v in xyz.split()])
+            if com.shape != (3,) or not np.all(np.isfinite(com)):
+                raise ValueError(f"origin xyz {xyz!r} is not three finite numbers")
+            rpy = (origin.get("rpy") if origin is not None else None) or "0 0 0"
+            if len(rpy.split()) != 3 or not all(math.isfinite(float(v)) for v in rpy.split()):
+                raise ValueError(f"origin rpy {rpy!r} is not three finite numbers")
+        except ValueError as exc:
+            bad[name] = str(exc)
+            continue
+        good[name] = InertialSpec(mass, com)
+    return good, bad
 
 
 def _xml_parser() -> etree.XMLParser:
@@ -384,7 +439,14 @@ def parse_urdf(xml: str | bytes) -> RobotSpec:
             raise UrdfSyntaxError(f"URDF could not be read: {msg}{hint}") from exc
 
     joints = [_joint_spec(j) for j in robot.joints]
-    spec = RobotSpec(name=str(root.get("name") or ""), links=list(link_names), joints=joints)
+    inertials, bad_inertials = _inertials(raw_links)
+    spec = RobotSpec(
+        name=str(root.get("name") or ""),
+        links=list(link_names),
+        joints=joints,
+        inertials=inertials,
+        bad_inertials=bad_inertials,
+    )
     _check_structure(spec)
     return spec
 
@@ -571,6 +633,7 @@ __all__ = [
     "MAX_XML_DEPTH",
     "MAX_XML_TAGS",
     "SUPPORTED_JOINT_TYPES",
+    "InertialSpec",
     "JointSpec",
     "MimicSpec",
     "RobotSpec",

@@ -20,6 +20,10 @@ At the end: a summary table, the offline ``scenarios.circle_tracking`` numbers f
 parameters beside the demo's (``itasc-bench tracking`` computes the same), and an output folder
 (``--out``, default ``demo_output/<timestamp>``) with the bag, the processes' logs and PNG plots.
 ``--json`` prints the metrics as one JSON object on the last line.
+
+``--scenario NAME`` runs one of the demo scenarios of :mod:`itasc_ros.tools.scenarios`
+instead (in this process, on an ideal robot; ``--list-scenarios`` lists them): its plot
+``<NAME>.png`` and metrics ``<NAME>.json`` go to ``--out``, and ``--json`` prints the metrics.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from typing import Any, TextIO
 import numpy as np
 from numpy.typing import NDArray
 
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import ItascError, KinematicTree, spatial
 from itasc_ros.core.motion_limits import JointLimits, limit_ratios
 from itasc_ros.core.scenarios import circle_tracking, path_point
 from itasc_ros.params import config_from_parameters, read_params_file
@@ -1050,7 +1054,46 @@ def _parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print the metrics as one JSON object on the last line"
     )
     p.add_argument("--no-plots", action="store_true", help="write no PNG plots")
+    p.add_argument(
+        "--scenario",
+        metavar="NAME",
+        help="run a demo scenario instead (in-process, ideal robot; see --list-scenarios): "
+        "its plot <NAME>.png goes to --out, --json prints its metrics",
+    )
+    p.add_argument(
+        "--list-scenarios", action="store_true", help="list the scenarios of --scenario and exit"
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="with --scenario: a shorter run (as the tests do)"
+    )
     return p
+
+
+def run_scenario(name: str, out: Path, quick: bool, as_json: bool) -> int:
+    """``itasc-demo --scenario NAME``: run it, write its plot, print its metrics."""
+    from . import scenarios
+
+    try:
+        module = scenarios.load(name)
+    except ItascError as exc:
+        print(f"itasc-demo: {exc}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        metrics = module.run(out, quick=quick)
+    except (ItascError, FileNotFoundError) as exc:  # e.g. example-robot-data not installed
+        print(f"itasc-demo: scenario {name}: {exc}", file=sys.stderr)
+        return 1
+    with (out / f"{name}.json").open("w") as fh:
+        json.dump(_finite_or_none(metrics), fh, indent=2, default=_json_default)
+    if as_json:
+        print(json.dumps(_finite_or_none(metrics), default=_json_default))
+    else:
+        print(f"itasc-demo: scenario {name}: {module.DESCRIPTION}")
+        for k, v in metrics.items():
+            print(f"  {k}: {v}")
+        print(f"Output: {out / (name + '.png')}, {out / (name + '.json')}")
+    return 0
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -1078,6 +1121,15 @@ def _finite_or_none(obj: Any) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script entry point; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.list_scenarios:
+        from . import scenarios
+
+        for name, text in scenarios.descriptions().items():
+            print(f"{name}: {text}")
+        return 0
+    if args.scenario:
+        out = Path(args.out or Path("demo_output") / datetime.now().strftime("%Y%m%d-%H%M%S"))
+        return run_scenario(args.scenario, out, args.quick, args.json)
     if args.duration < 12.0:
         print("itasc-demo: --duration must be >= 12 s (six phases)", file=sys.stderr)
         return 2

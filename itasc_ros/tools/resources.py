@@ -50,4 +50,20 @@ def robot_urdf(robot: str) -> Path:
     return share_file("urdf", f"{robot}.urdf")
 
 
-__all__ = ["robot_urdf", "share_dir", "share_file"]
+def example_robot_data_file(rel: str) -> Path:
+    """A file of the ``example-robot-data`` wheel (e.g. ``talos_data/robots/talos_full_v2.urdf``).
+
+    Raises:
+        FileNotFoundError: the wheel is not installed or has no such file
+            (``pip install example-robot-data``).
+    """
+    for base in Path(sys.prefix).glob("lib/python3*/site-packages/cmeel.prefix/share"):
+        p = base / "example-robot-data" / "robots" / rel
+        if p.is_file():
+            return p
+    raise FileNotFoundError(
+        f"no example-robot-data file {rel!r} under {sys.prefix}: pip install example-robot-data"
+    )
+
+
+__all__ = ["example_robot_data_file", "robot_urdf", "share_dir", "share_file"]

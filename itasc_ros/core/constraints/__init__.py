@@ -8,8 +8,10 @@ import importlib
 import pkgutil
 
 from .base import REGISTRY, Constraint
+from .com import CenterOfMass
 from .copy_pose import REFERENCE_FRAMES, CopyPose
 from .distance import Distance
+from .joint_limit_avoidance import JointLimitAvoidance
 from .joint_value import JointValue
 from .schema import Field
 
@@ -20,9 +22,11 @@ for _module in pkgutil.iter_modules(__path__):
 __all__ = [
     "REFERENCE_FRAMES",
     "REGISTRY",
+    "CenterOfMass",
     "Constraint",
     "CopyPose",
     "Distance",
     "Field",
+    "JointLimitAvoidance",
     "JointValue",
 ]

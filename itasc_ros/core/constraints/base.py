@@ -19,6 +19,19 @@ REGISTRY: dict[str, type[Constraint]] = {}
 
 WEIGHT = Field("weight", "double", 1.0, "Task weight Wy of every row.", 0.0, 1e6, live=True)
 GAIN = Field("gain", "double", 20.0, "Feedback gain K [1/s].", 0.0, 1000.0, live=True)
+MAX_PRIORITY = 100
+"""Largest (lowest) priority level accepted."""
+PRIORITY = Field(
+    "priority",
+    "integer",
+    1,
+    "Strict priority level: 1 is the highest; a constraint of a lower level (a larger number) "
+    "acts only in the null space of the higher levels (damped); weights blend rows within a "
+    "level.",
+    1,
+    MAX_PRIORITY,
+    live=True,
+)
 
 Array = NDArray[np.float64]
 
@@ -60,10 +73,14 @@ class Constraint(ABC):
         gain: feedback gain K [1/s].
         feedforward: whether the target's twist (Xu') is fed forward.
         enabled: a disabled constraint contributes no rows.
+        priority: strict priority level (1 = highest); see :meth:`set_priority`.
     """
 
     type_name: ClassVar[str] = ""
-    FIELDS: ClassVar[tuple[Field, ...]] = (WEIGHT, GAIN)
+    FIELDS: ClassVar[tuple[Field, ...]] = (WEIGHT, GAIN, PRIORITY)
+    SHARED_FIELDS: ClassVar[tuple[Field, ...]] = (PRIORITY,)
+    """Settings of every type that the base class applies (:meth:`build`): a registered type
+    whose ``FIELDS`` leaves one out gets it appended."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -71,6 +88,10 @@ class Constraint(ABC):
         if name:
             if name in REGISTRY and REGISTRY[name].__qualname__ != cls.__qualname__:
                 raise ConstraintError(f"constraint type {name!r} is registered twice")
+            have = {f.name for f in cls.FIELDS}
+            missing = tuple(f for f in Constraint.SHARED_FIELDS if f.name not in have)
+            if missing:
+                cls.FIELDS = (*cls.FIELDS, *missing)
             REGISTRY[name] = cls
 
     def __init__(
@@ -83,6 +104,7 @@ class Constraint(ABC):
         self.gain = check_positive(f"{name}: gain", gain)
         self.feedforward = bool(feedforward)
         self.enabled = True
+        self.priority = 1
         self._target_twist = np.zeros(6)  # (6,) root frame: v [m/s], w [rad/s]
         self._structure_version = 0
         self._tree: KinematicTree | None = None
@@ -95,6 +117,28 @@ class Constraint(ABC):
     def set_gain(self, gain: float) -> None:
         """Set the feedback gain K [1/s] (>= 0)."""
         self.gain = check_positive(f"{self.name}: gain", gain)
+
+    def set_priority(self, priority: int) -> None:
+        """Set the strict priority level (1 = highest, up to :data:`MAX_PRIORITY`).
+
+        Rows of a lower level (a larger number) act only in the null space of the rows of the
+        higher levels; rows of one level blend by their weights.
+
+        Raises:
+            ConstraintError: not an integer in [1, MAX_PRIORITY].
+        """
+        if (
+            isinstance(priority, bool)
+            or not isinstance(priority, int | np.integer)
+            or not 1 <= int(priority) <= MAX_PRIORITY
+        ):
+            raise ConstraintError(
+                f"{self.name}: priority must be an integer in [1, {MAX_PRIORITY}], "
+                f"got {priority!r}"
+            )
+        if int(priority) != self.priority:
+            self.priority = int(priority)
+            self._structure_changed()  # the scene regroups its rows by level
 
     def set_target_twist(self, twist: ArrayLike | None) -> None:
         """Target twist Xu' (6,) in the root frame: linear [m/s] of the target origin, angular.
@@ -131,6 +175,17 @@ class Constraint(ABC):
         Raises:
             ConstraintError: values the fields cannot check alone (e.g. axes letters).
         """
+
+    @classmethod
+    def build(cls, name: str, settings: Mapping[str, Any]) -> Constraint:
+        """:meth:`from_settings`, then the settings every type shares (:attr:`SHARED_FIELDS`).
+
+        Raises:
+            ConstraintError: as :meth:`from_settings`, or a bad shared setting.
+        """
+        c = cls.from_settings(name, settings)
+        c.set_priority(int(settings.get("priority", PRIORITY.default)))
+        return c
 
     @classmethod
     def example_settings(cls, tree: KinematicTree) -> list[dict[str, Any]]:
@@ -227,4 +282,12 @@ class Constraint(ABC):
         """A scalar error of this constraint from its rows of ``y`` (norm of yd - y)."""
 
 
-__all__ = ["GAIN", "REGISTRY", "WEIGHT", "Constraint", "check_positive"]
+__all__ = [
+    "GAIN",
+    "MAX_PRIORITY",
+    "PRIORITY",
+    "REGISTRY",
+    "WEIGHT",
+    "Constraint",
+    "check_positive",
+]

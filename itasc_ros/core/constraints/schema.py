@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ConfigError
 
-KINDS = ("string", "double", "bool", "string_array", "double_array")
+KINDS = ("string", "double", "integer", "bool", "string_array", "double_array")
 """Kinds of a field's value (the ROS parameter types they become)."""
 
 
@@ -30,7 +30,7 @@ class Field:
         kind: one of :data:`KINDS`.
         default: the value when not given.
         description: what it does, with units in brackets.
-        lo: smallest value (doubles; each element of a double array), or None.
+        lo: smallest value (numbers; each element of a double array), or None.
         hi: largest value, likewise.
         live: changeable while running (else read-only: restart to change).
         choices: the valid values in words (e.g. "one of: target, effector, root").
@@ -66,6 +66,8 @@ class Field:
             return bool(value)
         if self.kind == "double":
             return self._number(what, value)
+        if self.kind == "integer":
+            return self._integer(what, value)
         if value is None:
             return []
         if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
@@ -76,6 +78,20 @@ class Field:
                 raise ConfigError(f"{what} must be a list of non-empty strings, got {out}")
             return out
         return [self._number(what, v) for v in value]
+
+    def _integer(self, what: str, value: Any) -> int:
+        if isinstance(value, bool | np.bool_) or not isinstance(
+            value, int | float | np.integer | np.floating
+        ):
+            raise ConfigError(f"{what} must be an integer, got {value!r}")
+        v = float(value)
+        if not math.isfinite(v) or v != math.floor(v):
+            raise ConfigError(f"{what} must be an integer, got {value!r}")
+        if self.lo is not None and v < self.lo:
+            raise ConfigError(f"{what} must be >= {self.lo:g}, got {int(v)}")
+        if self.hi is not None and v > self.hi:
+            raise ConfigError(f"{what} must be <= {self.hi:g}, got {int(v)}")
+        return int(v)
 
     def _number(self, what: str, value: Any) -> float:
         if isinstance(value, bool | np.bool_ | str | bytes):
