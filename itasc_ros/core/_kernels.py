@@ -208,3 +208,24 @@ def is_rigid_transform(p, tol):
         + p[0, 2] * (p[1, 0] * p[2, 1] - p[1, 1] * p[2, 0])
     )
     return det > 0.0
+
+
+@njit(cache=True, nogil=True)
+def activate_violated(a, rhs, wy, wcand, ineq, qdot, tol):
+    """Switch on the inequality rows that ``qdot`` violates; True when any was switched on.
+
+    An inequality row r (``ineq[r]``) is ``A[r] q' >= rhs[r]`` with candidate weight
+    ``wcand[r]``; while off its ``wy[r]`` is 0. Violated (``A[r] q' < rhs[r] - tol``): it gets
+    its weight and is solved as an equality from then on (this tick).
+    """
+    changed = False
+    for r in range(a.shape[0]):
+        if not ineq[r] or wy[r] > 0.0 or wcand[r] <= 0.0:
+            continue
+        s = 0.0
+        for j in range(a.shape[1]):
+            s += a[r, j] * qdot[j]
+        if s < rhs[r] - tol:
+            wy[r] = wcand[r]
+            changed = True
+    return changed

@@ -149,8 +149,8 @@ def package_search_path(extra: Iterable[str] = ()) -> list[Path]:
     return out
 
 
-def resolve_mesh_uri(uri: str, search_path: Sequence[Path], base_dir: Path | None) -> Path | None:
-    """The file a URDF mesh ``filename`` names, or None when it cannot be found.
+def resolve_uri(uri: str, search_path: Sequence[Path], base_dir: Path | None) -> Path | None:
+    """The file a URI names (a URDF mesh ``filename``, an SRDF), or None when not found.
 
     Args:
         uri: ``package://NAME/rest``, ``file:///abs/path``, or a path.
@@ -172,6 +172,24 @@ def resolve_mesh_uri(uri: str, search_path: Sequence[Path], base_dir: Path | Non
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
     return path if path.is_file() else None
+
+
+def resolve_file(uri: str, package_path: Iterable[str] = (), what: str = "file") -> Path:
+    """The file of a ``package://`` URI, ``file://`` URI or path (see :func:`resolve_uri`).
+
+    Raises:
+        CollisionGeometryError: not found, naming the directories searched.
+    """
+    search = package_search_path(package_path)
+    path = resolve_uri(uri, search, None)
+    if path is None:
+        where = (
+            "; package:// is looked up in: " + ", ".join(str(d) for d in search)
+            if uri.startswith("package://")
+            else ""
+        )
+        raise CollisionGeometryError(f"{what} {uri!r} not found{where}")
+    return path
 
 
 @functools.lru_cache(maxsize=256)
@@ -356,7 +374,7 @@ def link_shapes(
             elif g.tag == "mesh":
                 uri = g.get("filename", "")
                 scale = _floats(g.get("scale"), 3, f"{what} mesh scale", 1.0)
-                path = resolve_mesh_uri(uri, search_path, base_dir)
+                path = resolve_uri(uri, search_path, base_dir)
                 hull = None
                 reason = "not found on the search path"
                 if path is not None:
@@ -528,7 +546,8 @@ def collision_model(
         fallback_radius: see :func:`link_shapes` [m].
         base_dir: see :func:`link_shapes`.
         package_path: extra ``package://`` search directories (searched first).
-        srdf: path of an SRDF whose ``disable_collisions`` pairs are left out ('' = none).
+        srdf: path or ``package://`` URI of an SRDF whose ``disable_collisions`` pairs are
+            left out ('' = none).
         self_collision: check link against link.
         links: when not empty, only pairs involving these links (and obstacles against them).
         disabled_pairs: further link pairs never checked.
@@ -558,7 +577,7 @@ def collision_model(
         )
     disabled = {frozenset(p) for p in disabled_pairs}
     if srdf:
-        disabled |= read_srdf_disabled(srdf)
+        disabled |= read_srdf_disabled(resolve_file(srdf, package_path, "SRDF"))
     pairs = self_collision_pairs(tree, shapes, disabled, links) if self_collision else []
     n_links = len(shapes)
     moving = _moving_joints(tree)
@@ -587,6 +606,7 @@ __all__ = [
     "parse_obstacles",
     "primitive",
     "read_srdf_disabled",
-    "resolve_mesh_uri",
+    "resolve_file",
+    "resolve_uri",
     "self_collision_pairs",
 ]

@@ -7,6 +7,12 @@ For constraints c = 1..k on one kinematic tree::
     y'_d = yd' + K (yd - y)    (m,)
     q' = A# (y'_d + B Xu')     weighted (Wy, Wq), damped, with joint and velocity limits
 
+Rows of a one-sided constraint (``Constraint.one_sided``, e.g. collision) are inequalities
+``A q' >= y'_d``: an active set, as the joint limits' lock-and-re-solve. They start off
+(weight 0); a row that the solution violates is switched on with its weight and the solve is
+run again, up to :data:`MAX_INEQUALITY_ROUNDS` times. A row that the motion satisfies anyway
+costs nothing: it neither brakes nor pulls.
+
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
 Work arrays are allocated when the layout changes (a constraint added, removed, enabled or
 given other axes), never in :meth:`Scene.solve`.
@@ -22,11 +28,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import solver as S
+from ._kernels import activate_violated
 from .constraints.base import Constraint
 from .errors import ConfigurationError, ConstraintError, SolverError
 from .tree import KinematicTree
 
 Array = NDArray[np.float64]
+
+MAX_INEQUALITY_ROUNDS = 8
+"""Most solves per tick that switch on violated inequality rows (usually 1-2 are needed)."""
+
+INEQUALITY_TOLERANCE = 1e-9
+"""A row ``A q' >= y'_d`` counts as violated below ``y'_d`` minus this [row units/s]."""
 
 
 @dataclass
@@ -296,6 +309,8 @@ class Scene:
         self._ff = np.zeros(m)
         self._aw = np.zeros((m, n))
         self._bw = np.zeros(m)
+        self._ineq = np.zeros(m, dtype=np.bool_)
+        self._wcand = np.zeros(m)
         self._views = []
         r = 0
         for c in active:
@@ -312,7 +327,9 @@ class Scene:
                     self._ff[s],
                 )
             )
+            self._ineq[s] = c.one_sided
             r += c.n_rows
+        self._has_ineq = bool(self._ineq.any())
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
@@ -361,28 +378,42 @@ class Scene:
         self._check(q, dt)
         self.update(self._q)
         res = self.result
-        S.solve_limited(
-            self._a,
-            self._rhs,
-            self._wy,
-            self._wq,
-            self._q,
-            self._lower,
-            self._upper,
-            self._vmax,
-            float(dt),
-            self._method,
-            self.damping_max,
-            self.damping_epsilon,
-            self.sdls_gamma_max,
-            res.qdot,
-            self._locked,
-            self._aw,
-            self._bw,
-            self._xw,
-            self._fixed,
-            self._info,
-        )
+        if self._has_ineq:  # inequality rows start off (see the module docstring)
+            np.copyto(self._wcand, self._wy)
+            self._wy[self._ineq] = 0.0
+        for _ in range(MAX_INEQUALITY_ROUNDS):
+            S.solve_limited(
+                self._a,
+                self._rhs,
+                self._wy,
+                self._wq,
+                self._q,
+                self._lower,
+                self._upper,
+                self._vmax,
+                float(dt),
+                self._method,
+                self.damping_max,
+                self.damping_epsilon,
+                self.sdls_gamma_max,
+                res.qdot,
+                self._locked,
+                self._aw,
+                self._bw,
+                self._xw,
+                self._fixed,
+                self._info,
+            )
+            if not self._has_ineq or not activate_violated(
+                self._a,
+                self._rhs,
+                self._wy,
+                self._wcand,
+                self._ineq,
+                res.qdot,
+                INEQUALITY_TOLERANCE,
+            ):
+                break
         for i, (c, *_rows) in enumerate(self._views):
             res.errors[i] = c.error(_rows[2])
         info = self._info
@@ -407,4 +438,4 @@ class Scene:
         }
 
 
-__all__ = ["Scene", "SolveResult"]
+__all__ = ["INEQUALITY_TOLERANCE", "MAX_INEQUALITY_ROUNDS", "Scene", "SolveResult"]

@@ -53,6 +53,7 @@ class Constraint(ABC):
     Class attributes:
         type_name: the name the type registers under ('' = not a type of its own).
         FIELDS: the type's settings (:class:`~itasc_ros.core.constraints.schema.Field`).
+        one_sided: the rows are inequalities (see :meth:`~itasc_ros.core.scene.Scene.solve`).
 
     Attributes:
         name: unique name in a scene.
@@ -64,6 +65,9 @@ class Constraint(ABC):
 
     type_name: ClassVar[str] = ""
     FIELDS: ClassVar[tuple[Field, ...]] = (WEIGHT, GAIN)
+    one_sided: ClassVar[bool] = False
+    """True when every row is an inequality ``A q' >= y'_d``: the scene switches a row on
+    (its weight ``wy``) only when the solution without it would violate it."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

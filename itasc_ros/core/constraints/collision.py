@@ -39,6 +39,7 @@ from ..collision_geometry import (
     collision_model,
     parse_obstacles,
     read_srdf_disabled,
+    resolve_file,
 )
 from ..tree import KinematicTree
 from . import _collision_kernels as K
@@ -76,9 +77,11 @@ class Collision(Constraint):
         buffer: the push-out aims at ``margin + buffer`` [m].
         geometry: 'collision' (the URDF's collision elements) or 'capsules' (every link a
             capsule along its joint-origin segment: for kinematics-only URDFs).
-        urdf_file: URDF with the collision geometry ('' = the robot's own URDF).
+        urdf_file: URDF with the collision geometry, a path or ``package://`` URI ('' = the
+            robot's own URDF; its links missing from the robot are skipped).
         package_path: directories searched first for ``package://`` meshes.
-        srdf_file: SRDF whose ``disable_collisions`` pairs are not checked ('' = none).
+        srdf_file: SRDF (path or ``package://`` URI) whose ``disable_collisions`` pairs are
+            not checked ('' = none).
         fallback_radius: radius of the capsules that replace missing meshes [m].
         self_collision: check the robot's links against each other.
         links: when not empty, only pairs involving one of these links.
@@ -91,6 +94,7 @@ class Collision(Constraint):
     """
 
     type_name = "collision"
+    one_sided = True
     FIELDS = (
         Field("margin", "double", 0.02, "Smallest distance kept [m].", 0.0, 1.0, live=True),
         Field(
@@ -112,9 +116,19 @@ class Collision(Constraint):
             "Link shapes: the URDF's <collision> elements, or capsules along each link.",
             choices="one of: " + ", ".join(GEOMETRY_SOURCES),
         ),
-        Field("urdf_file", "string", "", "URDF with the collision geometry ('' = the robot's)."),
+        Field(
+            "urdf_file",
+            "string",
+            "",
+            "URDF with the collision geometry, path or package:// URI ('' = the robot's).",
+        ),
         Field("package_path", "string_array", [], "Directories searched for package:// meshes."),
-        Field("srdf_file", "string", "", "SRDF whose disable_collisions pairs are skipped."),
+        Field(
+            "srdf_file",
+            "string",
+            "",
+            "SRDF (path or package:// URI) whose disable_collisions pairs are skipped.",
+        ),
         Field(
             "fallback_radius",
             "double",
@@ -213,9 +227,10 @@ class Collision(Constraint):
         self.obstacles = list(obstacles or [])
         parse_obstacles(self.obstacles)  # named errors now, not at bind
         if srdf_file:
-            read_srdf_disabled(srdf_file)
-        if urdf_file and not Path(urdf_file).is_file():
-            raise CollisionGeometryError(f"{name}: urdf_file {urdf_file!r} is not a file")
+            read_srdf_disabled(resolve_file(srdf_file, self.package_path, f"{name}: srdf_file"))
+        self._urdf_path = (
+            resolve_file(urdf_file, self.package_path, f"{name}: urdf_file") if urdf_file else None
+        )
         self.max_rows = int(max_rows)
         self.model: CollisionModel | None = None
         self._rows = 0
@@ -236,9 +251,9 @@ class Collision(Constraint):
 
     # -- geometry ---------------------------------------------------------------------
     def _model(self, tree: KinematicTree) -> CollisionModel:
-        if self.urdf_file:
-            xml: str | bytes | None = Path(self.urdf_file).read_bytes()
-            base_dir: Path | None = Path(self.urdf_file).resolve().parent
+        if self._urdf_path is not None:
+            xml: str | bytes | None = self._urdf_path.read_bytes()
+            base_dir: Path | None = self._urdf_path.resolve().parent
         else:
             xml, base_dir = tree.urdf_xml, None
         if xml is None:
