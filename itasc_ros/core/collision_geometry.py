@@ -37,7 +37,7 @@ import os
 import site
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,16 +137,11 @@ def package_search_path(extra: Iterable[str] = ()) -> list[Path]:
         for d in os.environ.get(var, "").split(os.pathsep):
             if d:
                 dirs.append(Path(d) / "share")
-    roots = [*site.getsitepackages(), site.getusersitepackages()]
-    for r in roots:
-        dirs.append(Path(r) / "cmeel.prefix" / "share")
+    for root in [*site.getsitepackages(), site.getusersitepackages()]:
+        dirs.append(Path(root) / "cmeel.prefix" / "share")
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
         dirs.append(Path(prefix) / "share")
-    out: list[Path] = []
-    for d in dirs:
-        if d not in out:
-            out.append(d)
-    return out
+    return list(dict.fromkeys(dirs))
 
 
 def resolve_uri(uri: str, search_path: Sequence[Path], base_dir: Path | None) -> Path | None:
@@ -362,7 +357,7 @@ def link_shapes(
                 dims = _floats(g.get("size"), 3, f"{what} box size")
                 if np.any(dims <= 0.0):
                     raise UrdfError(f"{what}: box sizes must be > 0, got {dims.tolist()}")
-                shapes.append(_shape(name, "box", primitive("box", dims), origin, "box"))
+                shapes.append(_shape(name, "box", primitive("box", dims.tolist()), origin, "box"))
             elif g.tag == "sphere":
                 r = _positive(g.get("radius"), f"{what} sphere radius")
                 shapes.append(_shape(name, "sphere", coal.Sphere(r), origin, "sphere"))
@@ -484,7 +479,7 @@ def _moving_joints(tree: KinematicTree) -> dict[str, frozenset[str]]:
 def self_collision_pairs(
     tree: KinematicTree,
     shapes: Sequence[CollisionShape],
-    disabled: set[frozenset[str]] = frozenset(),  # type: ignore[assignment]
+    disabled: Collection[frozenset[str]] = (),
     links: Sequence[str] = (),
 ) -> list[tuple[int, int]]:
     """Pairs of link shapes to check (see the module docstring for what is left out).

@@ -71,7 +71,17 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
         return 0.0, 0.0
     u, s, vt = np.linalg.svd(aw, full_matrices=False)
     k = s.shape[0]
-    smin = s[k - 1]
+    # sigma_min of the rows that act: rows switched off (weight 0, e.g. an inactive
+    # inequality or a distance inside its band) would add zero singular values and damp a
+    # task that is far from singular.
+    rows = 0
+    for r_ in range(m):
+        for j in range(n):
+            if aw[r_, j] != 0.0:
+                rows += 1
+                break
+    kk = min(rows, k)
+    smin = s[kk - 1] if kk > 0 else 0.0
     lam2 = 0.0
     if method == 0:
         if smin < eps:

@@ -16,6 +16,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -323,7 +324,7 @@ class KinematicTree:
         """(n_links, 4, 4) view of every link's pose from the last :meth:`compute` (read only)."""
         return self._poses
 
-    def kernel_arrays(self) -> tuple[Array, ...]:
+    def kernel_arrays(self) -> tuple[NDArray[Any], ...]:
         """The arrays compiled kernels need for Jacobians at points (read only).
 
         Returns:

@@ -1,0 +1,1 @@
+"""Demo scenarios of ``itasc-demo --scenario NAME``: one module per scenario."""
