@@ -397,6 +397,7 @@ class Collision(Constraint):
             if dist[r] > reach:
                 queried[r] = False
                 continue
+            res.clear()  # a result keeps the smallest distance it has seen
             dist[r] = query(tfa, tfb, request, res)
             pa[r] = res.getNearestPoint1()
             pb[r] = res.getNearestPoint2()
