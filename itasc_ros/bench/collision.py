@@ -10,6 +10,7 @@ by the tests (distances equal to 1e-6).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +72,9 @@ def pinocchio_reference(urdf_path: str, tree: KinematicTree, c: Collision) -> Pi
     assert c.model is not None
     model = pin.buildModelFromUrdf(urdf_path)
     dirs = [str(d) for d in package_search_path(c.package_path) if d.is_dir()]
-    geom = pin.buildGeomFromUrdf(model, urdf_path, pin.GeometryType.COLLISION, dirs)
+    with warnings.catch_warnings():  # "package dirs passed": they are the same ones
+        warnings.simplefilter("ignore", UserWarning)
+        geom = pin.buildGeomFromUrdf(model, urdf_path, pin.GeometryType.COLLISION, dirs)
     for go in geom.geometryObjects:  # meshes as their convex hulls, as the constraint has them
         g = go.geometry
         if isinstance(g, coal.BVHModelBase):
@@ -106,4 +109,122 @@ def pinocchio_reference(urdf_path: str, tree: KinematicTree, c: Collision) -> Pi
     return PinocchioReference(model, model.createData(), geom, gdata, q_index)
 
 
-__all__ = ["PinocchioReference", "pinocchio_reference"]
+PANDA_URDF = "package://example-robot-data/robots/panda_description/urdf/panda.urdf"
+PANDA_SRDF = "package://example-robot-data/robots/panda_description/srdf/panda.srdf"
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+
+
+def _near_configuration(ctrl: Any, seconds: float) -> Array:
+    """The Panda's joints after ``seconds`` of the self_collision scenario (pairs close)."""
+    from ..core import spatial
+    from ..tools.scenarios.self_collision import HOME, TARGET
+
+    q = HOME.copy()
+    quat = spatial.matrix_to_quat(ctrl.tree.forward_kinematics(q, "panda_hand")[:3, :3])
+    dt = 1.0 / ctrl.config.control_rate
+    for k in range(round(seconds / dt)):
+        ctrl.set_joint_state(ctrl.joint_names, q, k * dt)
+        if k == 0:
+            ctrl.set_target("ee", "", TARGET, quat, 0.0)
+        q = q + ctrl.step(k * dt).qdot * dt
+    return q
+
+
+def bench_collision(number: int, repeats: int) -> dict[str, Any]:
+    """Distance queries per tick: the constraint vs ``pinocchio.computeDistances``; the tick.
+
+    The Panda of example-robot-data, the pairs its SRDF leaves in (meshes as convex hulls), at
+    two configurations: ``home`` and ``near`` (after 3 s of the self_collision scenario, the
+    arm folded against its base). ``queries``: FK + every pair's distance and nearest points
+    (the constraint with the broad phase off, so that both compute every pair), beside
+    Pinocchio's FK + geometry placements + the same queries in C++. ``queries_culled``: the
+    constraint as configured (pairs farther than margin + activation_distance by their
+    bounding spheres are not queried). ``rows``: the constraint's whole update (queries and
+    rows of A). ``tick``: the controller's tick (joint state, target, step) of
+    config/panda_self_collision.yaml, and the same configuration without the collision
+    constraint.
+    """
+    import copy
+
+    from ..core import Controller, Scene
+    from ..core.collision_geometry import resolve_file
+    from ..params import load_config
+    from ..tools.resources import share_file
+    from .cli import time_interleaved
+
+    urdf = resolve_file(PANDA_URDF, (), "Panda URDF")
+    full = KinematicTree.from_urdf_file(urdf)
+    tree = full.select_joints(ARM)
+    every = Collision("c", srdf_file=PANDA_SRDF, activation_distance=10.0)
+    culled = Collision("c", srdf_file=PANDA_SRDF)
+    Scene(tree, [every])
+    scene = Scene(tree, [culled])
+    ref = pinocchio_reference(str(urdf), tree, every)
+    cfg = load_config(share_file("config", "panda_self_collision.yaml"))
+    plain = copy.deepcopy(cfg)
+    plain.constraints = [c for c in plain.constraints if c.type != "collision"]
+    plain.constraint_names = [c.name for c in plain.constraints]
+    near = _near_configuration(Controller(full, cfg), 3.0)
+    out: dict[str, Any] = {"pairs": every.n_pairs, "robot": "panda", "urdf": str(urdf)}
+    for label, q in (("home", np.array(PANDA_HOME)), ("near", near)):
+        qp = ref.q_of(q)
+        tree.compute(q)
+        every.update_distances(tree)
+        err = float(np.abs(every._dist - ref.distances(qp)).max())
+
+        def ours(q: Array = q) -> None:
+            tree.compute(q)
+            every.update_distances(tree)
+
+        def ours_culled(q: Array = q) -> None:
+            tree.compute(q)
+            culled.update_distances(tree)
+
+        funcs = {
+            "itasc_ros": ours,
+            "pinocchio": lambda qp=qp: ref.distances(qp),
+            "itasc_ros_culled": ours_culled,
+            "itasc_ros_rows": lambda q=q: scene.update(q),
+        }
+        funcs.update(_ticks(Controller, full, cfg, plain, q))
+        t = time_interleaved(funcs, number, repeats)
+        tree.compute(q)
+        culled.update_distances(tree)
+        row: dict[str, Any] = {f"{k}_us": v * 1e6 for k, v in t.items()}
+        row["queries_ratio_vs_pinocchio"] = t["itasc_ros"] / t["pinocchio"]
+        row["max_distance_difference_m"] = err
+        row["min_distance_m"] = float(every._dist.min())
+        row["pairs_queried_culled"] = int(culled._queried.sum())
+        row["tick_collision_overhead_us"] = (t["tick_collision"] - t["tick_plain"]) * 1e6
+        row["tick_fits_1khz"] = bool(t["tick_collision"] < 1e-3)
+        out[label] = row
+    out["queries_ratio_vs_pinocchio"] = out["near"]["queries_ratio_vs_pinocchio"]
+    out["tick_collision_near_us"] = out["near"]["tick_collision_us"]
+    return out
+
+
+def _ticks(ctrl_cls: Any, full: KinematicTree, cfg: Any, plain: Any, q: Array) -> dict[str, Any]:
+    """The node's tick in the core with and without the collision constraint, at ``q``."""
+    from ..core import spatial
+    from ..tools.scenarios.self_collision import TARGET
+
+    funcs = {}
+    for name, c in (("tick_collision", cfg), ("tick_plain", plain)):
+        ctrl = ctrl_cls(full, c)
+        quat = spatial.matrix_to_quat(ctrl.tree.forward_kinematics(q, "panda_hand")[:3, :3])
+        clock = [1000.0]
+
+        def tick(ctrl: Any = ctrl, clock: list[float] = clock, quat: Array = quat) -> Any:
+            clock[0] += 0.001
+            now = clock[0]
+            ctrl.set_joint_state(ARM, q, now, now)
+            ctrl.set_target("ee", "", TARGET, quat, now, now)
+            return ctrl.step(now)
+
+        funcs[name] = tick
+    return funcs
+
+
+PANDA_HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+
+__all__ = ["PinocchioReference", "bench_collision", "pinocchio_reference"]

@@ -116,7 +116,7 @@ def ramp(d, margin, activation):
 def collision_rows(
     poses, chain, chain_len, jtype, axis, qidx, mult, sel, jfull, ja, jb,
     row_pair, queried, dist, pa, pb, normal, pair_links, has_b,
-    margin, activation, buffer, gain, weight, a, y, ydot, wy, active,
+    margin, activation, buffer, gain, weight, normal_from_points, a, y, ydot, wy, active,
 ):  # fmt: skip
     """The rows of the collision constraint (see ``collision.py``), one per entry of row_pair.
 
@@ -137,7 +137,8 @@ def collision_rows(
         dist: (p,) distances [m].
         pa: (p, 3) nearest points on a [m].
         pb: (p, 3) nearest points on b [m].
-        normal: (p, 3) unit normals from a to b.
+        normal: (p, 3) unit normals from a to b; written here as (pb - pa) / d for the rows
+            whose |d| is above ``normal_from_points`` (p_b - p_a = d n, penetrating or not).
         pair_links: (p, 2) link of a and b (-1: an obstacle).
         has_b: (p,) whether b moves with a link.
         margin: [m].
@@ -145,6 +146,7 @@ def collision_rows(
         buffer: [m].
         gain: [1/s].
         weight: weight at the margin.
+        normal_from_points: [m].
         a: (m, n) output rows of A.
         y: (m,) output distances [m].
         ydot: (m,) output desired rates [m/s].
@@ -171,6 +173,9 @@ def collision_rows(
                 poses, pair_links[pr, 1], chain, chain_len, jtype, axis, qidx, mult, pb[pr], jfull
             )
             select_columns(jfull, sel, jb)
+        if d > normal_from_points or d < -normal_from_points:
+            for t in range(3):
+                normal[pr, t] = (pb[pr, t] - pa[pr, t]) / d
         distance_row(ja, jb, has_b[pr], normal[pr], a[r])
         ydot[r] = gain * (margin + buffer - d)
         wy[r] = weight * w

@@ -51,6 +51,9 @@ Array = NDArray[np.float64]
 GJK_TOLERANCE = 1e-9
 """Convergence tolerance of coal's GJK distance queries [m]."""
 
+NORMAL_FROM_POINTS = 1e-6
+"""Above this |distance| [m] the normal is (p_b - p_a) / d (coal's own normal is read below)."""
+
 _MODELS: dict[tuple[Any, ...], CollisionModel] = {}  # built models by URDF and settings
 
 
@@ -401,7 +404,8 @@ class Collision(Constraint):
             dist[r] = query(tfa, tfb, request, res)
             pa[r] = res.getNearestPoint1()
             pb[r] = res.getNearestPoint2()
-            normal[r] = res.normal
+            if -NORMAL_FROM_POINTS < dist[r] < NORMAL_FROM_POINTS:
+                normal[r] = res.normal  # else (p_b - p_a) / d, in the kernel
             queried[r] = True
 
     def update(
@@ -438,6 +442,7 @@ class Collision(Constraint):
             self.buffer,
             self.gain,
             self.weight,
+            NORMAL_FROM_POINTS,
             a,
             y,
             ydot,
@@ -470,4 +475,4 @@ class Collision(Constraint):
         return out
 
 
-__all__ = ["GJK_TOLERANCE", "Collision"]
+__all__ = ["GJK_TOLERANCE", "NORMAL_FROM_POINTS", "Collision"]

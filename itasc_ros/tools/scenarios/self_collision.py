@@ -98,6 +98,7 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict[str, Any]:
         "final_position_error_m": float(err[-1]),
         "start_position_error_m": float(err[0]),
         "final_orientation_error_rad": rot_err,
+        "final_q_rad": q.tolist(),
         "duration_s": duration,
         "control_rate_hz": cfg.control_rate,
         "tick_median_us": float(np.median(tick) * 1e6),
