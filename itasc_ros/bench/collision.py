@@ -11,6 +11,7 @@ by the tests (distances equal to 1e-6).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,7 +164,6 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
     cfg = load_config(share_file("config", "panda_self_collision.yaml"))
     plain = copy.deepcopy(cfg)
     plain.constraints = [c for c in plain.constraints if c.type != "collision"]
-    plain.constraint_names = [c.name for c in plain.constraints]
     near = _near_configuration(Controller(full, cfg), 3.0)
     out: dict[str, Any] = {"pairs": every.n_pairs, "robot": "panda", "urdf": str(urdf)}
     for label, q in (("home", np.array(PANDA_HOME)), ("near", near)):
@@ -180,11 +180,17 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
             tree.compute(q)
             culled.update_distances(tree)
 
-        funcs = {
+        def peer(qp: Array = qp) -> Array:
+            return ref.distances(qp)
+
+        def rows(q: Array = q) -> None:
+            scene.update(q)
+
+        funcs: dict[str, Callable[[], Any]] = {
             "itasc_ros": ours,
-            "pinocchio": lambda qp=qp: ref.distances(qp),
+            "pinocchio": peer,
             "itasc_ros_culled": ours_culled,
-            "itasc_ros_rows": lambda q=q: scene.update(q),
+            "itasc_ros_rows": rows,
         }
         funcs.update(_ticks(Controller, full, cfg, plain, q))
         t = time_interleaved(funcs, number, repeats)
