@@ -53,6 +53,40 @@ def sphere_bounds(pairs, cw, radius, out):
 
 
 @njit(cache=True, nogil=True)
+def plan_queries(pairs, cw, radius, link_idx, reach, dist, queried, todo, need, shapes):
+    """The pairs whose bounding spheres are within ``reach`` [m], and the shapes they move.
+
+    Writes the lower bound of every pair's distance into ``dist`` (p,), ``queried`` (p,)
+    True for the pairs to query, their indices into ``todo`` (p,), and into ``shapes`` (s,)
+    the link shapes (``link_idx`` >= 0) of those pairs, each once (``need`` (s,) work array).
+
+    Returns:
+        (number of pairs to query, number of shapes to place).
+    """
+    for k in range(need.shape[0]):
+        need[k] = False
+    n = 0
+    ns = 0
+    for r in range(pairs.shape[0]):
+        a, b = pairs[r, 0], pairs[r, 1]
+        d0 = cw[a, 0] - cw[b, 0]
+        d1 = cw[a, 1] - cw[b, 1]
+        d2 = cw[a, 2] - cw[b, 2]
+        dist[r] = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - radius[a] - radius[b]
+        queried[r] = dist[r] <= reach
+        if not queried[r]:
+            continue
+        todo[n] = r
+        n += 1
+        for k in (a, b):
+            if link_idx[k] >= 0 and not need[k]:
+                need[k] = True
+                shapes[ns] = k
+                ns += 1
+    return n, ns
+
+
+@njit(cache=True, nogil=True)
 def closest_rows(dist, k, out):
     """Indices of the ``k`` smallest entries of ``dist`` (p,), ascending index order, in out."""
     p = dist.shape[0]

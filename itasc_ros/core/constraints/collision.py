@@ -358,6 +358,9 @@ class Collision(Constraint):
         ]
         self._dist = np.zeros(p)  # (p,) distance (or its lower bound) of each pair [m]
         self._queried = np.zeros(p, dtype=np.bool_)
+        self._todo = np.zeros(p, dtype=np.int64)  # pairs to query this tick
+        self._need = np.zeros(s, dtype=np.bool_)
+        self._shape_list = np.zeros(s, dtype=np.int64)  # link shapes to place this tick
         self._pa = np.zeros((p, 3))  # nearest points [m], root frame
         self._pb = np.zeros((p, 3))
         self._normal = np.zeros((p, 3))  # unit normal from a to b
@@ -387,26 +390,42 @@ class Collision(Constraint):
             self._pos,
             self._cw,
         )
-        for k in range(self._link_idx.shape[0]):
-            if self._link_idx[k] >= 0:
-                tf = self._tf[k]
-                tf.setRotation(self._rot_views[k])
-                tf.setTranslation(self._pos_views[k])
-        K.sphere_bounds(self._pairs, self._cw, self._radius, self._dist)
-        reach = self.margin + self.activation_distance
-        dist, queried = self._dist, self._queried
-        pa, pb, normal = self._pa, self._pb, self._normal
-        for r, (query, tfa, tfb, request, res) in enumerate(self._calls):
-            if dist[r] > reach:
-                queried[r] = False
-                continue
+        n, ns = K.plan_queries(
+            self._pairs,
+            self._cw,
+            self._radius,
+            self._link_idx,
+            self.margin + self.activation_distance,
+            self._dist,
+            self._queried,
+            self._todo,
+            self._need,
+            self._shape_list,
+        )
+        tfs, rots, poss, shape_list = self._tf, self._rot_views, self._pos_views, self._shape_list
+        for i in range(ns):
+            k = shape_list[i]
+            tf = tfs[k]
+            tf.setRotation(rots[k])
+            tf.setTranslation(poss[k])
+        dist, pa, pb, normal, calls, todo = (
+            self._dist,
+            self._pa,
+            self._pb,
+            self._normal,
+            self._calls,
+            self._todo,
+        )
+        for i in range(n):
+            r = todo[i]
+            query, tfa, tfb, request, res = calls[r]
             res.clear()  # a result keeps the smallest distance it has seen
-            dist[r] = query(tfa, tfb, request, res)
+            d = query(tfa, tfb, request, res)
+            dist[r] = d
             pa[r] = res.getNearestPoint1()
             pb[r] = res.getNearestPoint2()
-            if -NORMAL_FROM_POINTS < dist[r] < NORMAL_FROM_POINTS:
+            if -NORMAL_FROM_POINTS < d < NORMAL_FROM_POINTS:
                 normal[r] = res.normal  # else (p_b - p_a) / d, in the kernel
-            queried[r] = True
 
     def update(
         self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
