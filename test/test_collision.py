@@ -185,8 +185,8 @@ def test_self_collision_scenario_keeps_the_margin(tmp_path: Path) -> None:
     assert m["collision_pairs"] == 44 and m["collision_margin_m"] == 0.02
     assert m["min_collision_distance_m"] >= m["collision_margin_m"] - 0.001
     # The hand went as far toward the target inside the base as the margin let it: the closest
-    # pair ends within the margin + buffer + 1 mm.
-    assert m["final_collision_distance_m"] <= m["collision_margin_m"] + 0.005 + 0.001
+    # pair ends within the margin + buffer + 2 mm.
+    assert m["final_collision_distance_m"] <= m["collision_margin_m"] + 0.005 + 0.002
     assert m["final_position_error_m"] < 0.5 * m["start_position_error_m"]
     # Independently: Pinocchio + coal at the final configuration agree.
     arm = KinematicTree.from_urdf_file(erd_urdf_path("panda")).select_joints(ARM)

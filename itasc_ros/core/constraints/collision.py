@@ -6,18 +6,26 @@ and, with the point Jacobians of the two links at the nearest points,
 ``y' = -n^T (J_a(p_a) - J_b(p_b)) q'`` (the seed's "collision limits"): ``A = -n^T (J_a - J_b)``,
 ``B = 0`` (a static obstacle has ``J_b = 0``).
 
-The inequality ``d >= margin`` as weighted rows: a row is off (weight 0) beyond
-``margin + activation_distance``; inside, its weight rises smoothly (smoothstep) to ``weight``
-at the margin, and it asks ``y'_d = gain (margin + buffer - d)``: an approach no faster than
-``gain`` times the room left above ``margin + buffer`` (a velocity damper), a push outward
-below it. With the default weight (1000 against 1 of a pose task) at the same priority, a pose
-target inside the robot is held off at about the margin (see SAFETY.md); with strict
-priorities, put it at priority 1.
+The inequality ``d >= margin``, row by row:
 
-Rows: one per pair (``max_rows`` 0) or the ``max_rows`` closest pairs (fewer rows, a fixed
-layout). A pair whose bounding spheres are farther apart than ``margin +
-activation_distance`` is not queried: its row has weight 0, ``A = 0`` and ``y`` = that lower
-bound of its distance.
+* a row is off (weight 0) beyond ``margin + activation_distance``; inside, its weight rises
+  smoothly (smoothstep) to ``weight`` at the margin;
+* it asks ``y' >= y'_d = gain (margin + buffer - d)``: above ``margin + buffer`` an approach
+  no faster than ``gain`` times the room left (a velocity damper: the distance closes at most
+  exponentially), below it a push outward;
+* the rows are one-sided (:attr:`one_sided`): the scene switches a row on only when the
+  solution without it would break it (an active set, see :mod:`itasc_ros.core.scene`), so a
+  pair that the motion keeps apart anyway neither brakes nor pulls the robot.
+
+A switched-on row is solved by weighted least squares with the other rows of its priority, so
+the weight decides how little a task pushing into the robot can gain against it: the default
+(1e4 against 1 of a pose task) keeps a Panda pose target inside its base off at
+``margin + buffer`` less about a millimetre (``itasc-demo --scenario self_collision``;
+SAFETY.md says what this does and does not guarantee).
+
+Rows: one per pair (``max_rows`` 0) or the ``max_rows`` closest pairs (a fixed layout). A pair
+whose bounding spheres are farther apart than ``margin + activation_distance`` is not queried:
+its row has weight 0, ``A = 0`` and ``y`` = that lower bound of its distance.
 """
 
 from __future__ import annotations
@@ -158,8 +166,8 @@ class Collision(Constraint):
             0.0,
             10000.0,
         ),
-        Field("weight", "double", 1000.0, "Weight of a row at the margin.", 0.0, 1e6, live=True),
-        Field("gain", "double", 20.0, "Damper gain K [1/s].", 0.0, 1000.0, live=True),
+        Field("weight", "double", 1e4, "Weight of a row at the margin.", 0.0, 1e6, live=True),
+        Field("gain", "double", 5.0, "Damper gain K [1/s].", 0.0, 1000.0, live=True),
         *(f for f in Constraint.FIELDS if f.name not in ("weight", "gain")),
     )
 
@@ -204,8 +212,8 @@ class Collision(Constraint):
         disabled_pairs: list[str] | None = None,
         obstacles: list[str] | None = None,
         max_rows: float = 0.0,
-        weight: float = 1000.0,
-        gain: float = 20.0,
+        weight: float = 1e4,
+        gain: float = 5.0,
         **base: Any,
     ) -> None:
         super().__init__(name, weight, gain, feedforward=False)
