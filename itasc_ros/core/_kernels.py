@@ -211,21 +211,35 @@ def is_rigid_transform(p, tol):
 
 
 @njit(cache=True, nogil=True)
-def activate_violated(a, rhs, wy, wcand, ineq, qdot, tol):
-    """Switch on the inequality rows that ``qdot`` violates; True when any was switched on.
+def update_active_set(a, rhs, wy, wcand, ineq, qdot, tol):
+    """One step of the inequality rows' active set for the solution ``qdot``.
 
     An inequality row r (``ineq[r]``) is ``A[r] q' >= rhs[r]`` with candidate weight
-    ``wcand[r]``; while off its ``wy[r]`` is 0. Violated (``A[r] q' < rhs[r] - tol``): it gets
-    its weight and is solved as an equality from then on (this tick).
+    ``wcand[r]``; while off its ``wy[r]`` is 0. A row that is on and holds with room
+    (``A[r] q' > rhs[r] + tol``) pulls the solution back toward its bound, which an
+    inequality must not do: it is switched off. Of the rows that are off and violated
+    (``A[r] q' < rhs[r] - tol``) the most violated one is switched on (solved as an equality
+    with its weight): one at a time, as a primal active-set method adds constraints, so that
+    rows made redundant by it are not switched on with it. Returns True when any row changed.
     """
     changed = False
+    worst = -1
+    worst_gap = tol
     for r in range(a.shape[0]):
-        if not ineq[r] or wy[r] > 0.0 or wcand[r] <= 0.0:
+        if not ineq[r] or wcand[r] <= 0.0:
             continue
         s = 0.0
         for j in range(a.shape[1]):
             s += a[r, j] * qdot[j]
-        if s < rhs[r] - tol:
-            wy[r] = wcand[r]
-            changed = True
+        gap = rhs[r] - s
+        if wy[r] > 0.0:
+            if gap < -tol:
+                wy[r] = 0.0
+                changed = True
+        elif gap > worst_gap:
+            worst_gap = gap
+            worst = r
+    if worst >= 0:
+        wy[worst] = wcand[worst]
+        changed = True
     return changed

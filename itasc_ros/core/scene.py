@@ -9,9 +9,10 @@ For constraints c = 1..k on one kinematic tree::
 
 Rows of a one-sided constraint (``Constraint.one_sided``, e.g. collision) are inequalities
 ``A q' >= y'_d``: an active set, as the joint limits' lock-and-re-solve. They start off
-(weight 0); a row that the solution violates is switched on with its weight and the solve is
-run again, up to :data:`MAX_INEQUALITY_ROUNDS` times. A row that the motion satisfies anyway
-costs nothing: it neither brakes nor pulls.
+(weight 0); after each solve the most violated row is switched on with its weight, and a row
+that is on but holds with room (it pulls the solution back to its bound, which an inequality
+must not) is switched off; the solve runs again, up to :data:`MAX_INEQUALITY_ROUNDS` times. A row that the motion satisfies anyway costs nothing: it
+neither brakes nor pulls.
 
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
 Work arrays are allocated when the layout changes (a constraint added, removed, enabled or
@@ -28,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import solver as S
-from ._kernels import activate_violated
+from ._kernels import update_active_set
 from .constraints.base import Constraint
 from .errors import ConfigurationError, ConstraintError, SolverError
 from .tree import KinematicTree
@@ -404,7 +405,7 @@ class Scene:
                 self._fixed,
                 self._info,
             )
-            if not self._has_ineq or not activate_violated(
+            if not self._has_ineq or not update_active_set(
                 self._a,
                 self._rhs,
                 self._wy,

@@ -8,6 +8,7 @@ import importlib
 import pkgutil
 
 from .base import REGISTRY, Constraint
+from .collision import Collision
 from .copy_pose import REFERENCE_FRAMES, CopyPose
 from .distance import Distance
 from .joint_value import JointValue
@@ -20,6 +21,7 @@ for _module in pkgutil.iter_modules(__path__):
 __all__ = [
     "REFERENCE_FRAMES",
     "REGISTRY",
+    "Collision",
     "Constraint",
     "CopyPose",
     "Distance",
