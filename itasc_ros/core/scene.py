@@ -11,8 +11,8 @@ Rows of a one-sided constraint (``Constraint.one_sided``, e.g. collision) are in
 ``A q' >= y'_d``: an active set, as the joint limits' lock-and-re-solve. They start off
 (weight 0); after each solve the most violated row is switched on with its weight, and a row
 that is on but holds with room (it pulls the solution back to its bound, which an inequality
-must not) is switched off; the solve runs again, up to :data:`MAX_INEQUALITY_ROUNDS` times. A row that the motion satisfies anyway costs nothing: it
-neither brakes nor pulls.
+must not) is switched off; the solve runs again, up to :data:`MAX_INEQUALITY_ROUNDS` times.
+A row that the motion satisfies anyway costs nothing: it neither brakes nor pulls.
 
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
 Work arrays are allocated when the layout changes (a constraint added, removed, enabled or
