@@ -95,6 +95,18 @@ def test_a_missing_mesh_falls_back_to_a_capsule_with_a_warning(panda: KinematicT
     assert g.radius == pytest.approx(0.05)
 
 
+def test_an_unreadable_mesh_falls_back_too(panda: KinematicTree, tmp_path: Path) -> None:
+    (tmp_path / "link4.stl").write_bytes(b"not a mesh")
+    xml = erd_urdf_path("panda").read_text()
+    broken = xml.replace(
+        "package://example-robot-data/robots/panda_description/meshes/collision/link4.stl",
+        str(tmp_path / "link4.stl"),
+    )
+    with pytest.warns(UserWarning, match=r"panda_link4.*unreadable \(Could not load resource"):
+        shapes, _ = link_shapes(panda, broken, search_path=package_search_path())
+    assert [s.kind for s in shapes if s.link == "panda_link4"] == ["capsule"]
+
+
 def test_capsules_for_a_kinematics_only_urdf() -> None:
     tree = KinematicTree.from_urdf_file(robot_urdf("panda"))
     assert collision_model(tree, tree.urdf_xml).shapes == []  # no <collision> elements

@@ -376,7 +376,7 @@ def link_shapes(
                     try:
                         hull = load_convex_hull(path, scale)
                     except (OSError, ValueError, RuntimeError) as exc:
-                        reason = f"unreadable ({exc})"
+                        reason = f"unreadable ({_first_message(str(exc))})"
                 if hull is not None and path is not None:
                     shapes.append(_shape(name, "mesh", hull, origin, str(path)))
                 else:
@@ -394,6 +394,15 @@ def link_shapes(
         warnings.warn(note, stacklevel=2)
         log.warning(note)
     return shapes, notes
+
+
+def _first_message(text: str) -> str:
+    """The line after coal's ``message:`` (its errors start with the C++ file and function)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
+        if ln.startswith("message:"):
+            return " ".join(lines[i : i + 2]).removeprefix("message: ")
+    return lines[0] if lines else "no message"
 
 
 def parse_obstacles(specs: Sequence[str]) -> list[CollisionShape]:

@@ -263,7 +263,12 @@ class Collision(Constraint):
     # -- geometry ---------------------------------------------------------------------
     def _model(self, tree: KinematicTree) -> CollisionModel:
         if self._urdf_path is not None:
-            xml: str | bytes | None = self._urdf_path.read_bytes()
+            try:
+                xml: str | bytes | None = self._urdf_path.read_bytes()
+            except OSError as exc:
+                raise CollisionGeometryError(
+                    f"{self.name}: cannot read urdf_file: {exc}"
+                ) from None
             base_dir: Path | None = self._urdf_path.resolve().parent
         else:
             xml, base_dir = tree.urdf_xml, None
