@@ -123,6 +123,7 @@ def test_package_uris_resolve_on_the_search_path(tmp_path: Path) -> None:
     rel = "example-robot-data/robots/panda_description/srdf/panda.srdf"
     assert resolve_uri(f"package://{rel}", [tmp_path, share], None) == share / rel
     assert resolve_uri(f"package://{rel}", [tmp_path], None) is None
+    assert resolve_uri(f"package:///{rel}", [share], None) == share / rel  # as Talos writes it
     # A directory that is the package itself, a file:// URI, a path relative to the URDF.
     assert resolve_uri(f"package://{rel}", [share / "example-robot-data"], None) == share / rel
     assert resolve_uri(f"file://{share / rel}", [], None) == share / rel

@@ -153,7 +153,7 @@ def resolve_uri(uri: str, search_path: Sequence[Path], base_dir: Path | None) ->
         base_dir: folder of the URDF file, for relative paths (None: the current folder).
     """
     if uri.startswith("package://"):
-        rest = uri[len("package://") :]
+        rest = uri[len("package://") :].lstrip("/")  # Talos' URDF writes package:///name/
         for d in search_path:
             p = d / rest
             if p.is_file():

@@ -499,7 +499,11 @@ class Collision(Constraint):
         return float(self._dist.min()) if self._dist.shape[0] else math.inf
 
     def distances(self) -> dict[tuple[str, str], float]:
-        """Distance [m] of each pair at the last update, by (link_a, link_b) ('' obstacle)."""
+        """Distance [m] of each link pair at the last update, by (link_a, link_b).
+
+        '' stands for an obstacle; a link pair with several shapes gives its smallest distance,
+        and a pair too far apart to be queried a lower bound (above margin + activation).
+        """
         assert self.model is not None
         out: dict[tuple[str, str], float] = {}
         for (la, lb), d in zip(self.model.pair_names(), self._dist, strict=True):
