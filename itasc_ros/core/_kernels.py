@@ -211,6 +211,15 @@ def is_rigid_transform(p, tol):
 
 
 @njit(cache=True, nogil=True)
+def start_active_set(wy, wcand, ineq):
+    """Keep each row's weight in ``wcand`` and switch the inequality rows off (wy = 0)."""
+    for r in range(wy.shape[0]):
+        wcand[r] = wy[r]
+        if ineq[r]:
+            wy[r] = 0.0
+
+
+@njit(cache=True, nogil=True)
 def update_active_set(a, rhs, wy, wcand, ineq, qdot, tol):
     """One step of the inequality rows' active set for the solution ``qdot``.
 

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import solver as S
-from ._kernels import update_active_set
+from ._kernels import start_active_set, update_active_set
 from .constraints.base import Constraint
 from .errors import ConfigurationError, ConstraintError, SolverError
 from .tree import KinematicTree
@@ -37,7 +37,7 @@ from .tree import KinematicTree
 Array = NDArray[np.float64]
 
 MAX_INEQUALITY_ROUNDS = 8
-"""Most solves per tick that switch on violated inequality rows (usually 1-2 are needed)."""
+"""Most solves per tick for the active set of the inequality rows (usually 1-3 are needed)."""
 
 INEQUALITY_TOLERANCE = 1e-9
 """A row ``A q' >= y'_d`` counts as violated below ``y'_d`` minus this [row units/s]."""
@@ -380,8 +380,7 @@ class Scene:
         self.update(self._q)
         res = self.result
         if self._has_ineq:  # inequality rows start off (see the module docstring)
-            np.copyto(self._wcand, self._wy)
-            self._wy[self._ineq] = 0.0
+            start_active_set(self._wy, self._wcand, self._ineq)
         for _ in range(MAX_INEQUALITY_ROUNDS):
             S.solve_limited(
                 self._a,

@@ -66,8 +66,8 @@ class Constraint(ABC):
     type_name: ClassVar[str] = ""
     FIELDS: ClassVar[tuple[Field, ...]] = (WEIGHT, GAIN)
     one_sided: ClassVar[bool] = False
-    """True when every row is an inequality ``A q' >= y'_d``: the scene switches a row on
-    (its weight ``wy``) only when the solution without it would violate it."""
+    """True when every row is an inequality ``A q' >= y'_d``: the scene gives a row its weight
+    ``wy`` only while the solution would otherwise violate it (an active set)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
