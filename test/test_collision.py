@@ -152,6 +152,19 @@ def test_a_violated_inequality_is_switched_on_and_held(arm: KinematicTree) -> No
     assert np.all(rate[~on & (m["wy"][6:] > 0)] >= ydot[~on & (m["wy"][6:] > 0)] - 1e-9)
 
 
+def test_too_many_pairs_ask_for_max_rows() -> None:
+    """Talos: more than MAX_ROWS pairs without its SRDF; 883 with it, 20 rows with max_rows."""
+    from robots import erd_robots_dir
+
+    tree = KinematicTree.from_urdf_file(erd_urdf_path("talos"))
+    srdf = str(erd_robots_dir() / "talos_data" / "srdf" / "talos.srdf")
+    with pytest.raises(ConfigError, match=r"collision pairs would be \d+ rows, more than 1000"):
+        Controller(tree, ControllerConfig(constraints=[ConstraintConfig("c", "collision")]))
+    cfg = ConstraintConfig("c", "collision", srdf_file=srdf, max_rows=20.0)
+    c = Controller(tree, ControllerConfig(constraints=[cfg])).constraint("c")
+    assert isinstance(c, Collision) and c.n_pairs == 883 and c.n_rows == 20
+
+
 def test_settings_errors_are_named() -> None:
     with pytest.raises(ConfigError, match="valid obstacles are: 'box x y z size_x"):
         ConstraintConfig("c", "collision", obstacles=["pyramid 0 0 0 1"]).validate()

@@ -59,6 +59,9 @@ Array = NDArray[np.float64]
 GJK_TOLERANCE = 1e-9
 """Convergence tolerance of coal's GJK distance queries [m]."""
 
+MAX_ROWS = 1000
+"""Most rows of one collision constraint: more pairs need ``max_rows`` (or ``links``)."""
+
 NORMAL_FROM_POINTS = 1e-6
 """Above this |distance| [m] the normal is (p_b - p_a) / d (coal's own normal is read below)."""
 
@@ -334,6 +337,12 @@ class Collision(Constraint):
         self.model = model
         shapes, pairs = model.shapes, model.pairs
         s, p, n = len(shapes), len(pairs), tree.n_joints
+        rows = p if self.max_rows == 0 else min(self.max_rows, p)
+        if rows > MAX_ROWS:
+            raise CollisionGeometryError(
+                f"{self.name}: {p} collision pairs would be {rows} rows, more than {MAX_ROWS}; "
+                "set max_rows (the closest pairs, e.g. 20) or links, or give an SRDF"
+            )
         self._link_idx = np.array(
             [tree.link_index(sh.link) if sh.link else -1 for sh in shapes], dtype=np.int64
         )
@@ -511,4 +520,4 @@ class Collision(Constraint):
         return out
 
 
-__all__ = ["GJK_TOLERANCE", "NORMAL_FROM_POINTS", "Collision"]
+__all__ = ["GJK_TOLERANCE", "MAX_ROWS", "NORMAL_FROM_POINTS", "Collision"]
