@@ -9,9 +9,11 @@ For constraints c = 1..k on one kinematic tree::
 
 Rows of a one-sided constraint (``Constraint.one_sided``, e.g. collision) are inequalities
 ``A q' >= y'_d``: an active set, as the joint limits' lock-and-re-solve. They start off
-(weight 0); after each solve the most violated row is switched on with its weight, and a row
-that is on but holds with room (it pulls the solution back to its bound, which an inequality
-must not) is switched off; the solve runs again, up to :data:`MAX_INEQUALITY_ROUNDS` times.
+(weight 0); after each solve the most violated row is switched on with its weight or, when
+none is violated, the row that is on but pulls most (it holds with room and so pulls the
+solution back to its bound, which an inequality must not) is switched off; the solve runs
+again, up to :data:`MAX_INEQUALITY_ROUNDS` times. Rows are checked on the solution before
+the velocity scaling.
 A row that the motion satisfies anyway costs nothing: it neither brakes nor pulls.
 
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
@@ -411,6 +413,7 @@ class Scene:
                 self._wcand,
                 self._ineq,
                 res.qdot,
+                max(self._info[S.INFO_SCALE], 1e-12),
                 INEQUALITY_TOLERANCE,
             ):
                 break
