@@ -180,3 +180,17 @@ def test_obstacles_pair_with_every_moving_link(panda: KinematicTree) -> None:
         match="unknown link 'nope' in the collision pair filter; links are: ",
     ):
         collision_model(panda, panda.urdf_xml, links=["nope"])
+
+
+def test_link_filter_and_disabled_pairs(panda: KinematicTree) -> None:
+    base = collision_model(panda, panda.urdf_xml, srdf=PANDA_SRDF)
+    hand_only = collision_model(panda, panda.urdf_xml, srdf=PANDA_SRDF, links=["panda_hand"])
+    assert {frozenset(p) for p in hand_only.pair_names()} == {
+        frozenset(p) for p in base.pair_names() if "panda_hand" in p
+    }
+    assert len(hand_only.pairs) == 3  # link0, link1, link2 against the hand's one mesh
+    fewer = collision_model(
+        panda, panda.urdf_xml, srdf=PANDA_SRDF, disabled_pairs=[("panda_link0", "panda_hand")]
+    )
+    assert len(fewer.pairs) == len(base.pairs) - 1
+    assert ("panda_link0", "panda_hand") not in fewer.pair_names()
