@@ -13,15 +13,15 @@ The inequality ``d >= margin``, row by row:
 * it asks ``y' >= y'_d = gain (margin + buffer - d)``: above ``margin + buffer`` an approach
   no faster than ``gain`` times the room left (a velocity damper: the distance closes at most
   exponentially), below it a push outward;
-* the rows are one-sided (:attr:`one_sided`): the scene switches a row on only when the
-  solution without it would break it (an active set, see :mod:`itasc_ros.core.scene`), so a
+* the rows are one-sided (:attr:`one_sided`): the scene switches a row on only while the
+  solution would otherwise break it (an active set, see :mod:`itasc_ros.core.scene`), so a
   pair that the motion keeps apart anyway neither brakes nor pulls the robot.
 
 A switched-on row is solved by weighted least squares with the other rows of its priority, so
 the weight decides how little a task pushing into the robot can gain against it: the default
-(1e4 against 1 of a pose task) keeps a Panda pose target inside its base off at
-``margin + buffer`` less about a millimetre (``itasc-demo --scenario self_collision``;
-SAFETY.md says what this does and does not guarantee).
+(1e4 against 1 of a pose task) holds the Panda driven at a target inside its base at
+``margin + buffer`` (``itasc-demo --scenario self_collision``; SAFETY.md says what this does
+and does not guarantee).
 
 Rows: one per pair (``max_rows`` 0) or the ``max_rows`` closest pairs (a fixed layout). A pair
 whose bounding spheres are farther apart than ``margin + activation_distance`` is not queried:
