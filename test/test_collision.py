@@ -190,6 +190,32 @@ def test_the_params_file_runs_on_the_bundled_urdf_and_a_live_change_keeps_the_ge
     assert isinstance(c2, Collision) and c2.margin == 0.03 and c2.model is model
 
 
+def test_obstacles_change_live() -> None:
+    tree = KinematicTree.from_urdf_file(erd_urdf_path("panda"))
+    cc = ConstraintConfig(
+        "obs",
+        "collision",
+        self_collision=False,
+        obstacles=["sphere 0.5 0 0.5 0.05"],
+        activation_distance=1.0,  # every pair queried: exact distances
+    )
+    ctrl = Controller(tree, ControllerConfig(joints=ARM, constraints=[cc]))
+    ctrl.set_joint_state(ARM, HOME, 0.0)
+    ctrl.step(0.0)
+    c = ctrl.constraint("obs")
+    assert isinstance(c, Collision)
+    assert c._queried.all()
+    before = c.distances()[("panda_hand", "")]
+    ctrl.update_parameters(**{"constraints.obs.obstacles": ["sphere 0.5 0 0.5 0.15"]})
+    ctrl.step(0.001)
+    c2 = ctrl.constraint("obs")
+    assert isinstance(c2, Collision) and c2.n_pairs == c.n_pairs
+    assert c2.distances()[("panda_hand", "")] == pytest.approx(before - 0.1, abs=1e-6)
+    with pytest.raises(ConfigError, match="valid obstacles are"):
+        ctrl.update_parameters(**{"constraints.obs.obstacles": ["sphere 0.5 0 0.5"]})
+    assert ctrl.constraint("obs") is c2  # refused whole: nothing changed
+
+
 def test_a_journal_with_collision_plays_back_exactly() -> None:
     """The active set keeps no state between ticks: a journal attached mid-run replays."""
     from itasc_ros.core import spatial

@@ -160,6 +160,7 @@ class Collision(Constraint):
             [],
             "Static obstacles, root frame [m]: 'box x y z sx sy sz', 'sphere x y z r', "
             "'cylinder x y z r length', 'capsule x y z r length'.",
+            live=True,
         ),
         Field(
             "max_rows",
