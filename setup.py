@@ -28,6 +28,7 @@ setup(
         "lxml",
         "rosbags>=0.11",
         "matplotlib",
+        "coal",
     ],
     extras_require={
         # Real rclpy + Fast DDS + messages as wheels, for machines without a ROS install.

@@ -94,7 +94,8 @@ def test_pinv_far_from_singularity_equals_numpy(shape: tuple[int, int]) -> None:
 
 
 def test_dls_damping_follows_the_formula() -> None:
-    """lambda^2 = (1 - (s_min/eps)^2) lambda_max^2 below eps, else 0; x = V S/(S^2+l^2) U^T b."""
+    """lambda_i^2 = (1 - (s_i/eps)^2) lambda_max^2 below eps, else 0, per singular direction;
+    x = V S/(S^2+L^2) U^T b; the lambda reported is sigma_min's."""
     rng = np.random.default_rng(1)
     lam_max, eps = 0.5, 0.1
     lams = []
@@ -106,7 +107,8 @@ def test_dls_damping_follows_the_formula() -> None:
         u, s, vt = np.linalg.svd(a, full_matrices=False)
         assert s_got == pytest.approx(s[-1], abs=1e-12)
         assert lam == pytest.approx(_expected_lambda(s[-1], lam_max, eps), abs=1e-9)
-        expected = vt.T @ ((s / (s**2 + lam**2)) * (u.T @ b))
+        lam_i = np.array([_expected_lambda(si, lam_max, eps) for si in s])  # per direction
+        expected = vt.T @ ((s / (s**2 + lam_i**2)) * (u.T @ b))
         np.testing.assert_allclose(x, expected, atol=1e-10)
         lams.append(lam)
     # Damping rises monotonically as sigma_min falls, up to lambda_max at a singularity.

@@ -13,6 +13,9 @@ Subcommands (``--json`` prints one JSON object on the last line):
 * ``outliers``: one bad target pose (1e6, 1e12, 1e149 m away, refused; 1 and 3 m, jumps) in a
   50 Hz stream on a circle: the effector's largest deviation from the run without it and the
   time to come back within 1 mm (the controller closed on a perfect velocity robot).
+* ``collision``: the collision constraint's distance queries per tick on the Panda (the pairs
+  its SRDF leaves in) beside ``pinocchio.computeDistances`` on the same pairs; key
+  ``queries_ratio_vs_pinocchio``; and the controller's tick with self-collision on.
 * ``loop`` / ``soak``: the node at 1 kHz with the simulated robot over DDS.
 * ``ik``: position IK on the TRAC-IK protocol (random reachable targets, mid-range or random
   seed, 5 ms, every pose error component <= 1e-5) beside TRAC-IK (pytracik) and KDL's
@@ -431,7 +434,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="itasc-bench", description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "what",
-        choices=["kinematics", "tick", "tracking", "outliers", "ik", "loop", "soak", "all"],
+        choices=[
+            "kinematics",
+            "tick",
+            "tracking",
+            "outliers",
+            "collision",
+            "ik",
+            "loop",
+            "soak",
+            "all",
+        ],
     )
     ap.add_argument("--json", action="store_true", help="print one JSON object on the last line")
     ap.add_argument("--number", type=int, default=2000, help="calls per timing block")
@@ -522,6 +535,17 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['max_feedforward_m_s']:.3f} m/s"
             )
         result["outliers"] = r
+    if args.what == "collision":
+        from .collision import bench_collision
+
+        r = bench_collision(max(10, args.number // 10), args.repeats)
+        for label in ("home", "near"):
+            _print_table(
+                f"collision, Panda {label}, {r['pairs']} pairs [us per call, median]", r[label]
+            )
+        result["collision"] = r
+        result["queries_ratio_vs_pinocchio"] = r["queries_ratio_vs_pinocchio"]
+        result["tick_collision_near_us"] = r["tick_collision_near_us"]
     if args.what in ("loop", "soak"):
         from .loop import run_loop_bench
 

@@ -266,3 +266,53 @@ def is_rigid_transform(p, tol):
         + p[0, 2] * (p[1, 0] * p[2, 1] - p[1, 1] * p[2, 0])
     )
     return det > 0.0
+
+
+@njit(cache=True, nogil=True)
+def start_active_set(wy, wcand, ineq):
+    """Keep each row's weight in ``wcand`` and switch the inequality rows off (wy = 0)."""
+    for r in range(wy.shape[0]):
+        wcand[r] = wy[r]
+        if ineq[r]:
+            wy[r] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def update_active_set(a, rhs, wy, wcand, ineq, qdot, scale, tol):
+    """One step of a primal active set for the inequality rows, given the solution ``qdot``.
+
+    An inequality row r (``ineq[r]``) is ``A[r] q' >= rhs[r]`` with candidate weight
+    ``wcand[r]``; while off its ``wy[r]`` is 0. The rows are checked on the solution before
+    the velocity scaling (``qdot / scale``: the scaling slows every row alike and would make
+    rows that hold look violated). If a row that is off is violated
+    (``A[r] q' < rhs[r] - tol``), the most violated one is switched on (solved as an equality
+    with its weight). Otherwise, if a row that is on holds with room
+    (``A[r] q' > rhs[r] + tol``: it pulls the solution back toward its bound, which an
+    inequality must not do), the one that pulls most is switched off. One change per step, as
+    a primal active-set method does. Returns True when a row changed.
+    """
+    add = -1
+    add_gap = tol
+    drop = -1
+    drop_gap = -tol
+    for r in range(a.shape[0]):
+        if not ineq[r] or wcand[r] <= 0.0:
+            continue
+        s = 0.0
+        for j in range(a.shape[1]):
+            s += a[r, j] * qdot[j]
+        gap = rhs[r] - s / scale
+        if wy[r] > 0.0:
+            if gap < drop_gap:
+                drop_gap = gap
+                drop = r
+        elif gap > add_gap:
+            add_gap = gap
+            add = r
+    if add >= 0:
+        wy[add] = wcand[add]
+        return True
+    if drop >= 0:
+        wy[drop] = 0.0
+        return True
+    return False

@@ -10,6 +10,15 @@ For constraints c = 1..k on one kinematic tree::
 Rows are grouped by the constraints' ``priority`` (1 first); a lower level acts only in the
 null space of the higher ones (:func:`~itasc_ros.core.solver.solve_prioritized`).
 
+Rows of a one-sided constraint (``Constraint.one_sided``, e.g. collision) are inequalities
+``A q' >= y'_d``: an active set, as the joint limits' lock-and-re-solve. They start off
+(weight 0); after each solve the most violated row is switched on with its weight or, when
+none is violated, the row that is on but pulls most (it holds with room and so pulls the
+solution back to its bound, which an inequality must not) is switched off; the solve runs
+again, up to :data:`MAX_INEQUALITY_ROUNDS` times. Rows are checked on the solution before
+the velocity scaling.
+A row that the motion satisfies anyway costs nothing: it neither brakes nor pulls.
+
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
 Work arrays are allocated when the layout changes (a constraint added, removed, enabled or
 given other axes), never in :meth:`Scene.solve`.
@@ -25,11 +34,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import solver as S
+from ._kernels import start_active_set, update_active_set
 from .constraints.base import Constraint
 from .errors import ConfigurationError, ConstraintError, SolverError
 from .tree import KinematicTree
 
 Array = NDArray[np.float64]
+
+MAX_INEQUALITY_ROUNDS = 8
+"""Most solves per tick for the active set of the inequality rows (usually 1-3 are needed)."""
+
+INEQUALITY_TOLERANCE = 1e-9
+"""A row ``A q' >= y'_d`` counts as violated below ``y'_d`` minus this [row units/s]."""
 
 
 @dataclass
@@ -299,6 +315,8 @@ class Scene:
         self._ff = np.zeros(m)
         self._aw = np.zeros((m, n))
         self._bw = np.zeros(m)
+        self._ineq = np.zeros(m, dtype=np.bool_)
+        self._wcand = np.zeros(m)
         self._views = []
         # Rows grouped by priority level, highest first (one level: the constraints' order).
         prios = sorted({c.priority for c in active})
@@ -334,6 +352,8 @@ class Scene:
                     self._ff[s],
                 )
             )
+            self._ineq[s] = c.one_sided
+        self._has_ineq = bool(self._ineq.any())
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
@@ -382,34 +402,48 @@ class Scene:
         self._check(q, dt)
         self.update(self._q)
         res = self.result
-        S.solve_prioritized(
-            self._a,
-            self._rhs,
-            self._wy,
-            self._wq,
-            self._q,
-            self._lower,
-            self._upper,
-            self._vmax,
-            float(dt),
-            self._method,
-            self.damping_max,
-            self.damping_epsilon,
-            self.sdls_gamma_max,
-            res.qdot,
-            self._locked,
-            self._aw,
-            self._bw,
-            self._xw,
-            self._fixed,
-            self._info,
-            self._levels,
-            self._nlev,
-            self._proj,
-            self._at,
-            self._rk,
-            self._zw,
-        )
+        if self._has_ineq:  # inequality rows start off (see the module docstring)
+            start_active_set(self._wy, self._wcand, self._ineq)
+        for _ in range(MAX_INEQUALITY_ROUNDS):
+            S.solve_prioritized(
+                self._a,
+                self._rhs,
+                self._wy,
+                self._wq,
+                self._q,
+                self._lower,
+                self._upper,
+                self._vmax,
+                float(dt),
+                self._method,
+                self.damping_max,
+                self.damping_epsilon,
+                self.sdls_gamma_max,
+                res.qdot,
+                self._locked,
+                self._aw,
+                self._bw,
+                self._xw,
+                self._fixed,
+                self._info,
+                self._levels,
+                self._nlev,
+                self._proj,
+                self._at,
+                self._rk,
+                self._zw,
+            )
+            if not self._has_ineq or not update_active_set(
+                self._a,
+                self._rhs,
+                self._wy,
+                self._wcand,
+                self._ineq,
+                res.qdot,
+                max(self._info[S.INFO_SCALE], 1e-12),
+                INEQUALITY_TOLERANCE,
+            ):
+                break
         for i, (c, *_rows) in enumerate(self._views):
             res.errors[i] = c.error(_rows[2])
         info = self._info
@@ -459,4 +493,4 @@ class Scene:
         }
 
 
-__all__ = ["Scene", "SolveResult"]
+__all__ = ["INEQUALITY_TOLERANCE", "MAX_INEQUALITY_ROUNDS", "Scene", "SolveResult"]

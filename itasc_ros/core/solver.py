@@ -3,9 +3,11 @@
 Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side ``b`` (m,):
 
 * weights: ``A_w = Wy^1/2 A Wq^1/2``, ``b_w = Wy^1/2 b``, ``q' = Wq^1/2 A_w# b_w``;
-* damping (``dls``): ``A_w# = V diag(s / (s^2 + lambda^2)) U^T`` with
-  ``lambda^2 = (1 - (s_min / epsilon)^2) * damping_max^2`` when ``s_min < epsilon``, else 0
-  (Maciejewski / Blender iTaSC WDLS): no velocity spike at or near a singularity;
+* damping (``dls``): ``A_w# = V diag(s_i / (s_i^2 + lambda_i^2)) U^T`` with
+  ``lambda_i^2 = (1 - (s_i / epsilon)^2) * damping_max^2`` when ``s_i < epsilon``, else 0
+  (Maciejewski / Blender iTaSC WDLS's damping law, applied per singular direction): no
+  velocity spike at or near a singularity, only the near-singular directions damped, and a
+  continuous solution when a row's weight rises from 0;
 * ``sdls``: selectively damped least squares (Buss & Kim 2005), per singular direction;
 * joint position limits: a joint whose next position ``q + q' dt`` would pass a limit is
   locked at the velocity that reaches the limit exactly (zero if it is there already) and the
@@ -72,24 +74,58 @@ def _clamp_max_abs(v, limit):
 
 
 @njit(cache=True, nogil=True)
-def _dls(u, s, vt, bw, lam_max, eps, out):
-    """DLS from the SVD ``u s vt`` of the task matrix: out += A# bw; returns (s_min, lambda)."""
+def _acting(aw, k):
+    """How many of the ``k`` singular values of ``aw`` the rows that act can make non-zero.
+
+    Rows switched off (weight 0: an inactive inequality, a distance inside its band) add
+    zero singular values; sigma_min is taken over the others, so that they do not damp a
+    task far from singular. At least 1 (an all-zero ``aw`` has sigma_min 0).
+    """
+    m, n = aw.shape
+    rows = 0
+    for r in range(m):
+        for j in range(n):
+            if aw[r, j] != 0.0:
+                rows += 1
+                break
+    return max(1, min(rows, k))
+
+
+@njit(cache=True, nogil=True)
+def _dls(u, s, vt, bw, lam_max, eps, out, kk):
+    """DLS from the SVD ``u s vt`` of the task matrix: out += A# bw; returns (s_min, lambda).
+
+    Each singular direction is damped by its own singular value,
+    ``lambda_i^2 = (1 - (s_i / eps)^2) lambda_max^2`` below ``eps`` (else 0): the gain
+    ``s_i / (s_i^2 + lambda_i^2)`` is a continuous function of ``s_i`` that is 0 at 0, so a row
+    whose weight rises from 0 (a band, a limit's margin) enters the solve smoothly instead of
+    switching the damping of every other direction on at once. ``kk``: sigma_min is
+    ``s[kk - 1]`` (see :func:`_acting`); the lambda returned is that direction's.
+    """
     m = u.shape[0]
     n = vt.shape[1]
     k = s.shape[0]
-    smin = s[k - 1]
-    lam2 = 0.0
-    if smin < eps:
-        r = smin / eps
-        lam2 = (1.0 - r * r) * lam_max * lam_max
+    smin = s[kk - 1]
+    lam_max2 = lam_max * lam_max
     for i in range(k):
+        lam2 = 0.0
+        if s[i] < eps:
+            r = s[i] / eps
+            lam2 = (1.0 - r * r) * lam_max2
+        den = s[i] * s[i] + lam2
+        if den <= 0.0:
+            continue
         alpha = 0.0
         for r_ in range(m):
             alpha += u[r_, i] * bw[r_]
-        f = s[i] / (s[i] * s[i] + lam2) if s[i] * s[i] + lam2 > 0.0 else 0.0
+        f = s[i] / den
         for j in range(n):
             out[j] += f * alpha * vt[i, j]
-    return smin, math.sqrt(lam2)
+    lam = 0.0
+    if smin < eps:
+        r = smin / eps
+        lam = math.sqrt((1.0 - r * r) * lam_max2)
+    return smin, lam
 
 
 @njit(cache=True, nogil=True)
@@ -125,9 +161,9 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
         return 0.0, 0.0
     u, s, vt = np.linalg.svd(aw, full_matrices=False)
     if method == 0:
-        return _dls(u, s, vt, bw, lam_max, eps, out)
+        return _dls(u, s, vt, bw, lam_max, eps, out, _acting(aw, s.shape[0]))
     k = s.shape[0]
-    smin = s[k - 1]
+    smin = s[_acting(aw, k) - 1] if k > 0 else 0.0
     # SDLS (Buss & Kim): damp each singular direction by how far a unit task step moves joints.
     rho = np.zeros(n)
     for j in range(n):
@@ -201,7 +237,7 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
                 # level 1 as _solve_once computes it; its SVD gives the projector too
                 zw[:] = 0.0
                 u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
-                s0, l0 = _dls(u, sv, vt, rk[:mk], lam_max, eps, zw)
+                s0, l0 = _dls(u, sv, vt, rk[:mk], lam_max, eps, zw, sv.shape[0])
                 if nlev > 1:
                     _projector(sv, vt, lam_max, eps, proj)
                     projected = True

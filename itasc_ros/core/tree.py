@@ -16,6 +16,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -56,6 +57,7 @@ class _Model:
 
     def __init__(self, spec: RobotSpec) -> None:
         self.spec = spec
+        self.xml: str | bytes | None = None  # the URDF document (collision geometry, inertials)
         children: dict[str, list[JointSpec]] = {}
         child_links = set()
         for j in spec.joints:
@@ -162,7 +164,9 @@ class KinematicTree:
         Raises:
             UrdfError: a subclass naming what is wrong (see :mod:`itasc_ros.core.urdf`).
         """
-        return cls(_Model(parse_urdf(xml)))
+        model = _Model(parse_urdf(xml))
+        model.xml = xml
+        return cls(model)
 
     @classmethod
     def from_urdf_file(cls, path: str | Path) -> KinematicTree:
@@ -237,6 +241,11 @@ class KinematicTree:
     def name(self) -> str:
         """The robot's name in the URDF."""
         return self._m.spec.name
+
+    @property
+    def urdf_xml(self) -> str | bytes | None:
+        """The URDF document the tree was built from (None when built otherwise)."""
+        return self._m.xml
 
     @property
     def n_joints(self) -> int:
@@ -330,6 +339,31 @@ class KinematicTree:
     def pose_ref(self, link_idx: int) -> Array:
         """(4, 4) view of a link's pose from the last :meth:`compute` (do not modify)."""
         return self._poses[link_idx]
+
+    def poses_ref(self) -> Array:
+        """(n_links, 4, 4) view of every link's pose from the last :meth:`compute` (read only)."""
+        return self._poses
+
+    def kernel_arrays(self) -> tuple[NDArray[Any], ...]:
+        """The arrays compiled kernels need for Jacobians at points (read only).
+
+        Returns:
+            ``(poses, chain, chain_len, jtype, axis, qidx, mult, sel)``: the arguments of
+            :func:`itasc_ros.core._kernels.jacobian_full` after ``poses`` and ``link``
+            (``point`` and ``out`` excepted), and ``sel`` of
+            :func:`~itasc_ros.core._kernels.select_columns`.
+        """
+        m = self._m
+        return (
+            self._poses,
+            m.chain,
+            m.chain_len,
+            m.jtype,
+            m.axis,
+            m.qidx,
+            m.mult,
+            self._sel,
+        )
 
     def jacobian_into(self, link_idx: int, out: Array, point: Array | None = None) -> Array:
         """(6, n) Jacobian of a link from the last :meth:`compute`, written into ``out``.

@@ -8,6 +8,7 @@ import importlib
 import pkgutil
 
 from .base import REGISTRY, Constraint
+from .collision import Collision
 from .com import CenterOfMass
 from .copy_pose import REFERENCE_FRAMES, CopyPose
 from .distance import Distance
@@ -23,6 +24,7 @@ __all__ = [
     "REFERENCE_FRAMES",
     "REGISTRY",
     "CenterOfMass",
+    "Collision",
     "Constraint",
     "CopyPose",
     "Distance",

@@ -66,6 +66,7 @@ class Constraint(ABC):
     Class attributes:
         type_name: the name the type registers under ('' = not a type of its own).
         FIELDS: the type's settings (:class:`~itasc_ros.core.constraints.schema.Field`).
+        one_sided: the rows are inequalities (see :meth:`~itasc_ros.core.scene.Scene.solve`).
 
     Attributes:
         name: unique name in a scene.
@@ -81,6 +82,9 @@ class Constraint(ABC):
     SHARED_FIELDS: ClassVar[tuple[Field, ...]] = (PRIORITY,)
     """Settings of every type that the base class applies (:meth:`build`): a registered type
     whose ``FIELDS`` leaves one out gets it appended."""
+    one_sided: ClassVar[bool] = False
+    """True when every row is an inequality ``A q' >= y'_d``: the scene gives a row its weight
+    ``wy`` only while the solution would otherwise violate it (an active set)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

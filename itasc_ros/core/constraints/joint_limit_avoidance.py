@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,41 +24,62 @@ def smoothstep(h: float) -> float:
 
 
 class JointLimitAvoidance(Constraint):
-    """Rows of ``Cq`` that push joints back out of a margin at their position limits.
+    """One-sided rows that keep joints ``margin`` away from their position limits, smoothly.
 
-    One row per joint, y = q_i; it is off (weight 0) while the joint is more than ``margin``
-    from both limits. Within the margin of a limit the row's desired value is the margin's
-    boundary (``lower + margin`` or ``upper - margin``), reached with the gain K, and its
-    weight rises smoothly (``smoothstep``) from 0 at the boundary to ``weight`` at the limit:
-    no jump in q' when a joint enters the margin. Joints without limits (continuous) never
-    get a row weight. This is a task, not the hard limit: the scene still locks a joint at
-    its limit (``joint_limit_margin``). Beside the other tasks (one priority level) the weights
-    blend and a joint slows down smoothly as it enters the margin; at a higher priority than
-    the others it wins strictly, and with a weight of 1 a joint that enters the margin fast is
-    stopped within the first part of the ramp (a sharper change of q'): a small weight
-    (0.01) spreads that hand-over over the margin. B = 0.
+    One row per joint: ``y = d``, the joint's distance to its nearer limit [rad or m]
+    (``A = +1`` on the joint near the lower limit, ``-1`` near the upper one), and the
+    inequality ``d' >= K (margin - d)``: a velocity damper. Far from a limit the joint may
+    approach it at up to ``K (d - margin)``, a speed that falls linearly to 0 at the margin,
+    so a fast joint decelerates smoothly as it comes (``K`` [1/s] sets how early), and a joint
+    inside the margin is pushed back out at ``K (margin - d)``. The rows are one-sided
+    (:attr:`one_sided`): the scene switches a row on only while the motion would break it,
+    so a joint that stays clear costs nothing and a row enters the solve exactly at its
+    bound: no jump in q'. Beside other tasks of its priority level the weight trades the
+    damper against them (the default 1e3 holds it against a pose task of weight 1); at a
+    higher priority it holds strictly. Joints without limits (continuous) get no row weight.
+    This is a task, not the hard limit: the scene still locks a joint at its limit
+    (``joint_limit_margin``). B = 0.
 
     Args:
         name: constraint name.
         joints: joints to keep away from their limits (empty: every active joint at bind).
-        margin: width of the band at each limit where the row acts [rad or m].
-        weight, gain: see :class:`Constraint`.
+        margin: distance kept from each limit [rad or m] (the middle of a narrower range).
+        weight, gain: see :class:`Constraint` (``gain``: the damper's K [1/s]).
     """
 
     type_name = "joint_limit_avoidance"
+    one_sided = True
     FIELDS = (
         Field("joints", "string_array", [], "Joints to keep off their limits; empty: all."),
         Field(
             "margin",
             "double",
             0.2,
-            "Band at each position limit where the joint is pushed back [rad or m]; the row's "
-            "weight ramps smoothly from 0 at the band's inner edge to full at the limit.",
+            "Distance kept from each position limit [rad or m]: a joint approaches it at most "
+            "gain * (distance - margin) fast, and is pushed back out of it.",
             1e-4,
             10.0,
             live=True,
         ),
-        *Constraint.FIELDS,
+        Field(
+            "weight",
+            "double",
+            1e3,
+            "Weight of a row while it holds a joint (a pose task's is 1).",
+            0.0,
+            1e6,
+            live=True,
+        ),
+        Field(
+            "gain",
+            "double",
+            10.0,
+            "Damper gain K [1/s]: a joint approaches its margin at most K * distance fast.",
+            0.0,
+            1000.0,
+            live=True,
+        ),
+        *(f for f in Constraint.FIELDS if f.name not in ("weight", "gain")),
     )
 
     @classmethod
@@ -77,8 +99,8 @@ class JointLimitAvoidance(Constraint):
         name: str,
         joints: Sequence[str] = (),
         margin: float = 0.2,
-        weight: float = 1.0,
-        gain: float = 20.0,
+        weight: float = 1e3,
+        gain: float = 10.0,
     ) -> None:
         super().__init__(name, weight, gain, feedforward=False)
         if isinstance(joints, str):
@@ -89,8 +111,7 @@ class JointLimitAvoidance(Constraint):
         self._idx = np.zeros(len(self.joints), dtype=np.int64)
         self._lower = np.zeros(len(self.joints))
         self._upper = np.zeros(len(self.joints))
-        self._inner_lo = np.zeros(len(self.joints))
-        self._inner_hi = np.zeros(len(self.joints))
+        self._keep = np.zeros(len(self.joints))
 
     @property
     def n_rows(self) -> int:
@@ -117,18 +138,9 @@ class JointLimitAvoidance(Constraint):
         self._idx = idx
         self._lower = tree.lower[idx]
         self._upper = tree.upper[idx]
-        # The band's inner edges (the middle when the range is narrower than two margins).
-        self._inner_lo = np.full(len(names), -np.inf)
-        self._inner_hi = np.full(len(names), np.inf)
-        for r in range(len(names)):
-            lo, hi = float(self._lower[r]), float(self._upper[r])
-            if np.isfinite(lo) and np.isfinite(hi) and hi - lo < 2.0 * self.margin:
-                self._inner_lo[r] = self._inner_hi[r] = 0.5 * (lo + hi)
-                continue
-            if np.isfinite(lo):
-                self._inner_lo[r] = lo + self.margin
-            if np.isfinite(hi):
-                self._inner_hi[r] = hi - self.margin
+        # The distance kept: the margin, or half the range when that is narrower.
+        span = self._upper - self._lower
+        self._keep = np.where(np.isfinite(span), np.minimum(self.margin, 0.5 * span), self.margin)
         self._structure_changed()
 
     def update(
@@ -140,26 +152,20 @@ class JointLimitAvoidance(Constraint):
         for r in range(self._idx.shape[0]):
             i = self._idx[r]
             qi = q[i]
-            a[r, i] = 1.0
-            y[r] = qi
-            lo, hi = self._lower[r], self._upper[r]
-            edge_lo, edge_hi = self._inner_lo[r], self._inner_hi[r]
-            if qi < edge_lo:
-                boundary = edge_lo
-                h = (edge_lo - qi) / (edge_lo - lo) if edge_lo > lo else 1.0
-            elif qi > edge_hi:
-                boundary = edge_hi
-                h = (qi - edge_hi) / (hi - edge_hi) if hi > edge_hi else 1.0
+            d_lo, d_hi = qi - self._lower[r], self._upper[r] - qi
+            if d_lo <= d_hi:  # the lower limit is nearer (or the only one)
+                a[r, i], y[r] = 1.0, d_lo
             else:
-                ydot[r] = 0.0
-                wy[r] = 0.0
-                continue
-            ydot[r] = self.gain * (boundary - qi)
-            wy[r] = self.weight * smoothstep(h)
+                a[r, i], y[r] = -1.0, d_hi
+            if math.isfinite(y[r]):
+                ydot[r] = self.gain * (self._keep[r] - y[r])
+                wy[r] = self.weight
+            else:  # no limit on either side
+                y[r] = ydot[r] = wy[r] = 0.0
 
     def penetration(self, y: Array) -> Array:
         """(m,) how far each joint is inside its margin [rad or m] (0 outside it)."""
-        return np.maximum(0.0, np.maximum(self._inner_lo - y, y - self._inner_hi))
+        return np.maximum(0.0, self._keep - y)
 
     def error(self, y: Array) -> float:
         """Norm of the joints' penetration into their margins (see :class:`Constraint`)."""

@@ -1,0 +1,215 @@
+"""Compiled kernels of the collision constraint (numba, cached on disk; no allocation)."""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .._kernels import jacobian_full, select_columns
+
+
+@njit(cache=True, nogil=True)
+def shape_poses(poses, link_idx, origins, centers, rot, pos, cw):
+    """World poses and bounding-sphere centres of the link shapes.
+
+    Args:
+        poses: (n_links, 4, 4) link poses in the root frame.
+        link_idx: (s,) link of each shape (-1: an obstacle, already in the root frame).
+        origins: (s, 4, 4) shape poses in their link frame.
+        centers: (s, 3) bounding-sphere centres in the link frame.
+        rot: (s, 3, 3) output rotations.
+        pos: (s, 3) output positions [m].
+        cw: (s, 3) output bounding-sphere centres in the root frame [m].
+    """
+    for k in range(link_idx.shape[0]):
+        li = link_idx[k]
+        if li < 0:
+            continue
+        for i in range(3):
+            for j in range(3):
+                s = 0.0
+                for t in range(3):
+                    s += poses[li, i, t] * origins[k, t, j]
+                rot[k, i, j] = s
+            s = poses[li, i, 3]
+            c = poses[li, i, 3]
+            for t in range(3):
+                s += poses[li, i, t] * origins[k, t, 3]
+                c += poses[li, i, t] * centers[k, t]
+            pos[k, i] = s
+            cw[k, i] = c
+
+
+@njit(cache=True, nogil=True)
+def sphere_bounds(pairs, cw, radius, out):
+    """Lower bounds (p,) of each pair's distance from its bounding spheres [m]."""
+    for r in range(pairs.shape[0]):
+        a, b = pairs[r, 0], pairs[r, 1]
+        d0 = cw[a, 0] - cw[b, 0]
+        d1 = cw[a, 1] - cw[b, 1]
+        d2 = cw[a, 2] - cw[b, 2]
+        out[r] = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - radius[a] - radius[b]
+
+
+@njit(cache=True, nogil=True)
+def plan_queries(pairs, cw, radius, link_idx, reach, dist, queried, todo, need, shapes):
+    """The pairs whose bounding spheres are within ``reach`` [m], and the shapes they move.
+
+    Writes the lower bound of every pair's distance into ``dist`` (p,), ``queried`` (p,)
+    True for the pairs to query, their indices into ``todo`` (p,), and into ``shapes`` (s,)
+    the link shapes (``link_idx`` >= 0) of those pairs, each once (``need`` (s,) work array).
+
+    Returns:
+        (number of pairs to query, number of shapes to place).
+    """
+    for k in range(need.shape[0]):
+        need[k] = False
+    n = 0
+    ns = 0
+    for r in range(pairs.shape[0]):
+        a, b = pairs[r, 0], pairs[r, 1]
+        d0 = cw[a, 0] - cw[b, 0]
+        d1 = cw[a, 1] - cw[b, 1]
+        d2 = cw[a, 2] - cw[b, 2]
+        dist[r] = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - radius[a] - radius[b]
+        queried[r] = dist[r] <= reach
+        if not queried[r]:
+            continue
+        todo[n] = r
+        n += 1
+        for k in (a, b):
+            if link_idx[k] >= 0 and not need[k]:
+                need[k] = True
+                shapes[ns] = k
+                ns += 1
+    return n, ns
+
+
+@njit(cache=True, nogil=True)
+def closest_rows(dist, k, out):
+    """Indices of the ``k`` smallest entries of ``dist`` (p,), ascending index order, in out."""
+    p = dist.shape[0]
+    n = 0
+    while n < k:
+        best = -1
+        for i in range(p):
+            taken = False
+            for t in range(n):
+                if out[t] == i:
+                    taken = True
+                    break
+            if not taken and (best < 0 or dist[i] < dist[best]):
+                best = i
+        out[n] = best
+        n += 1
+    # insertion sort by pair index: a pair keeps its row while it stays among the k closest
+    for i in range(1, k):
+        v = out[i]
+        j = i - 1
+        while j >= 0 and out[j] > v:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = v
+
+
+@njit(cache=True, nogil=True)
+def distance_row(ja, jb, has_b, normal, out):
+    """``out = -normal^T (Jv_a - Jv_b)``: the rate of the distance (normal from a to b).
+
+    Args:
+        ja: (6, n) Jacobian of the nearest point of a (linear rows 0-2, root frame).
+        jb: (6, n) likewise for b.
+        has_b: False when shape b is a static obstacle (its points do not move).
+        normal: (3,) unit normal from shape a to shape b.
+        out: (n,) the row of A.
+    """
+    n = out.shape[0]
+    for j in range(n):
+        s = 0.0
+        for t in range(3):
+            v = ja[t, j]
+            if has_b:
+                v -= jb[t, j]
+            s -= normal[t] * v
+        out[j] = s
+
+
+@njit(cache=True, nogil=True)
+def ramp(d, margin, activation):
+    """Smoothstep weight factor: 0 at ``margin + activation`` and beyond, 1 at the margin."""
+    t = (margin + activation - d) / activation
+    if t <= 0.0:
+        return 0.0
+    if t >= 1.0:
+        return 1.0
+    return t * t * (3.0 - 2.0 * t)
+
+
+@njit(cache=True, nogil=True)
+def collision_rows(
+    poses, chain, chain_len, jtype, axis, qidx, mult, sel, jfull, ja, jb,
+    row_pair, queried, dist, pa, pb, normal, pair_links, has_b,
+    margin, activation, buffer, gain, weight, normal_from_points, a, y, ydot, wy, active,
+):  # fmt: skip
+    """The rows of the collision constraint (see ``collision.py``), one per entry of row_pair.
+
+    Args:
+        poses: the tree's kernel arrays (``KinematicTree.kernel_arrays``).
+        chain: likewise.
+        chain_len: likewise.
+        jtype: likewise.
+        axis: likewise.
+        qidx: likewise.
+        mult: likewise.
+        sel: likewise.
+        jfull: (6, n_full) work array.
+        ja: (6, n) work array.
+        jb: (6, n) work array.
+        row_pair: (m,) pair of each row.
+        queried: (p,) whether a pair's distance was queried (else dist is a lower bound).
+        dist: (p,) distances [m].
+        pa: (p, 3) nearest points on a [m].
+        pb: (p, 3) nearest points on b [m].
+        normal: (p, 3) unit normals from a to b; written here as (pb - pa) / d for the rows
+            whose |d| is above ``normal_from_points`` (p_b - p_a = d n, penetrating or not).
+        pair_links: (p, 2) link of a and b (-1: an obstacle).
+        has_b: (p,) whether b moves with a link.
+        margin: [m].
+        activation: activation distance [m].
+        buffer: [m].
+        gain: [1/s].
+        weight: weight at the margin.
+        normal_from_points: [m].
+        a: (m, n) output rows of A.
+        y: (m,) output distances [m].
+        ydot: (m,) output desired rates [m/s].
+        wy: (m,) output weights.
+        active: (m,) output: the row acts.
+    """
+    for r in range(row_pair.shape[0]):
+        pr = row_pair[r]
+        d = dist[pr]
+        y[r] = d
+        w = ramp(d, margin, activation) if queried[pr] else 0.0
+        active[r] = w > 0.0
+        if not queried[pr]:
+            a[r, :] = 0.0
+            ydot[r] = 0.0
+            wy[r] = 0.0
+            continue
+        jacobian_full(
+            poses, pair_links[pr, 0], chain, chain_len, jtype, axis, qidx, mult, pa[pr], jfull
+        )
+        select_columns(jfull, sel, ja)
+        if has_b[pr]:
+            jacobian_full(
+                poses, pair_links[pr, 1], chain, chain_len, jtype, axis, qidx, mult, pb[pr], jfull
+            )
+            select_columns(jfull, sel, jb)
+        if d > normal_from_points or d < -normal_from_points:
+            for t in range(3):
+                normal[pr, t] = (pb[pr, t] - pa[pr, t]) / d
+        distance_row(ja, jb, has_b[pr], normal[pr], a[r])
+        ydot[r] = gain * (margin + buffer - d)
+        wy[r] = weight * w
