@@ -541,7 +541,9 @@ def test_sim_clock_jumps_back_and_forward(
             assert len(zeros) <= 1, (jump, len(zeros))  # at most one zero per jump
             assert len(cmds) > 50 and not is_zero(cmds[-1]), (jump, len(cmds))  # resumed
             if zeros:  # the zero came first, then motion only
-                assert zeros[0] < 10, (jump, zeros)
+                # near the jump: the /clock message may reach the node a few tens of
+                # commands late on a loaded machine (100 Hz here: 0.5 s at most)
+                assert zeros[0] < 50, (jump, zeros)
             st = last_json(node["status"])
             assert st is not None and st["status"] == "active", (jump, st)
             assert node["proc"].poll() is None

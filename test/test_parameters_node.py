@@ -399,7 +399,16 @@ def node(
             TIMEOUT,
             "motion commands",
         )
-        time.sleep(0.2)
+        # The step is approached along a straight line: the baseline is the command once
+        # the reference has arrived (then the static robot gets the same command every tick).
+        steady: list[np.ndarray] = [np.array(checker.last)]
+
+        def settled() -> bool:
+            time.sleep(0.2)
+            steady.append(np.array(checker.last))
+            return bool(np.allclose(steady[-1], steady[-2], rtol=1e-9, atol=1e-12))
+
+        client.wait_for(settled, TIMEOUT, "a steady command")
         services = ParamServices(client, NODE)
         yield NodeUnderTest(
             proc,
