@@ -774,7 +774,9 @@ def test_joint_states_trigger_keeps_to_control_rate(
         time.sleep(2.0)
         n = sum(1 for t, _ in list(cmds) if t0 <= t <= t0 + 2.0)
         n_states = sum(1 for t, _ in list(states) if t0 <= t <= t0 + 2.0)
-        assert n_states > 300  # the fake robot really is faster than control_rate
+        # the fake robot (this process, 250 Hz asked; ~145 Hz measured under load) really is
+        # faster than control_rate, so one command per state would be more than 215
+        assert n_states > 250, n_states
         assert 150 <= n <= 215, (n, n_states)
     finally:
         robot.close()
