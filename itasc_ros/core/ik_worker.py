@@ -10,7 +10,6 @@ Nothing raised by a request can stop the worker.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import spatial
 from .errors import ConfigurationError, ItascError
 from .ik import IkResult, solve_ik
+from .latest_worker import LatestWorker
 from .tree import KinematicTree
 
 Array = NDArray[np.float64]
@@ -114,12 +114,10 @@ class IkWorker:
         self._on_result = on_result
         self._before_solve = before_solve
         self.timeout = float(timeout)
-        self._cv = threading.Condition()
-        self._request: tuple[KinematicTree, str, Array, str, Array, Array] | None = None
-        self._closed = False
         self.solved = 0
-        self._thread = threading.Thread(target=self._run, name="itasc_ik", daemon=True)
-        self._thread.start()
+        self._worker: LatestWorker[tuple[KinematicTree, str, Array, str, Array, Array]] = (
+            LatestWorker(self._serve, "itasc_ik")
+        )
 
     def submit(
         self,
@@ -141,48 +139,28 @@ class IkWorker:
             position: (3,) [m].
             quaternion: (4,) (x, y, z, w).
         """
-        request = (
-            tree.select_joints(tree.joint_names),
-            str(link),
-            np.array(seed, dtype=float),
-            str(frame),
-            np.array(position, dtype=float),
-            np.array(quaternion, dtype=float),
+        self._worker.submit(
+            (
+                tree.select_joints(tree.joint_names),
+                str(link),
+                np.array(seed, dtype=float),
+                str(frame),
+                np.array(position, dtype=float),
+                np.array(quaternion, dtype=float),
+            )
         )
-        with self._cv:
-            self._request = request
-            self._cv.notify()
 
     def close(self) -> None:
         """Stop the thread (a solve in progress ends within its budget)."""
-        with self._cv:
-            self._closed = True
-            self._cv.notify()
-        self._thread.join(max(1.0, 2.0 * self.timeout))
+        self._worker.close(max(1.0, 2.0 * self.timeout))
 
-    def _hook(self) -> None:
+    def _serve(self, request: tuple[KinematicTree, str, Array, str, Array, Array]) -> None:
         if self._before_solve is not None:
             try:
                 self._before_solve()
             except Exception:  # a hook's failure does not stop the worker
                 pass
-
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                while self._request is None and not self._closed:
-                    self._cv.wait()
-                if self._closed:
-                    return
-                request, self._request = self._request, None
-            if request is None:
-                continue
-            self._hook()
-            outcome = self.solve(*request)
-            try:
-                self._on_result(outcome)
-            except Exception:  # e.g. publishing while the node shuts down: keep serving
-                continue
+        self._on_result(self.solve(*request))
 
     def solve(
         self,

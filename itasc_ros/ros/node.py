@@ -66,6 +66,7 @@ from ..core.health import Health, diagnose, step_colour
 from ..core.health import clip_reason as _clip
 from ..core.ik_worker import IkOutcome, IkWorker
 from ..core.journal import ZeroReason
+from ..core.latest_worker import LatestWorker
 from ..core.model_manager import (
     SAME_URDF,
     ModelManager,
@@ -143,46 +144,28 @@ class _UrdfWorker:
 
     def __init__(self, current: Callable[[], str]) -> None:
         self._current = current
-        self._cv = threading.Condition()
-        self._request: tuple[str, str] | None = None  # (xml, source)
-        self._closed = False
         self.results: deque[tuple[str, str, KinematicTree | None, str]] = deque()
-        self._thread = threading.Thread(target=self._run, name="itasc_urdf_parser", daemon=True)
-        self._thread.start()
+        self._worker: LatestWorker[tuple[str, str]] = LatestWorker(
+            self._parse, "itasc_urdf_parser"
+        )
 
     def submit(self, xml: str, source: str) -> None:
         """Parse ``xml`` (replacing a request not yet started)."""
-        with self._cv:
-            self._request = (xml, source)
-            self._cv.notify()
+        self._worker.submit((xml, source))
 
     def close(self) -> None:
         """Stop the thread (a parse in progress finishes first, up to 1 s is waited)."""
-        with self._cv:
-            self._closed = True
-            self._cv.notify()
-        self._thread.join(1.0)
+        self._worker.close(1.0)
 
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                while self._request is None and not self._closed:
-                    self._cv.wait()
-                if self._closed:
-                    return
-                request, self._request = self._request, None
-            if request is None:
-                continue
-            xml, source = request
-            del request
-            demote_current_thread()  # a long parse must not hold a real-time core
-            digest = urdf_digest(xml)
-            if digest == self._current():
-                self.results.append((source, digest, None, SAME_URDF))
-            else:
-                tree, why = parse_urdf(xml)
-                self.results.append((source, digest, tree, why))
-            del xml
+    def _parse(self, request: tuple[str, str]) -> None:
+        xml, source = request
+        demote_current_thread()  # a long parse must not hold a real-time core
+        digest = urdf_digest(xml)
+        if digest == self._current():
+            self.results.append((source, digest, None, SAME_URDF))
+        else:
+            tree, why = parse_urdf(xml)
+            self.results.append((source, digest, tree, why))
 
 
 class ItascNode(Node):
