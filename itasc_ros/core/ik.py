@@ -449,21 +449,7 @@ def solve_ik(
         ):
             target, link = c.target.pose, c.effector
             position_axes, rotation_axes = c.position_axes, c.rotation_axes
-    if target is not None:
-        if secondary:
-            return _solve_set(
-                tree,
-                [_pose_constraint(tree, target, link, position_axes, rotation_axes)],
-                secondary,
-                seed_arr,
-                budget,
-                tolerance,
-                rot_tol,
-                random_seed,
-                prefer,
-                options or IkOptions(),
-                t0,
-            )
+    if target is not None and not secondary:  # one pose: the compiled loop
         ch, fresh = _chain(tree, tree.tip_link() if link is None else link)
         if fresh:  # the budget is for solving: a chain is prepared once per tree and link
             t0 = time.perf_counter()
@@ -480,6 +466,8 @@ def solve_ik(
             options,
             t0,
         )
+    if target is not None:  # a pose with secondary tasks: the scene's rows
+        constraints = [_pose_constraint(tree, target, link, position_axes, rotation_axes)]
     return _solve_set(
         tree,
         constraints,
