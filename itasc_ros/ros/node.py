@@ -928,8 +928,10 @@ def main(args: list[str] | None = None) -> int:
             ``--help`` before any ``--ros-args`` prints the usage and returns 0 without
             initialising rclpy (no DDS).
     """
+    import faulthandler
     import sys
 
+    faulthandler.enable()  # a crash in native code (DDS, numba) leaves its stacks in the log
     argv = list(sys.argv if args is None else args)
     ros_args = argv.index("--ros-args") if "--ros-args" in argv else len(argv)
     if {"-h", "--help"} & set(argv[1:ros_args]):
