@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from geometry_msgs.msg import Pose, Quaternion
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import ColorRGBA, Header
@@ -56,6 +57,8 @@ MenuCallback = Callable[[int, InteractiveMarkerFeedback], None]
 CLIENT_LOCK_TIMEOUT = 1.0
 #: Depth of the update topic, as in interactive_markers and the RViz client.
 UPDATE_QUEUE_DEPTH = 100
+#: shutdown() waits at most this long for the clients to acknowledge the erase [s].
+SHUTDOWN_ACK_TIMEOUT = 0.5
 
 #: Title of the menu entry added by :func:`make_6dof_marker`.
 SNAP_TO_EFFECTOR = "Snap to effector"
@@ -348,6 +351,10 @@ class InteractiveMarkerServer:
             return
         self.clear()
         self.apply_changes()
+        try:  # the erase reaches the clients before the process may exit (reliable topic)
+            self._update_pub.wait_for_all_acked(Duration(seconds=SHUTDOWN_ACK_TIMEOUT))
+        except Exception:  # a context already shut down: nothing more to deliver
+            pass
         with self._lock:
             self._shut_down = True
             if self._timer is not None:
