@@ -76,7 +76,12 @@ from itasc_ros.core.scenarios import path_point
 from itasc_ros.core.spatial import matrix_to_quat
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.ros.realtime import demote_current_thread
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import (
+    LOCAL_DDS_KEYS,
+    apply_local_dds_env,
+    local_dds_env,
+    private_domain_id,
+)
 from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.resources import robot_urdf, share_file
 
@@ -352,14 +357,7 @@ def _tail(path: Path, lines: int = 30) -> str:
 @contextmanager
 def _local_dds(domain: int) -> Iterator[None]:
     """This process on the local DDS environment of ``domain``; restores the old values."""
-    keys = (
-        "FASTDDS_BUILTIN_TRANSPORTS",
-        "ROS_AUTOMATIC_DISCOVERY_RANGE",
-        "RMW_IMPLEMENTATION",
-        "ROS_DOMAIN_ID",
-        "ITASC_PRIVATE_DOMAIN_ID",
-    )
-    saved = {k: os.environ.get(k) for k in keys}
+    saved = {k: os.environ.get(k) for k in LOCAL_DDS_KEYS}
     apply_local_dds_env(domain)
     try:
         yield
