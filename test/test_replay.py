@@ -69,6 +69,7 @@ STALE_FOR = 0.3  # [s] (input_timeout 0.1 s)
 DISABLE_AT, ENABLE_AT = 1.6, 1.8  # [s] ~/enable false, then true
 RADIUS, SPEED = 0.05, 0.1  # [m], [m/s]
 STARTUP = 60.0  # [s]
+CROSS_MACHINE_TOLERANCE = 1e-12  # [rad/s] a bag recorded on another CPU (see README: Exactness)
 
 
 def _run_replay(
@@ -339,7 +340,8 @@ def test_offline_compare_reproduces_every_command(recorded: dict[str, Any], stor
     rc, out, res = _run_replay(str(bag), "--compare", "--out", str(recorded["tmp"] / storage))
     assert rc == 0, out
     assert res["exact"] and res["commands"] > 100 and res["compared"] == res["commands"], out
-    assert res["max_abs_diff"] <= 1e-12 and res["mismatches"] == 0, out
+    # recorded and replayed by the same build on the same machine: bit-exact, not a tolerance
+    assert res["max_abs_diff"] == 0.0 and res["mismatches"] == 0, out
     assert res["compare"]["status_differences"] == 0 and res["compare"]["state_mismatches"] == 0
     assert res["parameter_changes"] == 1  # the live gain change was replayed
     assert "parameter change" in out and "constraints.ee.gain" in out
@@ -385,7 +387,7 @@ def test_online_replay_into_a_fresh_node(recorded: dict[str, Any]) -> None:
     assert online[CMD][1] > 0.5 * original[CMD][1]
     # the new recording, compared offline: every command, exactly
     assert res["compared"] == res["commands"] == online[CMD][1], out
-    assert res["max_abs_diff"] <= 1e-12, out
+    assert res["max_abs_diff"] == 0.0, out  # the same build on the same machine: bit-exact
     assert res["parameter_changes"] == 1  # the gain change was made again on the fresh node
 
 
@@ -413,7 +415,12 @@ def test_golden_bag_replays_offline_without_rclpy() -> None:
     res = json.loads(proc.stdout.splitlines()[-1])
     cmp = res["compare"]
     assert cmp["ok"] and cmp["commands"] == 260 and cmp["compared"] == 260
-    assert cmp["max_abs_diff"] == 0.0  # identical code and inputs: identical commands
+    # Recorded on another machine: the same code and inputs give the same commands up to the
+    # rounding of the CPU's vector instructions (measured 2.9e-15 rad/s on an AMD EPYC), so the
+    # cross-machine check is the replay's tolerance; bit-exactness is checked on a bag recorded
+    # and replayed on this machine (test_offline_compare_reproduces_every_command).
+    assert cmp["tolerance_rad_s"] == replay.DEFAULT_TOLERANCE == CROSS_MACHINE_TOLERANCE
+    assert cmp["max_abs_diff"] <= CROSS_MACHINE_TOLERANCE and cmp["mismatches"] == 0
     assert res["parameter_changes"] == 1
     # the feed-forward part tracks well, then the lag v / K of feedback only shows
     assert res["position_error_rms_m"] < 0.05 and math.isfinite(res["sigma_min_min"])
