@@ -617,7 +617,7 @@ def _solve_pose(
     )
 
 
-def _rotation_rows(constraints: Sequence[Constraint]) -> Array:
+def _rotation_rows(constraints: Sequence[Constraint]) -> NDArray[np.bool_]:
     """(m,) bool: the rows that are rotations [rad] (checked against the rotation tolerance)."""
     out: list[bool] = []
     for c in constraints:
