@@ -49,6 +49,7 @@ from ..collision_geometry import (
     read_srdf_disabled,
     resolve_file,
 )
+from ..errors import ConstraintError
 from ..tree import KinematicTree
 from . import _collision_kernels as K
 from .base import Constraint
@@ -250,6 +251,8 @@ class Collision(Constraint):
         self.model: CollisionModel | None = None
         self._rows = 0
         self._dist = np.zeros(0)
+        self._tree: KinematicTree | None = None
+        self._measured = False  # distances measured since the last bind
 
     def set_margin(self, margin: float, activation_distance: float, buffer: float) -> None:
         """Margin [m], activation distance [m] (> 0) and buffer [m]."""
@@ -336,6 +339,8 @@ class Collision(Constraint):
         """Read the geometry, pair it, and preallocate the queries (see :class:`Constraint`)."""
         model = self._model(tree)
         self.model = model
+        self._tree = tree
+        self._measured = False
         shapes, pairs = model.shapes, model.pairs
         s, p, n = len(shapes), len(pairs), tree.n_joints
         rows = p if self.max_rows == 0 else min(self.max_rows, p)
@@ -449,6 +454,7 @@ class Collision(Constraint):
             pb[r] = res.getNearestPoint2()
             if -NORMAL_FROM_POINTS < d < NORMAL_FROM_POINTS:
                 normal[r] = res.normal  # else (p_b - p_a) / d, in the kernel
+        self._measured = True
 
     def update(
         self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
@@ -501,24 +507,56 @@ class Collision(Constraint):
         return worst
 
     # -- reporting ------------------------------------------------------------------------
-    def min_distance(self) -> float:
-        """Smallest distance over the pairs at the last update [m].
+    def min_distance(self, q: Array | None = None) -> float:
+        """Smallest distance over the pairs [m]: at ``q``, or at the last solve.
 
         Pairs too far apart to be queried count with a lower bound of their distance.
+
+        Args:
+            q: (n,) joint positions of the bound tree [rad or m] to measure at (this recomputes
+                the tree's link poses); None: the distances of the last solve.
+
+        Raises:
+            ConstraintError: not bound to a tree yet, or ``q`` is None and nothing has been
+                measured since the constraint was bound (no fake distance before a solve).
         """
+        self._measure(q)
         return float(self._dist.min()) if self._dist.shape[0] else math.inf
 
-    def distances(self) -> dict[tuple[str, str], float]:
-        """Distance [m] of each link pair at the last update, by (link_a, link_b).
+    def distances(self, q: Array | None = None) -> dict[tuple[str, str], float]:
+        """Distance [m] of each link pair, by (link_a, link_b): at ``q``, or at the last solve.
 
         '' stands for an obstacle; a link pair with several shapes gives its smallest distance,
         and a pair too far apart to be queried a lower bound (above margin + activation).
+
+        Args:
+            q: as :meth:`min_distance`.
+
+        Raises:
+            ConstraintError: as :meth:`min_distance`.
         """
+        self._measure(q)
         assert self.model is not None
         out: dict[tuple[str, str], float] = {}
         for (la, lb), d in zip(self.model.pair_names(), self._dist, strict=True):
             out[(la, lb)] = min(out.get((la, lb), math.inf), float(d))
         return out
+
+    def _measure(self, q: Array | None) -> None:
+        """Measure the distances at ``q``, or check that a solve has measured them."""
+        if self._tree is None:
+            raise ConstraintError(
+                f"{self.name}: no distances: the constraint is not bound to a robot yet "
+                "(add it to a Scene or a Controller)"
+            )
+        if q is not None:
+            self._tree.compute(np.asarray(q, dtype=float))
+            self.update_distances(self._tree)
+        elif not self._measured:
+            raise ConstraintError(
+                f"{self.name}: no distances yet: they are measured at each solve "
+                "(Scene.solve, Controller.step); solve first, or pass q to measure there"
+            )
 
 
 __all__ = ["GJK_TOLERANCE", "MAX_ROWS", "NORMAL_FROM_POINTS", "Collision"]
