@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NoReturn
 
-from .core.errors import ItascError
+from .core.errors import ItascError, UnknownNameError
 
 #: Exit status of a usage error (argparse's convention).
 USAGE_EXIT = 2
@@ -43,6 +44,53 @@ def unknown_choice(kind: str, name: str, valid: Iterable[str], limit: int = 30) 
     return f"unknown {kind} {name!r};{did} valid: {shown or '(none)'}"
 
 
+def with_hint(exc: ItascError) -> str:
+    """The message of ``exc``; for an unknown link, joint or frame, the closest one first."""
+    message = str(exc)
+    if not isinstance(exc, UnknownNameError):
+        return message
+    hint = closest(exc.name, exc.valid)
+    if hint is None:
+        return message
+    head = f"unknown {exc.kind} {exc.name!r};"
+    if message.startswith(head):
+        return f"{head} did you mean {hint!r}?{message[len(head) :]}"
+    return f"{message}; did you mean {hint!r}?"
+
+
+def finite_float(text: str) -> float:
+    """A finite number (integers accepted), else a one-line argparse error."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (integers accepted), else a one-line argparse error."""
+    try:
+        value = finite_float(text)
+    except argparse.ArgumentTypeError:
+        value = 0.0
+    if value <= 0.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number > 0, else a one-line argparse error."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number > 0")
+    return value
+
+
 def existing_file(path: str | Path, what: str = "file") -> Path:
     """``path`` as a Path if it is a readable file, else :class:`UsageError` saying why."""
     p = Path(path).expanduser()
@@ -57,6 +105,16 @@ def existing_file(path: str | Path, what: str = "file") -> Path:
             pass
     except OSError as exc:
         raise UsageError(f"{what} {str(path)!r} cannot be read: {exc.strerror}") from None
+    return p
+
+
+def existing_path(path: str | Path, what: str = "path") -> Path:
+    """``path`` as a Path if it exists (a file or a folder), else :class:`UsageError`."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        near = _near_files(p)
+        hint = f"; did you mean {near!r}?" if near else ""
+        raise UsageError(f"{what} {str(path)!r} does not exist{hint}")
     return p
 
 
@@ -86,12 +144,21 @@ def _near_files(p: Path) -> str | None:
 class CliParser(argparse.ArgumentParser):
     """argparse with one-line errors: ``<prog>: error: <message> (see <prog> --help)``.
 
-    Invalid choices also name the closest valid one.
+    Invalid choices and mistyped options also name the closest valid one.
     """
 
     def error(self, message: str) -> NoReturn:
         """Print the one-line error and exit with status 2."""
-        fail(self.prog, f"{message} (see {self.prog} --help)")
+        fail(self.prog, f"{message}{self._option_hint(message)} (see {self.prog} --help)")
+
+    def _option_hint(self, message: str) -> str:
+        """``; did you mean '--json'?`` for an unrecognized option, else ''."""
+        head = "unrecognized arguments: "
+        tokens = message[len(head) :].split() if message.startswith(head) else []
+        if not tokens or not tokens[0].startswith("--"):
+            return ""
+        near = closest(tokens[0].split("=")[0], self._option_string_actions)
+        return f"; did you mean {near!r}?" if near else ""
 
     def _check_value(self, action: argparse.Action, value: object) -> None:
         choices = action.choices
@@ -116,13 +183,28 @@ def run_cli(prog: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except ItascError as exc:
-        fail(prog, str(exc))
+        fail(prog, with_hint(exc))
     except FileNotFoundError as exc:
         fail(prog, f"{exc.filename or exc}: no such file or directory")
     except IsADirectoryError as exc:
         fail(prog, f"{exc.filename or exc}: is a directory, a file was expected")
     except PermissionError as exc:
         fail(prog, f"{exc.filename or exc}: permission denied")
+    except OSError as exc:  # a path the user gave: not a directory, read-only file system...
+        if exc.filename is None:
+            raise
+        fail(prog, f"{exc.filename}: {exc.strerror or exc}")
+
+
+def usage_status(prog: str, body: Callable[[], int]) -> int:
+    """:func:`run_cli` returning a usage error's exit status (2) rather than raising it.
+
+    For a ``main()`` that returns its status (and is called in-process, e.g. by tests).
+    """
+    try:
+        return run_cli(prog, body)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else USAGE_EXIT
 
 
 def prog_name(argv0: str | None = None, default: str = "itasc") -> str:
@@ -137,9 +219,15 @@ __all__ = [
     "UsageError",
     "closest",
     "existing_file",
+    "existing_path",
     "fail",
+    "finite_float",
+    "positive_float",
+    "positive_int",
     "prog_name",
     "run_cli",
     "unknown_choice",
+    "usage_status",
+    "with_hint",
     "writable_dir",
 ]

@@ -208,6 +208,20 @@ def target_topics(config: ControllerConfig) -> dict[str, tuple[str, str]]:
     return out
 
 
+def settings_naming(config: ControllerConfig, value: str) -> list[str]:
+    """The constraint settings (``constraints.<name>.<setting>``) whose value is ``value``.
+
+    A list-valued setting names ``value`` when it holds it (e.g. a link among ``links``). Used
+    to say which parameter holds a link or joint name the URDF lacks.
+    """
+    out = []
+    for c in config.constraints:
+        for key, v in c.settings.items():
+            if v == value or (isinstance(v, list | tuple) and value in v):
+                out.append(f"constraints.{c.name}.{key}")
+    return out
+
+
 def load_config(path: str | Path, node_name: str = NODE_NAME) -> ControllerConfig:
     """The controller's configuration in a ROS 2 params file (e.g. ``config/panda.yaml``).
 
@@ -239,5 +253,6 @@ __all__ = [
     "read_params_file",
     "resolve_node_name",
     "section_pattern",
+    "settings_naming",
     "target_topics",
 ]

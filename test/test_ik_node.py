@@ -1,7 +1,10 @@
-"""itasc_node's ``~/ik_request`` -> ``~/ik_solution`` over real DDS (node in its own process).
+"""itasc_node's ``~/ik_request`` -> ``~/ik_solution`` and ``~/ik_result`` over real DDS.
 
-Oracle: the Panda's forward kinematics (the published joint positions put the hand on the
-requested pose); a bad request first must leave the node running and answering.
+The node runs in its own process. Oracle: the Panda's forward kinematics (the published joint
+positions put the hand on the requested pose). Every request gets one ``~/ik_result`` that a
+client matches by its stamp and frame: a refused one (NaN, a frame that is not a link) an ERROR
+naming why, a solved one OK; the solution carries the request's header. Bad requests first must
+leave the node running and answering.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseStamped
 from procs import RosTestClient, node_command, read_log, ros_client, start_process, stop_process
 from sensor_msgs.msg import JointState
@@ -47,11 +52,26 @@ def pose_msg(t: np.ndarray, frame: str) -> PoseStamped:
     return m
 
 
+def stamped(msg: PoseStamped, sec: int, nanosec: int) -> PoseStamped:
+    msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+    return msg
+
+
+def result_of(client: RosTestClient, stamp: str) -> dict[str, Any] | None:
+    """The values of the ``~/ik_result`` whose request_stamp is ``stamp``, and its level."""
+    for st in client.received("/ik/itasc_node/ik_result"):
+        values: dict[str, Any] = {kv.key: kv.value for kv in st.values}
+        if values["request_stamp"] == stamp:
+            return values | {"level": st.level}
+    return None
+
+
 def test_ik_request_answers_with_a_joint_state_and_survives_bad_requests(
     client: RosTestClient,
 ) -> None:
     tree = KinematicTree.from_urdf_file(PANDA)
     solutions = client.collect(JointState, "/ik/itasc_node/ik_solution")
+    client.collect(DiagnosticStatus, "/ik/itasc_node/ik_result")
     client.collect(Float64MultiArray, "/ik/commands")
     client.collect(String, "/ik/itasc_node/status")
     proc = start_process(
@@ -76,27 +96,77 @@ def test_ik_request_answers_with_a_joint_state_and_survives_bad_requests(
         for _ in range(20):  # the seed: the arm at home
             states.publish(js)
             time.sleep(0.01)
-        # A bad request (NaN position), then a good one, far from home, in panda_link0.
-        bad = pose_msg(np.eye(4), "panda_link0")
+        # Bad requests (NaN position, a frame that is not a link), each answered with its
+        # failure; then a good one, far from home, in panda_link0.
+        bad = stamped(pose_msg(np.eye(4), "panda_link0"), 7, 5)
         bad.pose.position.x = math.nan
         requests.publish(bad)
-        client.wait_for(lambda: "refused" in read_log(proc), TIMEOUT, "the refusal in the log")
+        nan = client.wait_for(lambda: result_of(client, "7.000000005"), FIRST_SOLVE_TIMEOUT, "NaN")
+        assert nan["level"] == DiagnosticStatus.ERROR, nan
+        assert (nan["success"], nan["frame_id"], nan["link"]) == (
+            "false",
+            "panda_link0",
+            "panda_hand",
+        )
+        assert "refused" in nan["reason"] and "finite" in nan["reason"], nan
+        requests.publish(stamped(pose_msg(np.eye(4), "panda_lnk0"), 8, 0))
+        frame = client.wait_for(lambda: result_of(client, "8.000000000"), TIMEOUT, "bad frame")
+        assert frame["success"] == "false" and frame["frame_id"] == "panda_lnk0", frame
+        assert "unknown link 'panda_lnk0'" in frame["reason"], frame
         goal = tree.forward_kinematics(
             HOME + np.array([0.6, 0.3, -0.4, 0.5, 0.3, -0.4, 0.2]), "panda_hand"
         )
-        requests.publish(pose_msg(goal, "panda_link0"))
+        requests.publish(stamped(pose_msg(goal, "panda_link0"), 1234, 567890123))
         client.wait_for(
             lambda: client.received("/ik/itasc_node/ik_solution"),
             FIRST_SOLVE_TIMEOUT,
             "a solution",
         )
         msg = client.received("/ik/itasc_node/ik_solution")[0]
+        # The solution carries its request's header; its result says OK, after the solution.
+        assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (1234, 567890123)
+        assert msg.header.frame_id == "panda_link0"
+        ok = client.wait_for(lambda: result_of(client, "1234.567890123"), TIMEOUT, "the result")
+        assert ok["level"] == DiagnosticStatus.OK, ok
+        assert (ok["success"], ok["reason"], ok["frame_id"]) == ("true", "", "panda_link0"), ok
+        assert float(ok["position_error_m"]) <= 1e-5 and int(ok["iterations"]) >= 1, ok
         q = np.array([msg.position[list(msg.name).index(n)] for n in tree.joint_names])
         assert np.all(q >= tree.lower) and np.all(q <= tree.upper)
         t = tree.forward_kinematics(q, "panda_hand")
         assert np.abs(t[:3, 3] - goal[:3, 3]).max() <= 1e-5
         assert np.abs(spatial.so3_log(goal[:3, :3] @ t[:3, :3].T)).max() <= 1e-5
         assert len(solutions) == 1  # the bad request had no solution
+        # Unreachable: refused, naming the reach.
+        far = np.eye(4)
+        far[0, 3] = 5.0
+        requests.publish(stamped(pose_msg(far, "panda_link0"), 9, 0))
+        unreachable = client.wait_for(lambda: result_of(client, "9.000000000"), TIMEOUT, "far")
+        assert unreachable["success"] == "false" and "reaches" in unreachable["reason"]
+        # A burst (within the topics' depth of 10): each request gets exactly one result,
+        # solved or superseded while waiting.
+        burst = [f"100.{i:09d}" for i in range(8)]
+        for i in range(8):
+            requests.publish(stamped(pose_msg(goal, "panda_link0"), 100, i))
+        results = client.wait_for(
+            lambda: (
+                all(result_of(client, s) for s in burst) and [result_of(client, s) for s in burst]
+            ),
+            TIMEOUT,
+            "a result for each request of the burst",
+        )
+        time.sleep(0.5)  # a second result of any of them would arrive meanwhile
+        stamps = [
+            kv.value
+            for st in client.received("/ik/itasc_node/ik_result")
+            for kv in st.values
+            if kv.key == "request_stamp" and kv.value.startswith("100.")
+        ]
+        assert sorted(stamps) == burst  # one each
+        for r in results:
+            assert r["success"] == "true" or "superseded" in r["reason"], r
+        assert results[-1]["success"] == "true"  # the latest one is always solved
+        solved = [s for s in client.received("/ik/itasc_node/ik_solution")]
+        assert len(solved) == 1 + sum(r["success"] == "true" for r in results)
         # The node goes on: it follows a target (commands) and reports its status.
         targets = client.publisher(PoseStamped, "/ik/itasc_node/target_pose", 10)
         client.wait_for_subscribers(targets, 1, TIMEOUT)

@@ -785,9 +785,9 @@ def test_joint_states_trigger_keeps_to_control_rate(
 
 def test_unknown_control_trigger_is_refused_at_start_up() -> None:
     node = start_node("/trigbad", "control_trigger:=on_demand")
-    assert node.wait(timeout=TIMEOUT) == 1
+    assert node.wait(timeout=TIMEOUT) == 2  # a usage error
     log = read_log(node)
-    assert "cannot start" in log and "timer, joint_states" in log
+    assert "cannot start" in log and "valid: 'joint_states', 'timer'" in log
 
 
 # ----------------------------------------------------------------- thread_priority, cpu_affinity
@@ -844,6 +844,6 @@ def test_thread_priority_and_cpu_affinity_apply_to_the_node(
 )
 def test_bad_scheduling_parameters_are_refused_at_start_up(param: str, reason: str) -> None:
     node = start_node("/rtbad", param)
-    assert node.wait(timeout=TIMEOUT) == 1
+    assert node.wait(timeout=TIMEOUT) == 2  # a usage error
     log = read_log(node)
     assert "cannot start" in log and reason in log, log[-2000:]

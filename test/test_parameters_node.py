@@ -24,22 +24,22 @@ Shown:
 * afterwards the node is alive, answers, still tracks the target with the very command of
   before, never published a bad command, and SIGINT ends it with exit code 0 and a clean log.
 
-The oracle (see :func:`broken` and :func:`cross_field`), per parameter: declared; not read-only;
-a value of the declared type (rclpy does not convert: an INTEGER sent to a DOUBLE parameter is
-refused with "Wrong parameter type", and NOT_SET is refused for a declared parameter: "Static
-parameter cannot be undeclared"); a number within the declared closed range (NaN is in no range;
-rclpy itself lets values within a relative 1e-6 of a bound through, the node then refuses those
-outside); ``solver`` one of dls, sdls; ``reference`` one of target, effector, root; the axes
-distinct letters of 'xyz' (read case-insensitively by the constraint: 'XZ' is 'xz'), possibly
-empty; ``values`` finite numbers within +-1e6; ``robot_description`` empty (a no-op: the node
-keeps its model) and never anything else here (every other string sent is garbage, not a URDF,
-and must be refused); ``urdf_file`` anything (the URDF came from the parameter, so the file is
-not read: accepted and ignored). Across fields: ``damping_epsilon`` 0 with ``damping_max`` > 0,
-and a copy_pose with neither position nor rotation axes are refused. The node declares only
+The oracle (see :func:`broken` and :func:`cross_field`), per parameter: declared; not read-only; a
+value of the declared type (an INTEGER sent to a DOUBLE parameter is that DOUBLE, an INTEGER_ARRAY
+a DOUBLE_ARRAY, see :func:`coerce`; any other type is refused, and NOT_SET is refused for a
+declared parameter: "Static parameter cannot be undeclared"); a number within the declared closed
+range (NaN is in no range; rclpy itself lets values within a relative 1e-6 of a bound through, the
+node then refuses those outside); ``solver`` one of dls, sdls; ``reference`` one of target,
+effector, root; the axes distinct letters of 'xyz' (read case-insensitively by the constraint: 'XZ'
+is 'xz'), possibly empty; ``values`` finite numbers within +-1e6; ``robot_description`` empty (a
+no-op: the node keeps its model) and never anything else here (every other string sent is garbage,
+not a URDF, and must be refused); ``urdf_file`` anything (the URDF came from the parameter, so the
+file is not read: accepted and ignored). Across fields: ``damping_epsilon`` 0 with ``damping_max``
+> 0, and a copy_pose with neither position nor rotation axes are refused. The node declares only
 the settings of the constraint's type (copy_pose): the settings of other types (``distance``,
-``values``...) are undeclared here and refused by rclpy. ``set_parameters`` is applied by
-rclpy one parameter at a time (each judged on the
-state the previous ones left); ``set_parameters_atomically`` is accepted iff every parameter is.
+``values``...) are undeclared here and refused by rclpy. ``set_parameters`` is applied by rclpy one
+parameter at a time (each judged on the state the previous ones left);
+``set_parameters_atomically`` is accepted iff every parameter is.
 
 Examples are generated (not shrunk: each one talks to a live process) and derandomised.
 """
@@ -168,6 +168,18 @@ def axes_ok(text: str) -> bool:
     return low is not None and len(set(low)) == len(low)
 
 
+def coerce(name: str, value: Value) -> Value:
+    """``value`` as the node stores it: an integer (array) sent for a double (array) as such."""
+    rule = RULES.get(name)
+    kind, v = value
+    if rule is not None and (kind, rule.type) == (T.PARAMETER_INTEGER, T.PARAMETER_DOUBLE):
+        return (T.PARAMETER_DOUBLE, float(v))
+    pair = (T.PARAMETER_INTEGER_ARRAY, T.PARAMETER_DOUBLE_ARRAY)
+    if rule is not None and (kind, rule.type) == pair:
+        return (T.PARAMETER_DOUBLE_ARRAY, tuple(float(x) for x in v))
+    return value
+
+
 def broken(name: str, value: Value) -> str:
     """Why ``name`` may not be set to ``value`` on its own ('' when it may)."""
     rule = RULES.get(name)
@@ -175,8 +187,8 @@ def broken(name: str, value: Value) -> str:
         return "not declared"
     if rule.read_only:
         return "read-only"
-    kind, v = value
-    if kind != rule.type:  # no conversion: an INTEGER is not a DOUBLE; NOT_SET never
+    kind, v = coerce(name, value)
+    if kind != rule.type:  # other than an integer for a double: refused; NOT_SET never
         return f"type {kind}, declared {rule.type}"
     numeric = (T.PARAMETER_DOUBLE, T.PARAMETER_INTEGER)
     if kind in numeric and rule.lo is not None and rule.hi is not None:
@@ -214,7 +226,7 @@ def refusal(state: dict[str, Value], params: Sequence[tuple[str, Value]]) -> str
         why = broken(name, value)
         if why:
             return f"{name}: {why}"
-    return cross_field(state | dict(params))
+    return cross_field(state | {n: coerce(n, v) for n, v in params})
 
 
 # ============================================================================ the messages
@@ -656,7 +668,7 @@ def test_any_parameter_request_is_applied_whole_or_refused_whole(
             result = services.set_atomically(params)
             why = refusal(before, params)
             assert result.successful == (why == ""), f"{what}: expected {why!r}, got {result}"
-            expected = before if why else before | dict(params)
+            expected = before if why else before | {n: coerce(n, v) for n, v in params}
             outcomes = [result]
         else:
             outcomes = services.set_each(params)
@@ -668,7 +680,7 @@ def test_any_parameter_request_is_applied_whole_or_refused_whole(
                     f"{what}: {name}: expected {why!r}, got {result}"
                 )
                 if not why:
-                    expected[name] = value
+                    expected[name] = coerce(name, value)
         for result in outcomes:
             if not result.successful:
                 assert result.reason.strip(), f"{what}: refused without a reason"

@@ -71,6 +71,9 @@ class ModelOutcome(Generic[T]):
         pending: targets received while there was no model, to apply to the new controller
             now (``INSTALLED``).
         logs: ``(logging level, text)`` lines to log, in order.
+        cause: the error of a URDF that does not fit the configuration (e.g. a
+            :class:`~itasc_ros.core.errors.ConfigError` caused by an ``UnknownLinkError``), for
+            a caller that names the setting at fault; else None.
     """
 
     change: ModelChange
@@ -78,6 +81,7 @@ class ModelOutcome(Generic[T]):
     zero_on: Controller | None = None
     pending: dict[str, T] = field(default_factory=dict)
     logs: tuple[tuple[int, str], ...] = ()
+    cause: Exception | None = None
 
     @property
     def model_changed(self) -> bool:
@@ -201,7 +205,7 @@ class ModelManager(Generic[T]):
             ctrl = Controller(tree, config)
         except ItascError as exc:
             why = f"robot {tree.name!r} does not fit the configuration: {exc}"
-            return self.reject(source, why, refuse, drop=True)
+            return self.reject(source, why, refuse, drop=True, cause=exc)
         except Exception as exc:  # defensive: no URDF may kill the node
             why = f"robot {tree.name!r}: internal error: {type(exc).__name__}: {exc}"
             return self.reject(source, why, refuse, drop=True)
@@ -210,17 +214,24 @@ class ModelManager(Generic[T]):
         return self._install(ctrl, source)
 
     def reject(
-        self, source: str, why: str, refuse: bool = False, drop: bool = False
+        self,
+        source: str,
+        why: str,
+        refuse: bool = False,
+        drop: bool = False,
+        cause: Exception | None = None,
     ) -> ModelOutcome[T]:
         """Reject a URDF from ``source``; with ``drop`` (the robot changed) also go idle.
 
         With ``refuse`` (a refusable request) nothing changes but the count: ``REFUSED``.
+        ``cause``: the error behind ``why`` (see :attr:`ModelOutcome.cause`).
         """
         self.rejections += 1
         old = self.controller
         if refuse:
             reason = clip_reason(f"URDF from the {source} refused, nothing changed: {why}")
-            return ModelOutcome(ModelChange.REFUSED, reason, logs=((logging.ERROR, reason),))
+            logs = ((logging.ERROR, reason),)
+            return ModelOutcome(ModelChange.REFUSED, reason, logs=logs, cause=cause)
         zero_on = None
         if old is not None and drop:
             zero_on = old if old.commanding else None
@@ -237,7 +248,8 @@ class ModelManager(Generic[T]):
             state = "no model, no command until a good URDF arrives"
         reason = clip_reason(f"URDF from the {source} rejected ({state}): {why}")
         self.error = reason
-        return ModelOutcome(change, reason, zero_on=zero_on, logs=((logging.ERROR, reason),))
+        logs = ((logging.ERROR, reason),)
+        return ModelOutcome(change, reason, zero_on=zero_on, logs=logs, cause=cause)
 
     def _install(self, ctrl: Controller, source: str) -> ModelOutcome[T]:
         old = self.controller

@@ -15,14 +15,24 @@ Usage::
 The URDF comes from the ``robot_description`` parameter, else the ``robot_description`` topic
 (robot_state_publisher), else the ``urdf_file`` parameter. ``-h``/``--help`` prints this and
 exits without starting ROS. With your robot: ``ros2 launch itasc_ros itasc.launch.py``.
+
+A start-up mistake (a missing ``--params-file``, an unknown parameter name, a value of the wrong
+type, out of range or not one of the choices, a constraint link the static URDF lacks) ends the
+node with one line on stderr naming what is valid and exit status 2. An integer is accepted
+wherever a double is declared, at start-up and live.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
+import os
+import re
 import signal
+import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -38,6 +48,7 @@ from rclpy.clock import Clock, ClockType, ROSClock
 from rclpy.duration import Duration
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import (
@@ -51,6 +62,7 @@ from std_msgs.msg import ColorRGBA, String
 from std_srvs.srv import SetBool
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ..cli import USAGE_EXIT, closest, existing_file
 from ..core import (
     ConfigError,
     Controller,
@@ -62,20 +74,21 @@ from ..core import (
     StepOutput,
 )
 from ..core.config import apply_updates
+from ..core.errors import UnknownLinkError
 from ..core.health import Health, diagnose, step_colour
 from ..core.health import clip_reason as _clip
-from ..core.ik_worker import IkOutcome, IkWorker
 from ..core.journal import ZeroReason
 from ..core.latest_worker import LatestWorker
 from ..core.model_manager import (
     SAME_URDF,
+    ModelChange,
     ModelManager,
     ModelOutcome,
     parse_urdf,
     read_urdf_file,
     urdf_digest,
 )
-from ..params import target_topics
+from ..params import settings_naming, target_topics
 from . import parameters as P
 from .conversions import (
     COMMAND_TYPES,
@@ -87,11 +100,13 @@ from .conversions import (
     twist_stamped_array,
 )
 from .executors import make_executor, spin_until
+from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
 from .markers import TargetMarkers, replace_target_markers
 from .realtime import apply_realtime, current_policy, demote_current_thread
 from .slack_gc import SlackCollector
 
+RCLError = _rclpy.RCLError  # rcl's errors (e.g. rclpy.init refusing the ROS arguments)
 NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
 STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
@@ -180,6 +195,18 @@ class ItascNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
+        self._worker: _UrdfWorker | None = None
+        self._ik: IkRequests | None = None
+        self._starting = True  # a static URDF lacking a configured link is fatal now only
+        try:
+            self._build()
+        except BaseException:
+            self.destroy_node()  # a refused start-up: its handles go before rclpy shuts down
+            raise
+        self._starting = False
+
+    def _build(self) -> None:
+        """Parameters, publishers, subscriptions, the URDF and the timers (see the class)."""
         self._constraint_names = P.declare_parameters(self)
         self._kind = str(P.value(self, "command_out_type"))
         if self._kind not in COMMAND_TYPES:
@@ -198,7 +225,6 @@ class ItascNode(Node):
         self._models: ModelManager[PoseStamped] = ModelManager()
         self._command: CommandMessage | None = None  # the installed controller's message
         self._tick_error = ""  # an unexpected exception in the control tick
-        self._worker: _UrdfWorker | None = None
         self._last_out: StepOutput | None = None
         self._target_markers: TargetMarkers | None = None
         self._publish_markers = bool(P.value(self, "publish_markers"))
@@ -232,11 +258,11 @@ class ItascNode(Node):
             self.create_subscription(TwistStamped, twist_topic, self._twist_cb(name), 10)
         self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_jog, 10)
         # Position IK on request, solved in a thread of its own (never in the control tick).
-        self._ik_pub = self.create_publisher(JointState, "~/ik_solution", 10)
-        # A solve must never hold a real-time core: the thread runs at the normal priority.
-        self._ik = IkWorker(self._on_ik_result, before_solve=demote_current_thread)
+        self._ik = IkRequests(self)
         self.create_subscription(PoseStamped, "~/ik_request", self._on_ik_request, 10)
         self.create_service(SetBool, "~/enable", self._on_enable)
+        self._type_errors: dict[str, str] = {}  # of the request being set (see below)
+        self.add_pre_set_parameters_callback(self._before_set_parameters)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         # URDF sources: the parameter, else the topic, else the file. The topic is always
@@ -474,7 +500,41 @@ class ItascNode(Node):
         them out.
         """
         cfg = self._config if config is None else config
-        return self._carry_out(self._models.take(source, digest, tree, why, cfg, refuse))
+        outcome = self._models.take(source, digest, tree, why, cfg, refuse)
+        missing = _unknown_link(outcome.cause)
+        if missing is not None and tree is not None:
+            outcome = self._name_the_link(outcome, missing, tree, source, cfg)
+        return self._carry_out(outcome)
+
+    def _name_the_link(
+        self,
+        outcome: ModelOutcome[PoseStamped],
+        missing: UnknownLinkError,
+        tree: KinematicTree,
+        source: str,
+        cfg: ControllerConfig,
+    ) -> ModelOutcome[PoseStamped]:
+        """A configured link the URDF lacks: the parameter, the closest link, the links.
+
+        At start-up from the ``robot_description`` parameter or ``urdf_file`` (static) that is
+        fatal (:class:`ConfigError`, one line). From the topic, whose next URDF may have the
+        link, it is the error (``~/status``, /diagnostics), logged throttled.
+
+        Raises:
+            ConfigError: at start-up, the URDF from the parameter or the file.
+        """
+        text = _link_error(missing, tree, source, cfg)
+        if self._starting and source in ("parameter", "file"):
+            raise ConfigError(text)
+        if outcome.change == ModelChange.REFUSED:
+            return dataclasses.replace(
+                outcome, reason=f"refused, nothing changed: {text}", logs=()
+            )
+        state = "no command" if outcome.change == ModelChange.IDLE else "model dropped, no command"
+        text = _clip(f"{text} ({state} until the URDF has that link or the link is changed)")
+        self._models.error = text
+        self.get_logger().error(text, throttle_duration_sec=5.0)
+        return dataclasses.replace(outcome, reason=text, logs=())
 
     def _carry_out(self, outcome: ModelOutcome[PoseStamped]) -> str:
         """Do what a URDF's outcome asks: zero, command message, targets, markers, logs.
@@ -587,34 +647,9 @@ class ItascNode(Node):
             self._reject(exc)
 
     def _on_ik_request(self, msg: PoseStamped) -> None:
-        """Queue a position IK request for the first target's effector (else the tip)."""
-        ctrl = self._controller
-        if ctrl is None:
-            self.get_logger().warning(
-                "IK request ignored: no robot model yet", throttle_duration_sec=1.0
-            )
-            return
-        try:
-            targets = ctrl.pose_constraints
-            link = ctrl.constraint(targets[0]).effector_link if targets else None
-            seed = ctrl.q if ctrl.has_joint_state else ctrl.tree.neutral()
-            frame, p, quat, _ = pose_stamped_arrays(msg)
-            self._ik.submit(ctrl.tree, link or ctrl.tree.tip_link(), seed, frame, p, quat)
-        except Exception as exc:  # a request never stops the node
-            self.get_logger().warning(f"IK request refused: {exc}", throttle_duration_sec=1.0)
-
-    def _on_ik_result(self, outcome: IkOutcome) -> None:
-        """Worker thread: ``~/ik_solution`` for a solution; a log line either way."""
-        r = outcome.result
-        if r is not None and r.success:
-            js = JointState()
-            js.header.stamp = self.get_clock().now().to_msg()
-            js.name = list(outcome.joint_names)
-            js.position = [float(v) for v in r.q]
-            self._ik_pub.publish(js)
-            self.get_logger().info(outcome.summary())
-        else:
-            self.get_logger().warning(outcome.summary(), throttle_duration_sec=1.0)
+        """Queue a position IK request (answered on ``~/ik_solution`` and ``~/ik_result``)."""
+        if self._ik is not None:
+            self._ik.request(msg, self._controller)
 
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
         self._models.set_enabled(bool(request.data))
@@ -624,13 +659,27 @@ class ItascNode(Node):
         return response
 
     # ------------------------------------------------------------------------- parameters
+    def _before_set_parameters(self, params: list[Parameter]) -> list[Parameter]:
+        """Rclpy's pre-set callback: integers for doubles; values of a wrong type noted.
+
+        A value of a wrong type is swapped for the current one and refused with its one-line
+        reason by :meth:`_on_set_parameters` (rclpy's names neither parameter nor value).
+        """
+        try:
+            params, self._type_errors = P.coerce_request(self, params)
+        except Exception as exc:  # a bug must not kill the node: rclpy judges the request
+            self._type_errors = {}
+            self.get_logger().error(f"parameter request not converted: {exc!r}")
+        return params
+
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         """Apply a set-parameters request whole, or refuse it with the reason; never raises.
 
-        rclpy has already refused wrong types, values outside the declared ranges and
-        read-only parameters. Everything else goes through the same validation as at start-up
-        (:meth:`ControllerConfig.validate`, then building the controller), before anything
-        changes.
+        An integer for a double was converted (:meth:`_before_set_parameters`); rclpy has
+        refused values outside the declared ranges and read-only parameters; a value of another
+        wrong type is refused here. Everything else goes through the same validation as at
+        start-up (:meth:`ControllerConfig.validate`, then building the controller), before
+        anything changes.
         """
         try:
             reason = self._apply_parameters(params)
@@ -647,6 +696,9 @@ class ItascNode(Node):
 
     def _apply_parameters(self, params: list[Parameter]) -> str:
         """The work of :meth:`_on_set_parameters`: '' (applied) or why not (nothing changed)."""
+        wrong = [self._type_errors[p.name] for p in params if p.name in self._type_errors]
+        if wrong:
+            return "; ".join(wrong)
         names = [p.name for p in params]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # each value must be validated, and only one of them could be applied
@@ -730,7 +782,8 @@ class ItascNode(Node):
         """Stop the URDF parser and IK threads, then destroy the node."""
         if self._worker is not None:
             self._worker.close()
-        self._ik.close()
+        if self._ik is not None:
+            self._ik.close()
         super().destroy_node()
 
     def stop_smoothly(self, executor: Any, timeout: float = STOP_TIMEOUT) -> bool:
@@ -916,6 +969,28 @@ class ItascNode(Node):
         self._diag_pub.publish(array)
 
 
+def _unknown_link(exc: BaseException | None) -> UnknownLinkError | None:
+    """The :class:`UnknownLinkError` behind ``exc`` (its cause chain), or None."""
+    for _ in range(8):
+        if exc is None or isinstance(exc, UnknownLinkError):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _link_error(missing: UnknownLinkError, tree: KinematicTree, source: str, cfg: Any) -> str:
+    """One line: which parameter names a link robot ``tree`` lacks, the closest, the links."""
+    links = list(tree.link_names)
+    where = " and ".join(settings_naming(cfg, missing.name)) or "a constraint"
+    holding = sorted((n for n in links if missing.name.lower() in n.lower()), key=len)
+    hint = closest(missing.name, links) or (holding[0] if holding else None)  # hand: panda_hand
+    did = f"; did you mean {hint!r}?" if hint is not None else ";"
+    return (
+        f"{where}: link {missing.name!r} is not a link of robot {tree.name!r} (URDF from the "
+        f"{source}){did} links: {', '.join(links)}"
+    )
+
+
 def _age(now: float, stamp: float) -> str:
     return "never" if not math.isfinite(stamp) else f"{now - stamp:.3f}"
 
@@ -929,7 +1004,6 @@ def main(args: list[str] | None = None) -> int:
             initialising rclpy (no DDS).
     """
     import faulthandler
-    import sys
 
     faulthandler.enable()  # a crash in native code (DDS, numba) leaves its stacks in the log
     argv = list(sys.argv if args is None else args)
@@ -938,11 +1012,10 @@ def main(args: list[str] | None = None) -> int:
         print(f"usage: itasc_node [-h] [--ros-args ...]\n\n{__doc__}")
         return 0
     try:
-        from rclpy.signals import SignalHandlerOptions
-
-        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    except (ImportError, TypeError):  # pragma: no cover - rclpy without the option
-        rclpy.init(args=args)
+        _check_ros_args(argv)
+        _quiet_init(args)
+    except (ItascError, RCLError) as exc:  # a missing params file, a malformed -p
+        return _refuse(exc)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
@@ -968,15 +1041,67 @@ def main(args: list[str] | None = None) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (ItascError, ParameterException) as exc:  # e.g. control_rate:=5000.0 at start-up
-        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start: {exc}")
-        code = 1
+        code = _refuse(exc)
     finally:
+        # In order: the node (its threads, then its handles), then the context. A refused
+        # start-up never commanded: no zero command (nor its log line) then.
         if node is not None:
-            if rclpy.ok():
+            if rclpy.ok() and code == 0:
                 node.shutdown_zero(already_stopped=stopped)
             node.destroy_node()
         rclpy.try_shutdown()
     return code
+
+
+def _refuse(exc: BaseException) -> int:
+    """Print the one-line start-up error on stderr; the exit status of a usage error."""
+    text = re.sub(r",? at /\S+:\d+", "", str(exc))  # rcl's source locations
+    if "parameter override rule" in text:
+        text += " (-p takes name:=value, e.g. -p control_rate:=500.0)"
+    print(
+        f"{NODE_NAME}: error: cannot start: {' '.join(text.split())}", file=sys.stderr, flush=True
+    )
+    return USAGE_EXIT
+
+
+def _check_ros_args(argv: list[str]) -> None:
+    """Each ``--params-file`` of the command line names a readable file.
+
+    Raises:
+        UsageError: naming the file (and the closest existing one).
+    """
+    for i, arg in enumerate(argv[:-1]):
+        if arg == "--params-file":
+            existing_file(argv[i + 1], "params file")
+
+
+def _quiet_init(args: list[str] | None) -> None:
+    """``rclpy.init``; what rcl prints on stderr while it refuses the arguments is dropped.
+
+    The caller prints the one-line error instead; on success the output is passed on.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as out:
+            os.dup2(out.fileno(), 2)
+            try:
+                _init(args)
+            finally:
+                os.dup2(saved, 2)
+            out.seek(0)
+            os.write(2, out.read())
+    finally:
+        os.close(saved)
+
+
+def _init(args: list[str] | None) -> None:
+    try:
+        from rclpy.signals import SignalHandlerOptions
+
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except (ImportError, TypeError):  # pragma: no cover - rclpy without the option
+        rclpy.init(args=args)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ read-only flags come from there.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from ..cli import unknown_choice
 from ..core.config import CONTROLLER_RANGES, LIVE_KEYS, ConstraintConfig, ControllerConfig
 from ..core.constraints import REGISTRY, Field
 from ..core.errors import ConfigError
@@ -334,12 +336,19 @@ def value(node: Node, name: str) -> Any:
 def declare_parameters(node: Node) -> list[str]:
     """Declare every parameter of the node (with the constraints of ``constraint_names``).
 
+    The parameters the node was given (params files, ``-p``) are checked first
+    (:func:`check_overrides`): an integer given for a double becomes that double.
+
     Returns:
         The constraint names.
 
     Raises:
-        ConfigError: a constraint of an unknown type, naming the registered ones.
+        ConfigError: an unknown parameter name, a value of the wrong type, out of its range or
+            not one of its choices, a constraint of an unknown type (one line, naming what is
+            valid).
     """
+    overrides: dict[str, Parameter] = getattr(node, "_parameter_overrides", None) or {}
+    node._parameter_overrides = check_overrides(overrides)
     for spec in NODE_PARAMS:
         _declare(node, spec)
     names = [str(n) for n in value(node, "constraint_names")]
@@ -423,14 +432,187 @@ def live_update(name: str, val: Any) -> dict[str, Any] | None:
     return None
 
 
+# ----------------------------------------------------------------------- the given values
+#: Parameters rclpy declares on every node (not the node's settings), and their prefixes.
+RCLPY_PARAMETERS = ("use_sim_time", "start_type_description_service")
+RCLPY_PREFIXES = ("qos_overrides.",)
+#: The valid values of the node's parameters that have a fixed set of them.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "command_out_type": tuple(COMMAND_TYPES),
+    "control_trigger": TRIGGERS,
+    "solver": tuple(SOLVERS),
+}
+_T = Parameter.Type
+_WORDS = {
+    _T.BOOL: "true or false",
+    _T.INTEGER: "an integer",
+    _T.DOUBLE: "a number",
+    _T.STRING: "a string",
+    _T.BYTE_ARRAY: "a list of bytes",
+    _T.BOOL_ARRAY: "a list of booleans",
+    _T.INTEGER_ARRAY: "a list of integers",
+    _T.DOUBLE_ARRAY: "a list of numbers",
+    _T.STRING_ARRAY: "a list of strings",
+    _T.NOT_SET: "no value",
+}
+_ARRAYS = (_T.BYTE_ARRAY, _T.BOOL_ARRAY, _T.INTEGER_ARRAY, _T.DOUBLE_ARRAY, _T.STRING_ARRAY)
+
+
+def declared_type(spec: ParamSpec) -> Parameter.Type:
+    """The ROS type a parameter is declared with (from its default)."""
+    if isinstance(spec.default, Parameter.Type):
+        return spec.default
+    return Parameter.Type.from_parameter_value(spec.default)
+
+
+def coerced(p: Parameter, expected: Parameter.Type) -> Parameter | None:
+    """``p`` as a value of type ``expected``, or None when it is not one.
+
+    An integer is a double wherever a double is declared (``gain: 10``), and a list of
+    integers a list of doubles.
+    """
+    if p.type_ == expected:
+        return p
+    if expected == _T.DOUBLE and p.type_ == _T.INTEGER:
+        return Parameter(p.name, _T.DOUBLE, float(p.value))
+    if expected == _T.DOUBLE_ARRAY and p.type_ == _T.INTEGER_ARRAY:
+        return Parameter(p.name, _T.DOUBLE_ARRAY, [float(v) for v in p.value])
+    return None
+
+
+def type_error(name: str, expected: Parameter.Type, p: Parameter) -> str:
+    """One line: parameter ``name`` must be of type ``expected``; what ``p`` is instead."""
+    got = _WORDS.get(p.type_, str(p.type_))
+    shown = "" if p.type_ == _T.NOT_SET else f" {_plain(p.value)!r}"
+    return f"parameter {name!r} must be {_WORDS[expected]}, got {got}{shown}"
+
+
+def _check_value(spec: ParamSpec, val: Any) -> None:
+    """Range and choices of one value of the declared type (ConfigError, one line)."""
+    if spec.lo is not None and spec.hi is not None and not isinstance(val, bool | str | list):
+        if not spec.lo <= val <= spec.hi:  # NaN is in no range
+            raise ConfigError(
+                f"parameter {spec.name!r} is {val!r}, out of range; valid: "
+                f"[{spec.lo:g}, {spec.hi:g}]"
+            )
+    choices = CHOICES.get(spec.name)
+    if choices is not None and val not in choices:
+        raise ConfigError(f"parameter {spec.name!r}: " + unknown_choice("value", val, choices))
+
+
+def check_override(spec: ParamSpec, p: Parameter) -> Parameter:
+    """A given value checked against its declaration: type (integers for doubles), range, choices.
+
+    Raises:
+        ConfigError: one line naming the parameter, the value and what is valid.
+    """
+    expected = declared_type(spec)
+    if p.type_ == _T.NOT_SET and expected in _ARRAYS:  # `[]` in YAML: an empty list
+        return p
+    q = coerced(p, expected)
+    if q is None:
+        raise ConfigError(type_error(spec.name, expected, p))
+    _check_value(spec, q.value)
+    return q
+
+
+def schema(overrides: Mapping[str, Parameter]) -> dict[str, ParamSpec]:
+    """Every parameter the node declares with these overrides, by name.
+
+    The constraints are those of ``constraint_names``, each with the settings of its type.
+
+    Raises:
+        ConfigError: a bad ``constraint_names`` or constraint type (naming the valid ones).
+    """
+    specs = {s.name: s for s in NODE_PARAMS}
+    given = overrides.get("constraint_names")
+    names = specs["constraint_names"].default
+    if given is not None:
+        names = check_override(specs["constraint_names"], given).value or []
+    for name in names:
+        t = type_spec(str(name))
+        given = overrides.get(t.name)
+        kind = t.default if given is None else check_override(t, given).value
+        if kind not in REGISTRY:
+            raise ConfigError(
+                f"parameter {t.name!r}: " + unknown_choice("constraint type", kind, REGISTRY)
+            )
+        specs.update((s.name, s) for s in constraint_specs(str(name), kind))
+    return specs
+
+
+def check_overrides(overrides: Mapping[str, Parameter]) -> dict[str, Parameter]:
+    """The parameters given to the node, checked against :func:`schema`; integers for doubles.
+
+    ``joint_limits.*`` are checked when declared (:func:`declare_joint_limits`); rclpy's own
+    parameters (``use_sim_time``, ``qos_overrides.*``) pass.
+
+    Raises:
+        ConfigError: an unknown name (naming the closest declared one), a value of the wrong
+            type, out of its range or not one of its choices.
+    """
+    specs = schema(overrides)
+    out = dict(overrides)
+    for name, p in overrides.items():
+        if name in RCLPY_PARAMETERS or name.startswith((*RCLPY_PREFIXES, "joint_limits.")):
+            continue
+        spec = specs.get(name)
+        if spec is None:
+            valid = [*specs, *RCLPY_PARAMETERS, "joint_limits.<joint>.<field>"]
+            raise ConfigError(unknown_choice("parameter", name, valid, limit=12))
+        out[name] = check_override(spec, p)
+    return out
+
+
+def coerce_request(node: Node, params: list[Parameter]) -> tuple[list[Parameter], dict[str, str]]:
+    """A set-parameters request with integers for doubles; the values of a wrong type named.
+
+    A value of a wrong type is replaced by the parameter's current value (rclpy would refuse
+    it with a reason naming neither the parameter nor the value) and its one-line error
+    returned by name: the node's set-parameters callback refuses the request with it.
+
+    Returns:
+        (the parameters to set, {name: why the value given has the wrong type}).
+    """
+    out: list[Parameter] = []
+    errors: dict[str, str] = {}
+    for p in params:
+        if not node.has_parameter(p.name) or p.type_ == _T.NOT_SET:
+            out.append(p)  # rclpy's own refusals: undeclared, undeclaring
+            continue
+        descriptor = node.describe_parameter(p.name)
+        expected = _T(descriptor.type)
+        q = None if descriptor.dynamic_typing else coerced(p, expected)
+        if q is not None or descriptor.dynamic_typing:
+            out.append(q or p)
+            continue
+        try:
+            out.append(node.get_parameter(p.name))
+        except ParameterUninitializedException:
+            out.append(p)
+            continue
+        errors[p.name] = type_error(p.name, expected, p)
+    return out, errors
+
+
 __all__ = [
+    "CHOICES",
     "NODE_PARAMS",
+    "RCLPY_PARAMETERS",
+    "RCLPY_PREFIXES",
     "ParamSpec",
+    "check_override",
+    "check_overrides",
+    "coerce_request",
+    "coerced",
     "constraint_specs",
     "declare_parameters",
+    "declared_type",
     "field_spec",
     "live_update",
     "read_config",
+    "schema",
+    "type_error",
     "type_spec",
     "value",
 ]

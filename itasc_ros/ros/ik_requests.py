@@ -1,0 +1,190 @@
+"""itasc_node's position IK: ``~/ik_request`` in, ``~/ik_solution`` and ``~/ik_result`` out.
+
+Every request (geometry_msgs/PoseStamped, the pose of the first target constraint's effector)
+gets exactly one ``~/ik_result`` (diagnostic_msgs/DiagnosticStatus): level OK for a solution,
+ERROR with the reason otherwise -- refused (a frame that is not a link, NaN, an unreachable
+target), not solved within the budget, superseded by a newer request before it started, no robot
+model. A solution is published on ``~/ik_solution`` (sensor_msgs/JointState) first. Both carry
+the request's header: the solution as its ``header`` (stamp and frame_id), the result as the
+values ``request_stamp`` (``<sec>.<nanosec>``) and ``frame_id``, so that a client matches them to
+its request. Requests are solved in a thread of their own (the control tick never waits); only
+the latest request waits there.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped
+from numpy.typing import NDArray
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+
+from ..core import Controller, KinematicTree
+from ..core.ik_worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker
+from ..core.latest_worker import LatestWorker
+from .conversions import pose_stamped_arrays
+from .realtime import demote_current_thread
+
+Array = NDArray[np.float64]
+SUPERSEDED = "superseded by a newer request before it started"
+NO_MODEL = "no robot model yet"
+
+
+@dataclass
+class _Request:
+    """One request, as solved by the worker thread (a tree view of its own)."""
+
+    header: Header
+    robot: str
+    tree: KinematicTree
+    link: str
+    seed: Array
+    frame: str
+    position: Array
+    quaternion: Array
+    superseded: bool = False
+
+
+def stamp_text(header: Header) -> str:
+    """A header's stamp as ``<sec>.<nanosec>`` (nanoseconds zero-padded to 9 digits)."""
+    return f"{header.stamp.sec}.{header.stamp.nanosec:09d}"
+
+
+def result_status(
+    name: str, header: Header, robot: str, link: str, outcome: IkOutcome | None, reason: str
+) -> DiagnosticStatus:
+    """The ``~/ik_result`` of one request.
+
+    Args:
+        name: the status name (``<node>: ik``).
+        header: the request's header.
+        robot: the robot's name ('' without a model).
+        link: the link placed ('' when the request was refused before that was known).
+        outcome: the solver's outcome, or None for a request that never reached it.
+        reason: why there is no solution ('' for a solution).
+    """
+    r = outcome.result if outcome is not None else None
+    success = r is not None and r.success and not reason
+    values = {
+        "request_stamp": stamp_text(header),
+        "frame_id": header.frame_id,
+        "success": "true" if success else "false",
+        "link": link,
+        "position_error_m": "nan" if r is None else f"{r.position_error:.3g}",
+        "rotation_error_rad": "nan" if r is None else f"{r.rotation_error:.3g}",
+        "iterations": "0" if r is None else str(r.iterations),
+        "time_ms": "nan" if r is None else f"{1e3 * r.time:.3f}",
+        "reason": reason,
+    }
+    status = DiagnosticStatus(name=name, hardware_id=robot)
+    status.level = DiagnosticStatus.OK if success else DiagnosticStatus.ERROR
+    status.message = "solved" if success else f"no solution: {reason}"
+    status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+    return status
+
+
+class IkRequests:
+    """The node's IK requests: a latest-request worker thread and the two output topics.
+
+    Args:
+        node: the node whose ``~/ik_solution`` and ``~/ik_result`` these are.
+        timeout: time budget of one request [s].
+    """
+
+    def __init__(self, node: Node, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._node = node
+        self._name = f"{node.get_name()}: ik"
+        self._solutions = node.create_publisher(JointState, "~/ik_solution", 10)
+        self._results = node.create_publisher(DiagnosticStatus, "~/ik_result", 10)
+        # The solver only: the requests go through this class's worker, which keeps each
+        # request's header with it (IkWorker's own thread is not needed).
+        self._solver = IkWorker(lambda _: None, timeout)
+        self._solver.close()
+        self._lock = threading.Lock()
+        self._queued: _Request | None = None  # submitted, not started
+        self._worker: LatestWorker[_Request] = LatestWorker(self._serve, "itasc_ik")
+        self._timeout = timeout
+
+    def request(self, msg: PoseStamped, ctrl: Controller | None) -> None:
+        """Queue a request for the first target's effector (else the tip); never raises.
+
+        A request that cannot be queued (no model) and one still waiting when this one comes
+        get their ``~/ik_result`` now.
+        """
+        if ctrl is None:
+            self._fail(msg.header, "", "", NO_MODEL)
+            return
+        try:
+            req = self._make(msg, ctrl)
+        except Exception as exc:  # a request never stops the node
+            self._fail(msg.header, ctrl.tree.name, "", f"refused: {exc}")
+            return
+        with self._lock:
+            old, self._queued = self._queued, req
+            if old is not None:
+                old.superseded = True
+            self._worker.submit(req)
+        if old is not None:
+            self._fail(old.header, old.robot, old.link, SUPERSEDED)
+
+    def close(self) -> None:
+        """Stop the worker thread (a solve in progress ends within its budget)."""
+        self._worker.close(max(1.0, 2.0 * self._timeout))
+
+    def _make(self, msg: PoseStamped, ctrl: Controller) -> _Request:
+        targets = ctrl.pose_constraints
+        link = ctrl.constraint(targets[0]).effector_link if targets else None
+        seed = ctrl.q if ctrl.has_joint_state else ctrl.tree.neutral()
+        frame, p, quat, _ = pose_stamped_arrays(msg)
+        tree = ctrl.tree
+        return _Request(
+            msg.header,
+            tree.name,
+            tree.select_joints(tree.joint_names),  # a view of its own for the worker
+            link or tree.tip_link(),
+            np.array(seed, dtype=float),
+            frame,
+            np.array(p, dtype=float),
+            np.array(quat, dtype=float),
+        )
+
+    def _serve(self, req: _Request) -> None:
+        """Worker thread: solve, publish the solution and the result."""
+        with self._lock:
+            if req.superseded:  # its failure was published when the newer one came
+                return
+            if self._queued is req:
+                self._queued = None
+        demote_current_thread()  # a solve must never hold a real-time core
+        outcome = self._solver.solve(
+            req.tree, req.link, req.seed, req.frame, req.position, req.quaternion
+        )
+        self._publish(req, outcome)
+
+    def _publish(self, req: _Request, outcome: IkOutcome) -> None:
+        logger = self._node.get_logger()
+        r = outcome.result
+        reason = ""
+        if r is not None and r.success:
+            js = JointState(header=req.header, name=list(outcome.joint_names))
+            js.position = [float(v) for v in r.q]
+            self._solutions.publish(js)
+            logger.info(outcome.summary())
+        else:
+            reason = f"refused: {outcome.error}" if r is None else f"not solved: {r.message}"
+            logger.warning(outcome.summary(), throttle_duration_sec=1.0)
+        status = result_status(self._name, req.header, req.robot, req.link, outcome, reason)
+        self._results.publish(status)
+
+    def _fail(self, header: Header, robot: str, link: str, reason: str) -> None:
+        """Publish the failure of a request that never reached the solver; log it."""
+        self._node.get_logger().warning(f"IK request refused: {reason}", throttle_duration_sec=1.0)
+        self._results.publish(result_status(self._name, header, robot, link, None, reason))
+
+
+__all__ = ["NO_MODEL", "SUPERSEDED", "IkRequests", "result_status", "stamp_text"]
