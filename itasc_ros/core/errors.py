@@ -5,6 +5,7 @@ Every message names what is wrong and, where there is a finite set, the valid ch
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 
@@ -51,7 +52,9 @@ class UnknownNameError(ItascError, KeyError):
         self.kind = kind
         self.name = name
         self.valid = list(valid)
-        super().__init__(f"unknown {kind} {name!r}; {kind}s are: {_choices(self.valid)}")
+        near = difflib.get_close_matches(str(name), [str(v) for v in self.valid], n=1)
+        hint = f" did you mean {near[0]!r}?" if near else ""
+        super().__init__(f"unknown {kind} {name!r};{hint} {kind}s are: {_choices(self.valid)}")
 
     def __str__(self) -> str:  # KeyError would quote the message otherwise
         return str(self.args[0])
