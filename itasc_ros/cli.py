@@ -47,7 +47,7 @@ def unknown_choice(kind: str, name: str, valid: Iterable[str], limit: int = 30) 
 def with_hint(exc: ItascError) -> str:
     """The message of ``exc``; for an unknown link, joint or frame, the closest one first."""
     message = str(exc)
-    if not isinstance(exc, UnknownNameError):
+    if not isinstance(exc, UnknownNameError) or "did you mean" in message:
         return message
     hint = closest(exc.name, exc.valid)
     if hint is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -72,7 +73,48 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     wall = time.monotonic() - t0
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     metrics = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {"out": out, "metrics": metrics, "stdout": proc.stdout, "wall": wall}
+    return {"out": out, "metrics": metrics, "stdout": proc.stdout, "wall": wall, "env": env}
+
+
+def test_healthy_verdict_and_the_users_domain(demo: dict[str, Any]) -> None:
+    lines = demo["stdout"].strip().splitlines()
+    # the first line names the domain: the one set in the environment (ROS_DOMAIN_ID)
+    domain = demo["env"]["ROS_DOMAIN_ID"]
+    assert lines[0].startswith(f"itasc-demo: DDS domain {domain} (ROS_DOMAIN_ID"), lines[0]
+    assert "shared memory only" in lines[0]
+    assert lines[-2] == "itasc-demo: verdict: healthy", lines[-6:]  # before the JSON line
+    assert "FLAG" not in demo["stdout"]
+    assert not re.search(r"\bnan\b", demo["stdout"], re.IGNORECASE)
+    assert demo["metrics"]["verdict"] == {"healthy": True, "flags": []}
+
+
+def test_an_unreachable_circle_is_not_healthy(tmp_path: Path) -> None:
+    """A 2 m circle (``--radius 2.0``) in the shortest run: flagged phases, exit status 1."""
+    from itasc_ros.tools.demo import min_duration
+
+    proc = subprocess.run(
+        [
+            *_demo_command(),
+            *("--duration", f"{min_duration():g}", "--radius", "2.0"),
+            *("--no-plots", "--json", "--out", str(tmp_path / "out")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=local_dds_env(),
+        cwd=ROOT,
+    )
+    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-4000:]
+    lines = proc.stdout.strip().splitlines()
+    verdict = lines[-2]
+    assert verdict.startswith("itasc-demo: verdict: NOT healthy: "), lines[-8:]
+    for phase in ("circle_ff", "circle_fb", "figure8_ff", "figure8_fb"):
+        assert f"{phase} did not settle: steady-state RMS error" in verdict, verdict
+        assert f"itasc-demo: FLAG: {phase} did not settle" in proc.stdout
+    m = json.loads(lines[-1])
+    assert not m["verdict"]["healthy"] and len(m["verdict"]["flags"]) >= 4
+    assert m["tracking_error_feedforward_m"] > 0.5  # the arm cannot follow a 2 m circle
+    assert not re.search(r"\bnan\b", proc.stdout, re.IGNORECASE)
 
 
 def test_feedforward_beats_feedback_only(demo: dict[str, Any]) -> None:

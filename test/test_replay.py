@@ -350,6 +350,14 @@ def test_offline_compare_reproduces_every_command(recorded: dict[str, Any], stor
     assert counts["stopping"] >= 1, counts  # disabled while moving: a controlled stop
     for png in res["plots"]:
         assert Path(png).stat().st_size > 1000
+    # the tracking error of both runs: offline, the replay sees the recorded joint positions
+    tr = res["tracking"]
+    assert tr["ok"] and tr["tolerance_mm"] == replay.DEFAULT_TRACKING_TOLERANCE_MM
+    assert tr["recorded"]["ticks"] == counts["active"] == tr["replayed"]["ticks"], tr
+    assert 0.0 < tr["recorded"]["rms_mm"] == tr["replayed"]["rms_mm"] < 20.0, tr
+    assert tr["rms_difference_mm"] == 0.0 and res["ok"]
+    assert "tracking error" in out and "RMS difference 0.000 mm (threshold 2 mm" in out
+    assert "itasc-replay: compare: OK" in out
 
 
 def test_offline_compare_fails_with_a_modified_gain(recorded: dict[str, Any]) -> None:
@@ -389,6 +397,37 @@ def test_online_replay_into_a_fresh_node(recorded: dict[str, Any]) -> None:
     assert res["compared"] == res["commands"] == online[CMD][1], out
     assert res["max_abs_diff"] == 0.0, out  # the same build on the same machine: bit-exact
     assert res["parameter_changes"] == 1  # the gain change was made again on the fresh node
+    # the tracking error of the recording and of the online run, side by side, alike
+    tr = res["tracking"]
+    assert tr["ok"] and res["ok"], out
+    assert tr["recorded"]["ticks"] > 100 and tr["replayed"]["ticks"] > 100, tr
+    assert tr["rms_difference_mm"] <= tr["tolerance_mm"] == replay.DEFAULT_TRACKING_TOLERANCE_MM
+    assert "recorded (the recording" in out and "replayed (the online run" in out
+
+
+def test_online_replay_into_a_node_tracking_another_link_fails(recorded: dict[str, Any]) -> None:
+    """A node controlling another link reproduces its own commands but tracks ~0.1 m off."""
+    tmp: Path = recorded["tmp"]
+    env = _env(recorded["domain"])
+    node = _start(
+        [*_node_args(), "-p", "constraints.ee.link:=panda_link7"], env, tmp / "node_link7.log"
+    )
+    try:
+        rc, out, res = _run_replay(
+            str(recorded["bags"]["mcap"]),
+            *("--online", "--online-out", str(tmp / "online_link7"), "--compare"),
+            *("--wait", "30"),
+            env=env,
+        )
+    finally:
+        _stop(node)
+    assert rc == 1, out + "\n" + (tmp / "node_link7.log").read_text()
+    assert res["compare"]["ok"] and res["max_abs_diff"] == 0.0, out  # its own commands: exact
+    tr = res["tracking"]
+    assert not tr["ok"] and not res["ok"], tr
+    assert tr["replayed"]["rms_mm"] > tr["recorded"]["rms_mm"] + 50.0, tr  # link7 vs the hand
+    assert "FAILED: the runs do not track alike" in out
+    assert "itasc-replay: compare: FAILED (tracking)" in out
 
 
 def test_golden_bag_is_small_and_complete() -> None:
@@ -499,6 +538,10 @@ def test_what_if_replay_plots_recorded_against_recomputed(tmp_path: Path) -> Non
     # a lower gain on the ideal robot: a larger tracking error than recorded
     recorded, what_if = res["recorded"]["position_error_rms_m"], res["position_error_rms_m"]
     assert what_if > 1.2 * recorded > 0.0, (recorded, what_if)
+    # the figures side by side in the output: recorded, then what-if
+    row = next(ln for ln in out.splitlines() if "tracking error RMS [mm]" in ln).split()
+    assert row[-2:] == [f"{1e3 * recorded:.4g}", f"{1e3 * what_if:.4g}"], row
+    assert "what-if (constraints.ee.gain=5)" in out and "peak joint speed [rad/s]" in out
     for name in ("what_if_tracking_error.png", "what_if_joint_velocities.png"):
         assert (tmp_path / name).stat().st_size > 1000
     # a parameter that changes the node's structure cannot change in a replay

@@ -45,9 +45,11 @@ from typing import Any
 
 import numpy as np
 
+from ..cli import CliParser, positive_float, positive_int, run_cli, unknown_choice
 from ..core import CopyPose, JointValue, KinematicTree, Scene
-from ..tools.resources import robot_urdf, share_file
+from ..tools.resources import bundled_robots, robot_urdf, share_dir, share_file
 
+PROG = "itasc-bench"
 PANDA_HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 
 
@@ -410,18 +412,9 @@ IK_ROW_KEYS = ("solver", "robot", "seed", "samples", "success_rate", "mean_ms")
 
 
 def _main_ik(args: argparse.Namespace) -> int:
-    from .ik import IK_ROBOTS, bench_ik, print_ik_table
+    from .ik import bench_ik, print_ik_table
 
-    robots = [r.strip() for r in str(args.robots).split(",") if r.strip()]
-    bad = [r for r in robots if r not in IK_ROBOTS]
-    if bad or not robots or args.samples < 1:
-        print(
-            f"itasc-bench ik: robots must be among {', '.join(IK_ROBOTS)} (got "
-            f"{args.robots!r}) and --samples >= 1 (got {args.samples})",
-            file=sys.stderr,
-        )
-        return 2
-    r = bench_ik(args.samples, robots)
+    r = bench_ik(args.samples, args.robots)
     print_ik_table(r)
     if args.json:
         rows = [{k: row[k] for k in IK_ROW_KEYS} for row in r["results"]]
@@ -429,39 +422,78 @@ def _main_ik(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``itasc-bench``."""
-    ap = argparse.ArgumentParser(prog="itasc-bench", description=__doc__.split("\n\n")[0])
-    ap.add_argument(
-        "what",
-        choices=[
-            "kinematics",
-            "tick",
-            "tracking",
-            "outliers",
-            "collision",
-            "ik",
-            "loop",
-            "soak",
-            "all",
-        ],
-    )
+#: The subcommands of ``itasc-bench``.
+SUBCOMMANDS = (
+    "kinematics",
+    "tick",
+    "tracking",
+    "outliers",
+    "collision",
+    "ik",
+    "loop",
+    "soak",
+    "all",
+)
+
+
+def ik_robot_list(text: str) -> list[str]:
+    """``--robots``: comma-separated names of :data:`~itasc_ros.bench.ik.IK_ROBOTS`."""
+    from .ik import IK_ROBOTS
+
+    robots = [r.strip() for r in text.split(",") if r.strip()]
+    for r in robots:
+        if r not in IK_ROBOTS:
+            raise argparse.ArgumentTypeError(unknown_choice("robot", r, IK_ROBOTS))
+    if not robots:
+        raise argparse.ArgumentTypeError(f"no robot in {text!r}; valid: {', '.join(IK_ROBOTS)}")
+    return robots
+
+
+def control_rate(text: str) -> float:
+    """``--rate``: a number within the node's ``control_rate`` range [Hz]."""
+    from ..core.config import CONTROLLER_RANGES
+
+    lo, hi = CONTROLLER_RANGES["control_rate"]
+    value = positive_float(text)
+    if not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} Hz is outside the node's control_rate range [{lo:g}, {hi:g}] Hz"
+        )
+    return value
+
+
+def loop_robots() -> list[str]:
+    """The robots ``loop`` and ``soak`` can run: a bundled URDF and a config/<robot>.yaml."""
+    return [r for r in bundled_robots() if (share_dir() / "config" / f"{r}.yaml").is_file()]
+
+
+def _parser() -> CliParser:
+    ap = CliParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("what", choices=SUBCOMMANDS)
     ap.add_argument("--json", action="store_true", help="print one JSON object on the last line")
-    ap.add_argument("--number", type=int, default=2000, help="calls per timing block")
-    ap.add_argument("--repeats", type=int, default=15, help="timing blocks (median taken)")
+    ap.add_argument("--number", type=positive_int, default=2000, help="calls per timing block")
     ap.add_argument(
-        "--samples", type=int, default=1000, help="ik: targets per robot and seed kind"
+        "--repeats", type=positive_int, default=15, help="timing blocks (median taken)"
+    )
+    ap.add_argument(
+        "--samples", type=positive_int, default=1000, help="ik: targets per robot and seed kind"
     )
     ap.add_argument(
         "--robots",
+        type=ik_robot_list,
         default="panda,ur5,xarm7",
         help="ik: comma-separated robots (panda, ur5, xarm7)",
     )
-    ap.add_argument("--rate", type=float, default=1000.0, help="loop/soak: control rate [Hz]")
     ap.add_argument(
-        "--duration", type=float, default=None, help="loop/soak duration [s] (default 60 / 600)"
+        "--rate", type=control_rate, default=1000.0, help="loop/soak: control rate [Hz]"
     )
-    ap.add_argument("--robot", default="panda", help="loop/soak: robot (panda, ur5)")
+    ap.add_argument(
+        "--duration",
+        type=positive_float,
+        default=None,
+        help="loop/soak duration [s] (default 60 / 600)",
+    )
+    ap.add_argument("--robot", default="panda", choices=loop_robots(), help="loop/soak: robot")
     ap.add_argument(
         "--trigger",
         default="timer",
@@ -473,6 +505,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="loop/soak: SCHED_FIFO priorities, a CPU of its own for the node",
     )
+    _add_loop_flags(ap)
+    return ap
+
+
+def _add_loop_flags(ap: CliParser) -> None:
     ap.add_argument(
         "--keep-warm",
         action="store_true",
@@ -480,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--runs",
-        type=int,
+        type=positive_int,
         default=1,
         help="loop: runs (interleaved with the floor's); medians reported",
     )
@@ -494,7 +531,25 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="loop: then the same run with a subscriber of the node's ~/journal (its cost)",
     )
-    args = ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``itasc-bench``; a mistake is one line on stderr and exit status 2.
+
+    A loop or soak run that cannot finish (a process died, no command) is one line and exit
+    status 1.
+    """
+    from .loop import BenchError
+
+    try:
+        return run_cli(PROG, lambda: _main(argv))
+    except BenchError as exc:
+        print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
+    args = _parser().parse_args(argv)
     if args.what == "ik":
         return _main_ik(args)
     result: dict[str, Any] = {"command": "itasc-bench " + " ".join(argv or sys.argv[1:])}

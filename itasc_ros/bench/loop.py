@@ -52,7 +52,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import array
 import json
 import math
@@ -71,6 +70,7 @@ from typing import Any
 
 import numpy as np
 
+from itasc_ros.cli import CliParser, positive_float
 from itasc_ros.core import ControllerConfig, KinematicTree
 from itasc_ros.core.scenarios import path_point
 from itasc_ros.core.spatial import matrix_to_quat
@@ -773,12 +773,14 @@ def _tracking_error(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point (``python -m itasc_ros.bench.loop``); returns the exit status."""
-    ap = argparse.ArgumentParser(
+    from .cli import control_rate, loop_robots
+
+    ap = CliParser(
         prog="itasc_bench_loop", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
-    ap.add_argument("--robot", default="panda", help="bundled robot (panda, ur5)")
-    ap.add_argument("--rate", type=float, default=1000.0, help="node control rate [Hz]")
-    ap.add_argument("--sim-rate", type=float, default=None, help="sim robot rate [Hz]")
+    ap.add_argument("--robot", default="panda", choices=loop_robots(), help="bundled robot")
+    ap.add_argument("--rate", type=control_rate, default=1000.0, help="node control rate [Hz]")
+    ap.add_argument("--sim-rate", type=positive_float, default=None, help="sim robot rate [Hz]")
     ap.add_argument(
         "--trigger", default="timer", choices=["timer", "joint_states"], help="control_trigger"
     )
@@ -788,7 +790,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--keep-warm", action="store_true", help="a SCHED_IDLE busy loop on every CPU (idle=poll)"
     )
-    ap.add_argument("--duration", type=float, default=60.0, help="measured time [s]")
+    ap.add_argument("--duration", type=positive_float, default=60.0, help="measured time [s]")
     ap.add_argument("--soak", action="store_true", help="long-run variant (memory growth)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON only")
     ap.add_argument("--node-module", default="itasc_ros.ros.node", help="node to run (-m)")

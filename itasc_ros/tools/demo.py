@@ -37,7 +37,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -46,12 +46,27 @@ from typing import Any, TextIO
 import numpy as np
 from numpy.typing import NDArray
 
+from itasc_ros.cli import (
+    CliParser,
+    UsageError,
+    closest,
+    positive_float,
+    usage_status,
+    writable_dir,
+)
 from itasc_ros.core import ItascError, KinematicTree, spatial
 from itasc_ros.core.motion_limits import JointLimits, limit_ratios
 from itasc_ros.core.scenarios import circle_tracking, path_point
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.bagio import BagWriter, deserialize, read_bag
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
+from itasc_ros.tools.demo_health import (
+    CommandTicks,
+    JointStateTimes,
+    limit_flags,
+    phase_flags,
+    verdict_line,
+)
 from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.replay import (
     compare_commands,
@@ -83,6 +98,7 @@ STEP_OFFSETS = (  # [m] step targets relative to the home tip
     (0.0, 0.0, 0.0),
 )
 NODE = "/itasc_node"
+MAX_DOMAIN_ID = 232  # the largest ROS_DOMAIN_ID Fast DDS accepts (its port arithmetic)
 
 
 @dataclass
@@ -113,24 +129,51 @@ class Phase:
         return self.kind != "hold"
 
 
-def plan_phases(total: float) -> list[Phase]:
-    """The demo's phases, scaled so that their durations add up to ``total`` [s].
+#: The measured phases: name, kind, feed-forward, duration [s] in a run of BASE_TOTAL seconds.
+BASE_PHASES = (
+    ("circle_ff", "circle", True, 8.0),
+    ("circle_fb", "circle", False, 8.0),
+    ("figure8_ff", "figure8", True, 6.0),
+    ("figure8_fb", "figure8", False, 6.0),
+    ("steps", "steps", True, 6.0),
+    ("unreachable", "unreachable", True, 4.0),
+)
+BASE_TOTAL = sum(b[3] for b in BASE_PHASES)  # [s]
+STEP_HOLD_MIN = 1.0  # [s] per step target: time to settle (measured ~0.4-0.5 s)
+UNREACHABLE_MIN = 2.0  # [s] to stretch out toward the far target
+TRACKING_MIN = 2.5  # [s] the shortest tracking phase (its second half is the steady state)
 
-    A warm-up of :data:`WARMUP` seconds at the home pose comes first (not measured): the
-    node's first solves compile and every connection settles before the measurements.
+
+def plan_phases(total: float) -> list[Phase]:
+    """The demo's phases; their durations add up to ``total`` [s] (>= :func:`min_duration`).
+
+    The step and unreachable phases scale with ``total`` but keep the time they need to
+    settle (:data:`STEP_HOLD_MIN` per step, :data:`UNREACHABLE_MIN`); the tracking phases
+    share the rest in their proportions. A warm-up of :data:`WARMUP` seconds at the home pose
+    comes first (not measured): the node's first solves compile and every connection
+    settles before the measurements.
     """
-    base = [
-        ("circle_ff", "circle", True, 8.0),
-        ("circle_fb", "circle", False, 8.0),
-        ("figure8_ff", "figure8", True, 6.0),
-        ("figure8_fb", "figure8", False, 6.0),
-        ("steps", "steps", True, 6.0),
-        ("unreachable", "unreachable", True, 4.0),
-    ]
-    scale = total / sum(b[3] for b in base)
+    scale = total / BASE_TOTAL
+    fixed = {
+        "steps": max(6.0 * scale, STEP_HOLD_MIN * len(STEP_OFFSETS)),
+        "unreachable": max(4.0 * scale, UNREACHABLE_MIN),
+    }
+    tracking = sum(d for n, _, _, d in BASE_PHASES if n not in fixed)
+    share = (total - sum(fixed.values())) / tracking
     return [Phase("warmup", "hold", True, WARMUP)] + [
-        Phase(n, k, ff, d * scale) for n, k, ff, d in base
+        Phase(n, k, ff, fixed.get(n, d * share)) for n, k, ff, d in BASE_PHASES
     ]
+
+
+def min_duration() -> float:
+    """The shortest ``--duration`` [s] in which every phase can settle (0.1 s steps)."""
+    tracking = [d for n, _, _, d in BASE_PHASES if n not in ("steps", "unreachable")]
+    need = (
+        STEP_HOLD_MIN * len(STEP_OFFSETS)
+        + UNREACHABLE_MIN
+        + TRACKING_MIN * sum(tracking) / min(tracking)
+    )
+    return math.ceil(need * 10.0 - 1e-9) / 10.0
 
 
 class TargetPath:
@@ -139,11 +182,13 @@ class TargetPath:
     Args:
         center: (3,) home tip position [m] (centre of the paths, origin of the steps).
         quat: (4,) home tip orientation (x, y, z, w), held in every phase.
+        radius: radius of the circle and size of the figure eight [m].
     """
 
-    def __init__(self, center: Array, quat: Array) -> None:
+    def __init__(self, center: Array, quat: Array, radius: float = RADIUS) -> None:
         self.center = np.asarray(center, dtype=float)
         self.quat = np.asarray(quat, dtype=float)
+        self.radius = float(radius)
         horizontal = np.array([self.center[0], self.center[1], 0.0])
         norm = float(np.linalg.norm(horizontal))
         direction = horizontal / norm if norm > 1e-6 else np.array([1.0, 0.0, 0.0])
@@ -158,7 +203,7 @@ class TargetPath:
         """Target position (3,) [m] and twist (6,) [m/s, rad/s] at ``tau`` [s] into ``phase``."""
         twist = np.zeros(6)
         if phase.tracking:
-            p, v = path_point(tau, self.center, RADIUS, SPEED, phase.kind, PLANE)
+            p, v = path_point(tau, self.center, self.radius, SPEED, phase.kind, PLANE)
             twist[:3] = v
             return p, twist
         if phase.kind == "steps":
@@ -487,7 +532,8 @@ class DemoRun:
                     pass
             line = (
                 f"{live.phase:12s} t={elapsed:5.1f}/{total:.0f} s  error "
-                f"{1e3 * err:7.2f} mm  loop {live.loop_rate:6.1f} Hz  max joint speed "
+                f"{_f(err, '7.2f', ' mm', 1e3):>10}  loop {live.loop_rate:6.1f} Hz  max joint "
+                f"speed "
                 f"{live.js_speed_max:5.2f} rad/s"
             )
         if self.tty:
@@ -532,6 +578,7 @@ class BagData:
     """The recorded signals the metrics need (times in ROS time [s])."""
 
     js_t: Array  # (k,) header stamps
+    js_recv: Array  # (k,) reception (bag) times
     js_q: Array  # (k, n) tree order
     js_v: Array  # (k, n)
     ee: Array  # (k, 3) effector positions
@@ -548,6 +595,7 @@ def read_demo_bag(
 ) -> BagData:
     """Read the demo's bag and compute the effector positions of the joint states."""
     js_t: list[float] = []
+    js_recv: list[float] = []
     js_q: list[Array] = []
     js_v: list[Array] = []
     tt: list[float] = []
@@ -566,6 +614,7 @@ def read_demo_bag(
                 names = list(msg.name)
                 order = [names.index(j) for j in tree.joint_names]
             js_t.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
+            js_recv.append(t_ns * 1e-9)
             js_q.append(np.asarray(msg.position, dtype=float)[order])
             v = np.asarray(msg.velocity, dtype=float)
             js_v.append(v[order] if v.size else np.zeros(len(order)))
@@ -591,6 +640,7 @@ def read_demo_bag(
     ee = np.array([tree.forward_kinematics(qi, tip)[:3, 3] for qi in q]).reshape(-1, 3)
     return BagData(
         js_t=np.asarray(js_t),
+        js_recv=np.asarray(js_recv),
         js_q=q,
         js_v=np.asarray(js_v, dtype=float).reshape(-1, n),
         ee=ee,
@@ -613,6 +663,8 @@ class SolveTrace:
         sigma_min: (k,) smallest singular value (NaN where not reproduced).
         damping: (k,) damping used. locked: (k,) joints locked at a position limit.
         source: how the trace was obtained.
+        status: (k,) the tick's recorded status, or the kind of a zero outside a tick
+            ('shutdown', ...); '' where not reproduced.
     """
 
     t: Array
@@ -620,6 +672,18 @@ class SolveTrace:
     damping: Array
     locked: Array
     source: str
+    status: list[str] = field(default_factory=list)
+
+    def reordered(self, order: NDArray[np.intp]) -> SolveTrace:
+        """The same trace with its commands in ``order``."""
+        return SolveTrace(
+            self.t[order],
+            self.sigma_min[order],
+            self.damping[order],
+            self.locked[order],
+            self.source,
+            [self.status[i] for i in order],
+        )
 
 
 def solve_trace(report: Any, playback: Any) -> SolveTrace | None:
@@ -631,12 +695,14 @@ def solve_trace(report: Any, playback: Any) -> SolveTrace | None:
     def col(name: str) -> Array:
         return np.array([math.nan if t is None else getattr(t, name) for t in ticks], dtype=float)
 
+    status = ["" if t is None else (t.status if t.kind == "tick" else t.kind) for t in ticks]
     return SolveTrace(
         col("t"),
         col("sigma_min"),
         col("damping"),
         col("locked"),
         "itasc-replay --compare (the node's journal played back exactly)",
+        status,
     )
 
 
@@ -687,6 +753,8 @@ def compute_metrics(
         acc, jerk = limit_ratios(data.cmd_t, data.cmd, limits)
         m["max_joint_acceleration_ratio"] = float(np.max(acc))
         m["max_joint_jerk_ratio"] = float(np.max(jerk))
+        m["max_joint_acceleration_index"] = int(np.argmax(acc)) + 1  # the command reaching it
+        m["max_joint_jerk_index"] = int(np.argmax(jerk)) + 2
     err_all = position_errors(data, phases)
     per_phase: dict[str, Any] = {}
     for ph in phases:
@@ -702,6 +770,7 @@ def compute_metrics(
             entry["max_error_m"] = float(np.max(err_all[ss])) if ss.any() else math.nan
             entry["samples"] = int(np.count_nonzero(ss))
         elif ph.kind == "steps":
+            entry["step_hold_s"] = ph.duration / len(STEP_OFFSETS)
             entry["settle_times_s"] = _settle_times(data, ph, path)
             st = [s for s in entry["settle_times_s"] if s is not None]
             entry["settle_time_mean_s"] = float(np.mean(st)) if st else math.nan
@@ -945,6 +1014,13 @@ def _mm(x: float) -> str:
     return "n/a" if not math.isfinite(x) else f"{1e3 * x:.3f} mm"
 
 
+def _f(x: Any, spec: str, unit: str = "", scale: float = 1.0) -> str:
+    """``x * scale`` formatted with ``spec`` and ``unit``; 'n/a' for a missing or NaN value."""
+    if x is None or not math.isfinite(float(x)):
+        return "n/a"
+    return f"{scale * float(x):{spec}}{unit}"
+
+
 def summary_table(
     m: dict[str, Any],
     offline: dict[str, dict[str, float]],
@@ -956,13 +1032,14 @@ def summary_table(
     rows: list[tuple[str, str]] = [
         (
             "loop rate (node, median of /diagnostics)",
-            f"{m['loop_rate_hz']:.1f} Hz of {m['control_rate_hz']:.0f} Hz "
-            f"(min {m['loop_rate_min_hz']:.1f}); commands recorded at "
-            f"{m['command_rate_hz']:.1f} Hz",
+            f"{_f(m['loop_rate_hz'], '.1f', ' Hz')} of {m['control_rate_hz']:.0f} Hz "
+            f"(min {_f(m['loop_rate_min_hz'], '.1f')}); commands recorded at "
+            f"{_f(m['command_rate_hz'], '.1f', ' Hz')}",
         ),
         (
             "solve time (node, /diagnostics)",
-            f"mean {m['solve_time_mean_ms']:.3f} ms, max {m['solve_time_max_ms']:.3f} ms",
+            f"mean {_f(m['solve_time_mean_ms'], '.3f', ' ms')}, max "
+            f"{_f(m['solve_time_max_ms'], '.3f', ' ms')}",
         ),
     ]
     for shape in ("circle", "figure8"):
@@ -980,14 +1057,14 @@ def summary_table(
     rows += [
         (
             "max joint speed vs limit",
-            f"{m.get('max_joint_speed_rad_s', math.nan):.3f} rad/s; largest ratio "
-            f"{100 * m.get('max_joint_speed_ratio', math.nan):.1f} % ({joint_names[j]}, limit "
+            f"{_f(m.get('max_joint_speed_rad_s'), '.3f', ' rad/s')}; largest ratio "
+            f"{_f(m.get('max_joint_speed_ratio'), '.1f', ' %', 100)} ({joint_names[j]}, limit "
             f"{vlim[j]:.3f} rad/s)",
         ),
         (
             "max joint acceleration / jerk vs limit",
-            f"{100 * m.get('max_joint_acceleration_ratio', math.nan):.1f} % / "
-            f"{100 * m.get('max_joint_jerk_ratio', math.nan):.1f} % (joint_limits, over the "
+            f"{_f(m.get('max_joint_acceleration_ratio'), '.1f', ' %', 100)} / "
+            f"{_f(m.get('max_joint_jerk_ratio'), '.1f', ' %', 100)} (joint_limits, over the "
             "whole run at the ticks' times)",
         ),
         (
@@ -999,19 +1076,20 @@ def summary_table(
         (
             "singularity events (sigma_min < damping_epsilon)",
             f"{m.get('singularity_events', 0)} ({m.get('damped_ticks', 0)} ticks); "
-            f"smallest sigma_min {m.get('sigma_min_min', math.nan):.3g} "
+            f"smallest sigma_min {_f(m.get('sigma_min_min'), '.3g')} "
             f"(damping_epsilon {m['damping_epsilon']:g})",
         ),
         (
             "step response settle time (2 % band)",
-            f"mean {ph['steps']['settle_time_mean_s']:.3f} s, max "
-            f"{ph['steps']['settle_time_max_s']:.3f} s ({ph['steps']['settled']} settled)",
+            f"mean {_f(ph['steps']['settle_time_mean_s'], '.3f', ' s')}, max "
+            f"{_f(ph['steps']['settle_time_max_s'], '.3f', ' s')} ({ph['steps']['settled']} "
+            f"settled within their {ph['steps']['step_hold_s']:.2f} s)",
         ),
         (
             "unreachable target 2 m away",
-            f"stretched to {ph['unreachable']['final_distance_m']:.3f} m from it; sigma_min "
-            f"{ph['unreachable'].get('sigma_min_min', math.nan):.3g}; speed "
-            f"{100 * ph['unreachable'].get('max_joint_speed_ratio', math.nan):.1f} % of limit; "
+            f"stretched to {_f(ph['unreachable']['final_distance_m'], '.3f', ' m')} from it; "
+            f"sigma_min {_f(ph['unreachable'].get('sigma_min_min'), '.3g')}; speed "
+            f"{_f(ph['unreachable'].get('max_joint_speed_ratio'), '.1f', ' %', 100)} of limit; "
             f"joints within limits: {m['joints_within_limits']}; finite commands: "
             f"{m.get('commands_finite', False)}",
         ),
@@ -1037,7 +1115,7 @@ def summary_table(
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = CliParser(
         prog="itasc-demo",
         description="Simulated robot + iTaSC node over DDS: circle and figure eight with and "
         "without feed-forward, step changes, an unreachable target; bag, plots, summary.",
@@ -1045,9 +1123,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--robot", choices=["panda", "ur5"], default="panda")
     p.add_argument(
         "--duration",
-        type=float,
+        type=positive_float,
         default=DEFAULT_DURATION,
-        help="total duration of the phases [s] (default %(default)g; >= 12)",
+        help="total duration of the phases [s] (default %(default)g; at least "
+        f"{min_duration():g}: each phase needs time to settle)",
+    )
+    p.add_argument(
+        "--radius",
+        type=positive_float,
+        default=RADIUS,
+        metavar="M",
+        help="radius of the circle and size of the figure eight [m] (default %(default)g); "
+        "one the arm cannot reach (e.g. 2.0) shows a failing run",
     )
     p.add_argument("--out", help="output folder (default demo_output/<timestamp>)")
     p.add_argument(
@@ -1076,9 +1163,9 @@ def run_scenario(name: str, out: Path, quick: bool, as_json: bool) -> int:
     try:
         module = scenarios.load(name)
     except ItascError as exc:
-        print(f"itasc-demo: {exc}", file=sys.stderr)
-        return 2
-    out.mkdir(parents=True, exist_ok=True)
+        near = closest(name, scenarios.names())
+        raise UsageError(f"{exc}" + (f"; did you mean {near!r}?" if near else "")) from None
+    writable_dir(out, "--out")
     try:
         metrics = module.run(out, quick=quick)
     except (ItascError, FileNotFoundError) as exc:  # e.g. example-robot-data not installed
@@ -1118,8 +1205,309 @@ def _finite_or_none(obj: Any) -> Any:
     return obj
 
 
+@dataclass
+class DemoSetup:
+    """Everything a DDS demo run needs, resolved from the command line before it starts."""
+
+    args: argparse.Namespace
+    out: Path
+    urdf: Path
+    params_file: Path
+    config: Any
+    tree: KinematicTree
+    tip: str
+    gain: float
+    home_q: Array
+    path: TargetPath
+    phases: list[Phase]
+    setup: Any
+    domain: int
+    domain_source: str
+
+    @property
+    def bag(self) -> Path:
+        """The bag the run records."""
+        return self.out / "bag"
+
+    @property
+    def cmd_joints(self) -> list[str]:
+        """The commanded joints, in command order."""
+        return list(self.config.joints or self.tree.joint_names)
+
+
+def dds_domain(environ: Mapping[str, str]) -> tuple[int | None, str]:
+    """The user's ``ROS_DOMAIN_ID`` (validated) or None for a private one, and where from.
+
+    Raises:
+        UsageError: a ROS_DOMAIN_ID that is no domain id.
+    """
+    raw = environ.get("ROS_DOMAIN_ID", "").strip()
+    if not raw:
+        return None, "private, picked by itasc-demo; set ROS_DOMAIN_ID to choose"
+    try:
+        domain = int(raw)
+    except ValueError:
+        raise UsageError(f"ROS_DOMAIN_ID={raw!r} is not an integer; valid: 0 to 232") from None
+    if not 0 <= domain <= MAX_DOMAIN_ID:
+        raise UsageError(f"ROS_DOMAIN_ID={domain} is out of range; valid: 0 to {MAX_DOMAIN_ID}")
+    return domain, "ROS_DOMAIN_ID"
+
+
+def _timestamped_out(args: argparse.Namespace) -> Path:
+    return Path(args.out or Path("demo_output") / datetime.now().strftime("%Y%m%d-%H%M%S"))
+
+
+def prepare(args: argparse.Namespace) -> DemoSetup:
+    """Check the arguments and resolve the robot, the phases and the DDS domain.
+
+    Raises:
+        UsageError: a duration too short, an output folder that cannot be written or already
+            holds a bag, a ROS_DOMAIN_ID that is no domain id.
+    """
+    shortest = min_duration()
+    if args.duration < shortest:
+        raise UsageError(
+            f"--duration {args.duration:g} is too short: the six phases need at least "
+            f"{shortest:g} s to settle ({STEP_HOLD_MIN:g} s a step, {TRACKING_MIN:g} s the "
+            f"shortest tracking phase); default {DEFAULT_DURATION:g}"
+        )
+    wanted, source = dds_domain(os.environ)
+    out = writable_dir(_timestamped_out(args), "--out")
+    if (out / "bag").exists():
+        raise UsageError(f"{out / 'bag'} exists; choose another --out")
+    urdf = robot_urdf(args.robot)
+    params_file = share_file("config", f"{args.robot}.yaml")
+    config = config_from_parameters(read_params_file(params_file))
+    tree = KinematicTree.from_urdf(urdf.read_text(encoding="utf-8"))
+    pose_cfg = next(c for c in config.constraints if c.takes_target)
+    home_q = home_pose(tree)
+    home = tree.forward_kinematics(home_q, pose_cfg.link)
+    path = TargetPath(home[:3, 3], spatial.matrix_to_quat(home[:3, :3]), args.radius)
+    domain = apply_local_dds_env(wanted)
+    return DemoSetup(
+        args=args,
+        out=out,
+        urdf=urdf,
+        params_file=params_file,
+        config=config,
+        tree=tree,
+        tip=pose_cfg.link,
+        gain=pose_cfg.gain,
+        home_q=home_q,
+        path=path,
+        phases=plan_phases(args.duration),
+        setup=load_setup(None, params_file, str(urdf)),
+        domain=domain,
+        domain_source=source,
+    )
+
+
+def _process_args(d: DemoSetup) -> dict[str, list[str]]:
+    """The command lines of the simulated robot and the node."""
+    sim = ["itasc_ros.tools.sim_robot", "--ros-args", "-p", f"urdf_file:={d.urdf}"]
+    sim += ["-p", f"rate:={SIM_RATE}", "-p", "joints:=[" + ",".join(d.cmd_joints) + "]"]
+    node = ["itasc_ros.ros.node", "--ros-args", "--params-file", str(d.params_file)]
+    node += ["-p", f"urdf_file:={d.urdf}"]
+    return {"sim": [sys.executable, "-m", *sim], "node": [sys.executable, "-m", *node]}
+
+
+def run_live(d: DemoSetup, wall0: float) -> None:
+    """Start the processes, run the phases while recording, stop everything.
+
+    Raises:
+        RuntimeError: a process died or did not come up.
+    """
+    env = local_dds_env(d.domain)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    logs = {"sim": d.out / "sim_robot.log", "node": d.out / "itasc_node.log"}
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    run: DemoRun | None = None
+    writer = TapWriter(d.bag, "mcap", d.setup.joint_topic)
+    try:
+        writer.open()
+        for name, cmd in _process_args(d).items():
+            procs[name] = _start(cmd, env, logs[name])
+        run = DemoRun(d.setup, d.tree, d.tip, writer, sys.stdout)
+        run.wait_ready(procs, logs)
+        write_parameters_snapshot(writer, run.now_ns(), run.fetch_parameters(), NODE)
+        t_ready = time.monotonic() - wall0
+        print(f"itasc-demo: processes up after {t_ready:.1f} s; running the phases", flush=True)
+        run.run_phases(d.phases, d.path, d.config.control_rate)
+        # Stop the node first (it sends its zero command), record it, then stop the rest.
+        stop_process(procs["node"])
+        time.sleep(0.3)
+    finally:
+        if run is not None:
+            run.close()
+        writer.close()
+        for p in procs.values():
+            stop_process(p)
+
+
+def _replay_bag(d: DemoSetup) -> tuple[Any, Any]:
+    """The node's journal played back and every command compared (None, None on failure)."""
+    try:
+        bag_setup = load_setup(d.bag, urdf=str(d.urdf))
+        playback = play_journal(d.bag, bag_setup)
+        if playback is None:
+            raise RuntimeError(f"no journal on {bag_setup.journal_topic} in the bag")
+        joints = setup_joints(bag_setup, playback)
+        return compare_commands(d.bag, bag_setup, playback, joints), playback
+    except Exception as exc:  # the analysis must not hide the demo's results
+        print(f"itasc-demo: offline replay of the bag failed: {exc}", file=sys.stderr)
+        return None, None
+
+
+def _offline_tracking(d: DemoSetup) -> dict[str, dict[str, float]]:
+    """``circle_tracking`` (what ``itasc-bench tracking`` runs) for each tracking phase."""
+    offline: dict[str, dict[str, float]] = {}
+    for ph in d.phases:
+        if ph.tracking:
+            r = circle_tracking(
+                d.tree,
+                d.tip,
+                d.home_q,
+                ph.feedforward,
+                d.path.radius,
+                SPEED,
+                d.gain,
+                1.0 / d.config.control_rate,
+                ph.duration,
+                ph.kind,
+                plane=PLANE,
+            )
+            keys = ("rms_error_m", "max_error_m", "max_joint_speed_ratio", "expected_lag_m")
+            offline[ph.name] = {k: r[k] for k in keys}
+    return offline
+
+
+def analyse(d: DemoSetup) -> tuple[dict[str, Any], BagData, SolveTrace | None, list[JointLimits]]:
+    """The metrics of the recorded bag, its offline replay and the offline tracking figures."""
+    replay_cmp, playback = _replay_bag(d)
+    data = read_demo_bag(d.bag, d.setup, d.tree, d.tip, d.cmd_joints)
+    trace = solve_trace(replay_cmp, playback)
+    if trace is not None:
+        trace.t = np.where(np.isfinite(trace.t), trace.t, data.cmd_t)
+        order = np.argsort(trace.t, kind="stable")
+        trace = trace.reordered(order)
+        # the ticks' times rather than the recorder's reception times
+        data.cmd_t, data.cmd = trace.t, data.cmd[order]
+    by_joint = d.config.limits()
+    limits = [by_joint.get(j, JointLimits()) for j in d.cmd_joints]
+    measured = [p for p in d.phases if p.measured]
+    t = d.tree
+    metrics = compute_metrics(
+        data,
+        measured,
+        d.path,
+        t.velocity_limits,
+        t.lower,
+        t.upper,
+        trace,
+        d.config.damping_epsilon,
+        d.config.control_rate,
+        limits,
+    )
+    metrics["commands_recorded"] = int(data.cmd_t.size)
+    if replay_cmp is not None:
+        metrics["replay_compare"] = replay_cmp.to_dict()
+    offline = _offline_tracking(d)
+    metrics["offline"] = offline
+    metrics["offline_tracking_error_feedforward_m"] = offline["circle_ff"]["rms_error_m"]
+    metrics["offline_tracking_error_feedback_only_m"] = offline["circle_fb"]["rms_error_m"]
+    return metrics, data, trace, limits
+
+
+def health_flags(
+    d: DemoSetup, metrics: dict[str, Any], data: BagData, trace: SolveTrace | None
+) -> list[str]:
+    """Every phase that did not settle and every figure over a limit, with its cause."""
+    ticks = None if trace is None else CommandTicks(trace.t, trace.status)
+    js = JointStateTimes(data.js_t, data.js_recv)
+    measured = [p for p in d.phases if p.measured]
+    timeout = d.config.input_timeout
+    return phase_flags(metrics, metrics["offline"]) + limit_flags(
+        metrics, ticks, measured, js, timeout
+    )
+
+
+def _explain_offline(d: DemoSetup, metrics: dict[str, Any]) -> str:
+    offline = metrics["offline"]
+    ff, fb = metrics["tracking_error_feedforward_m"], metrics["tracking_error_feedback_only_m"]
+    off_ff, off_fb = offline["circle_ff"]["rms_error_m"], offline["circle_fb"]["rms_error_m"]
+    rate = d.config.control_rate
+    return (
+        f"\nOffline = itasc_ros.core.scenarios.circle_tracking (what `itasc-bench tracking` "
+        f"runs) with the same K = {d.gain:g} 1/s, radius {d.path.radius:g} m, speed {SPEED} "
+        f"m/s, period 1/{rate:g} s and steady-state window (second half of the phase); it "
+        f"integrates q += q' dt exactly, every tick. Feedback only, both show the lag "
+        f"v / sqrt(K^2 + w^2) = {_mm(offline['circle_fb']['expected_lag_m'])}: "
+        f"{_mm(fb)} over DDS vs {_mm(off_fb)} offline ({_pct(fb, off_fb)}). With "
+        f"feed-forward: {_mm(ff)} over DDS vs {_mm(off_ff)} offline ({_mm(ff - off_ff)} "
+        f"more): over DDS the node ticks on its own clock at "
+        f"{_f(metrics['loop_rate_hz'], '.0f', ' Hz')}, "
+        f"its joint state is up to 1/{SIM_RATE:g} s old, the target is held between the "
+        "generator's ticks and each command acts one DDS hop later."
+    )
+
+
+def report(d: DemoSetup, wall0: float, t_run: float) -> int:
+    """Analyse the bag, print the summary, the flags and the verdict; 0 when healthy."""
+    metrics, data, trace, limits = analyse(d)
+    vlim = d.tree.velocity_limits
+    print(summary_table(metrics, metrics["offline"], d.cmd_joints, vlim))
+    print(_explain_offline(d, metrics))
+    plots: list[Path] = []
+    if not d.args.no_plots:
+        measured = [p for p in d.phases if p.measured]
+        eps = d.config.damping_epsilon
+        plots = write_plots(d.out, data, measured, trace, vlim, d.cmd_joints, eps, limits)
+    flags = health_flags(d, metrics, data, trace)
+    metrics["verdict"] = {"healthy": not flags, "flags": flags}
+    with (d.out / "metrics.json").open("w") as fh:
+        json.dump(_finite_or_none(metrics), fh, indent=2, default=_json_default)
+    wall = time.monotonic() - wall0
+    metrics.update(wall_time_s=wall, run_time_s=t_run, bag=str(d.bag))
+    metrics["plots"] = [str(p) for p in plots]
+    print(
+        f"\nOutput: {d.out}/ (bag/, {', '.join(p.name for p in plots) or 'no plots'}, "
+        f"metrics.json, logs); wall time {wall:.1f} s\n"
+    )
+    for flag in flags:
+        print(f"itasc-demo: FLAG: {flag}")
+    print(verdict_line("itasc-demo", flags), flush=True)
+    if d.args.json:
+        print(json.dumps(_finite_or_none(metrics), default=_json_default))
+    return 0 if not flags else 1
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """The DDS demo: prepare, run live, report. Returns the exit status."""
+    wall0 = time.monotonic()
+    d = prepare(args)
+    print(
+        f"itasc-demo: DDS domain {d.domain} ({d.domain_source}; shared memory only); "
+        f"{d.tree.name} ({d.tree.n_joints} joints, tip {d.tip}), {len(d.phases)} phases in "
+        f"{args.duration:g} s, circle radius {d.path.radius:g} m, control "
+        f"{d.config.control_rate:g} Hz, K = {d.gain:g}; output {d.out}",
+        flush=True,
+    )
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # stop the processes on SIGTERM too
+    try:
+        run_live(d, wall0)
+    except KeyboardInterrupt:
+        print("\nitasc-demo: interrupted", file=sys.stderr)
+        return 130
+    except RuntimeError as exc:
+        print(f"\nitasc-demo: {exc}", file=sys.stderr)
+        print("itasc-demo: verdict: NOT healthy: the run did not complete", file=sys.stderr)
+        return 1
+    return report(d, wall0, time.monotonic() - wall0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console script entry point; returns the exit status."""
+    """Console script entry point; returns the exit status (0 healthy, 1 not, 2 usage)."""
     args = _parser().parse_args(argv)
     if args.list_scenarios:
         from . import scenarios
@@ -1128,207 +1516,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name}: {text}")
         return 0
     if args.scenario:
-        out = Path(args.out or Path("demo_output") / datetime.now().strftime("%Y%m%d-%H%M%S"))
-        return run_scenario(args.scenario, out, args.quick, args.json)
-    if args.duration < 12.0:
-        print("itasc-demo: --duration must be >= 12 s (six phases)", file=sys.stderr)
-        return 2
-    wall0 = time.monotonic()
-    signal.signal(signal.SIGTERM, _raise_interrupt)  # stop the processes on SIGTERM too
-    out = Path(args.out or Path("demo_output") / datetime.now().strftime("%Y%m%d-%H%M%S"))
-    out.mkdir(parents=True, exist_ok=True)
-    bag_path = out / "bag"
-    if bag_path.exists():
-        print(f"itasc-demo: {bag_path} exists; choose another --out", file=sys.stderr)
-        return 2
-    urdf = robot_urdf(args.robot)
-    params_file = share_file("config", f"{args.robot}.yaml")
-    params = read_params_file(params_file)
-    config = config_from_parameters(params)
-    tree = KinematicTree.from_urdf(urdf.read_text(encoding="utf-8"))
-    pose_cfg = next(c for c in config.constraints if c.takes_target)
-    tip = pose_cfg.link
-    gain = pose_cfg.gain
-    control_rate = config.control_rate
-    home_q = home_pose(tree)
-    home = tree.forward_kinematics(home_q, tip)
-    path = TargetPath(home[:3, 3], spatial.matrix_to_quat(home[:3, :3]))
-    phases = plan_phases(args.duration)
-    setup = load_setup(None, params_file, str(urdf))
-
-    domain = apply_local_dds_env()
-    env = local_dds_env(domain)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    print(
-        f"itasc-demo: {tree.name} ({tree.n_joints} joints, tip {tip}), {len(phases)} phases "
-        f"in {args.duration:g} s, control {control_rate:g} Hz, K = {gain:g}; DDS domain "
-        f"{domain} (shared memory); output {out}",
-        flush=True,
-    )
-
-    logs = {"sim": out / "sim_robot.log", "node": out / "itasc_node.log"}
-    procs: dict[str, subprocess.Popen[bytes]] = {}
-    run: DemoRun | None = None
-    writer = TapWriter(bag_path, "mcap", setup.joint_topic)
-    try:
-        writer.open()
-        procs["sim"] = _start(
-            [
-                sys.executable,
-                "-m",
-                "itasc_ros.tools.sim_robot",
-                "--ros-args",
-                "-p",
-                f"urdf_file:={urdf}",
-                "-p",
-                f"rate:={SIM_RATE}",
-                "-p",
-                "joints:=[" + ",".join(config.joints or tree.joint_names) + "]",
-            ],
-            env,
-            logs["sim"],
+        out = _timestamped_out(args)
+        return usage_status(
+            "itasc-demo", lambda: run_scenario(args.scenario, out, args.quick, args.json)
         )
-        procs["node"] = _start(
-            [
-                sys.executable,
-                "-m",
-                "itasc_ros.ros.node",
-                "--ros-args",
-                "--params-file",
-                str(params_file),
-                "-p",
-                f"urdf_file:={urdf}",
-            ],
-            env,
-            logs["node"],
-        )
-        run = DemoRun(setup, tree, tip, writer, sys.stdout)
-        run.wait_ready(procs, logs)
-        node_params = run.fetch_parameters()
-        write_parameters_snapshot(writer, run.now_ns(), node_params, NODE)
-        t_ready = time.monotonic() - wall0
-        print(f"itasc-demo: processes up after {t_ready:.1f} s; running the phases", flush=True)
-        run.run_phases(phases, path, control_rate)
-        # Stop the node first (it sends its zero command), record it, then stop the rest.
-        stop_process(procs["node"])
-        time.sleep(0.3)
-    except KeyboardInterrupt:
-        print("\nitasc-demo: interrupted", file=sys.stderr)
-        return 130
-    except RuntimeError as exc:
-        print(f"\nitasc-demo: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        if run is not None:
-            run.close()
-        writer.close()
-        for p in procs.values():
-            stop_process(p)
-    t_run = time.monotonic() - wall0
-
-    # ------------------------------------------------------------------ analysis (offline)
-    replay_cmp = playback = None
-    try:
-        bag_setup = load_setup(bag_path, urdf=str(urdf))
-        playback = play_journal(bag_path, bag_setup)
-        if playback is None:
-            raise RuntimeError(f"no journal on {bag_setup.journal_topic} in the bag")
-        joints = setup_joints(bag_setup, playback)
-        replay_cmp = compare_commands(bag_path, bag_setup, playback, joints)
-    except Exception as exc:  # the analysis must not hide the demo's results
-        print(f"itasc-demo: offline replay of the bag failed: {exc}", file=sys.stderr)
-    cmd_joints = config.joints or tree.joint_names
-    data = read_demo_bag(bag_path, setup, tree, tip, cmd_joints)
-    trace = solve_trace(replay_cmp, playback)
-    if trace is not None:
-        trace.t = np.where(np.isfinite(trace.t), trace.t, data.cmd_t)
-        data.cmd_t = trace.t  # the ticks' times rather than the recorder's reception times
-        order = np.argsort(data.cmd_t, kind="stable")
-        data.cmd_t, data.cmd = data.cmd_t[order], data.cmd[order]
-        trace = SolveTrace(
-            trace.t[order],
-            trace.sigma_min[order],
-            trace.damping[order],
-            trace.locked[order],
-            trace.source,
-        )
-    vlim = tree.velocity_limits
-    measured = [p for p in phases if p.measured]
-    by_joint = config.limits()
-    limits = [by_joint.get(j, JointLimits()) for j in cmd_joints]
-    metrics = compute_metrics(
-        data,
-        measured,
-        path,
-        vlim,
-        tree.lower,
-        tree.upper,
-        trace,
-        config.damping_epsilon,
-        control_rate,
-        limits,
-    )
-    metrics["commands_recorded"] = int(data.cmd_t.size)
-    if replay_cmp is not None:
-        metrics["replay_compare"] = replay_cmp.to_dict()
-    offline: dict[str, dict[str, float]] = {}
-    for ph in phases:
-        if ph.tracking:
-            r = circle_tracking(
-                tree,
-                tip,
-                home_q,
-                ph.feedforward,
-                RADIUS,
-                SPEED,
-                gain,
-                1.0 / control_rate,
-                ph.duration,
-                ph.kind,
-                plane=PLANE,
-            )
-            offline[ph.name] = {
-                k: r[k]
-                for k in ("rms_error_m", "max_error_m", "max_joint_speed_ratio", "expected_lag_m")
-            }
-    metrics["offline"] = offline
-    metrics["offline_tracking_error_feedforward_m"] = offline["circle_ff"]["rms_error_m"]
-    metrics["offline_tracking_error_feedback_only_m"] = offline["circle_fb"]["rms_error_m"]
-    print(summary_table(metrics, offline, cmd_joints, vlim))
-    ff, fb = metrics["tracking_error_feedforward_m"], metrics["tracking_error_feedback_only_m"]
-    off_ff, off_fb = offline["circle_ff"]["rms_error_m"], offline["circle_fb"]["rms_error_m"]
-    print(
-        f"\nOffline = itasc_ros.core.scenarios.circle_tracking (what `itasc-bench tracking` "
-        f"runs) with the same K = {gain:g} 1/s, radius {RADIUS} m, speed {SPEED} m/s, "
-        f"period 1/{control_rate:g} s and steady-state window (second half of the phase); it "
-        f"integrates q += q' dt exactly, every tick. Feedback only, both show the lag "
-        f"v / sqrt(K^2 + w^2) = {_mm(offline['circle_fb']['expected_lag_m'])}: "
-        f"{_mm(fb)} over DDS vs {_mm(off_fb)} offline ({_pct(fb, off_fb)}). With "
-        f"feed-forward: {_mm(ff)} over DDS vs {_mm(off_ff)} offline ({_mm(ff - off_ff)} "
-        f"more): over DDS the node ticks on its own clock at {metrics['loop_rate_hz']:.0f} Hz, "
-        f"its joint state is up to 1/{SIM_RATE:g} s old, the target is held between the "
-        "generator's ticks and each command acts one DDS hop later."
-    )
-    plots: list[Path] = []
-    if not args.no_plots:
-        plots = write_plots(
-            out, data, measured, trace, vlim, cmd_joints, config.damping_epsilon, limits
-        )
-    with (out / "metrics.json").open("w") as fh:
-        json.dump(_finite_or_none(metrics), fh, indent=2, default=_json_default)
-    wall = time.monotonic() - wall0
-    metrics["wall_time_s"] = wall
-    metrics["run_time_s"] = t_run
-    metrics["bag"] = str(bag_path)
-    metrics["plots"] = [str(p) for p in plots]
-    print(
-        f"\nOutput: {out}/ (bag/, {', '.join(p.name for p in plots) or 'no plots'}, "
-        f"metrics.json, logs); wall time {wall:.1f} s"
-    )
-    if args.json:
-        print(json.dumps(_finite_or_none(metrics), default=_json_default))
-    return 0
+    return usage_status("itasc-demo", lambda: run_demo(args))
 
 
 if __name__ == "__main__":

@@ -18,38 +18,49 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..cli import USAGE_EXIT, CliParser, finite_float, positive_float, run_cli, with_hint
 from ..core import IkResult, ItascError, KinematicTree, solve_ik, spatial
 from ..core.ik import PREFER
 
+PROG = "itasc-ik"
+#: Default time budget [s]: 5 ms, as ``solve_ik`` and TRAC-IK's benchmark protocol.
+DEFAULT_TIMEOUT = 0.005
+
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="itasc-ik",
+    ap = CliParser(
+        prog=PROG,
         description=(__doc__ or "").split("\n\n")[0],
         epilog="Exit status: 0 solved, 1 not solved in the budget, 2 bad input.",
     )
-    ap.add_argument("robot", help="bundled robot name (panda, ur5) or a URDF file")
+    ap.add_argument(
+        "robot", help="bundled robot name (panda, ur5) or a URDF file (ends in .urdf or has a /)"
+    )
     ap.add_argument("--link", default="", help="link to place (default: the tip link)")
     ap.add_argument(
-        "--xyz", type=float, nargs=3, required=True, metavar=("X", "Y", "Z"), help="[m]"
+        "--xyz", type=finite_float, nargs=3, required=True, metavar=("X", "Y", "Z"), help="[m]"
     )
     rot = ap.add_mutually_exclusive_group()
     rot.add_argument(
-        "--quat", type=float, nargs=4, metavar=("QX", "QY", "QZ", "QW"), help="(x, y, z, w)"
+        "--quat", type=finite_float, nargs=4, metavar=("QX", "QY", "QZ", "QW"), help="(x, y, z, w)"
     )
     rot.add_argument(
-        "--rpy", type=float, nargs=3, metavar=("R", "P", "Y"), help="roll pitch yaw [rad]"
+        "--rpy", type=finite_float, nargs=3, metavar=("R", "P", "Y"), help="roll pitch yaw [rad]"
     )
     ap.add_argument("--frame", default="", help="frame of the pose (default: the root link)")
-    ap.add_argument("--seed", type=float, nargs="+", help="start configuration [rad or m]")
-    ap.add_argument("--timeout", type=float, default=0.05, help="time budget [s] (0.05)")
+    ap.add_argument("--seed", type=finite_float, nargs="+", help="start configuration [rad or m]")
     ap.add_argument(
-        "--tolerance", type=float, default=1e-5, help="per component [m and rad] (1e-5)"
+        "--timeout",
+        type=positive_float,
+        default=DEFAULT_TIMEOUT,
+        help=f"time budget [s] ({DEFAULT_TIMEOUT:g} = 5 ms)",
+    )
+    ap.add_argument(
+        "--tolerance", type=positive_float, default=1e-5, help="per component [m and rad] (1e-5)"
     )
     ap.add_argument("--random-seed", type=int, default=0, help="seed of the restarts (0)")
     ap.add_argument("--prefer", choices=PREFER, default="speed", help="first or nearest")
@@ -60,11 +71,7 @@ def _parser() -> argparse.ArgumentParser:
 def _load(robot: str) -> KinematicTree:
     from .resources import robot_urdf
 
-    try:
-        path = robot_urdf(robot)
-    except FileNotFoundError as exc:
-        raise ItascError(f"{exc} (or give a path to a .urdf file)") from None
-    return KinematicTree.from_urdf_file(path)
+    return KinematicTree.from_urdf_file(robot_urdf(robot))  # RobotNotFoundError names them
 
 
 def run(args: argparse.Namespace) -> tuple[KinematicTree, str, IkResult, bool]:
@@ -88,7 +95,8 @@ def run(args: argparse.Namespace) -> tuple[KinematicTree, str, IkResult, bool]:
     target = np.eye(4)
     target[:3, 3] = args.xyz
     if args.quat is not None:
-        target[:3, :3] = spatial.quat_to_matrix(np.array(args.quat, dtype=float))
+        x, y, z, w = args.quat  # plain floats: an error message shows them as typed
+        target[:3, :3] = spatial.quat_to_matrix((x, y, z, w))
     elif args.rpy is not None:
         target[:3, :3] = spatial.rpy_to_matrix(*args.rpy)
     if not np.all(np.isfinite(target)):
@@ -110,40 +118,53 @@ def run(args: argparse.Namespace) -> tuple[KinematicTree, str, IkResult, bool]:
     return tree, link, r, position_only
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Console script entry point; returns the exit status."""
-    args = _parser().parse_args(argv)
-    try:
-        tree, link, r, position_only = run(args)
-    except (ItascError, OSError) as exc:
-        print(f"itasc-ik: {exc}", file=sys.stderr)
-        if args.json:
-            print(json.dumps({"success": False, "error": str(exc)}))
-        return 2
+def _print_result(
+    tree: KinematicTree, link: str, r: IkResult, position_only: bool, as_json: bool
+) -> None:
+    """The solution as a table, then (``as_json``) one JSON object of plain numbers."""
     print(f"{tree.name}: {link} -> {'solved' if r.success else 'NOT solved'}")
     for name, v in zip(r.joint_names, r.q, strict=True):
-        print(f"  {name:<28} {v: .6f}")
-    rot = "" if position_only else f", rotation error {r.rotation_error:.3g} rad"
+        print(f"  {name:<28} {float(v): .6f}")
+    rot = "" if position_only else f", rotation error {float(r.rotation_error):.3g} rad"
     print(
-        f"  position error {r.position_error:.3g} m{rot}, {r.iterations} iterations, "
-        f"{r.restarts} restarts, {1e3 * r.time:.3f} ms ({r.message})"
+        f"  position error {float(r.position_error):.3g} m{rot}, {r.iterations} iterations, "
+        f"{r.restarts} restarts, {1e3 * float(r.time):.3f} ms ({r.message})"
     )
-    if args.json:
+    if as_json:
         out = {
             "robot": tree.name,
             "link": link,
-            "success": r.success,
-            "joint_names": r.joint_names,
+            "success": bool(r.success),
+            "joint_names": list(r.joint_names),
             "q": [float(v) for v in r.q],
-            "position_error_m": r.position_error,
-            "rotation_error_rad": None if position_only else r.rotation_error,
-            "iterations": r.iterations,
-            "restarts": r.restarts,
-            "time_ms": 1e3 * r.time,
-            "message": r.message,
+            "position_error_m": float(r.position_error),
+            "rotation_error_rad": None if position_only else float(r.rotation_error),
+            "iterations": int(r.iterations),
+            "restarts": int(r.restarts),
+            "time_ms": 1e3 * float(r.time),
+            "message": str(r.message),
         }
         print(json.dumps(out))
+
+
+def _solve(args: argparse.Namespace) -> int:
+    try:
+        tree, link, r, position_only = run(args)
+    except ItascError as exc:
+        if args.json:
+            print(json.dumps({"success": False, "error": with_hint(exc)}))
+        raise
+    _print_result(tree, link, r, position_only, args.json)
     return 0 if r.success else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script entry point; returns the exit status (2: a mistake, named on one line)."""
+    args = _parser().parse_args(argv)
+    try:
+        return run_cli(PROG, lambda: _solve(args))
+    except SystemExit as exc:  # run_cli printed the mistake on one line
+        return exc.code if isinstance(exc.code, int) else USAGE_EXIT
 
 
 if __name__ == "__main__":

@@ -28,19 +28,30 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import rclpy
+from rclpy.exceptions import InvalidTopicNameException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
-from rclpy.utilities import remove_ros_args
+from rclpy.validate_topic_name import validate_topic_name
 from rosbags.interfaces import Nodetype
 
-from itasc_ros.tools.bagio import STORAGES, BagError, BagWriter, ensure_type, normalize_msgtype
+from itasc_ros.cli import CliParser, closest, positive_float, run_cli, unknown_choice, writable_dir
+from itasc_ros.tools.bagio import (
+    STORAGES,
+    BagError,
+    BagWriter,
+    _share_dirs,
+    ensure_type,
+    normalize_msgtype,
+)
+from itasc_ros.tools.ros_args import non_ros_args
 
 #: Topics recorded by default: the node's inputs and outputs, its journal (what each tick
 #: consumed: ``itasc-replay --compare`` recomputes every command from it) and its parameters.
@@ -55,6 +66,8 @@ DEFAULT_TOPICS: tuple[str, ...] = (
     "/robot_description",
     "/diagnostics",
 )
+
+PROG = "itasc-record"
 
 #: Keep-last depth of the recording subscriptions.
 DEPTH = 1000
@@ -267,8 +280,8 @@ class Recorder:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="itasc-record",
+    p = CliParser(
+        prog=PROG,
         description="Record ROS 2 topics into a rosbag2 bag (MCAP or sqlite3) with rosbags.",
     )
     p.add_argument(
@@ -282,7 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--storage", choices=sorted(STORAGES), default="mcap")
     p.add_argument(
         "--duration",
-        type=float,
+        type=positive_float,
         help="stop after this many seconds [s] (then up to 0.1 s more to write queued messages)",
     )
     p.add_argument(
@@ -294,14 +307,83 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def installed_msgtypes() -> list[str]:
+    """``pkg/msg/Type`` of every message whose ``.msg`` file the ROS packages installed."""
+    files = (f for d in _share_dirs() for f in d.glob("*/msg/*.msg"))
+    return sorted({f"{f.parent.parent.name}/msg/{f.stem}" for f in files})
+
+
+def check_msgtype(msgtype: str) -> str:
+    """``msgtype`` normalised if it can be recorded (typestore and rclpy class), else an error.
+
+    Raises:
+        BagError: an unknown type, naming the closest installed types (or packages).
+    """
+    msgtype = normalize_msgtype(msgtype)
+    try:
+        ensure_type(msgtype)
+        _message_class(msgtype)
+    except BagError:
+        raise BagError(_unknown_msgtype(msgtype)) from None
+    return msgtype
+
+
+def _unknown_msgtype(msgtype: str) -> str:
+    known = installed_msgtypes()
+    pkg = msgtype.split("/")[0]
+    in_pkg = [t for t in known if t.split("/")[0] == pkg]
+    if in_pkg:
+        return unknown_choice("message type", msgtype, in_pkg)
+    packages = sorted({t.split("/")[0] for t in known})
+    hint = closest(pkg, packages)
+    did = f" (did you mean {hint!r}?)" if hint else ""
+    shown = ", ".join(repr(k) for k in packages) or "(none)"
+    return (
+        f"unknown message type {msgtype!r}: no installed message package {pkg!r}{did};"
+        f" installed: {shown}"
+    )
+
+
+def _check_topic(topic: str) -> None:
+    try:
+        validate_topic_name(topic)
+    except InvalidTopicNameException:
+        raise BagError(
+            f"invalid topic name {topic!r}: use letters, digits, '_' and '/' separators, not"
+            " starting with a digit or ending in '/' (e.g. '/joint_states')"
+        ) from None
+
+
+def _check_out(out: str) -> None:
+    """A bag directory that does not exist yet in a writable directory, else an error."""
+    path = Path(out).expanduser()
+    if path.exists():
+        raise BagError(f"--out {out!r} exists already; choose a new bag directory")
+    parent = next((p for p in path.parents if p.exists()), Path("."))
+    if not parent.is_dir():
+        raise BagError(f"--out {out!r} is inside {str(parent)!r}, which is not a directory")
+    writable_dir(path.parent, "--out's parent directory")
+
+
+def _checked_specs(topics: Sequence[str]) -> list[tuple[str, str | None]]:
+    specs = [parse_topic_spec(s) for s in topics]
+    for topic, _msgtype in specs:
+        _check_topic(topic)
+    return [(t, None if m is None else check_msgtype(m)) for t, m in specs]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console script entry point; returns the exit status."""
-    args_all = list(sys.argv if argv is None else ["itasc-record", *argv])
-    args = _parser().parse_args(remove_ros_args(args_all)[1:])
-    if args.duration is not None and args.duration <= 0:
-        print(f"itasc-record: --duration must be > 0 s, got {args.duration}", file=sys.stderr)
-        return 2
+    """Console script entry point; returns the exit status (2: a mistake, named on one line)."""
+    args_all = list(sys.argv if argv is None else [PROG, *argv])
+    return run_cli(PROG, lambda: _main(args_all))
+
+
+def _main(args_all: list[str]) -> int:
+    args = _parser().parse_args(non_ros_args(args_all)[1:])
     out = args.out or datetime.now().strftime("itasc_bag_%Y_%m_%d-%H_%M_%S")
+    specs = _checked_specs(args.topics)  # before DDS starts: a mistake costs nothing
+    _check_out(out)
+    writer = BagWriter(out, args.storage)
 
     stop = threading.Event()
 
@@ -310,20 +392,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    _record(args_all, writer, specs, args, stop)
+    return 0
 
-    try:
-        writer = BagWriter(out, args.storage)
-        specs = [parse_topic_spec(s) for s in args.topics]
-    except BagError as exc:
-        print(f"itasc-record: {exc}", file=sys.stderr)
-        return 2
 
+def _record(
+    args_all: list[str],
+    writer: BagWriter,
+    specs: list[tuple[str, str | None]],
+    args: argparse.Namespace,
+    stop: threading.Event,
+) -> None:
+    """Record until ``stop`` or ``args.duration``, then close the bag."""
     context = rclpy.Context()
     rclpy.init(args=args_all, context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("itasc_recorder", context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     log = node.get_logger()
+    out = str(writer.path)
     try:
         with writer:
             recorder = Recorder(node, writer, specs, stamp=args.stamp)
@@ -342,7 +429,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown(context=context)
-    return 0
 
 
 if __name__ == "__main__":

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 from pathlib import Path
+
+from ..cli import closest, unknown_choice
+from ..core.errors import ItascError
 
 PACKAGE = "itasc_ros"
 
@@ -42,12 +46,60 @@ def share_file(kind: str, name: str) -> Path:
     return path
 
 
+class RobotNotFoundError(ItascError, FileNotFoundError):
+    """A robot name that is not bundled, or a URDF path that does not exist (names both)."""
+
+
+def bundled_robots() -> list[str]:
+    """Names of the bundled robots (``urdf/<name>.urdf``), sorted."""
+    folder = share_dir() / "urdf"
+    return sorted(p.stem for p in folder.glob("*.urdf") if p.is_file())
+
+
+def is_urdf_path(robot: str) -> bool:
+    """True when ``robot`` is a path (ends in ``.urdf`` or has a ``/``), not a robot name."""
+    return robot.endswith(".urdf") or "/" in robot
+
+
 def robot_urdf(robot: str) -> Path:
-    """The bundled URDF of a robot name ('panda', 'ur5') or a path to a URDF file."""
-    p = Path(robot)
-    if p.suffix == ".urdf" and p.is_file():
-        return p
-    return share_file("urdf", f"{robot}.urdf")
+    """The URDF of a bundled robot name ('panda', 'ur5') or of a path.
+
+    A string that ends in ``.urdf`` or contains a ``/`` is a path; anything else is the name of
+    a bundled robot, or else an existing file.
+
+    Raises:
+        RobotNotFoundError: no such file, or no such robot; the message names the closest
+            robot and the bundled ones.
+    """
+    robots = bundled_robots()
+    if is_urdf_path(robot):
+        path = Path(robot).expanduser()
+        if path.is_file():
+            return path
+        why = "is not a file" if path.exists() else f"does not exist{_near_urdf(path)}"
+        raise RobotNotFoundError(
+            f"URDF file {robot!r} {why}; bundled robots: {_closest_first(path.stem, robots)}"
+        )
+    if robot in robots:
+        return share_dir() / "urdf" / f"{robot}.urdf"
+    if Path(robot).is_file():  # a URDF named otherwise (robot.xml) in this directory
+        return Path(robot)
+    raise RobotNotFoundError(unknown_choice("robot", robot, robots) + " (or a path to a .urdf)")
+
+
+def _near_urdf(path: Path) -> str:
+    """`` (did you mean '<dir>/<name>.urdf'?)`` for a URDF file next to ``path``, else ''."""
+    try:
+        names = [c.name for c in path.parent.iterdir() if c.suffix == ".urdf"]
+    except OSError:
+        return ""
+    hit = closest(path.name, names)
+    return f" (did you mean {str(path.parent / hit)!r}?)" if hit else ""
+
+
+def _closest_first(name: str, robots: list[str]) -> str:
+    ranked = sorted(robots, key=lambda r: -difflib.SequenceMatcher(None, name, r).ratio())
+    return ", ".join(repr(r) for r in ranked) or "(none)"
 
 
 def example_robot_data_file(rel: str) -> Path:
@@ -66,4 +118,12 @@ def example_robot_data_file(rel: str) -> Path:
     )
 
 
-__all__ = ["example_robot_data_file", "robot_urdf", "share_dir", "share_file"]
+__all__ = [
+    "RobotNotFoundError",
+    "bundled_robots",
+    "example_robot_data_file",
+    "is_urdf_path",
+    "robot_urdf",
+    "share_dir",
+    "share_file",
+]

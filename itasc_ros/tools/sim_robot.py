@@ -31,6 +31,11 @@ Usage::
     itasc_sim_robot --ros-args -p urdf_file:=urdf/panda.urdf -p rate:=500.0
     python -m itasc_ros.tools.sim_robot --ros-args -p urdf_file:=urdf/ur5.urdf
         -p command_type:=trajectory_msgs/JointTrajectory -p latency:=0.01  (one line)
+    itasc_sim_robot --ros-args -p urdf_file:=panda -p rate:=250   # a bundled robot
+
+``urdf_file`` is a path (it ends in ``.urdf`` or has a ``/``) or a bundled robot's name; an
+integer is accepted for a double parameter. The ``-p`` values are checked before DDS starts: a
+wrong name, type, range, robot or joint is one line on stderr and exit status 2.
 
 Like the other console scripts it does not change the DDS environment; tests and the demo pass
 the local shared-memory environment (:mod:`itasc_ros.tools.dds_env`) to it.
@@ -41,13 +46,13 @@ from __future__ import annotations
 import collections
 import json
 import math
+import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,6 +64,7 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 from rclpy.exceptions import (
+    InvalidTopicNameException,
     NameValidationException,
     ParameterException,
     ParameterUninitializedException,
@@ -67,15 +73,21 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
+from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
+from itasc_ros.cli import UsageError, run_cli, unknown_choice
 from itasc_ros.core import ConfigurationError, ItascError, KinematicTree
 from itasc_ros.ros.executors import make_executor, spin_until
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 from itasc_ros.tools.home_poses import home_pose
+from itasc_ros.tools.resources import bundled_robots, robot_urdf
+from itasc_ros.tools.ros_args import non_ros_args, param_overrides
+
+PROG = "itasc_sim_robot"
 
 #: Command message types, as the node's ``command_out_type`` names them.
 COMMAND_TYPES: tuple[str, ...] = (
@@ -340,6 +352,73 @@ def _descriptor(
     return d
 
 
+@dataclass(frozen=True)
+class SimParam:
+    """One ROS parameter of ``itasc_sim_robot``: its default, meaning and range."""
+
+    name: str
+    default: Any  # a value, or a Parameter.Type for an array that defaults to []
+    description: str
+    lo: float | None = None
+    hi: float | None = None
+    live: bool = False  # settable while the node runs
+
+    @property
+    def kind(self) -> Parameter.Type:
+        """The parameter's ROS type."""
+        if isinstance(self.default, Parameter.Type):
+            return self.default
+        return Parameter.Type.from_parameter_value(self.default)
+
+    def descriptor(self) -> ParameterDescriptor:
+        """Its ROS descriptor (read-only unless ``live``; with its range)."""
+        integer = self.kind == Parameter.Type.INTEGER
+        return _descriptor(self.description, self.lo, self.hi, not self.live, integer)
+
+
+_D = Parameter.Type
+#: Every parameter of ``itasc_sim_robot``, in declaration order.
+PARAMETERS: tuple[SimParam, ...] = (
+    SimParam("robot_description", "", "URDF XML; empty = read urdf_file"),
+    SimParam(
+        "urdf_file",
+        "",
+        "URDF used when robot_description is empty: a path (ends in .urdf or has a '/') or a "
+        "bundled robot name (panda, ur5)",
+    ),
+    SimParam("joints", _D.STRING_ARRAY, "simulated joints in command order; [] = every joint"),
+    SimParam(
+        "initial_positions",
+        _D.DOUBLE_ARRAY,
+        "initial positions [rad or m] in joints order; [] = home/neutral pose",
+    ),
+    SimParam("rate", 500.0, "integration and joint_states rate [Hz]", 1.0, 5000.0),
+    SimParam(
+        "command_type", COMMAND_TYPES[0], "command message type: " + " | ".join(COMMAND_TYPES)
+    ),
+    SimParam(
+        "command_topic",
+        DEFAULT_COMMAND_TOPIC,
+        "command topic; '' = the usual topic of command_type's controller",
+    ),
+    SimParam("thread_priority", 0, "SCHED_FIFO priority (1-99); 0 = normal", 0, 99),
+    SimParam("cpu_affinity", _D.INTEGER_ARRAY, "CPUs the threads may run on; [] = all"),
+    SimParam("latency", 0.0, "delay before a command takes effect [s]", 0.0, 10.0, live=True),
+    SimParam("noise", 0.0, "std of noise on published positions [rad]", 0.0, 1.0, live=True),
+    SimParam("seed", 0, "seed of the position noise", 0, 2**31 - 1),
+    SimParam(
+        "command_timeout",
+        0.0,
+        "zero the command after this long without one [s]; 0 = hold forever",
+        0.0,
+        3600.0,
+        live=True,
+    ),
+)
+#: Parameters every rclpy node has (accepted on the command line, not checked here).
+NODE_BUILTIN_PARAMETERS = ("use_sim_time", "start_type_description_service")
+
+
 class SimRobotNode(Node):
     """The ``itasc_sim_robot`` node: a :class:`SimulatedJoints` behind ROS topics.
 
@@ -353,58 +432,9 @@ class SimRobotNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("itasc_sim_robot", **kwargs)
-        p = self.declare_parameter
-        p("robot_description", "", _descriptor("URDF XML; empty = read urdf_file"))
-        p("urdf_file", "", _descriptor("URDF file used when robot_description is empty"))
-        p(
-            "joints",
-            Parameter.Type.STRING_ARRAY,
-            _descriptor("simulated joints in command order; [] = every URDF joint"),
-        )
-        p(
-            "initial_positions",
-            Parameter.Type.DOUBLE_ARRAY,
-            _descriptor("initial positions [rad or m] in joints order; [] = home/neutral pose"),
-        )
-        p("rate", 500.0, _descriptor("integration and joint_states rate [Hz]", 1.0, 5000.0))
-        p(
-            "command_type",
-            COMMAND_TYPES[0],
-            _descriptor("command message type: " + " | ".join(COMMAND_TYPES)),
-        )
-        p(
-            "command_topic",
-            DEFAULT_COMMAND_TOPIC,
-            _descriptor("command topic; '' = the usual topic of command_type's controller"),
-        )
-        p(
-            "thread_priority",
-            0,
-            _descriptor("SCHED_FIFO priority (1-99); 0 = normal", 0, 99, integer=True),
-        )
-        p(
-            "cpu_affinity",
-            Parameter.Type.INTEGER_ARRAY,
-            _descriptor("CPUs the threads may run on; [] = all"),
-        )
-        live = {"read_only": False}
-        p(
-            "latency",
-            0.0,
-            _descriptor("delay before a command takes effect [s]", 0.0, 10.0, **live),
-        )
-        p("noise", 0.0, _descriptor("std of noise on published positions [rad]", 0.0, 1.0, **live))
-        p("seed", 0, _descriptor("seed of the position noise", 0, 2**31 - 1, integer=True))
-        p(
-            "command_timeout",
-            0.0,
-            _descriptor(
-                "zero the command after this long without one [s]; 0 = hold forever",
-                0.0,
-                3600.0,
-                **live,
-            ),
-        )
+        self._coerce_numbers()
+        for spec in PARAMETERS:
+            self.declare_parameter(spec.name, spec.default, spec.descriptor())
 
         tree = self._load_tree()
         joints = self.get_parameter_or("joints").value or []
@@ -475,16 +505,26 @@ class SimRobotNode(Node):
             for why in apply_realtime(priority, cpus):
                 self.get_logger().warning(f"real-time scheduling not applied: {why}")
 
+    def _coerce_numbers(self) -> None:
+        """Integers given for double parameters become doubles (``rate:=250`` is 250.0 Hz)."""
+        overrides = getattr(self, "_parameter_overrides", None)
+        if not isinstance(overrides, dict):
+            return
+        for spec in PARAMETERS:
+            given = overrides.get(spec.name)
+            if not isinstance(given, Parameter):
+                continue
+            if spec.kind == _D.DOUBLE and given.type_ == _D.INTEGER:
+                overrides[spec.name] = Parameter(spec.name, _D.DOUBLE, float(given.value))
+            elif spec.kind == _D.DOUBLE_ARRAY and given.type_ == _D.INTEGER_ARRAY:
+                values = [float(v) for v in given.value]
+                overrides[spec.name] = Parameter(spec.name, _D.DOUBLE_ARRAY, values)
+
     def _load_tree(self) -> KinematicTree:
         xml = str(self.get_parameter("robot_description").value)
         if xml.strip():
             return KinematicTree.from_urdf(xml)
-        path = str(self.get_parameter("urdf_file").value)
-        if not path:
-            raise ConfigurationError(
-                "no URDF: set the parameter robot_description (XML) or urdf_file (a path)"
-            )
-        return KinematicTree.from_urdf_file(Path(path).expanduser())
+        return load_urdf_file(str(self.get_parameter("urdf_file").value))
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         for prm in params:
@@ -598,13 +638,130 @@ class SimRobotNode(Node):
             self._thread.join(timeout=2.0)
 
 
+def load_urdf_file(urdf_file: str) -> KinematicTree:
+    """The tree of ``urdf_file``: a path (ends in .urdf or has a '/') or a bundled robot.
+
+    Raises:
+        ItascError: no URDF given, no such file or robot (naming the bundled robots), or an
+            invalid URDF.
+    """
+    if not urdf_file:
+        raise ConfigurationError(
+            "no URDF: set the parameter robot_description (XML) or urdf_file (a path or a "
+            f"bundled robot: {', '.join(bundled_robots())}), e.g. -p urdf_file:=panda"
+        )
+    return KinematicTree.from_urdf_file(robot_urdf(urdf_file))
+
+
+def check_overrides(overrides: Mapping[str, object], params_file: bool = False) -> None:
+    """Check the command line's ``-p`` values before DDS starts (rclpy checks them again).
+
+    Args:
+        overrides: parameter name -> value, as ``ros_args.param_overrides`` reads them.
+        params_file: a ``--params-file`` may give the URDF (not read here).
+
+    Raises:
+        UsageError: an unknown parameter (naming the closest), a value of the wrong type or
+            out of its range, an unknown command type or a bad topic name.
+        ItascError: a missing URDF file or robot, an unknown joint, bad initial positions.
+    """
+    specs = {spec.name: spec for spec in PARAMETERS}
+    for name, value in overrides.items():
+        spec = specs.get(name)
+        if spec is not None:
+            _check_value(spec, value)
+        elif name not in NODE_BUILTIN_PARAMETERS and not name.startswith("qos_overrides."):
+            raise UsageError(unknown_choice("parameter", name, specs))
+    _check_cpus(_as_list(overrides.get("cpu_affinity")))
+    if overrides.get("robot_description") or (params_file and "urdf_file" not in overrides):
+        return  # the URDF comes from elsewhere: the node checks it
+    tree = load_urdf_file(str(overrides.get("urdf_file", "")))
+    joints = _as_list(overrides.get("joints"))
+    q0 = _as_list(overrides.get("initial_positions"))
+    SimulatedJoints(tree, joints, q0 or None)  # an unknown joint, bad initial positions
+
+
+def _check_cpus(cpus: list[int]) -> None:
+    count = os.cpu_count() or 1
+    bad = [c for c in cpus if not 0 <= c < count]
+    if bad:
+        raise UsageError(f"cpu_affinity: no CPU {bad}; this machine has CPUs 0-{count - 1}")
+
+
+def _as_list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_integer(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _type_ok(kind: Parameter.Type, value: object) -> bool:
+    items = value if isinstance(value, list) else None
+    return {
+        _D.DOUBLE: _is_number(value),
+        _D.INTEGER: _is_integer(value),
+        _D.STRING: isinstance(value, str),
+        _D.STRING_ARRAY: items is not None and all(isinstance(v, str) for v in items),
+        _D.DOUBLE_ARRAY: items is not None and all(_is_number(v) for v in items),
+        _D.INTEGER_ARRAY: items is not None and all(_is_integer(v) for v in items),
+    }.get(kind, True)
+
+
+def _check_value(spec: SimParam, value: object) -> None:
+    kind = spec.kind
+    ok = _type_ok(kind, value)
+    if ok and spec.lo is not None and spec.hi is not None and isinstance(value, int | float):
+        ok = spec.lo <= value <= spec.hi
+    if not ok:
+        want = _WANTED[kind] + (f" in [{spec.lo:g}, {spec.hi:g}]" if spec.lo is not None else "")
+        raise UsageError(
+            f"parameter {spec.name!r} must be {want} ({spec.description}), got {value!r}"
+        )
+    if spec.name == "command_type" and value not in COMMAND_TYPES:
+        raise UsageError(unknown_choice("command_type", str(value), COMMAND_TYPES))
+    if spec.name == "command_topic" and value:
+        try:
+            validate_topic_name(str(value))
+        except InvalidTopicNameException:
+            raise UsageError(
+                f"parameter 'command_topic' {value!r} is not a valid topic name "
+                "(letters, digits, '_' and '/', e.g. /forward_velocity_controller/commands)"
+            ) from None
+
+
+_WANTED = {
+    _D.DOUBLE: "a number",
+    _D.INTEGER: "a whole number",
+    _D.STRING: "a string",
+    _D.STRING_ARRAY: "a list of names [a,b]",
+    _D.DOUBLE_ARRAY: "a list of numbers [x,y]",
+    _D.INTEGER_ARRAY: "a list of whole numbers [i,j]",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console script entry point; returns the exit status (2 on a configuration error)."""
-    args = list(sys.argv if argv is None else ["itasc_sim_robot", *argv])
+    """Console script entry point; returns the exit status (2: a mistake, named on one line)."""
+    args = list(sys.argv if argv is None else [PROG, *argv])
     ros_args = args.index("--ros-args") if "--ros-args" in args else len(args)
     if {"-h", "--help"} & set(args[1:ros_args]):  # before rclpy: no DDS
-        print(f"usage: itasc_sim_robot [-h] [--ros-args -p name:=value ...]\n\n{__doc__}")
+        print(f"usage: {PROG} [-h] [--ros-args -p name:=value ...]\n\n{__doc__}")
         return 0
+    return run_cli(PROG, lambda: _main(args))
+
+
+def _main(args: list[str]) -> int:
+    extra = non_ros_args(args)[1:]
+    if extra:
+        raise UsageError(
+            f"unexpected argument {extra[0]!r}; {PROG} takes ROS parameters only: "
+            "--ros-args -p urdf_file:=panda -p rate:=500.0 (see --help)"
+        )
+    check_overrides(param_overrides(args, "itasc_sim_robot"), "--params-file" in args)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -615,19 +772,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     context = rclpy.Context()
     rclpy.init(args=args, context=context, signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        _spin(context, stop)
+    finally:
+        rclpy.try_shutdown(context=context)
+    return 0
+
+
+def _spin(context: rclpy.Context, stop: threading.Event) -> None:
+    """Run the node until ``stop``; a bad configuration is a :class:`UsageError`."""
     node: SimRobotNode | None = None
     executor = make_executor(context)
     try:
         try:
             node = SimRobotNode(context=context)
-        except (ItascError, ParameterException, NameValidationException) as exc:
-            print(f"itasc_sim_robot: {exc}", file=sys.stderr)
-            return 2
-        try:
             node.apply_scheduling()
-        except ValueError as exc:
-            print(f"itasc_sim_robot: {exc}", file=sys.stderr)
-            return 2
+        except (ParameterException, NameValidationException) as exc:
+            raise UsageError(str(exc)) from None
+        except ItascError:
+            raise
+        except ValueError as exc:  # a priority or CPU out of range, naming the valid ones
+            raise UsageError(str(exc)) from None
         executor.add_node(node)
         node.gc.start()  # start-up objects frozen; collections right after a publish
         spin_until(executor, stop, context)
@@ -637,8 +802,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         executor.shutdown()
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown(context=context)
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,225 @@
+"""``itasc-demo``'s verdict: which phases did not settle, which figures are over a limit, why.
+
+ROS-free: it reads the demo's metrics (a dict of plain numbers), the recorded commands' tick
+statuses (from the node's journal played back) and the joint states' stamps and reception
+times. Every flag is one line naming the figure, its limit and, where the recording shows it,
+its cause; :func:`verdict_line` turns them into the demo's last line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+#: Steady-state RMS tracking error allowed with feed-forward [m] (offline: ~0.1 mm).
+FEEDFORWARD_ERROR_LIMIT = 0.003
+#: Feedback only: steady-state RMS error allowed, as a multiple of the lag v / sqrt(K^2 + w^2).
+FEEDBACK_LAG_FACTOR = 1.5
+#: The node's median loop rate must reach this fraction of its control rate.
+LOOP_RATE_FRACTION = 0.8
+#: Tolerance of a ratio to its limit (rounding) [-].
+RATIO_SLACK = 1e-9
+
+#: Why the node published an immediate zero, by the tick's recorded status or zero kind.
+ZERO_CAUSES = {
+    "stale": "the stale-input zero",
+    "fault": "the fault zero (a solve failed)",
+    "disabled": "the zero of a disable",
+    "shutdown": "the shutdown zero",
+    "model_change": "the zero of a model change",
+    "tick_error": "the zero after an error in a tick",
+    "slow_parse": "the zero while a URDF parse held the loop",
+    "zero": "an immediate zero",
+}
+
+
+@dataclass
+class CommandTicks:
+    """What the node's journal says about each recorded command (k commands, time order).
+
+    Attributes:
+        t: (k,) the ticks' times [s]. status: (k,) the tick's recorded status ('active',
+            'stale', ...) or, for a zero outside a tick, its kind ('shutdown', ...); '' when
+            the journal does not cover the command.
+    """
+
+    t: Array
+    status: list[str]
+
+
+@dataclass
+class JointStateTimes:
+    """The recorded joint states: header stamps and reception (bag) times [s]."""
+
+    stamp: Array
+    received: Array
+
+
+def stale_cause(t: float, js: JointStateTimes, input_timeout: float) -> str:
+    """Why the joint states were stale at ``t`` [s]: the publisher stopped, or delivery did.
+
+    Looks at the second before ``t``: a gap in the stamps means the simulated robot published
+    nothing (its process did not run); continuous stamps with a gap in the reception times
+    mean the messages were held up on the way.
+    """
+    sel = (js.received >= t - 1.0) & (js.received <= t + 0.05)
+    if np.count_nonzero(sel) < 2:
+        return "no joint state recorded around it"
+    stamp_gap = float(np.max(np.diff(js.stamp[sel])))
+    recv_gap = float(np.max(np.diff(js.received[sel])))
+    if stamp_gap > input_timeout:
+        return (
+            f"the simulated robot published no joint state for {1e3 * stamp_gap:.0f} ms (a gap "
+            f"in its stamps > input_timeout {1e3 * input_timeout:.0f} ms: its process was held "
+            "up, e.g. by a busy machine)"
+        )
+    if recv_gap > input_timeout:
+        return (
+            f"joint states arrived {1e3 * recv_gap:.0f} ms apart with continuous stamps (held "
+            "up between the simulated robot and the node)"
+        )
+    return f"joint states older than input_timeout {1e3 * input_timeout:.0f} ms"
+
+
+def _phase_at(t: float, phases: Sequence[Any]) -> str:
+    for ph in phases:
+        if ph.start_ns * 1e-9 <= t < ph.end_ns * 1e-9:
+            return str(ph.name)
+    return "after the phases"
+
+
+def command_cause(
+    indices: Sequence[int],
+    ticks: CommandTicks | None,
+    phases: Sequence[Any],
+    js: JointStateTimes,
+    input_timeout: float,
+) -> str:
+    """The cause of a figure computed from the commands ``indices`` (e.g. an acceleration)."""
+    if ticks is None:
+        return "cause unknown (the journal could not be played back)"
+    for i in indices:
+        status = ticks.status[i] if 0 <= i < len(ticks.status) else ""
+        if status in ZERO_CAUSES:
+            t = float(ticks.t[i])
+            where = f" at t={t - phases[0].start_ns * 1e-9:.2f} s ({_phase_at(t, phases)})"
+            why = f": {stale_cause(t, js, input_timeout)}" if status == "stale" else ""
+            return ZERO_CAUSES[status] + where + why
+    seen = sorted({ticks.status[i] for i in indices if 0 <= i < len(ticks.status)})
+    return f"the controller's own commands (tick status {', '.join(seen) or 'unknown'})"
+
+
+def stale_events(ticks: CommandTicks | None) -> list[float]:
+    """Times [s] of the published stale-input zeros (one per stale period)."""
+    if ticks is None:
+        return []
+    return [float(t) for t, s in zip(ticks.t, ticks.status, strict=True) if s == "stale"]
+
+
+def phase_flags(m: dict[str, Any], offline: dict[str, dict[str, float]]) -> list[str]:
+    """Every measured phase that did not settle, with its figure and limit."""
+    flags = []
+    for name, ph in m["phases"].items():
+        if "rms_error_m" in ph:
+            rms = ph["rms_error_m"]
+            if ph["feedforward"]:
+                limit, what = FEEDFORWARD_ERROR_LIMIT, "feed-forward limit"
+            else:
+                lag = offline.get(name, {}).get("expected_lag_m", math.nan)
+                limit, what = FEEDBACK_LAG_FACTOR * lag, f"{FEEDBACK_LAG_FACTOR:g} x the lag"
+            if not rms <= limit:
+                flags.append(
+                    f"{name} did not settle: steady-state RMS error {_mm(rms)} > {_mm(limit)} "
+                    f"({what})"
+                )
+        elif "settle_times_s" in ph:
+            for k, s in enumerate(ph["settle_times_s"]):
+                if s is None:
+                    flags.append(
+                        f"{name}: step {k + 1} of {len(ph['settle_times_s'])} did not settle "
+                        f"within its {ph['step_hold_s']:.2f} s"
+                    )
+        elif "final_distance_m" in ph:
+            far = ph["final_distance_m"]
+            if not far < ph["target_distance_from_home_m"]:
+                flags.append(f"{name}: the arm did not stretch toward the target ({far:.3f} m)")
+            if not ph.get("commands_finite", True):
+                flags.append(f"{name}: non-finite commands")
+    return flags
+
+
+def limit_flags(
+    m: dict[str, Any],
+    ticks: CommandTicks | None,
+    phases: Sequence[Any],
+    js: JointStateTimes,
+    input_timeout: float,
+) -> list[str]:
+    """Every figure over its limit, with its cause where the journal shows it."""
+    flags = []
+    for key, label, back in (
+        ("max_joint_acceleration_ratio", "max joint acceleration", 1),
+        ("max_joint_jerk_ratio", "max joint jerk", 2),
+    ):
+        ratio = m.get(key, 0.0)
+        if ratio > 1.0 + RATIO_SLACK:
+            at = int(m[key.replace("_ratio", "_index")])
+            near = range(at, at - back - 1, -1)  # the command reaching it first, then before
+            cause = command_cause(near, ticks, phases, js, input_timeout)
+            flags.append(f"{label} {100 * ratio:.0f} % of its limit: {cause}")
+    if m.get("max_joint_speed_ratio", 0.0) > 1.0 + RATIO_SLACK:
+        flags.append(f"max joint speed {100 * m['max_joint_speed_ratio']:.1f} % of its limit")
+    stale = stale_events(ticks)
+    if stale:
+        t0 = phases[0].start_ns * 1e-9
+        when = ", ".join(f"{t - t0:.2f} s" for t in stale[:5])
+        why = stale_cause(stale[0], js, input_timeout)
+        flags.append(f"{len(stale)} stale-input stop(s) at {when}: {why}")
+    if not m.get("joints_within_limits", False):
+        flags.append("a joint state outside the position limits")
+    if not m.get("commands_finite", False):
+        flags.append("non-finite commands")
+    rate, control = float(m.get("loop_rate_hz", math.nan)), float(m["control_rate_hz"])
+    if not rate >= LOOP_RATE_FRACTION * control:
+        flags.append(
+            f"loop rate {rate:.1f} Hz < {100 * LOOP_RATE_FRACTION:.0f} % of {control:g} Hz"
+        )
+    rc = m.get("replay_compare")
+    if rc is None:
+        flags.append("the offline replay of the bag failed")
+    elif not rc["ok"]:
+        flags.append(
+            f"the offline replay does not reproduce the commands ({rc['mismatches']} "
+            f"mismatches, {rc['compared']}/{rc['commands']} compared)"
+        )
+    return flags
+
+
+def verdict_line(prog: str, flags: Sequence[str]) -> str:
+    """``<prog>: verdict: healthy`` or ``<prog>: verdict: NOT healthy: <reasons>``."""
+    if not flags:
+        return f"{prog}: verdict: healthy"
+    return f"{prog}: verdict: NOT healthy: " + "; ".join(flags)
+
+
+def _mm(x: float) -> str:
+    return "n/a" if not math.isfinite(x) else f"{1e3 * x:.3f} mm"
+
+
+__all__ = [
+    "CommandTicks",
+    "JointStateTimes",
+    "command_cause",
+    "limit_flags",
+    "phase_flags",
+    "stale_cause",
+    "stale_events",
+    "verdict_line",
+]

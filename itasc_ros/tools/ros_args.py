@@ -1,0 +1,102 @@
+"""A console script's ``--ros-args`` read before ``rclpy.init``: mistakes become one line.
+
+:func:`non_ros_args` strips the ROS arguments (as ``rclpy.utilities.remove_ros_args``) and
+turns rcl's parse errors into a :class:`~itasc_ros.cli.UsageError` naming the valid flags;
+:func:`param_overrides` reads the ``-p name:=value`` pairs meant for one node, so that a script
+can check them before it starts DDS. Neither needs an rclpy context.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import yaml
+from rclpy._rclpy_pybind11 import RCLError, RCLInvalidROSArgsError, UnknownROSArgsError
+from rclpy.utilities import remove_ros_args
+
+from ..cli import UsageError, unknown_choice
+
+#: The flags that ``--ros-args`` accepts (rcl's).
+ROS_FLAGS: tuple[str, ...] = (
+    "-r",
+    "--remap",
+    "-p",
+    "--param",
+    "--params-file",
+    "-e",
+    "--enclave",
+    "--log-level",
+    "--log-config-file",
+    "--log-file-name",
+    "--enable-rosout-logs",
+    "--disable-rosout-logs",
+    "--enable-stdout-logs",
+    "--disable-stdout-logs",
+    "--enable-external-lib-logs",
+    "--disable-external-lib-logs",
+)
+
+
+def non_ros_args(argv: Sequence[str]) -> list[str]:
+    """``argv`` without its ROS arguments (``argv[0]`` kept).
+
+    Raises:
+        UsageError: a malformed ``--ros-args`` section (unknown flag, bad remap or parameter),
+            naming the valid flags.
+    """
+    try:
+        return list(remove_ros_args(list(argv)))
+    except UnknownROSArgsError as exc:
+        bad = re.findall(r"'([^']*)'", str(exc)) or [str(exc)]  # rcl gives "['--a', '-b']"
+        raise UsageError(unknown_choice("ROS argument", bad[0], ROS_FLAGS)) from None
+    except (RCLInvalidROSArgsError, RCLError) as exc:
+        raise UsageError(f"bad --ros-args: {_rcl_reason(str(exc))}") from None
+
+
+def _rcl_reason(message: str) -> str:
+    """The error message of rcl without its source locations."""
+    reason = message.split(". Error:")[0]
+    reason = re.sub(r"^Failed to parse ROS arguments: ", "", reason)
+    return reason.split(", at /")[0].strip()
+
+
+def param_overrides(argv: Sequence[str], node_name: str) -> dict[str, object]:
+    """The ``-p`` / ``--param`` ``name:=value`` pairs of ``argv`` for node ``node_name``.
+
+    Values are parsed as rcl parses them (YAML). Pairs prefixed with another node's name
+    (``other:name:=value``) are left out; ``--params-file`` files are not read.
+
+    Raises:
+        UsageError: a pair without ``:=``.
+    """
+    out: dict[str, object] = {}
+    for pair in _param_pairs(argv):
+        name, sep, text = pair.partition(":=")
+        if not sep or not name:
+            raise UsageError(f"-p {pair!r}: a parameter is given as -p name:=value")
+        node, colon, param = name.rpartition(":")
+        if colon and node.lstrip("/") not in (node_name, "*", "**"):
+            continue
+        try:
+            out[param] = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError:
+            out[param] = text
+    return out
+
+
+def _param_pairs(argv: Sequence[str]) -> list[str]:
+    pairs: list[str] = []
+    in_ros = False
+    items = list(argv)
+    for i, arg in enumerate(items):
+        if arg == "--ros-args":
+            in_ros = True
+        elif arg == "--":
+            in_ros = False
+        elif in_ros and arg in ("-p", "--param") and i + 1 < len(items):
+            pairs.append(items[i + 1])
+    return pairs
+
+
+__all__ = ["ROS_FLAGS", "non_ros_args", "param_overrides"]
