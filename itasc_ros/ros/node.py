@@ -62,7 +62,7 @@ from std_msgs.msg import ColorRGBA, String
 from std_srvs.srv import SetBool
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..cli import USAGE_EXIT, closest, existing_file
+from ..cli import USAGE_EXIT, closest
 from ..core import (
     ConfigError,
     Controller,
@@ -104,6 +104,7 @@ from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
 from .markers import TargetMarkers, replace_target_markers
 from .realtime import apply_realtime, current_policy, demote_current_thread
+from .ros_args import non_ros_args
 from .slack_gc import SlackCollector
 
 RCLError = _rclpy.RCLError  # rcl's errors (e.g. rclpy.init refusing the ROS arguments)
@@ -1012,7 +1013,7 @@ def main(args: list[str] | None = None) -> int:
         print(f"usage: itasc_node [-h] [--ros-args ...]\n\n{__doc__}")
         return 0
     try:
-        _check_ros_args(argv)
+        non_ros_args(argv)  # a missing params file, a malformed --ros-args: one line
         _quiet_init(args)
     except (ItascError, RCLError) as exc:  # a missing params file, a malformed -p
         return _refuse(exc)
@@ -1062,17 +1063,6 @@ def _refuse(exc: BaseException) -> int:
         f"{NODE_NAME}: error: cannot start: {' '.join(text.split())}", file=sys.stderr, flush=True
     )
     return USAGE_EXIT
-
-
-def _check_ros_args(argv: list[str]) -> None:
-    """Each ``--params-file`` of the command line names a readable file.
-
-    Raises:
-        UsageError: naming the file (and the closest existing one).
-    """
-    for i, arg in enumerate(argv[:-1]):
-        if arg == "--params-file":
-            existing_file(argv[i + 1], "params file")
 
 
 def _quiet_init(args: list[str] | None) -> None:

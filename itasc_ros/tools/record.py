@@ -43,6 +43,7 @@ from rclpy.validate_topic_name import validate_topic_name
 from rosbags.interfaces import Nodetype
 
 from itasc_ros.cli import CliParser, closest, positive_float, run_cli, unknown_choice, writable_dir
+from itasc_ros.ros.ros_args import non_ros_args
 from itasc_ros.tools.bagio import (
     STORAGES,
     BagError,
@@ -51,7 +52,6 @@ from itasc_ros.tools.bagio import (
     ensure_type,
     normalize_msgtype,
 )
-from itasc_ros.tools.ros_args import non_ros_args
 
 #: Topics recorded by default: the node's inputs and outputs, its journal (what each tick
 #: consumed: ``itasc-replay --compare`` recomputes every command from it) and its parameters.

@@ -82,10 +82,10 @@ from itasc_ros.cli import UsageError, run_cli, unknown_choice
 from itasc_ros.core import ConfigurationError, ItascError, KinematicTree
 from itasc_ros.ros.executors import make_executor, spin_until
 from itasc_ros.ros.realtime import apply_realtime
+from itasc_ros.ros.ros_args import non_ros_args, param_overrides
 from itasc_ros.ros.slack_gc import SlackCollector
 from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.resources import bundled_robots, robot_urdf
-from itasc_ros.tools.ros_args import non_ros_args, param_overrides
 
 PROG = "itasc_sim_robot"
 

@@ -2,6 +2,7 @@
 
 :func:`non_ros_args` strips the ROS arguments (as ``rclpy.utilities.remove_ros_args``) and
 turns rcl's parse errors into a :class:`~itasc_ros.cli.UsageError` naming the valid flags;
+:func:`check_params_files` checks that each ``--params-file`` exists;
 :func:`param_overrides` reads the ``-p name:=value`` pairs meant for one node, so that a script
 can check them before it starts DDS. Neither needs an rclpy context.
 """
@@ -15,7 +16,7 @@ import yaml
 from rclpy._rclpy_pybind11 import RCLError, RCLInvalidROSArgsError, UnknownROSArgsError
 from rclpy.utilities import remove_ros_args
 
-from ..cli import UsageError, unknown_choice
+from ..cli import UsageError, existing_file, unknown_choice
 
 #: The flags that ``--ros-args`` accepts (rcl's).
 ROS_FLAGS: tuple[str, ...] = (
@@ -42,9 +43,10 @@ def non_ros_args(argv: Sequence[str]) -> list[str]:
     """``argv`` without its ROS arguments (``argv[0]`` kept).
 
     Raises:
-        UsageError: a malformed ``--ros-args`` section (unknown flag, bad remap or parameter),
-            naming the valid flags.
+        UsageError: a missing ``--params-file``, a malformed ``--ros-args`` section (unknown
+            flag, bad remap or parameter), naming the valid flags.
     """
+    check_params_files(argv)  # rcl's own message for a missing file names no file
     try:
         return list(remove_ros_args(list(argv)))
     except UnknownROSArgsError as exc:
@@ -52,6 +54,18 @@ def non_ros_args(argv: Sequence[str]) -> list[str]:
         raise UsageError(unknown_choice("ROS argument", bad[0], ROS_FLAGS)) from None
     except (RCLInvalidROSArgsError, RCLError) as exc:
         raise UsageError(f"bad --ros-args: {_rcl_reason(str(exc))}") from None
+
+
+def check_params_files(argv: Sequence[str]) -> None:
+    """Each ``--params-file`` of the command line names a readable file.
+
+    Raises:
+        UsageError: naming the file (and the closest existing one).
+    """
+    items = list(argv)
+    for i, arg in enumerate(items[:-1]):
+        if arg == "--params-file":
+            existing_file(items[i + 1], "params file")
 
 
 def _rcl_reason(message: str) -> str:
@@ -99,4 +113,4 @@ def _param_pairs(argv: Sequence[str]) -> list[str]:
     return pairs
 
 
-__all__ = ["ROS_FLAGS", "non_ros_args", "param_overrides"]
+__all__ = ["ROS_FLAGS", "check_params_files", "non_ros_args", "param_overrides"]
