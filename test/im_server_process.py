@@ -29,7 +29,7 @@ def main() -> int:
     apply_local_dds_env()  # keeps the domain passed in ITASC_PRIVATE_DOMAIN_ID
     import rclpy
     from geometry_msgs.msg import Pose
-    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
     from visualization_msgs.msg import InteractiveMarkerFeedback
 
@@ -72,7 +72,10 @@ def main() -> int:
     server.set_menu(MARKER, [SNAP_TO_EFFECTOR, "Do nothing"], on_menu)
     server.apply_changes()
 
-    executor = MultiThreadedExecutor(num_threads=2)
+    # Not rclpy's MultiThreadedExecutor: its wait loop busy-waits here (a whole core, the
+    # callbacks starved of the GIL: 0.4 s per feedback round trip with shared-memory DDS).
+    # Concurrent callers of the server are tested in process (test_api_concurrent_apply...).
+    executor = SingleThreadedExecutor()
     executor.add_node(node)
     print("READY", flush=True)
     try:
