@@ -777,7 +777,11 @@ def test_joint_states_trigger_keeps_to_control_rate(
         # the fake robot (this process, 250 Hz asked; ~145 Hz measured under load) really is
         # faster than control_rate, so one command per state would be more than 215
         assert n_states > 250, n_states
-        assert 150 <= n <= 215, (n, n_states)
+        # Not one command per state (> 215), and ticking: the rate itself, exactly 100 Hz on
+        # average for any faster state rate, is checked on exact times in test_tick_spacing.py;
+        # here a loaded machine may starve the node's process (147 commands measured with a
+        # second test suite running beside this one).
+        assert 100 <= n <= 215, (n, n_states)
     finally:
         robot.close()
         stop_process(node)

@@ -291,3 +291,23 @@ def test_empty_task_gives_zero() -> None:
     qdot, locked, info = _solve(np.zeros((0, 4)), np.zeros(0))
     assert np.all(qdot == 0.0) and not locked.any()
     assert info[S.INFO_FINITE] == 1.0
+
+
+def test_undamped_solve_does_not_invert_rounding_noise_at_an_exact_singularity() -> None:
+    """Panda's hand Jacobian without joint 2 (locked at a limit): joints 1 and 3 are then aligned
+    and one singular value is rounding noise. With damping_max 0, inverting it gave a full-speed
+    command whose sign came from the rounding: listing the joints in another order reversed it."""
+    tree = KinematicTree.from_urdf_file(bundled_urdf_path("panda"))
+    q = np.array([0.0, 0.3, 0.0, -2.356, 0.0, 1.571, 0.785])
+    a = np.delete(tree.jacobian(q, "panda_hand"), 1, axis=1)  # (6, 6)
+    s = np.linalg.svd(a, compute_uv=False)
+    assert s[-1] <= S.RCOND * s[0]  # exactly singular, up to rounding
+    b = np.array([0.05, -0.02, 0.03, 0.4, -0.3, 0.2])
+    x, _, lam = S.damped_pinv_solve(a, b, damping_max=0.0)
+    assert lam == 0.0
+    truncated = np.linalg.pinv(a, rcond=S.RCOND) @ b  # the truncated pseudo-inverse
+    np.testing.assert_allclose(x, truncated, atol=1e-9)
+    assert np.max(np.abs(x)) < 10.0  # not 1e16
+    for perm in itertools.islice(itertools.permutations(range(6)), 0, 720, 37):
+        xp, _, _ = S.damped_pinv_solve(a[:, perm], b, damping_max=0.0)
+        np.testing.assert_allclose(xp, x[list(perm)], atol=1e-9)

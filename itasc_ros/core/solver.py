@@ -22,6 +22,11 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
   lets a near-singular direction of a higher level go to the lower ones smoothly. Within a
   lower level each singular direction is damped by its own ``lambda(s)``. One level is the
   plain solve above, bit for bit.
+* undamped (``damping_max`` 0, or a direction at or above ``epsilon``): a singular value at or
+  below :data:`RCOND` times the largest is rounding noise (an exact singularity), and its
+  direction is neither inverted nor projected out, as a truncated pseudo-inverse does.
+  Inverting it would give a command of full speed whose direction is that of the rounding
+  (the order in which the joints are listed decided it).
 
 The kernel runs compiled (numba) on preallocated work arrays.
 """
@@ -39,6 +44,9 @@ from .errors import SolverError
 Array = NDArray[np.float64]
 
 SOLVERS = ("dls", "sdls")
+#: Undamped directions with a singular value at or below RCOND times the largest are rounding
+#: noise and are not inverted [-].
+RCOND = 1e-12
 """Names accepted by :func:`solver_code`."""
 
 # Indices into the info array written by solve_limited.
@@ -92,6 +100,12 @@ def _acting(aw, k):
 
 
 @njit(cache=True, nogil=True)
+def _numerical_floor(s):
+    """Singular values at or below this are rounding noise: :data:`RCOND` times the largest."""
+    return RCOND * s[0] if s.shape[0] > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
 def _dls(u, s, vt, bw, lam_max, eps, out, kk):
     """DLS from the SVD ``u s vt`` of the task matrix: out += A# bw; returns (s_min, lambda).
 
@@ -107,11 +121,14 @@ def _dls(u, s, vt, bw, lam_max, eps, out, kk):
     k = s.shape[0]
     smin = s[kk - 1]
     lam_max2 = lam_max * lam_max
+    floor = _numerical_floor(s)
     for i in range(k):
         lam2 = 0.0
         if s[i] < eps:
             r = s[i] / eps
             lam2 = (1.0 - r * r) * lam_max2
+        if lam2 == 0.0 and s[i] <= floor:
+            continue  # undamped: a direction that is rounding noise is not inverted
         den = s[i] * s[i] + lam2
         if den <= 0.0:
             continue
@@ -133,6 +150,7 @@ def _projector(sv, vt, lam_max, eps, proj):
     """P = I - V diag(f(s)) V^T into proj (n, n): the null space of rows with SVD (sv, vt)."""
     n = proj.shape[0]
     lam_max2 = lam_max * lam_max
+    floor = _numerical_floor(sv)
     for i in range(n):
         for j in range(n):
             proj[i, j] = 1.0 if i == j else 0.0
@@ -142,8 +160,9 @@ def _projector(sv, vt, lam_max, eps, proj):
             f = 1.0
         else:
             rr = sv[k] / eps
-            den = s2 + (1.0 - rr * rr) * lam_max2
-            f = s2 / den if den > 0.0 else 0.0
+            lam2 = (1.0 - rr * rr) * lam_max2
+            den = s2 + lam2
+            f = s2 / den if den > 0.0 and not (lam2 == 0.0 and sv[k] <= floor) else 0.0
         if f == 0.0:
             continue
         for i in range(n):
@@ -248,6 +267,7 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
                 l0 = 0.0
                 zw[:] = 0.0
                 u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
+                floor = _numerical_floor(sv)
                 for i in range(sv.shape[0]):
                     lam2 = 0.0
                     if sv[i] < eps:
@@ -257,7 +277,7 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
                         s0 = sv[i]
                         l0 = math.sqrt(lam2)
                     den = sv[i] * sv[i] + lam2
-                    if den <= 0.0:
+                    if den <= 0.0 or (lam2 == 0.0 and sv[i] <= floor):
                         continue
                     alpha = 0.0
                     for r in range(mk):

@@ -106,6 +106,7 @@ from .markers import TargetMarkers, replace_target_markers
 from .realtime import apply_realtime, current_policy, demote_current_thread
 from .ros_args import non_ros_args
 from .slack_gc import SlackCollector
+from .tick_spacing import TickSpacing
 
 RCLError = _rclpy.RCLError  # rcl's errors (e.g. rclpy.init refusing the ROS arguments)
 NODE_NAME = "itasc_node"
@@ -292,8 +293,8 @@ class ItascNode(Node):
             )
 
         self._last_tick = -math.inf  # [s] time.monotonic() of the last tick
-        self._next_tick = -math.inf  # [s] joint_states trigger: when the next tick is due
-        self._period = self._watchdog_gap = 0.0  # [s] set by _set_rate
+        self._spacing = TickSpacing()  # joint_states trigger: which states tick
+        self._watchdog_gap = 0.0  # [s] set by _set_rate
         if self._trigger == P.TRIGGER_JOINT_STATES:
             # Ticks come from the joint states; this timer only ticks when they stop (the
             # controller then sends its one zero command for stale input).
@@ -592,11 +593,8 @@ class ItascNode(Node):
                 return
         self._models.remember_joint_state(names, pos, src, now)  # for the next model
         if self._trigger == P.TRIGGER_JOINT_STATES:
-            # Tick unless the state comes more than half a period before the next tick is due:
-            # at most control_rate on average, every state when they come slower.
-            t, half = time.monotonic(), 0.5 * self._period
-            if t >= self._next_tick - half:
-                self._next_tick = max(self._next_tick + self._period, t + half)
+            # at most control_rate on average, every state when they come slower
+            if self._spacing.due(time.monotonic()):
                 self._on_tick()
 
     def _target_cb(self, name: str) -> Callable[[PoseStamped], None]:
@@ -751,7 +749,7 @@ class ItascNode(Node):
 
     def _set_rate(self, rate: float) -> None:
         """Apply ``control_rate`` [Hz] to the timer (or the joint_states trigger's spacing)."""
-        self._period = 1.0 / rate  # [s]
+        self._spacing.period = 1.0 / rate  # [s]
         self._watchdog_gap = 2.0 / rate  # [s] joint_states trigger: watchdog's shortest gap
         period_ns = int(1e9 * self._timer_period(rate))
         if self._timer.timer_period_ns != period_ns:
