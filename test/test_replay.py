@@ -150,6 +150,7 @@ class _Client:
         self.twist_pub = self.node.create_publisher(TwistStamped, TWIST, qos)
         self._stop = threading.Event()
         self._jobs: queue.Queue[tuple[Any, queue.Queue[Any]]] = queue.Queue()
+        self._clients: dict[str, Any] = {}
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
@@ -172,12 +173,26 @@ class _Client:
             raise value
         return value
 
+    def _service(self, srv_type: Any, name: str) -> Any:
+        """One client per service, made and discovered once (not in the timed part)."""
+        if name not in self._clients:
+            self._clients[name] = self.node.create_client(srv_type, name)
+            assert self._clients[name].wait_for_service(timeout_sec=STARTUP)
+        return self._clients[name]
+
+    def prepare_services(self) -> None:
+        """Discover the node's services before the timed part of a run."""
+        from rcl_interfaces.srv import SetParameters
+        from std_srvs.srv import SetBool
+
+        self._service(SetParameters, "/itasc_node/set_parameters")
+        self._service(SetBool, "/itasc_node/enable")
+
     def set_parameter(self, name: str, value: Any) -> None:
         from rcl_interfaces.srv import SetParameters
         from rclpy.parameter import Parameter
 
-        client = self.node.create_client(SetParameters, "/itasc_node/set_parameters")
-        assert client.wait_for_service(timeout_sec=10.0)
+        client = self._service(SetParameters, "/itasc_node/set_parameters")
         fut = client.call_async(
             SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
         )
@@ -189,8 +204,7 @@ class _Client:
     def enable(self, flag: bool) -> None:
         from std_srvs.srv import SetBool
 
-        client = self.node.create_client(SetBool, "/itasc_node/enable")
-        assert client.wait_for_service(timeout_sec=10.0)
+        client = self._service(SetBool, "/itasc_node/enable")
         fut = client.call_async(SetBool.Request(data=flag))
         deadline = time.monotonic() + 10.0
         while not fut.done() and time.monotonic() < deadline:
@@ -275,28 +289,29 @@ def recorded(domain: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         quat = spatial.matrix_to_quat(home[:3, :3])
         from itasc_ros.core.scenarios import path_point
 
+        client.prepare_services()
+
+        def pause_robot() -> None:  # no joint states for STALE_FOR
+            sim.send_signal(signal.SIGSTOP)
+            time.sleep(STALE_FOR)
+            sim.send_signal(signal.SIGCONT)
+
+        # In time order; each one happens, in this order, however late a loaded machine is.
+        events = [
+            (STALE_AT, pause_robot),
+            (DISABLE_AT, lambda: client.enable(False)),
+            (ENABLE_AT, lambda: client.enable(True)),
+            (GAIN_CHANGE_AT, lambda: client.set_parameter("constraints.ee.gain", 30.0)),
+        ]
         t0 = client.node.get_clock().now().nanoseconds
-        changed = stale = disabled = enabled = False
         k = 0
         while True:
             t_ns = client.node.get_clock().now().nanoseconds
             tau = (t_ns - t0) * 1e-9
-            if tau >= MOTION:
+            if tau >= MOTION and not events:
                 break
-            if tau >= GAIN_CHANGE_AT and not changed:
-                client.set_parameter("constraints.ee.gain", 30.0)
-                changed = True
-            if tau >= STALE_AT and not stale:  # no joint states for STALE_FOR
-                sim.send_signal(signal.SIGSTOP)
-                time.sleep(STALE_FOR)
-                sim.send_signal(signal.SIGCONT)
-                stale = True
-            if tau >= DISABLE_AT and not disabled:
-                client.enable(False)
-                disabled = True
-            if tau >= ENABLE_AT and not enabled:
-                client.enable(True)
-                enabled = True
+            if events and tau >= events[0][0]:
+                events.pop(0)[1]()
             p, v = path_point(tau, home[:3, 3], RADIUS, SPEED, "circle")
             client.publish_target(t_ns, p, quat, v)
             k += 1

@@ -1,6 +1,6 @@
 """``~/journal`` and ``~/parameters``: what each tick consumed, and the parameters it ran with.
 
-``~/journal`` (std_msgs/Float64MultiArray, reliable, depth 100): the records of
+``~/journal`` (std_msgs/Float64MultiArray, reliable, depth :data:`JOURNAL_DEPTH`): the records of
 :mod:`itasc_ros.core.journal`, per tick every input the controller accepted since the last tick,
 then the tick itself. The ticks of :data:`PUBLISH_PERIOD` go out as one message (at 1 kHz, ten
 ticks a message: a tenth of the messages to publish and to record); a zero command published
@@ -33,6 +33,9 @@ from ..core.journal import LABEL, Journal, ZeroReason, urdf_tag
 
 SNAPSHOT_PERIOD = 1.0  # [s] of the node's clock between SNAPSHOTs while subscribed
 PUBLISH_PERIOD = 0.01  # [s] the ticks of this long are published as one message
+#: Messages the journal's writer keeps for a subscriber that is slow to acknowledge them (10 s at
+#: one message per PUBLISH_PERIOD): a recorder starved of the CPU for a second loses nothing.
+JOURNAL_DEPTH = 1000
 JOURNAL_TOPIC = "~/journal"
 PARAMETERS_TOPIC = "~/parameters"
 
@@ -60,7 +63,7 @@ class JournalPublisher:
             JOURNAL_TOPIC,
             QoSProfile(
                 history=HistoryPolicy.KEEP_LAST,
-                depth=100,
+                depth=JOURNAL_DEPTH,
                 reliability=ReliabilityPolicy.RELIABLE,
             ),
             event_callbacks=PublisherEventCallbacks(matched=self._on_matched),
