@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from rclpy.duration import Duration
 from rclpy.event_handler import PublisherEventCallbacks, QoSPublisherMatchedInfo
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -130,6 +131,18 @@ class JournalPublisher:
             j.take()  # drop what an earlier controller left
             j.revision, j.urdf_tag, j.model = self.revision, urdf_tag(digest), j.model + 1
             want.attach_journal(j)
+
+    def wait_delivered(self, timeout: float) -> None:
+        """Wait at most ``timeout`` [s] until every subscriber acknowledged what was published.
+
+        At exit: the last ticks' records reach a recorder before the node goes away.
+        """
+        if self._ctrl is None or timeout <= 0.0:
+            return
+        try:
+            self._pub.wait_for_all_acked(Duration(seconds=timeout))
+        except Exception:  # an rmw without it, a context going down: nothing more to do
+            pass
 
     def flush(self, now: float, force: bool = False) -> None:
         """After each tick: publish the records of the last :data:`PUBLISH_PERIOD` (or now).

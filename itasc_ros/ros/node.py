@@ -770,12 +770,18 @@ class ItascNode(Node):
         now = self._now()
         self._cmd_pub.publish(cmd.fill(ctrl.q, zeros, ctrl.period, now))
         self._journal.zero(now, reason)  # the journal is still the one of ``ctrl``
-        if wait > 0.0:
-            try:
-                self._cmd_pub.wait_for_all_acked(Duration(seconds=wait))
-            except Exception:  # older rmw: give DDS a moment instead
-                time.sleep(min(wait, 0.2))
+        self._wait_delivered(self._cmd_pub, wait)
         return True
+
+    @staticmethod
+    def _wait_delivered(pub: Any, wait: float) -> None:
+        """Wait at most ``wait`` [s] until the subscribers of ``pub`` acknowledged its messages."""
+        if wait <= 0.0:
+            return
+        try:
+            pub.wait_for_all_acked(Duration(seconds=wait))
+        except Exception:  # older rmw: give DDS a moment instead
+            time.sleep(min(wait, 0.2))
 
     def destroy_node(self) -> None:
         """Stop the URDF parser and IK threads, then destroy the node."""
@@ -812,10 +818,14 @@ class ItascNode(Node):
             return False
         if already_stopped:
             self._journal.flush(self._now(), force=True)
+            self._wait_delivered(self._cmd_pub, wait)  # the stop's last zero reaches the robot
+            self._journal.wait_delivered(wait)
             self.get_logger().info("shutdown: zero command sent (the controlled stop's last)")
             return True
         self._journal.flush(self._now(), force=True)
         sent = self._publish_zero(self._controller, wait)
+        self._journal.flush(self._now(), force=True)  # the zero's record
+        self._journal.wait_delivered(wait)
         if sent:
             self.get_logger().info("shutdown: zero command sent")
         return sent
