@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from ..core.collision_geometry import package_search_path
 from ..core.constraints.collision import GJK_TOLERANCE, Collision
 from ..core.tree import KinematicTree
+from .harness import time_interleaved
 
 Array = NDArray[np.float64]
 
@@ -151,7 +152,6 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
     from ..core.collision_geometry import resolve_file
     from ..params import load_config
     from ..tools.resources import share_file
-    from .cli import time_interleaved
 
     urdf = resolve_file(PANDA_URDF, (), "Panda URDF")
     full = KinematicTree.from_urdf_file(urdf)
