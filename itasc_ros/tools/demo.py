@@ -68,13 +68,8 @@ from itasc_ros.tools.demo_health import (
     verdict_line,
 )
 from itasc_ros.tools.home_poses import home_pose
-from itasc_ros.tools.replay import (
-    compare_commands,
-    load_setup,
-    play_journal,
-    setup_joints,
-    write_parameters_snapshot,
-)
+from itasc_ros.tools.replay import compare_commands, play_journal, setup_joints
+from itasc_ros.tools.replay_setup import load_setup, write_parameters_snapshot
 from itasc_ros.tools.resources import robot_urdf, share_file
 
 Array = NDArray[np.float64]
