@@ -129,8 +129,8 @@ def _controller_ticks(
     Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``).
     """
     from ..core import ConstraintConfig, Controller, ControllerConfig
-    from ..core.journal import Journal
-    from ..core.spatial import matrix_to_quat
+    from ..core.control.journal import Journal
+    from ..core.kinematics.spatial import matrix_to_quat
     from ..params import load_config
 
     config = ControllerConfig(

@@ -42,7 +42,7 @@ def time_interleaved(
 
 def control_rate(text: str) -> float:
     """``--rate``: a number within the node's ``control_rate`` range [Hz]."""
-    from ..core.config import CONTROLLER_RANGES
+    from ..core.control.config import CONTROLLER_RANGES
 
     lo, hi = CONTROLLER_RANGES["control_rate"]
     value = positive_float(text)

@@ -73,8 +73,8 @@ import numpy as np
 from itasc_ros.bench.harness import control_rate, loop_robots
 from itasc_ros.cli import CliParser, positive_float
 from itasc_ros.core import ControllerConfig, KinematicTree
+from itasc_ros.core.kinematics.spatial import matrix_to_quat
 from itasc_ros.core.scenarios import path_point
-from itasc_ros.core.spatial import matrix_to_quat
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.ros.realtime import demote_current_thread
 from itasc_ros.tools.dds_env import (

@@ -1,12 +1,12 @@
 """``itasc-replay``: replay a recorded bag through the controller, offline or online.
 
-Offline (the default) is deterministic and needs no ROS graph (this path never imports
-rclpy). A bag that holds the node's journal (``~/journal``, recorded by ``itasc-record`` and
-``itasc-demo`` by default) is played back exactly: every input each tick consumed, with the
-node's own reception times and header stamps, goes through the same
-:class:`~itasc_ros.core.Controller` calls in the same order (:mod:`itasc_ros.core.playback`),
-with the configuration of each revision (``~/parameters``). A bag without a journal is replayed
-in bag order (the recorder's order, not the node's): figures, no exact comparison.
+Offline (the default) is deterministic and needs no ROS graph (this path never imports rclpy). A
+bag that holds the node's journal (``~/journal``, recorded by ``itasc-record`` and ``itasc-demo``
+by default) is played back exactly: every input each tick consumed, with the node's own reception
+times and header stamps, goes through the same :class:`~itasc_ros.core.Controller` calls in the
+same order (:mod:`itasc_ros.core.control.playback`), with the configuration of each revision
+(``~/parameters``). A bag without a journal is replayed in bag order (the recorder's order, not the
+node's): figures, no exact comparison.
 
 It prints metrics (tracking error, joint speeds, smallest singular value, limit hits) and
 writes plots with ``--out``.
@@ -70,11 +70,11 @@ from itasc_ros.cli import (
     writable_dir,
 )
 from itasc_ros.core import REGISTRY, Controller, KinematicTree
-from itasc_ros.core.config import LIVE_KEYS
+from itasc_ros.core.control.config import LIVE_KEYS
+from itasc_ros.core.control.journal import JournalError, decode, urdf_tag
+from itasc_ros.core.control.model_manager import urdf_digest
+from itasc_ros.core.control.playback import ConfigHistory, Playback, Tick, pose_errors
 from itasc_ros.core.errors import ConfigError, InputError, ItascError
-from itasc_ros.core.journal import JournalError, decode, urdf_tag
-from itasc_ros.core.model_manager import urdf_digest
-from itasc_ros.core.playback import ConfigHistory, Playback, Tick, pose_errors
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.bagio import bag_summary, read_bag
 from itasc_ros.tools.replay_result import ReplayResult

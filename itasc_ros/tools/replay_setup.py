@@ -16,7 +16,7 @@ from typing import Any
 
 from itasc_ros.cli import unknown_choice
 from itasc_ros.core import REGISTRY, ControllerConfig, KinematicTree
-from itasc_ros.core.config import LIVE_KEYS
+from itasc_ros.core.control.config import LIVE_KEYS
 from itasc_ros.core.errors import ItascError
 from itasc_ros.params import config_from_parameters, read_params_file, target_topics
 from itasc_ros.tools.bagio import BagWriter, read_bag
