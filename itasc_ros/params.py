@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from .core.config import LIVE_KEYS, NODE_ONLY_KEYS, ControllerConfig
+from .core.control.config import LIVE_KEYS, NODE_ONLY_KEYS, ControllerConfig
 from .core.errors import ConfigError
 
 NODE_NAME = "itasc_node"
@@ -161,7 +161,7 @@ def read_params_file(path: str | Path, node_name: str = NODE_NAME) -> dict[str, 
 def config_from_parameters(flat: Mapping[str, Any]) -> ControllerConfig:
     """The controller's configuration from the node's flat parameters.
 
-    Node-only parameters (:data:`~itasc_ros.core.config.NODE_ONLY_KEYS`) are skipped; any
+    Node-only parameters (:data:`~itasc_ros.core.control.config.NODE_ONLY_KEYS`) are skipped; any
     other name that is not a controller setting is an error, so a typo such as ``damping_mx``
     does not pass silently.
 

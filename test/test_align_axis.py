@@ -21,8 +21,8 @@ from itasc_ros.core import (
     Controller,
     ControllerConfig,
     KinematicTree,
-    spatial,
 )
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.params import config_from_params_data
 from itasc_ros.tools.resources import robot_urdf
 

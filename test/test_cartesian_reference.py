@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree, spatial
-from itasc_ros.core.cartesian_reference import CartesianReference
+from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
+from itasc_ros.core.control.cartesian_reference import CartesianReference
+from itasc_ros.core.kinematics import spatial
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])

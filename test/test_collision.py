@@ -218,9 +218,9 @@ def test_obstacles_change_live() -> None:
 
 def test_a_journal_with_collision_plays_back_exactly() -> None:
     """The active set keeps no state between ticks: a journal attached mid-run replays."""
-    from itasc_ros.core import spatial
-    from itasc_ros.core.journal import Journal, decode
-    from itasc_ros.core.playback import ConfigHistory, Playback
+    from itasc_ros.core.control.journal import Journal, decode
+    from itasc_ros.core.control.playback import ConfigHistory, Playback
+    from itasc_ros.core.kinematics import spatial
 
     tree = KinematicTree.from_urdf_file(erd_urdf_path("panda"))
     cfg = load_config(share_file("config", "panda_self_collision.yaml"))

@@ -12,7 +12,7 @@ import pytest
 from robots import erd_robots_dir, erd_urdf_path
 
 from itasc_ros.core import KinematicTree
-from itasc_ros.core.collision_geometry import (
+from itasc_ros.core.kinematics.collision_geometry import (
     OBSTACLE_SHAPES,
     CollisionGeometryError,
     collision_model,

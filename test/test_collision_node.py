@@ -23,8 +23,9 @@ from robots import erd_urdf_path
 from sensor_msgs.msg import JointState
 
 from itasc_ros.bench.collision import pinocchio_reference
-from itasc_ros.core import KinematicTree, Scene, spatial
+from itasc_ros.core import KinematicTree, Scene
 from itasc_ros.core.constraints.collision import Collision
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds

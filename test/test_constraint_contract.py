@@ -36,9 +36,9 @@ from itasc_ros.core import (
     ControllerConfig,
     KinematicTree,
     Scene,
-    spatial,
 )
 from itasc_ros.core.constraints import Field
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros import parameters as P
 from itasc_ros.tools.dds_env import apply_local_dds_env, private_domain_id
 

@@ -37,7 +37,7 @@ from itasc_ros.core import (
     UnknownLinkError,
 )
 from itasc_ros.core.constraints import REFERENCE_FRAMES
-from itasc_ros.core.spatial import make_pose, so3_exp, so3_log
+from itasc_ros.core.kinematics.spatial import make_pose, so3_exp, so3_log
 
 H = 1e-6
 TOL = 1e-6

@@ -18,10 +18,10 @@ from itasc_ros.core import (
     InputError,
     ItascError,
     KinematicTree,
-    spatial,
 )
-from itasc_ros.core.config import LIVE_KEYS, apply_updates
 from itasc_ros.core.constraints import REGISTRY
+from itasc_ros.core.control.config import LIVE_KEYS, apply_updates
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parent.parent

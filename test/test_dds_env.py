@@ -21,7 +21,8 @@ from procs import node_command, ros_client, start_process, stop_processes
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.tools.dds_env import (
     LOCAL_DDS_KEYS,
     apply_local_dds_env,

@@ -57,7 +57,8 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds

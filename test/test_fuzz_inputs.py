@@ -54,7 +54,7 @@ from trajectory_msgs.msg import JointTrajectory
 from urdf_parser_py.urdf import URDF
 
 from itasc_ros.core import ConfigError, Controller, ControllerConfig, InputError, KinematicTree
-from itasc_ros.core.streams import HUGE
+from itasc_ros.core.control.streams import HUGE
 from itasc_ros.params import load_config
 from itasc_ros.ros.conversions import (
     COMMAND_TYPES,

@@ -1,4 +1,4 @@
-"""itasc_ros.core.health: the diagnostic level and message rules, the markers' colour state.
+"""itasc_ros.core.control.health: the diagnostic level and message rules, the markers' colours.
 
 In process, no ROS: the rules itasc_node's /diagnostics and ~/markers follow (SAFETY.md quotes
 the messages).
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from itasc_ros.core.health import (
+from itasc_ros.core.control.health import (
     COLOURS,
     LOOP_RATE_FRACTION,
     MAX_REASON_CHARS,

@@ -1,7 +1,7 @@
 """The robot goes where the accepted inputs ask: hostile target inputs in a good stream.
 
 A good target stream (50 Hz, a circle of 0.1 m at 0.25 m/s around the Panda's home hand pose)
-is fed to the :class:`~itasc_ros.core.controller.Controller` closed on a perfect velocity robot
+is fed to the :class:`~itasc_ros.core.control.Controller` closed on a perfect velocity robot
 (``q += q' dt``) twice: alone, and with hypothesis-drawn hostile inputs slipped in (outlier
 poses from a few centimetres to 1e150 m away, explicit twists up to 1e149, poses flagged as
 jumps). Shown for every draw:

@@ -49,7 +49,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from itasc_ros.core import ItascError, KinematicTree, errors, spatial
+from itasc_ros.core import ItascError, KinematicTree, errors
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "data" / "hostile_urdfs"

@@ -33,7 +33,7 @@ from itasc_ros.core import (
     solve_ik,
 )
 from itasc_ros.core.constraints.align_axis import AlignAxis
-from itasc_ros.core.ik_worker import IkOutcome, IkWorker
+from itasc_ros.core.ik.worker import IkOutcome, IkWorker
 from itasc_ros.tools import ik as ik_cli
 
 EPS = 1e-5
@@ -271,7 +271,7 @@ def test_the_worker_solves_in_a_frame_and_survives_bad_requests() -> None:
         goal = pin.fk(q + 0.2)  # in the root frame
         frame_pose = tree.forward_kinematics(q, "panda_link2")
         rel = np.linalg.inv(frame_pose) @ goal  # the same pose in panda_link2 at q
-        from itasc_ros.core import spatial
+        from itasc_ros.core.kinematics import spatial
 
         quat = spatial.matrix_to_quat(rel[:3, :3])
         bad = worker.solve(tree, "panda_hand", q, "", rel[:3, 3], np.full(4, math.nan))
@@ -386,7 +386,7 @@ def _poses(draw: st.DrawFn) -> np.ndarray:
     quat = np.array(draw(st.lists(st.floats(-1, 1), min_size=4, max_size=4)))
     t = np.eye(4)
     if np.linalg.norm(quat) > 1e-3:
-        from itasc_ros.core import spatial
+        from itasc_ros.core.kinematics import spatial
 
         t[:3, :3] = spatial.quat_to_matrix(quat)
     t[:3, 3] = draw(st.lists(st.one_of(st.floats(-1.5, 1.5), _FLOATS), min_size=3, max_size=3))

@@ -24,7 +24,8 @@ from procs import RosTestClient, node_command, read_log, ros_client, start_proce
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds

@@ -48,7 +48,7 @@ from visualization_msgs.msg import (
 )
 from visualization_msgs.srv import GetInteractiveMarkers
 
-from itasc_ros.core.spatial import quat_to_matrix
+from itasc_ros.core.kinematics.spatial import quat_to_matrix
 from itasc_ros.ros.interactive_marker_server import (
     CLIENT_LOCK_TIMEOUT,
     SNAP_TO_EFFECTOR,

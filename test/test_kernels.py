@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itasc_ros.core._kernels import is_rigid_transform
-from itasc_ros.core.spatial import make_pose, so3_exp
+from itasc_ros.core.kinematics._kernels import is_rigid_transform
+from itasc_ros.core.kinematics.spatial import make_pose, so3_exp
 
 floats = st.floats(-10.0, 10.0, allow_nan=False)
 

@@ -35,7 +35,8 @@ from visualization_msgs.msg import (
 )
 from visualization_msgs.srv import GetInteractiveMarkers
 
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import matrix_to_pose, pose_to_matrix
 from itasc_ros.ros.interactive_marker_server import SNAP_TO_EFFECTOR
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id

@@ -1,4 +1,4 @@
-"""itasc_ros.core.model_manager: the model lifecycle itasc_node carries out, in process.
+"""itasc_ros.core.control.model_manager: the model lifecycle itasc_node carries out, in process.
 
 A good URDF installs; one that does not parse keeps the model; one that does not fit drops
 it (one zero on a commanding controller); a refusable request changes nothing; targets go to
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from itasc_ros.core import Controller, ControllerConfig, KinematicTree, spatial
-from itasc_ros.core import model_manager as mm
-from itasc_ros.core.model_manager import (
+from itasc_ros.core import Controller, ControllerConfig, KinematicTree
+from itasc_ros.core.control import model_manager as mm
+from itasc_ros.core.control.model_manager import (
     SAME_URDF,
     ModelChange,
     ModelManager,
@@ -27,7 +27,8 @@ from itasc_ros.core.model_manager import (
     read_urdf_file,
     urdf_digest,
 )
-from itasc_ros.core.urdf import MAX_URDF_BYTES
+from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.urdf import MAX_URDF_BYTES
 from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -357,7 +358,7 @@ def test_read_urdf_file(tmp_path: Path) -> None:
 
 def test_health_and_model_manager_import_no_ros() -> None:
     code = (
-        "import sys, itasc_ros.core.health, itasc_ros.core.model_manager\n"
+        "import sys, itasc_ros.core.control.health, itasc_ros.core.control.model_manager\n"
         "ros = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('rclpy', 'diagnostic_msgs', 'std_msgs', 'geometry_msgs', 'sensor_msgs', "
         "'visualization_msgs', 'rcl_interfaces'))\n"

@@ -23,9 +23,9 @@ from itasc_ros.core import (
     Controller,
     ControllerConfig,
     KinematicTree,
-    spatial,
 )
-from itasc_ros.core.motion_limits import JointLimits, MotionLimiter, limits_from_parameters
+from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.solve.motion_limits import JointLimits, MotionLimiter, limits_from_parameters
 from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parent.parent

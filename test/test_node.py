@@ -44,7 +44,8 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import command_velocities
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
@@ -398,7 +399,7 @@ def test_live_gain_change_and_rejected_values(
 def test_journal_records_each_tick_while_subscribed(
     client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
 ) -> None:
-    from itasc_ros.core.journal import Code, decode
+    from itasc_ros.core.control.journal import Code, decode
 
     reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
     latched = QoSProfile(

@@ -45,7 +45,8 @@ from procs import (
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.scenarios import path_point
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 from itasc_ros.tools.home_poses import home_pose

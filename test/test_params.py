@@ -141,7 +141,7 @@ def test_a_name_that_is_a_value_and_a_group_clashes() -> None:
 
 
 def test_node_only_keys_are_the_node_parameters_that_are_not_controller_settings() -> None:
-    from itasc_ros.core.config import NODE_ONLY_KEYS
+    from itasc_ros.core.control.config import NODE_ONLY_KEYS
     from itasc_ros.params import CONTROLLER_KEYS
     from itasc_ros.ros.parameters import NODE_PARAMS
 

@@ -17,11 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree, spatial
-from itasc_ros.core.config import apply_updates
+from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
+from itasc_ros.core.control.config import apply_updates
+from itasc_ros.core.control.journal import Code, Journal, decode
+from itasc_ros.core.control.playback import ConfigHistory, Playback, PlaybackError
 from itasc_ros.core.errors import InputError
-from itasc_ros.core.journal import Code, Journal, decode
-from itasc_ros.core.playback import ConfigHistory, Playback, PlaybackError
+from itasc_ros.core.kinematics import spatial
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
@@ -198,7 +199,7 @@ def test_records_carry_what_the_tick_consumed(tree: KinematicTree) -> None:
 
 
 def test_malformed_journal_messages_are_named() -> None:
-    from itasc_ros.core.journal import FORMAT, JournalError
+    from itasc_ros.core.control.journal import FORMAT, JournalError
 
     with pytest.raises(JournalError, match="not an itasc journal"):
         decode(np.array([7.0, 0.0, 1.0]))

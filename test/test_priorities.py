@@ -23,8 +23,8 @@ from itasc_ros.core import (
     KinematicTree,
     Scene,
 )
-from itasc_ros.core import solver as S
 from itasc_ros.core.constraints import CopyPose, JointValue
+from itasc_ros.core.solve import solver as S
 from itasc_ros.tools.resources import robot_urdf
 
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))

@@ -32,7 +32,8 @@ import numpy as np
 import pytest
 
 import itasc_ros
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.tools import replay
 from itasc_ros.tools.bagio import BagWriter, bag_summary
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env

@@ -24,8 +24,8 @@ from itasc_ros.core import (
     KinematicTree,
     Scene,
 )
+from itasc_ros.core.kinematics.spatial import pose_error
 from itasc_ros.core.scenarios import circle_tracking
-from itasc_ros.core.spatial import pose_error
 
 try:
     from itasc_ros.tools.home_poses import HOME_POSES

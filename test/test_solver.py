@@ -1,4 +1,4 @@
-"""Tests of itasc_ros.core.solver: damped pseudo-inverses, weights, joint and velocity limits.
+"""itasc_ros.core.solve.solver: damped pseudo-inverses, weights, joint and velocity limits.
 
 ``damped_pinv_solve`` is checked against numpy's SVD / pinv; ``solve_limited`` (the compiled
 kernel the scene calls every tick) is driven directly with small hand-made systems whose
@@ -15,7 +15,7 @@ import pytest
 from robots import bundled_urdf_path
 
 from itasc_ros.core import KinematicTree, Scene, SolverError
-from itasc_ros.core import solver as S
+from itasc_ros.core.solve import solver as S
 
 PANDA_HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 

@@ -1,4 +1,4 @@
-"""The compiled target-stream kernels against the numpy reference in core/spatial.py."""
+"""The compiled target-stream kernels against the numpy reference in core/kinematics/spatial.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itasc_ros.core import spatial
-from itasc_ros.core._target_kernels import (
+from itasc_ros.core.control._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
     POSE_OK,
@@ -18,6 +17,7 @@ from itasc_ros.core._target_kernels import (
     filter_twist,
     pose_from_position_quat,
 )
+from itasc_ros.core.kinematics import spatial
 
 HUGE = 1e150
 finite = st.floats(-1e3, 1e3, allow_nan=False)

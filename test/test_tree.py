@@ -7,7 +7,8 @@ import pinocchio as pin
 import pytest
 from robots import erd_urdf_path
 
-from itasc_ros.core import KinematicTree, spatial
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
 
 ROBOTS = ["panda", "ur3", "ur5", "ur10", "z1", "so100", "baxter", "tiago", "talos"]
 N_CONFIGS = 1000

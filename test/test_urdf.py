@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from itasc_ros.core import errors, urdf
+from itasc_ros.core import errors
 from itasc_ros.core.errors import (
     ConfigurationError,
     ItascError,
@@ -25,7 +25,8 @@ from itasc_ros.core.errors import (
     UnknownLinkError,
     UrdfSyntaxError,
 )
-from itasc_ros.core.tree import KinematicTree
+from itasc_ros.core.kinematics import urdf
+from itasc_ros.core.kinematics.tree import KinematicTree
 
 DATA = Path(__file__).resolve().parent / "data" / "bad_urdfs"
 EXPECTED: dict[str, dict[str, object]] = {

@@ -38,45 +38,18 @@ import json
 import math
 import statistics
 import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..cli import CliParser, positive_float, positive_int, run_cli, unknown_choice
 from ..core import CopyPose, JointValue, KinematicTree, Scene
-from ..tools.resources import bundled_robots, robot_urdf, share_dir, share_file
+from ..tools.resources import robot_urdf, share_file
+from .harness import control_rate, erd_urdf, loop_robots, time_interleaved
 
 PROG = "itasc-bench"
 PANDA_HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-
-
-def _erd_urdf(rel: str) -> Path | None:
-    """A URDF of example-robot-data (bench extra), or None when it is not installed."""
-    for base in Path(sys.prefix).glob("lib/python3*/site-packages/cmeel.prefix/share"):
-        p = base / "example-robot-data" / "robots" / rel
-        if p.is_file():
-            return p
-    return None
-
-
-def time_interleaved(
-    funcs: dict[str, Callable[[], Any]], number: int, repeats: int
-) -> dict[str, float]:
-    """Median seconds per call of each function, blocks interleaved."""
-    samples: dict[str, list[float]] = {k: [] for k in funcs}
-    for f in funcs.values():  # warm-up (JIT, caches)
-        for _ in range(min(number, 50)):
-            f()
-    for _ in range(repeats):
-        for name, f in funcs.items():
-            t0 = time.perf_counter()
-            for _ in range(number):
-                f()
-            samples[name].append((time.perf_counter() - t0) / number)
-    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 def _peers() -> tuple[Any, Any]:
@@ -102,7 +75,7 @@ def bench_kinematics(number: int, repeats: int) -> dict[str, Any]:
     kdl_cls, pin_cls = _peers()
     out: dict[str, Any] = {}
     cases = [("panda", robot_urdf("panda"), "panda_link0", "panda_link8")]
-    talos = _erd_urdf("talos_data/robots/talos_full_v2.urdf")
+    talos = erd_urdf("talos_data/robots/talos_full_v2.urdf")
     if talos is not None:
         cases.append(("talos", talos, "base_link", "arm_right_7_link"))
     for name, path, root, tip in cases:
@@ -156,8 +129,8 @@ def _controller_ticks(
     Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``).
     """
     from ..core import ConstraintConfig, Controller, ControllerConfig
-    from ..core.journal import Journal
-    from ..core.spatial import matrix_to_quat
+    from ..core.control.journal import Journal
+    from ..core.kinematics.spatial import matrix_to_quat
     from ..params import load_config
 
     config = ControllerConfig(
@@ -233,7 +206,7 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
         out["tick_with_target_ratio_vs_pykdl"] = row["with_target_ratio_vs_pykdl"]
     out["panda"] = row
     out["priorities"] = bench_priorities(tree, q, target, number, repeats)
-    talos = _erd_urdf("talos_data/robots/talos_full_v2.urdf")
+    talos = erd_urdf("talos_data/robots/talos_full_v2.urdf")
     if talos is not None:
         tt = KinematicTree.from_urdf(talos.read_text())
         qt = tt.neutral()
@@ -447,24 +420,6 @@ def ik_robot_list(text: str) -> list[str]:
     if not robots:
         raise argparse.ArgumentTypeError(f"no robot in {text!r}; valid: {', '.join(IK_ROBOTS)}")
     return robots
-
-
-def control_rate(text: str) -> float:
-    """``--rate``: a number within the node's ``control_rate`` range [Hz]."""
-    from ..core.config import CONTROLLER_RANGES
-
-    lo, hi = CONTROLLER_RANGES["control_rate"]
-    value = positive_float(text)
-    if not lo <= value <= hi:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} Hz is outside the node's control_rate range [{lo:g}, {hi:g}] Hz"
-        )
-    return value
-
-
-def loop_robots() -> list[str]:
-    """The robots ``loop`` and ``soak`` can run: a bundled URDF and a config/<robot>.yaml."""
-    return [r for r in bundled_robots() if (share_dir() / "config" / f"{r}.yaml").is_file()]
 
 
 def _parser() -> CliParser:

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.collision_geometry import package_search_path
 from ..core.constraints.collision import GJK_TOLERANCE, Collision
-from ..core.tree import KinematicTree
+from ..core.kinematics.collision_geometry import package_search_path
+from ..core.kinematics.tree import KinematicTree
+from .harness import time_interleaved
 
 Array = NDArray[np.float64]
 
@@ -117,7 +118,7 @@ ARM = [f"panda_joint{i}" for i in range(1, 8)]
 
 def _near_configuration(ctrl: Any, seconds: float) -> Array:
     """The Panda's joints after ``seconds`` of the self_collision scenario (pairs close)."""
-    from ..core import spatial
+    from ..core.kinematics import spatial
     from ..tools.scenarios.self_collision import HOME, TARGET
 
     q = HOME.copy()
@@ -148,10 +149,9 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
     import copy
 
     from ..core import Controller, Scene
-    from ..core.collision_geometry import resolve_file
+    from ..core.kinematics.collision_geometry import resolve_file
     from ..params import load_config
     from ..tools.resources import share_file
-    from .cli import time_interleaved
 
     urdf = resolve_file(PANDA_URDF, (), "Panda URDF")
     full = KinematicTree.from_urdf_file(urdf)
@@ -211,7 +211,7 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
 
 def _ticks(ctrl_cls: Any, full: KinematicTree, cfg: Any, plain: Any, q: Array) -> dict[str, Any]:
     """The node's tick in the core with and without the collision constraint, at ``q``."""
-    from ..core import spatial
+    from ..core.kinematics import spatial
     from ..tools.scenarios.self_collision import TARGET
 
     funcs = {}

@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from ..core import KinematicTree, solve_ik
 from ..tools.resources import robot_urdf
+from .harness import erd_urdf
 
 Array = NDArray[np.float64]
 
@@ -44,9 +45,7 @@ EPS = 1e-5  # [m] and [rad], each component
 
 def _urdf_path(ref: str) -> Path | None:
     if ref.startswith("erd:"):
-        from .cli import _erd_urdf
-
-        return _erd_urdf(ref[4:])
+        return erd_urdf(ref[4:])
     return robot_urdf(ref)
 
 

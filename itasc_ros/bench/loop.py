@@ -70,10 +70,11 @@ from typing import Any
 
 import numpy as np
 
+from itasc_ros.bench.harness import control_rate, loop_robots
 from itasc_ros.cli import CliParser, positive_float
 from itasc_ros.core import ControllerConfig, KinematicTree
+from itasc_ros.core.kinematics.spatial import matrix_to_quat
 from itasc_ros.core.scenarios import path_point
-from itasc_ros.core.spatial import matrix_to_quat
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.ros.realtime import demote_current_thread
 from itasc_ros.tools.dds_env import (
@@ -773,8 +774,6 @@ def _tracking_error(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point (``python -m itasc_ros.bench.loop``); returns the exit status."""
-    from .cli import control_rate, loop_robots
-
     ap = CliParser(
         prog="itasc_bench_loop", description=__doc__.split("\n\n")[0] if __doc__ else None
     )

@@ -6,7 +6,7 @@ library with the same joint vector and the same URDF:
 * :class:`KdlPeer` -- Orocos KDL through Debian's ``python3-pykdl`` (PyKDL). PyKDL has no
   ``kdl_parser`` in Python, so :func:`kdl_chain_from_urdf` builds the ``KDL.Chain`` exactly as
   the C++ ``kdl_parser`` does, from the URDF as read by the solver's own reader
-  (:func:`itasc_ros.core.urdf.parse_urdf`): the peers and the solver see the same joints.
+  (:func:`itasc_ros.core.kinematics.parse_urdf`): the peers and the solver see the same joints.
 * :class:`PinocchioPeer` -- Pinocchio (``pin`` wheel), ``pinocchio.buildModelFromXML``.
 * :class:`TracIkPeer` -- TRAC-IK through the ``pytracik`` wheel (a pybind11 module).
 
@@ -54,7 +54,7 @@ import numpy.typing as npt
 from lxml import etree
 
 from itasc_ros.core.errors import UnknownLinkError, UnknownNameError, UnsupportedJointError
-from itasc_ros.core.urdf import JointSpec, RobotSpec, parse_urdf
+from itasc_ros.core.kinematics.urdf import JointSpec, RobotSpec, parse_urdf
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -220,7 +220,7 @@ def _soft_limits(urdf_xml: str) -> dict[str, tuple[float, float]]:
     """``<safety_controller>`` soft limits by joint name (URDF default 0 for a missing one).
 
     The solver's URDF reader keeps only the kinematic elements, so these are read here, from a
-    document :func:`~itasc_ros.core.urdf.parse_urdf` has already accepted (bounded, no DTD).
+    document :func:`~itasc_ros.core.kinematics.parse_urdf` has already accepted (bounded, no DTD).
     """
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
     # lxml refuses a str with an XML encoding declaration; the str is decoded already.
@@ -294,7 +294,7 @@ def _spec_chain(spec: RobotSpec, urdf_xml: str, root: str, tip: str) -> list[Cha
 def urdf_chain(urdf_xml: str, root: str, tip: str) -> list[ChainJoint]:
     """The URDF joints from ``root`` to ``tip`` (all types, root first).
 
-    The URDF is read by the solver's reader, :func:`itasc_ros.core.urdf.parse_urdf`: origins,
+    The URDF is read by the solver's reader, :func:`itasc_ros.core.kinematics.parse_urdf`: origins,
     axes, types and limits are the ones :class:`~itasc_ros.core.KinematicTree` uses. The limits
     of revolute and prismatic joints are narrowed to the ``<safety_controller>`` soft limits, as
     ROS TRAC-IK and MoveIt do.
@@ -312,7 +312,7 @@ def urdf_chain(urdf_xml: str, root: str, tip: str) -> list[ChainJoint]:
         UnknownNameError: If ``root`` is not an ancestor of ``tip`` (lists the ancestors).
         UnsupportedJointError: For a floating or planar joint in the URDF, or a mimic joint on
             the path.
-        ItascError: For any other URDF that :func:`~itasc_ros.core.urdf.parse_urdf` refuses.
+        ItascError: For any other URDF that :func:`~itasc_ros.core.kinematics.parse_urdf` refuses.
     """
     return _spec_chain(parse_urdf(urdf_xml), urdf_xml, root, tip)
 

@@ -1,6 +1,11 @@
-"""ROS-free core of itasc_ros: URDF -> kinematic tree -> constraints -> scene -> solver."""
+"""ROS-free core of itasc_ros, one sub-package per concept; the names here are its public API.
 
-from .config import ConstraintConfig, ControllerConfig
+``kinematics`` (URDF -> kinematic tree) <- ``constraints`` (their rows of ``A q' = y' + B Xu'``)
+<- ``solve`` (scene, solver, motion limits) <- ``control`` (the :class:`Controller`, its
+configuration and journal) and ``ik`` (position IK); ``errors`` and ``latest_worker`` serve them
+all, ``scenarios`` runs closed loops over the whole core.
+"""
+
 from .constraints import (
     REGISTRY,
     CenterOfMass,
@@ -11,7 +16,7 @@ from .constraints import (
     JointLimitAvoidance,
     JointValue,
 )
-from .controller import Controller, Status, StepOutput
+from .control import ConstraintConfig, Controller, ControllerConfig, Status, StepOutput
 from .errors import (
     ConfigError,
     ConfigurationError,
@@ -32,9 +37,8 @@ from .errors import (
     UrdfSyntaxError,
 )
 from .ik import IkOptions, IkResult, solve_ik
-from .scene import Scene, SolveResult
-from .solver import SOLVERS
-from .tree import KinematicTree
+from .kinematics import KinematicTree
+from .solve import SOLVERS, Scene, SolveResult
 
 __all__ = [
     "REGISTRY",

@@ -1,7 +1,7 @@
 """Closed-loop scenarios of the core solver, shared by the tests, the benchmark and the demo.
 
 Each scenario integrates ``q += q' dt`` (a perfect velocity-controlled robot) with a
-:class:`~itasc_ros.core.scene.Scene` and returns plain numbers, so that every caller reports
+:class:`~itasc_ros.core.solve.Scene` and returns plain numbers, so that every caller reports
 the same figures for the same parameters. ROS-free.
 """
 
@@ -16,8 +16,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .constraints import CopyPose
 from .errors import ConfigurationError
-from .scene import Scene
-from .tree import KinematicTree
+from .kinematics.tree import KinematicTree
+from .solve.scene import Scene
 
 Array = NDArray[np.float64]
 
@@ -223,7 +223,7 @@ def stream_with_hostile_inputs(
 ) -> dict[str, Any]:
     """A good target stream on a circle, with and without hostile inputs: where the robot goes.
 
-    Two closed loops of a :class:`~itasc_ros.core.controller.Controller` (the node's core),
+    Two closed loops of a :class:`~itasc_ros.core.control.Controller` (the node's core),
     ``q += q' dt`` at ``config.control_rate``, the joint state given every tick: one fed the
     good stream only, one fed the same stream plus ``hostile``. The good stream is the first
     constraint's target on the circle of :func:`path_point` around the home effector pose, at
@@ -248,9 +248,9 @@ def stream_with_hostile_inputs(
         twist, hostile run; NaN when the controller does not report it); ``rejected`` (hostile
         inputs refused); ``jumps`` (poses read as jumps).
     """
-    from .controller import Controller  # the controller imports the scene, not this module
+    from .control.controller import Controller  # the controller imports the scene, not this module
     from .errors import InputError
-    from .spatial import matrix_to_quat
+    from .kinematics.spatial import matrix_to_quat
 
     def run(events: list[HostileInput]) -> tuple[Array, dict[str, Any]]:
         ctrl = Controller(tree, config)

@@ -2,5 +2,5 @@
 
 ``node`` (the ``itasc_node`` executable), ``parameters`` (declarations with descriptors and
 ranges), ``conversions`` (messages <-> numpy) and the interactive-marker server. The control
-logic itself lives in :mod:`itasc_ros.core.controller`.
+logic itself lives in :mod:`itasc_ros.core.control.controller`.
 """

@@ -25,7 +25,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
 from ..core import Controller, KinematicTree
-from ..core.ik_worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker
+from ..core.ik.worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker
 from ..core.latest_worker import LatestWorker
 from .conversions import pose_stamped_arrays
 from .realtime import demote_current_thread

@@ -1,13 +1,13 @@
 """``~/journal`` and ``~/parameters``: what each tick consumed, and the parameters it ran with.
 
-``~/journal`` (std_msgs/Float64MultiArray, reliable, depth :data:`JOURNAL_DEPTH`): the records of
-:mod:`itasc_ros.core.journal`, per tick every input the controller accepted since the last tick,
-then the tick itself. The ticks of :data:`PUBLISH_PERIOD` go out as one message (at 1 kHz, ten
-ticks a message: a tenth of the messages to publish and to record); a zero command published
-outside a tick goes out at once. Published only while someone subscribes: without a subscriber
-the controller has no journal and the tick pays one comparison. Each new subscriber is followed
-by a SNAPSHOT of the controller's input state (it plays back from there), and a SNAPSHOT comes
-every second.
+``~/journal`` (std_msgs/Float64MultiArray, reliable, depth :data:`JOURNAL_DEPTH`): the records
+of :mod:`itasc_ros.core.control.journal`, per tick every input the controller accepted since the
+last tick, then the tick itself. The ticks of :data:`PUBLISH_PERIOD` go out as one message (at
+1 kHz, ten ticks a message: a tenth of the messages to publish and to record); a zero command
+published outside a tick goes out at once. Published only while someone subscribes: without a
+subscriber the controller has no journal and the tick pays one comparison. Each new subscriber is
+followed by a SNAPSHOT of the controller's input state (it plays back from there), and a SNAPSHOT
+comes every second.
 
 ``~/parameters`` (std_msgs/String, reliable, transient local, depth 20): JSON
 ``{"node": ..., "revision": r, "parameters": {...}}``, every parameter of the node, published at
@@ -30,7 +30,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
 from ..core import Controller
-from ..core.journal import LABEL, Journal, ZeroReason, urdf_tag
+from ..core.control.journal import LABEL, Journal, ZeroReason, urdf_tag
 
 SNAPSHOT_PERIOD = 1.0  # [s] of the node's clock between SNAPSHOTs while subscribed
 PUBLISH_PERIOD = 0.01  # [s] the ticks of this long are published as one message

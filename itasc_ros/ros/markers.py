@@ -34,7 +34,7 @@ from .interactive_marker_server import (
 )
 
 if TYPE_CHECKING:
-    from ..core.controller import Controller
+    from ..core.control.controller import Controller
 
 #: Namespace of the server, relative to the node (``/itasc_node/target_marker``).
 NAMESPACE = "~/target_marker"
@@ -68,7 +68,7 @@ class TargetMarkers:
     Args:
         node: The node serving the markers; unless ``on_pose`` is given it must have the
             method ``_on_marker_pose(name, PoseStamped)`` (the target-topic path of itasc_node).
-        effector: A :class:`~itasc_ros.core.controller.Controller`, or a callable giving the
+        effector: A :class:`~itasc_ros.core.control.Controller`, or a callable giving the
             effector pose (4, 4) of a constraint in the root frame (None before the first joint
             state).
         constraints: Names of the pose constraints that get a marker.

@@ -1,7 +1,7 @@
 """``itasc_node``: the iTaSC velocity controller as a ROS 2 node (thin adapter of the core).
 
 Subscription callbacks push joint states and targets into a
-:class:`~itasc_ros.core.controller.Controller`; a wall-rate timer calls ``step`` and publishes
+:class:`~itasc_ros.core.control.Controller`; a wall-rate timer calls ``step`` and publishes
 the command (or, with ``control_trigger: joint_states``, each joint state does, and the timer is
 a watchdog for stale input). Everything else (URDF source, parameters, diagnostics, status,
 markers, enable service, a zero command on shutdown) is plumbing around those ten lines.
@@ -73,13 +73,11 @@ from ..core import (
     Status,
     StepOutput,
 )
-from ..core.config import apply_updates
-from ..core.errors import UnknownLinkError
-from ..core.health import Health, diagnose, step_colour
-from ..core.health import clip_reason as _clip
-from ..core.journal import ZeroReason
-from ..core.latest_worker import LatestWorker
-from ..core.model_manager import (
+from ..core.control.config import apply_updates
+from ..core.control.health import Health, diagnose, step_colour
+from ..core.control.health import clip_reason as _clip
+from ..core.control.journal import ZeroReason
+from ..core.control.model_manager import (
     SAME_URDF,
     ModelChange,
     ModelManager,
@@ -88,6 +86,8 @@ from ..core.model_manager import (
     read_urdf_file,
     urdf_digest,
 )
+from ..core.errors import UnknownLinkError
+from ..core.latest_worker import LatestWorker
 from ..params import settings_naming, target_topics
 from . import parameters as P
 from .conversions import (
@@ -153,7 +153,7 @@ class _UrdfWorker:
     Only the latest request is kept (the topic has depth 1). Results ``(source, digest, tree,
     why)`` are picked up by :meth:`ItascNode._on_tick` on the executor thread; a document whose
     digest is ``current()`` (the installed model's) is not parsed again: ``why`` is
-    :data:`~itasc_ros.core.model_manager.SAME_URDF`.
+    :data:`~itasc_ros.core.control.model_manager.SAME_URDF`.
 
     Args:
         current: the digest of the installed model's URDF ('' for none).

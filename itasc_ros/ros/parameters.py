@@ -2,7 +2,7 @@
 
 Structural parameters (joints, command output, topics, constraint names/types/links) are
 read-only: change them by restarting the node. Gains, weights, damping, limits, feed-forward,
-distances and joint values change live (see :data:`itasc_ros.core.config.LIVE_KEYS`).
+distances and joint values change live (see :data:`itasc_ros.core.control.config.LIVE_KEYS`).
 Per constraint ``<name>`` listed in ``constraint_names`` the node declares
 ``constraints.<name>.type``, then ``constraints.<name>.<field>`` for every field that type
 declares (:attr:`itasc_ros.core.constraints.Constraint.FIELDS`): descriptors, ranges and
@@ -20,11 +20,11 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from ..cli import unknown_choice
-from ..core.config import CONTROLLER_RANGES, LIVE_KEYS, ConstraintConfig, ControllerConfig
 from ..core.constraints import REGISTRY, Field
+from ..core.control.config import CONTROLLER_RANGES, LIVE_KEYS, ConstraintConfig, ControllerConfig
 from ..core.errors import ConfigError
-from ..core.motion_limits import LIMIT_FIELDS
-from ..core.solver import SOLVERS
+from ..core.solve.motion_limits import LIMIT_FIELDS
+from ..core.solve.solver import SOLVERS
 from ..params import CONTROLLER_KEYS, config_from_parameters
 from .conversions import COMMAND_TYPES, FLOAT64_MULTI_ARRAY
 

@@ -54,9 +54,10 @@ from itasc_ros.cli import (
     usage_status,
     writable_dir,
 )
-from itasc_ros.core import ItascError, KinematicTree, spatial
-from itasc_ros.core.motion_limits import JointLimits, limit_ratios
+from itasc_ros.core import ItascError, KinematicTree
+from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.scenarios import circle_tracking, path_point
+from itasc_ros.core.solve.motion_limits import JointLimits, limit_ratios
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.bagio import BagWriter, deserialize, read_bag
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
@@ -68,13 +69,8 @@ from itasc_ros.tools.demo_health import (
     verdict_line,
 )
 from itasc_ros.tools.home_poses import home_pose
-from itasc_ros.tools.replay import (
-    compare_commands,
-    load_setup,
-    play_journal,
-    setup_joints,
-    write_parameters_snapshot,
-)
+from itasc_ros.tools.replay import compare_commands, play_journal, setup_joints
+from itasc_ros.tools.replay_setup import load_setup, write_parameters_snapshot
 from itasc_ros.tools.resources import robot_urdf, share_file
 
 Array = NDArray[np.float64]

@@ -23,8 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..cli import USAGE_EXIT, CliParser, finite_float, positive_float, run_cli, with_hint
-from ..core import IkResult, ItascError, KinematicTree, solve_ik, spatial
-from ..core.ik import PREFER
+from ..core import IkResult, ItascError, KinematicTree, solve_ik
+from ..core.ik.solve import PREFER
+from ..core.kinematics import spatial
 
 PROG = "itasc-ik"
 #: Default time budget [s]: 5 ms, as ``solve_ik`` and TRAC-IK's benchmark protocol.

@@ -1,19 +1,20 @@
 """``itasc-replay``: replay a recorded bag through the controller, offline or online.
 
-Offline (the default) is deterministic and needs no ROS graph (this path never imports
-rclpy). A bag that holds the node's journal (``~/journal``, recorded by ``itasc-record`` and
-``itasc-demo`` by default) is played back exactly: every input each tick consumed, with the
-node's own reception times and header stamps, goes through the same
-:class:`~itasc_ros.core.Controller` calls in the same order (:mod:`itasc_ros.core.playback`),
-with the configuration of each revision (``~/parameters``). A bag without a journal is replayed
-in bag order (the recorder's order, not the node's): figures, no exact comparison.
+Offline (the default) is deterministic and needs no ROS graph (this path never imports rclpy). A
+bag that holds the node's journal (``~/journal``, recorded by ``itasc-record`` and ``itasc-demo``
+by default) is played back exactly: every input each tick consumed, with the node's own reception
+times and header stamps, goes through the same :class:`~itasc_ros.core.Controller` calls in the
+same order (:mod:`itasc_ros.core.control.playback`), with the configuration of each revision
+(``~/parameters``). A bag without a journal is replayed in bag order (the recorder's order, not the
+node's): figures, no exact comparison.
 
 It prints metrics (tracking error, joint speeds, smallest singular value, limit hits) and
 writes plots with ``--out``.
 
 Parameters come from, in this order of precedence: ``--set KEY=VALUE`` (ROS names such as
 ``constraints.ee.gain=40``), ``--params-file`` (a ROS 2 params file such as config/panda.yaml),
-the node's ``~/parameters`` in the bag, the snapshot on :data:`PARAMS_TOPIC`. The URDF:
+the node's ``~/parameters`` in the bag, the snapshot on
+:data:`~itasc_ros.tools.replay_setup.PARAMS_TOPIC`. The URDF:
 ``--urdf`` (a file or a bundled robot name), else the parameters' ``robot_description`` or
 ``urdf_file`` (a bundled URDF is found by its file name when the path does not exist here).
 
@@ -65,26 +66,32 @@ from itasc_ros.cli import (
     closest,
     existing_path,
     positive_float,
-    unknown_choice,
     usage_status,
     writable_dir,
 )
-from itasc_ros.core import REGISTRY, Controller, ControllerConfig, KinematicTree
-from itasc_ros.core.config import LIVE_KEYS
+from itasc_ros.core import REGISTRY, Controller, KinematicTree
+from itasc_ros.core.control.config import LIVE_KEYS
+from itasc_ros.core.control.journal import JournalError, decode, urdf_tag
+from itasc_ros.core.control.model_manager import urdf_digest
+from itasc_ros.core.control.playback import ConfigHistory, Playback, Tick, pose_errors
 from itasc_ros.core.errors import ConfigError, InputError, ItascError
-from itasc_ros.core.journal import JournalError, decode, urdf_tag
-from itasc_ros.core.model_manager import urdf_digest
-from itasc_ros.core.playback import ConfigHistory, Playback, Tick, pose_errors
-from itasc_ros.params import config_from_parameters, read_params_file, target_topics
-from itasc_ros.tools.bagio import BagWriter, bag_summary, read_bag
-from itasc_ros.tools.resources import robot_urdf, share_dir, share_file
+from itasc_ros.params import config_from_parameters, read_params_file
+from itasc_ros.tools.bagio import bag_summary, read_bag
+from itasc_ros.tools.replay_result import ReplayResult
+from itasc_ros.tools.replay_setup import (
+    NODE_DEFAULTS,
+    PARAMETER_EVENTS_TOPIC,
+    NodeSetup,
+    ReplayError,
+    bag_parameters,
+    is_live_parameter,
+    load_setup,
+    node_parameters,
+    parameter_value,
+)
 
 Array = NDArray[np.float64]
 
-#: Topic (std_msgs/msg/String, JSON) holding a snapshot of the node's parameters.
-PARAMS_TOPIC = "/itasc_replay/node_parameters"
-#: The ROS parameter-event topic; changes of the node's live parameters are replayed.
-PARAMETER_EVENTS_TOPIC = "/parameter_events"
 #: Default comparison tolerance [rad/s] (see the module docstring).
 DEFAULT_TOLERANCE = 1e-12
 #: Default largest difference of the RMS tracking error, recorded vs replayed run [mm]. Online,
@@ -92,20 +99,6 @@ DEFAULT_TOLERANCE = 1e-12
 #: second, a tick period earlier or later changes it by up to K e / control_rate (measured:
 #: 0.24 mm apart on a 50 mm step, RMS 12.6 mm).
 DEFAULT_TRACKING_TOLERANCE_MM = 2.0
-
-#: Defaults of the node-only parameters (the node's own defaults).
-NODE_DEFAULTS: dict[str, Any] = {
-    "command_out_type": "std_msgs/Float64MultiArray",
-    "command_out_topic": "/forward_velocity_controller/commands",
-    "joint_topic": "joint_states",
-    "robot_description": "",
-    "urdf_file": "",
-}
-
-
-class ReplayError(ItascError):
-    """A bag cannot be replayed (no parameters, no URDF, no inputs, unknown topics)."""
-
 
 # ---------------------------------------------------------------------------------------------
 # Times: the same conversions as the node (itasc_ros.ros.conversions), so floats agree bit for bit
@@ -143,221 +136,6 @@ def parse_override(spec: str) -> tuple[str, Any]:
     except yaml.YAMLError:
         parsed = value
     return name.strip(), parsed
-
-
-def _parameter_value(pv: Any) -> Any:
-    """The Python value of an rcl_interfaces/msg/ParameterValue (typestore or rclpy)."""
-    kind = int(pv.type)
-    if kind == 1:
-        return bool(pv.bool_value)
-    if kind == 2:
-        return int(pv.integer_value)
-    if kind == 3:
-        return float(pv.double_value)
-    if kind == 4:
-        return str(pv.string_value)
-    if kind == 5:
-        return list(pv.byte_array_value)
-    if kind == 6:
-        return [bool(v) for v in pv.bool_array_value]
-    if kind == 7:
-        return [int(v) for v in pv.integer_array_value]
-    if kind == 8:
-        return [float(v) for v in pv.double_array_value]
-    if kind == 9:
-        return [str(v) for v in pv.string_array_value]
-    return None
-
-
-def is_live_parameter(name: str) -> bool:
-    """True for a parameter that :meth:`Controller.update_parameters` changes live."""
-    if name in LIVE_KEYS:
-        return True
-    parts = name.split(".")
-    return (
-        len(parts) == 3
-        and parts[0] == "constraints"
-        and any(f.name == parts[2] and f.live for t in REGISTRY.values() for f in t.FIELDS)
-    )
-
-
-def _topic(name: str, node_name: str) -> str:
-    """Fully qualified topic of a node-relative name ('~/x', 'x' or '/x')."""
-    if name.startswith("~/"):
-        return f"/{node_name}/{name[2:]}"
-    if name.startswith("/"):
-        return name
-    return f"/{name}"
-
-
-@dataclass
-class NodeSetup:
-    """What the replay needs to know about the recorded node.
-
-    Attributes:
-        params: the node's flat ROS parameters.
-        config: the controller configuration built from them.
-        urdf_xml: the robot's URDF.
-        urdf_source: where the URDF came from (for messages).
-        node_name: the node's name (topics '~/...' resolve under it).
-        joint_topic: joint states topic.
-        command_topic: command topic. command_type: 'pkg/Type' of the commands.
-        pose_topics: constraint -> target pose topic. twist_topics: constraint -> twist topic.
-        params_source: where the parameters came from.
-        journal_topic: the node's journal (what each tick consumed).
-        parameters_topic: the node's parameters with their revisions.
-    """
-
-    params: dict[str, Any]
-    config: ControllerConfig
-    urdf_xml: str
-    urdf_source: str
-    node_name: str
-    joint_topic: str
-    command_topic: str
-    command_type: str
-    pose_topics: dict[str, str]
-    twist_topics: dict[str, str]
-    params_source: str = ""
-    journal_topic: str = "/itasc_node/journal"
-    parameters_topic: str = "/itasc_node/parameters"
-
-    def tree(self) -> KinematicTree:
-        """A new kinematic tree of the URDF."""
-        return KinematicTree.from_urdf(self.urdf_xml)
-
-    @property
-    def input_topics(self) -> list[str]:
-        """Joint state, pose and twist topics."""
-        return [self.joint_topic, *self.pose_topics.values(), *self.twist_topics.values()]
-
-
-def bag_parameters(
-    bag: str | Path, node_name: str = "itasc_node"
-) -> tuple[dict[str, Any], str] | None:
-    """The node's parameters in a bag: its first ``~/parameters``, else :data:`PARAMS_TOPIC`.
-
-    Returns:
-        (flat parameters, where from) or None when the bag has neither.
-    """
-    revisions = node_parameters(bag, node_name)
-    if revisions:
-        first = min(revisions)
-        return revisions[first], f"{bag} (/{node_name}/parameters, revision {first})"
-    for _topic_name, _t, msg in read_bag(bag, [PARAMS_TOPIC]):
-        data = json.loads(msg.data)
-        return dict(data["parameters"]), f"{bag} ({PARAMS_TOPIC})"
-    return None
-
-
-def node_parameters(bag: str | Path, node_name: str = "itasc_node") -> dict[int, dict[str, Any]]:
-    """Revision -> the node's parameters, from its ``~/parameters`` messages in the bag."""
-    out: dict[int, dict[str, Any]] = {}
-    for _topic_name, _t, msg in read_bag(bag, [f"/{node_name.strip('/')}/parameters"]):
-        data = json.loads(msg.data)
-        out[int(data["revision"])] = dict(data["parameters"])
-    return out
-
-
-def _read_urdf(urdf: str) -> tuple[str, str]:
-    path = Path(urdf)
-    if path.is_file():
-        return path.read_text(encoding="utf-8"), str(path)
-    try:
-        found = robot_urdf(urdf)
-    except FileNotFoundError:
-        try:
-            found = share_file("urdf", path.name)
-        except FileNotFoundError:
-            robots = [u.stem for u in (share_dir() / "urdf").glob("*.urdf")]
-            raise ReplayError(
-                unknown_choice("URDF (not a file here, not a bundled robot)", urdf, robots)
-            ) from None
-    return found.read_text(encoding="utf-8"), str(found)
-
-
-def load_setup(
-    bag: str | Path | None = None,
-    params_file: str | Path | None = None,
-    urdf: str | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    node_name: str = "itasc_node",
-) -> NodeSetup:
-    """Resolve the node's parameters, URDF and topics for a replay.
-
-    Args:
-        bag: the bag (its parameter snapshot is used unless ``params_file`` is given).
-        params_file: a ROS 2 params file for ``node_name``.
-        urdf: a URDF file or a bundled robot name; default from the parameters.
-        overrides: flat parameter name -> value, applied last.
-        node_name: the node's name.
-
-    Raises:
-        ReplayError: no parameters or no URDF. ConfigError: invalid parameters.
-    """
-    params: dict[str, Any] | None = None
-    source = ""
-    if params_file is not None:
-        params = read_params_file(params_file, node_name)
-        source = str(params_file)
-    elif bag is not None:
-        snap = bag_parameters(bag, node_name)
-        if snap is not None:
-            params, source = snap
-    if params is None:
-        raise ReplayError(
-            f"no node parameters: the bag has neither /{node_name}/parameters nor "
-            f"{PARAMS_TOPIC}; give --params-file (e.g. config/panda.yaml)"
-        )
-    params = {**NODE_DEFAULTS, **params}
-    if overrides:
-        params.update(overrides)
-        source += " + overrides " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
-    config = config_from_parameters(params)
-    if urdf is not None:
-        xml, urdf_source = _read_urdf(urdf)
-    elif str(params.get("robot_description", "")).strip():
-        xml, urdf_source = str(params["robot_description"]), "parameter robot_description"
-    elif params.get("urdf_file"):
-        xml, urdf_source = _read_urdf(str(params["urdf_file"]))
-    else:
-        raise ReplayError(
-            "no URDF: the parameters have neither robot_description nor "
-            "urdf_file; give --urdf (a file, or 'panda' / 'ur5')"
-        )
-    topics = target_topics(config)
-    pose_topics = {n: _topic(pose, node_name) for n, (pose, _) in topics.items()}
-    twist_topics = {n: _topic(twist, node_name) for n, (_, twist) in topics.items()}
-    return NodeSetup(
-        params=params,
-        config=config,
-        urdf_xml=xml,
-        urdf_source=urdf_source,
-        node_name=node_name,
-        joint_topic=_topic(str(params["joint_topic"]), node_name),
-        command_topic=_topic(str(params["command_out_topic"]), node_name),
-        command_type=str(params["command_out_type"]),
-        pose_topics=pose_topics,
-        twist_topics=twist_topics,
-        params_source=source,
-        journal_topic=_topic("~/journal", node_name),
-        parameters_topic=_topic("~/parameters", node_name),
-    )
-
-
-def parameters_snapshot_msg(params: Mapping[str, Any], node_name: str = "/itasc_node") -> Any:
-    """A typestore std_msgs/msg/String with the JSON snapshot read by :func:`bag_parameters`."""
-    from itasc_ros.tools.bagio import default_typestore
-
-    text = json.dumps({"node": "/" + node_name.lstrip("/"), "parameters": dict(params)})
-    return default_typestore().types["std_msgs/msg/String"](data=text)
-
-
-def write_parameters_snapshot(
-    writer: BagWriter, t_ns: int, params: Mapping[str, Any], node_name: str = "/itasc_node"
-) -> None:
-    """Store the node's parameters in a bag (topic :data:`PARAMS_TOPIC`) for the replay."""
-    writer.write(PARAMS_TOPIC, int(t_ns), parameters_snapshot_msg(params, node_name))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -488,7 +266,7 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
             ignored: list[str] = []
             for prm in msg.changed_parameters:
                 if is_live_parameter(prm.name):
-                    changes[prm.name] = _parameter_value(prm.value)
+                    changes[prm.name] = parameter_value(prm.value)
                 else:
                     ignored.append(prm.name)
             if changes or ignored:
@@ -508,51 +286,6 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
 
 # ---------------------------------------------------------------------------------------------
 # Replay in bag order
-
-
-@dataclass
-class ReplayResult:
-    """Per-step outputs of an offline replay (k steps, n joints).
-
-    Attributes:
-        joint_names: (n,) command order.
-        t: (k,) step times (bag time [s]).
-        recorded: (k, n) recorded commands [rad/s] (NaN rows: none at that step).
-        recomputed: (k, n) the replay's commands [rad/s] (zeros unless active).
-        status: (k,) controller status per step.
-        sigma_min: (k,) smallest singular value (NaN when no solve).
-        damping: (k,) damping lambda (NaN when no solve).
-        velocity_scale: (k,) scale applied for velocity limits (NaN when no solve).
-        locked: (k,) number of joints locked at a position limit.
-        position_error: (k,) |target - effector| of the first pose constraint [m] (NaN if none).
-        rotation_error: (k,) rotation angle between them [rad].
-        q: (k, n) joint positions used [rad].
-        velocity_limits: (n,) [rad/s].
-        damping_epsilon: the config's damping_epsilon per step (k,).
-        rejections: inputs the controller rejected; rejection_reasons: the first few reasons.
-        parameter_changes: (time [s], changes) applied; ignored_parameters: names not live.
-        inputs: counts of joint states, poses, twists, commands, parameter changes.
-    """
-
-    joint_names: list[str]
-    t: Array
-    recorded: Array
-    recomputed: Array
-    status: list[str]
-    sigma_min: Array
-    damping: Array
-    velocity_scale: Array
-    locked: NDArray[np.int64]
-    position_error: Array
-    rotation_error: Array
-    q: Array
-    velocity_limits: Array
-    damping_epsilon: Array
-    rejections: int = 0
-    rejection_reasons: list[str] = field(default_factory=list)
-    parameter_changes: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
-    ignored_parameters: list[str] = field(default_factory=list)
-    inputs: dict[str, int] = field(default_factory=dict)
 
 
 class Replayer:

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from itasc_ros.tools.bagio import BagWriter, Storage, read_bag
-from itasc_ros.tools.replay import (
+from itasc_ros.tools.replay_setup import (
     PARAMETER_EVENTS_TOPIC,
     NodeSetup,
     ReplayError,
-    _parameter_value,
     is_live_parameter,
+    parameter_value,
     write_parameters_snapshot,
 )
 
@@ -58,7 +58,7 @@ def fetch_node_parameters(
                 time.sleep(0.005)
             if not fut2.done() or fut2.result() is None:
                 raise ReplayError(f"{target}/get_parameters timed out")
-            return [_parameter_value(v) for v in fut2.result().values]
+            return [parameter_value(v) for v in fut2.result().values]
 
         values = call(names)
         if len(values) == len(names):
@@ -203,7 +203,7 @@ def replay_online(
                     time.sleep(delay)
                 if topic == PARAMETER_EVENTS_TOPIC:
                     live = [
-                        Parameter(p.name, value=_parameter_value(p.value)).to_parameter_msg()
+                        Parameter(p.name, value=parameter_value(p.value)).to_parameter_msg()
                         for p in msg.changed_parameters
                         if is_live_parameter(p.name)
                     ]

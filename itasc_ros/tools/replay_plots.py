@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from itasc_ros.tools.replay import ReplayResult
+from itasc_ros.tools.replay_result import ReplayResult
 
 
 def _save(fig: Any, path: Path) -> Path:

@@ -6,7 +6,7 @@ import math
 
 from numba import njit
 
-from .._kernels import jacobian_full, select_columns
+from ..kinematics._kernels import jacobian_full, select_columns
 
 
 @njit(cache=True, nogil=True)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._kernels import rot_log
+from ..kinematics._kernels import rot_log
 
 FRAME_ROOT = 0
 FRAME_TARGET = 1

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._kernels import is_rigid_transform
 from ..errors import ConfigurationError, TargetNotSet
-from ..tree import KinematicTree
+from ..kinematics._kernels import is_rigid_transform
+from ..kinematics.tree import KinematicTree
 from .base import Constraint
 from .schema import Field
 

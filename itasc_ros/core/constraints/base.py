@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConfigurationError, ConstraintError, TargetNotSet
-from ..tree import KinematicTree
+from ..kinematics.tree import KinematicTree
 from .schema import Field
 
 REGISTRY: dict[str, type[Constraint]] = {}
@@ -66,7 +66,7 @@ class Constraint(ABC):
     Class attributes:
         type_name: the name the type registers under ('' = not a type of its own).
         FIELDS: the type's settings (:class:`~itasc_ros.core.constraints.schema.Field`).
-        one_sided: the rows are inequalities (see :meth:`~itasc_ros.core.scene.Scene.solve`).
+        one_sided: the rows are inequalities (see :meth:`~itasc_ros.core.solve.Scene.solve`).
 
     Attributes:
         name: unique name in a scene.

@@ -14,7 +14,7 @@ The inequality ``d >= margin``, row by row:
   no faster than ``gain`` times the room left (a velocity damper: the distance closes at most
   exponentially), below it a push outward;
 * the rows are one-sided (:attr:`one_sided`): the scene switches a row on only while the
-  solution would otherwise break it (an active set, see :mod:`itasc_ros.core.scene`), so a
+  solution would otherwise break it (an active set, see :mod:`itasc_ros.core.solve.scene`), so a
   pair that the motion keeps apart anyway neither brakes nor pulls the robot.
 
 A switched-on row is solved by weighted least squares with the other rows of its priority, so
@@ -40,7 +40,8 @@ import coal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..collision_geometry import (
+from ..errors import ConstraintError
+from ..kinematics.collision_geometry import (
     GEOMETRY_SOURCES,
     CollisionGeometryError,
     CollisionModel,
@@ -49,8 +50,7 @@ from ..collision_geometry import (
     read_srdf_disabled,
     resolve_file,
 )
-from ..errors import ConstraintError
-from ..tree import KinematicTree
+from ..kinematics.tree import KinematicTree
 from . import _collision_kernels as K
 from .base import Constraint
 from .schema import Field

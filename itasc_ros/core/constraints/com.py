@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConstraintError
-from ..tree import KinematicTree
+from ..kinematics.tree import KinematicTree
 from .base import Constraint, check_positive
 from .joint_limit_avoidance import smoothstep
 from .schema import Field

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConstraintError
-from ..tree import KinematicTree
+from ..kinematics.tree import KinematicTree
 from . import _features as F
 from ._target import EffectorTargetConstraint
 from .schema import Field

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConstraintError
-from ..tree import KinematicTree
+from ..kinematics.tree import KinematicTree
 from ._target import EffectorTargetConstraint
 from .base import check_positive
 from .schema import Field

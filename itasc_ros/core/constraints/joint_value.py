@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConstraintError
-from ..tree import KinematicTree
+from ..kinematics.tree import KinematicTree
 from .base import Constraint
 from .schema import Field
 

@@ -11,8 +11,8 @@ module defines:
   (``itasc-demo --scenario NAME --json`` prints them as one JSON object). ``quick`` is a
   shorter run with the same checks, for the tests.
 
-A scenario runs the real core :class:`~itasc_ros.core.controller.Controller` (the object the
-node runs) or :class:`~itasc_ros.core.scene.Scene` on an ideal robot that integrates the
+A scenario runs the real core :class:`~itasc_ros.core.control.Controller` (the object the
+node runs) or :class:`~itasc_ros.core.solve.Scene` on an ideal robot that integrates the
 commanded velocities (``q += q' dt``), configured from a params file in ``config/`` that
 works as it is with ``ros2 launch itasc_ros itasc.launch.py params_file:=...``. ROS-free.
 """

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ...core.config import ControllerConfig
-from ...core.controller import Controller, StepOutput
+from ...core.control.config import ControllerConfig
+from ...core.control.controller import Controller, StepOutput
 from ...params import load_config
 from ..resources import share_file
 
@@ -67,7 +67,7 @@ class IdealRobot:
 
 def set_pose_target(c: Controller, name: str, pose: Array, t: float) -> None:
     """Give constraint ``name`` the target ``pose`` (4, 4) in the root frame at time ``t``."""
-    from ...core import spatial
+    from ...core.kinematics import spatial
 
     c.set_target(name, "", pose[:3, 3], spatial.matrix_to_quat(pose[:3, :3]), t)
 

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from itasc_ros.core import Controller, KinematicTree
-from itasc_ros.core.collision_geometry import resolve_file
 from itasc_ros.core.constraints.collision import Collision
+from itasc_ros.core.kinematics.collision_geometry import resolve_file
 
 from ._common import IdealRobot, json_ready, scenario_config, set_pose_target
 

@@ -1,6 +1,6 @@
 """Strict priorities on the Panda: a posture in the null space of the hand's pose.
 
-Two closed-loop runs of the real :class:`~itasc_ros.core.controller.Controller` on an ideal
+Two closed-loop runs of the real :class:`~itasc_ros.core.control.Controller` on an ideal
 robot, from ``config/panda_priorities.yaml``: the pose task alone, and the pose task at
 priority 1 with a posture of all seven joints at priority 2; the hand's target steps through
 waypoints (followed along straight lines). At every tick of the second run the scene is also

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from itasc_ros.core import Controller, KinematicTree, spatial
-from itasc_ros.core.collision_geometry import resolve_file
+from itasc_ros.core import Controller, KinematicTree
 from itasc_ros.core.constraints.collision import Collision
+from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.collision_geometry import resolve_file
 from itasc_ros.params import load_config
 from itasc_ros.tools.resources import share_file
 

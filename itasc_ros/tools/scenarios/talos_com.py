@@ -1,6 +1,6 @@
 """Talos moves both hands while its centre of mass stays over its feet.
 
-Closed-loop runs of the real :class:`~itasc_ros.core.controller.Controller` on an ideal robot,
+Closed-loop runs of the real :class:`~itasc_ros.core.control.Controller` on an ideal robot,
 from ``config/talos_com.yaml`` (example-robot-data's ``talos_full_v2.urdf``; legs held in the
 SRDF's half-sitting pose, torso and both arms commanded). Both hands reach forward and down,
 then to the side; the ``com`` band (priority 1) keeps the CoM inside the support region while

@@ -36,9 +36,10 @@ if str(ROOT) not in sys.path:
 
 import json  # noqa: E402
 
-from itasc_ros.core import Controller, KinematicTree, spatial  # noqa: E402
-from itasc_ros.core.journal import Journal, urdf_tag  # noqa: E402
-from itasc_ros.core.model_manager import urdf_digest  # noqa: E402
+from itasc_ros.core import Controller, KinematicTree  # noqa: E402
+from itasc_ros.core.control.journal import Journal, urdf_tag  # noqa: E402
+from itasc_ros.core.control.model_manager import urdf_digest  # noqa: E402
+from itasc_ros.core.kinematics import spatial  # noqa: E402
 from itasc_ros.core.scenarios import path_point  # noqa: E402
 from itasc_ros.params import config_from_parameters, read_params_file  # noqa: E402
 from itasc_ros.tools.bagio import (  # noqa: E402
@@ -50,11 +51,8 @@ from itasc_ros.tools.bagio import (  # noqa: E402
     time_msg,
     twist_stamped_msg,
 )
-from itasc_ros.tools.replay import (  # noqa: E402
-    PARAMETER_EVENTS_TOPIC,
-    bag_seconds,
-    header_seconds,
-)
+from itasc_ros.tools.replay import bag_seconds, header_seconds  # noqa: E402
+from itasc_ros.tools.replay_setup import PARAMETER_EVENTS_TOPIC  # noqa: E402
 from itasc_ros.tools.sim_robot import SimulatedJoints  # noqa: E402
 
 OUT = HERE / "panda_circle.mcap"

@@ -26,7 +26,7 @@ REPO = HERE.parents[2]
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
-from itasc_ros.core import urdf as _limits  # noqa: E402  (the limits the corpus aims at)
+from itasc_ros.core.kinematics import urdf as _limits  # noqa: E402  (the limits the corpus aims at)
 
 STORED_MAX_BYTES = 8192
 """Cases up to this size are stored as files; larger ones are only generated."""

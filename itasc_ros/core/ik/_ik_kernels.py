@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._kernels import rot_log
+from ..kinematics._kernels import rot_log
 
 # Parameters (``params``).
 P_LAMBDA_MIN = 0

@@ -19,8 +19,8 @@ are moved by whole turns toward the seed; ``prefer='distance'`` keeps searching 
 budget and returns the solution nearest the seed).
 
 The common case, one link onto a pose (any of its six axes, root frame), runs as one
-compiled loop (:mod:`itasc_ros.core._ik_kernels`); any other constraint set iterates the
-constraints' rows of ``A`` as :class:`~itasc_ros.core.scene.Scene` assembles them.
+compiled loop (:mod:`itasc_ros.core.ik._ik_kernels`); any other constraint set iterates the
+constraints' rows of ``A`` as :class:`~itasc_ros.core.solve.Scene` assembles them.
 """
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..constraints.align_axis import AlignAxis
+from ..constraints.base import Constraint
+from ..constraints.copy_pose import CopyPose
+from ..errors import ConfigurationError, SolverError, TargetNotSet, UnreachableTargetError
+from ..kinematics._kernels import is_rigid_transform
+from ..kinematics.tree import KinematicTree
 from . import _ik_kernels as K
-from ._kernels import is_rigid_transform
-from .constraints.align_axis import AlignAxis
-from .constraints.base import Constraint
-from .constraints.copy_pose import CopyPose
-from .errors import ConfigurationError, SolverError, TargetNotSet, UnreachableTargetError
-from .tree import KinematicTree
 
 Array = NDArray[np.float64]
 
@@ -643,7 +643,7 @@ class _SetProblem:
     """The constraints' rows at a configuration, with gains 1 and no feed-forward."""
 
     def __init__(self, tree: KinematicTree, constraints: Sequence[Constraint]) -> None:
-        from .scene import Scene
+        from ..solve.scene import Scene
 
         for c in constraints:
             if not c.has_target:

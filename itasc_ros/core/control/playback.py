@@ -1,6 +1,6 @@
 """Playback: a journal fed back through a controller, call for call (ROS-free).
 
-:class:`Playback` takes the records of :mod:`itasc_ros.core.journal` in order and makes the
+:class:`Playback` takes the records of :mod:`itasc_ros.core.control.journal` in order and makes the
 controller calls they stand for: ``set_joint_state``, ``set_target``, ``set_target_twist``,
 ``set_enabled``, ``update_parameters`` and ``step``, with the recorded arguments and times. The
 controller is the node's own code, so identical inputs give identical commands; each TICK's
@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from . import spatial
+from ..errors import ConfigError, InputError, ItascError
+from ..kinematics import spatial
+from ..kinematics.tree import KinematicTree
 from .config import ControllerConfig, apply_updates
 from .controller import Controller
-from .errors import ConfigError, InputError, ItascError
 from .journal import (
     STATUS_CODES,
     TICK_TARGET_SIZE,
@@ -34,7 +35,6 @@ from .journal import (
     ZeroReason,
     stamp_of,
 )
-from .tree import KinematicTree
 
 Array = NDArray[np.float64]
 
@@ -94,7 +94,7 @@ class ConfigHistory:
         return self.changes[r]
 
     def tree(self, tag: float) -> KinematicTree:
-        """A new tree of the URDF with ``tag`` (see :func:`~itasc_ros.core.journal.urdf_tag`).
+        """A new tree of the URDF with ``tag`` (:func:`~itasc_ros.core.control.journal.urdf_tag`).
 
         Raises:
             PlaybackError: no such URDF known.
@@ -114,7 +114,7 @@ class Tick:
 
     Attributes:
         t: the tick's time [s] (the node's clock).
-        kind: 'tick' or a :class:`~itasc_ros.core.journal.ZeroReason` name in lower case.
+        kind: 'tick' or a :class:`~itasc_ros.core.control.journal.ZeroReason` name in lower case.
         status: recorded status ('active', 'stale', ...); ``replayed_status`` the replay's.
         published: the node published a command at this tick.
         recorded: (c,) the node's command [rad/s] (zeros when not published).

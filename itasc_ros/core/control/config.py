@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from .constraints import REGISTRY, Constraint
-from .constraints.schema import Field, check_settings
-from .errors import ConfigError, ItascError
-from .motion_limits import JointLimits
-from .solver import SOLVERS
+from ..constraints import REGISTRY, Constraint
+from ..constraints.schema import Field, check_settings
+from ..errors import ConfigError, ItascError
+from ..solve.motion_limits import JointLimits
+from ..solve.solver import SOLVERS
 
 CONTROLLER_RANGES: dict[str, tuple[float, float]] = {
     "control_rate": (1.0, 2000.0),
@@ -220,7 +220,7 @@ class ControllerConfig:
             (from the URDF) plus this margin [m] are refused.
         max_cartesian_speed: a target step (a pose not part of a smooth stream) or a jog is
             followed along a straight line at most this fast [m/s]
-            (:mod:`~itasc_ros.core.cartesian_reference`); 0: steps go to the constraint at
+            (:mod:`~itasc_ros.core.control.cartesian_reference`); 0: steps go to the constraint at
             once (plain iTaSC) and jogs are capped by ``max_target_speed``.
         max_cartesian_acceleration: ... with at most this acceleration [m/s^2].
         max_cartesian_angular_speed: ... turning at most this fast [rad/s].
@@ -228,7 +228,7 @@ class ControllerConfig:
         constraints: the constraints, in row order.
         joint_limits: joint name -> its ``joint_limits`` fields in the ros2_control / MoveIt
             convention (``has_acceleration_limits``, ``max_acceleration``, ...; see
-            :mod:`~itasc_ros.core.motion_limits`); read-only.
+            :mod:`~itasc_ros.core.solve.motion_limits`); read-only.
     """
 
     joints: list[str] = field(default_factory=list)
@@ -282,7 +282,7 @@ class ControllerConfig:
         return self
 
     def limits(self) -> dict[str, JointLimits]:
-        """Joint name -> :class:`~itasc_ros.core.motion_limits.JointLimits` of ``joint_limits``.
+        """Joint name -> :class:`~itasc_ros.core.solve.JointLimits` of ``joint_limits``.
 
         Raises:
             ConfigError: not a mapping of mappings, an unknown field, a bad limit.
@@ -396,7 +396,7 @@ def live_fields(c: ConstraintConfig) -> tuple[str, ...]:
 def apply_updates(config: ControllerConfig, **kw: Any) -> ControllerConfig:
     """A validated copy of ``config`` with live settings changed (``config`` is untouched).
 
-    Keys as in :meth:`~itasc_ros.core.controller.Controller.update_parameters`.
+    Keys as in :meth:`~itasc_ros.core.control.Controller.update_parameters`.
 
     Raises:
         ConfigError: unknown or structural key (naming the live ones), invalid value.

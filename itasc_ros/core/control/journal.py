@@ -1,10 +1,10 @@
 """Journal: what each control tick consumed, as a flat float64 record stream (ROS-free).
 
-A :class:`~itasc_ros.core.controller.Controller` with a journal attached appends one record per
+A :class:`~itasc_ros.core.control.Controller` with a journal attached appends one record per
 accepted input (joint state, target pose, target twist, ``enable``), per live parameter change
 and per tick (:meth:`Controller.step`), with the very values and times the controller used:
 reception times on its clock, header stamps, positions in the controller's joint order. Fed
-back through the same methods in the same order (:mod:`itasc_ros.core.playback`), they give
+back through the same methods in the same order (:mod:`itasc_ros.core.control.playback`), they give
 the same commands bit for bit: the twist estimate, stamp order and freshness decisions are
 recomputed by the code that made them, not guessed.
 
@@ -103,7 +103,7 @@ class ZeroReason(IntEnum):
 
 
 STATUS_CODES = ("waiting", "active", "stale", "disabled", "fault", "stopping")
-"""TICK status code -> :class:`~itasc_ros.core.controller.Status` value."""
+"""TICK status code -> :class:`~itasc_ros.core.control.controller.Status` value."""
 
 
 def stream_layout() -> dict[str, slice]:

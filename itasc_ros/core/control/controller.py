@@ -17,7 +17,7 @@ Bad inputs raise :class:`~itasc_ros.core.errors.InputError` naming the reason; t
 input is kept. Bad means: NaN/Inf or larger than :data:`HUGE`, a wrong length, missing or repeated
 commanded joints, a zero quaternion, an unknown constraint or frame, a target beyond the reach,
 or a header stamp out of order or leaping ahead within a live stream
-(:class:`~itasc_ros.core.streams.StampOrder`).
+(:class:`~itasc_ros.core.control.streams.StampOrder`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import spatial
-from ._kernels import clip_finite
+from ..constraints import Constraint
+from ..errors import ConfigError, InputError, ItascError, TargetNotSet
+from ..kinematics import spatial
+from ..kinematics._kernels import clip_finite
+from ..kinematics.tree import KinematicTree
+from ..solve.motion_limits import JointLimits, MotionLimiter
+from ..solve.scene import Scene, SolveResult
 from ._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
@@ -44,8 +49,6 @@ from ._target_kernels import (
     pose_from_position_quat,
 )
 from .config import ControllerConfig, apply_updates
-from .constraints import Constraint
-from .errors import ConfigError, InputError, ItascError, TargetNotSet
 from .journal import (
     SNAPSHOT_HEAD,
     STREAM,
@@ -57,10 +60,7 @@ from .journal import (
     stamp_of,
     stamp_value,
 )
-from .motion_limits import JointLimits, MotionLimiter
-from .scene import Scene, SolveResult
 from .streams import HUGE, StampOrder, TargetStream, as_array, fresh, usable
-from .tree import KinematicTree
 
 Array = NDArray[np.float64]
 
@@ -595,7 +595,7 @@ class Controller:
         """Give the constraint its new target, at once within a smooth stream.
 
         A step (a jump, a first target, a target after a pause) or a target during a jog goes
-        through the straight-line reference (:mod:`~itasc_ros.core.cartesian_reference`).
+        through the straight-line reference (:mod:`~itasc_ros.core.control.cartesian_reference`).
         """
         c = self.scene.get(name)
         if step and not st.ref.active and self.config.max_cartesian_speed > 0.0:
@@ -799,7 +799,7 @@ class Controller:
     def update_parameters(self, **kw: Any) -> None:
         """Change settings live; all or nothing.
 
-        Keys: those of :data:`~itasc_ros.core.config.LIVE_KEYS`; per constraint either
+        Keys: those of :data:`~itasc_ros.core.control.config.LIVE_KEYS`; per constraint either
         ``constraints={name: {field: value}}`` or the flat ROS name
         ``**{'constraints.<name>.<field>': value}`` with the live fields of its type.
 
@@ -980,14 +980,14 @@ class Controller:
         """Record every accepted input and tick into ``journal`` (None: stop recording).
 
         Attaching writes a SNAPSHOT of the input state first, so that the journal can be
-        played back from here (:mod:`itasc_ros.core.playback`).
+        played back from here (:mod:`itasc_ros.core.control.playback`).
         """
         self.journal = journal
         if journal is not None:
             self.write_snapshot(journal)
 
     def write_snapshot(self, journal: Journal) -> None:
-        """Append a SNAPSHOT record of the input state (see :mod:`itasc_ros.core.journal`)."""
+        """Append a SNAPSHOT record of the input state (:mod:`~itasc_ros.core.control.journal`)."""
         rec = journal.begin(Code.SNAPSHOT, SNAPSHOT_HEAD + self._state_size())
         rec[0], rec[1], rec[2] = journal.revision, journal.urdf_tag, journal.model
         self._state_into(rec[3:])
@@ -1089,7 +1089,7 @@ class Controller:
 
 
 def _stream_into(st: TargetStream, out: Array) -> None:
-    """One target stream's SNAPSHOT values (:data:`~itasc_ros.core.journal.STREAM`)."""
+    """One target stream's SNAPSHOT values (:data:`~itasc_ros.core.control.journal.STREAM`)."""
     f = STREAM
     out[f["has_pose"]] = st.has_pose
     out[f["pose"]] = st.pose.reshape(16)

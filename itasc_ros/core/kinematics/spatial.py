@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import ConfigurationError
+from ..errors import ConfigurationError
 
 Array = NDArray[np.float64]
 

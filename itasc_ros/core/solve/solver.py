@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from .errors import SolverError
+from ..errors import SolverError
 
 Array = NDArray[np.float64]
 

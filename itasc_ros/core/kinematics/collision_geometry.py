@@ -46,8 +46,8 @@ import numpy as np
 from lxml import etree
 from numpy.typing import NDArray
 
+from ..errors import ConstraintError, UrdfError
 from . import spatial
-from .errors import ConstraintError, UrdfError
 from .tree import KinematicTree
 from .urdf import _parse_xml, _xml_parser
 

@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from lxml import etree
 
-from . import spatial
-from .errors import (
+from ..errors import (
     DuplicateNameError,
     InvalidJointError,
     UnsupportedJointError,
@@ -35,6 +34,7 @@ from .errors import (
     UrdfSyntaxError,
     _choices,
 )
+from . import spatial
 
 MAX_URDF_BYTES = 16 * 1024 * 1024
 """Largest URDF accepted [bytes] (the largest of example-robot-data's 69 robots is 0.2 MB)."""

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import spatial
-from .errors import ConfigurationError, ItascError
-from .ik import IkResult, solve_ik
-from .latest_worker import LatestWorker
-from .tree import KinematicTree
+from ..errors import ConfigurationError, ItascError
+from ..kinematics import spatial
+from ..kinematics.tree import KinematicTree
+from ..latest_worker import LatestWorker
+from .solve import IkResult, solve_ik
 
 Array = NDArray[np.float64]
 

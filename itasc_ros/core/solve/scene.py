@@ -8,7 +8,7 @@ For constraints c = 1..k on one kinematic tree::
     q' = A# (y'_d + B Xu')     weighted (Wy, Wq), damped, with joint and velocity limits
 
 Rows are grouped by the constraints' ``priority`` (1 first); a lower level acts only in the
-null space of the higher ones (:func:`~itasc_ros.core.solver.solve_prioritized`).
+null space of the higher ones (:func:`~itasc_ros.core.solve.solver.solve_prioritized`).
 
 Rows of a one-sided constraint (``Constraint.one_sided``, e.g. collision) are inequalities
 ``A q' >= y'_d``: an active set, as the joint limits' lock-and-re-solve. They start off
@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..constraints.base import Constraint
+from ..errors import ConfigurationError, ConstraintError, SolverError
+from ..kinematics._kernels import start_active_set, update_active_set
+from ..kinematics.tree import KinematicTree
 from . import solver as S
-from ._kernels import start_active_set, update_active_set
-from .constraints.base import Constraint
-from .errors import ConfigurationError, ConstraintError, SolverError
-from .tree import KinematicTree
 
 Array = NDArray[np.float64]
 

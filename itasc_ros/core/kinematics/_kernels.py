@@ -1,7 +1,7 @@
 """Compiled kernels of the kinematic tree and the control tick (numba, cached on disk).
 
-Internal: the public API is :class:`itasc_ros.core.tree.KinematicTree`. The kernels write into
-preallocated arrays and allocate nothing.
+Internal: the public API is :class:`itasc_ros.core.kinematics.KinematicTree`. The kernels write
+into preallocated arrays and allocate nothing.
 
 Joint arrays (one entry per URDF joint, parents before children; joint k moves link k + 1,
 link 0 is the root):

@@ -2,7 +2,7 @@
 
 itasc_node gets URDFs from its ``robot_description`` parameter, the topic of that name, or
 ``urdf_file``; a URDF is untrusted input. :class:`ModelManager` owns the installed
-:class:`~itasc_ros.core.controller.Controller` and decides what each parsed URDF does:
+:class:`~itasc_ros.core.control.Controller` and decides what each parsed URDF does:
 
 * it parses and fits the configuration: **installed** (a zero command on the old controller
   if it was commanding; the last joint state replayed with its own reception time; targets
@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from . import spatial
+from ..errors import InputError, ItascError
+from ..kinematics import spatial
+from ..kinematics.tree import KinematicTree
+from ..kinematics.urdf import MAX_URDF_BYTES
 from .controller import Controller
-from .errors import InputError, ItascError
 from .health import clip_reason
-from .tree import KinematicTree
-from .urdf import MAX_URDF_BYTES
 
 if TYPE_CHECKING:
-    from . import ControllerConfig
+    from .config import ControllerConfig
 
 T = TypeVar("T")  # a pending target as the node received it (e.g. a PoseStamped)
 
@@ -109,7 +109,7 @@ def read_urdf_file(path: str) -> tuple[bytes | None, str]:
     """``(content, '')`` or ``(None, why)`` for ``urdf_file``: never raises.
 
     Bytes: the XML declaration names the encoding. Files larger than
-    :data:`~itasc_ros.core.urdf.MAX_URDF_BYTES` are refused unread beyond that.
+    :data:`~itasc_ros.core.kinematics.urdf.MAX_URDF_BYTES` are refused unread beyond that.
     """
     try:
         with open(path, "rb") as fh:

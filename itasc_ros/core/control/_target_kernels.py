@@ -1,6 +1,6 @@
 """Compiled kernels of a streamed target: pose from a message, twist estimate (numba).
 
-Internal: the public API is :meth:`itasc_ros.core.controller.Controller.set_target`. A target
+Internal: the public API is :meth:`itasc_ros.core.control.Controller.set_target`. A target
 stream at 100 Hz-1 kHz runs in the same thread as the control tick, so the work per pose must
 stay a few microseconds: done with numpy's small-array calls (validation, quaternion to
 matrix, orthonormality check, ``so3_log``, the filter) it took ~150 us and delayed the next
@@ -13,7 +13,7 @@ import math
 
 from numba import njit
 
-from ._kernels import rot_log
+from ..kinematics._kernels import rot_log
 
 #: Return codes of :func:`pose_from_position_quat`.
 POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..errors import ConfigurationError, UnknownJointError, UnknownLinkError, UrdfSyntaxError
 from . import _kernels, spatial
-from .errors import ConfigurationError, UnknownJointError, UnknownLinkError, UrdfSyntaxError
 from .urdf import JointSpec, MimicSpec, RobotSpec, parse_urdf
 
 Array = NDArray[np.float64]
@@ -162,7 +162,7 @@ class KinematicTree:
         """Build the tree of a URDF document (str or bytes).
 
         Raises:
-            UrdfError: a subclass naming what is wrong (see :mod:`itasc_ros.core.urdf`).
+            UrdfError: a subclass naming what is wrong (see :mod:`itasc_ros.core.kinematics.urdf`).
         """
         model = _Model(parse_urdf(xml))
         model.xml = xml
@@ -349,9 +349,9 @@ class KinematicTree:
 
         Returns:
             ``(poses, chain, chain_len, jtype, axis, qidx, mult, sel)``: the arguments of
-            :func:`itasc_ros.core._kernels.jacobian_full` after ``poses`` and ``link``
+            :func:`itasc_ros.core.kinematics._kernels.jacobian_full` after ``poses`` and ``link``
             (``point`` and ``out`` excepted), and ``sel`` of
-            :func:`~itasc_ros.core._kernels.select_columns`.
+            :func:`~itasc_ros.core.kinematics._kernels.select_columns`.
         """
         m = self._m
         return (

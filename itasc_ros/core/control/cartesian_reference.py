@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from . import spatial
+from ..kinematics import spatial
 
 Array = NDArray[np.float64]
 

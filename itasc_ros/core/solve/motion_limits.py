@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 Array = NDArray[np.float64]
 

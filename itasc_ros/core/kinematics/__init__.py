@@ -1,0 +1,32 @@
+"""The robot model: URDF -> kinematic tree (FK, Jacobians, centre of mass), SE(3), collisions."""
+
+from .collision_geometry import (
+    CollisionGeometryError,
+    CollisionModel,
+    CollisionShape,
+    collision_model,
+    package_search_path,
+    parse_obstacles,
+    read_srdf_disabled,
+    resolve_file,
+)
+from .tree import KinematicTree
+from .urdf import MAX_URDF_BYTES, InertialSpec, JointSpec, MimicSpec, RobotSpec, parse_urdf
+
+__all__ = [
+    "MAX_URDF_BYTES",
+    "CollisionGeometryError",
+    "CollisionModel",
+    "CollisionShape",
+    "InertialSpec",
+    "JointSpec",
+    "KinematicTree",
+    "MimicSpec",
+    "RobotSpec",
+    "collision_model",
+    "package_search_path",
+    "parse_obstacles",
+    "parse_urdf",
+    "read_srdf_disabled",
+    "resolve_file",
+]

@@ -1,0 +1,343 @@
+"""The package's shape, read from the source with ``ast`` (nothing is imported).
+
+- No import cycle between modules of ``itasc_ros``, counted on module-level imports: those that
+  run when the module is imported (``if TYPE_CHECKING:`` blocks included). ``from pkg import
+  name`` imports ``pkg.name`` when that is a module, else ``pkg`` (its ``__init__``); importing a
+  module is not counted as importing its parent packages. A second test counts the imports
+  inside functions too: a deferred import hides a cycle, it does not remove it.
+- No upward import, module-level or inside a function: ``core`` never imports the ROS side
+  (``ros``, ``tools``, ``bench``, ``params``, ``cli``, ``launch_plan``) nor rclpy and the ROS
+  message, service and interface packages; ``ros`` never imports ``tools`` or ``bench``;
+  ``params``, ``cli`` and ``launch_plan`` import none of ``ros``, ``tools``, ``bench``.
+- Inside ``core``, the concept sub-packages depend one way (:data:`CORE_DEPENDS`), and each
+  says what it is and re-exports its public names.
+- At most :data:`MAX_CORE_TOP_LEVEL` ``.py`` files at the top level of ``core/``.
+- Every module path that ARCHITECTURE.md names in backticks exists.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = "itasc_ros"
+
+MAX_CORE_TOP_LEVEL = 8
+
+CORE_DEPENDS: dict[str, tuple[str, ...]] = {
+    "kinematics": (),
+    "constraints": ("kinematics",),
+    "solve": ("kinematics", "constraints"),
+    "control": ("kinematics", "constraints", "solve"),
+    "ik": ("kinematics", "constraints", "solve"),
+}
+"""``core``'s concept sub-packages and the ones each may import (besides :data:`CORE_BASE`):
+kinematics <- constraints <- solve <- control, ik. The other top-level modules of ``core``
+(``__init__``, ``scenarios``) sit above all of them."""
+
+CORE_BASE = ("errors", "latest_worker")
+"""Top-level modules of ``core`` that every sub-package may import; they import none."""
+
+ROS_SIDE = ("ros", "tools", "bench", "params", "cli", "launch_plan")
+
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "core": ROS_SIDE,
+    "ros": ("tools", "bench"),
+    "params": ("ros", "tools", "bench"),
+    "cli": ("ros", "tools", "bench"),
+    "launch_plan": ("ros", "tools", "bench"),
+}
+"""Part of ``itasc_ros`` -> the parts it must not import."""
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported module, resolved to its absolute name."""
+
+    source: str
+    target: str
+    line: int
+    module_level: bool
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__``)."""
+    return {_module_name(p): p for p in sorted((REPO / PACKAGE).rglob("*.py"))}
+
+
+def _resolve(source: str, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    is_package = modules()[source].name == "__init__.py"
+    base = source.split(".")
+    if not is_package:
+        base.pop()
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.depth = 0
+        self.found: list[Import] = []
+
+    def _add(self, target: str, node: ast.stmt) -> None:
+        self.found.append(Import(self.source, target, node.lineno, self.depth == 0))
+
+    def _nested(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _nested
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(alias.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = _resolve(self.source, node)
+        for alias in node.names:
+            sub = f"{base}.{alias.name}"
+            self._add(sub if sub in modules() else base, node)
+
+
+@cache
+def imports() -> list[Import]:
+    """Every import statement of the package, module-level or not."""
+    found: list[Import] = []
+    for name, path in modules().items():
+        collector = _Collector(name)
+        collector.visit(ast.parse(path.read_text(), str(path)))
+        found += collector.found
+    return found
+
+
+def _internal(target: str) -> str | None:
+    """The package's module that ``target`` names (its longest known prefix), or None."""
+    parts = target.split(".")
+    while parts:
+        name = ".".join(parts)
+        if name in modules():
+            return name
+        parts.pop()
+    return None
+
+
+def _part(module: str) -> str:
+    """``itasc_ros.core.control.controller`` -> ``core``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _is_ros_package(target: str) -> bool:
+    top = target.split(".")[0]
+    return (
+        top.startswith(("rclpy", "rosidl", "rosbag2", "launch"))
+        or top.endswith(("_msgs", "_srvs", "_interfaces"))
+        or top in ("rcl_interfaces", "message_filters", "tf2_ros", "ament_index_python")
+    )
+
+
+def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component of more than one module (or a self-import)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan, recursive: the graph is small
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in edges.get(v, ()):
+                components.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return [_cycle_in(component, edges) for component in components]
+
+
+def _cycle_in(component: list[str], edges: dict[str, set[str]]) -> list[str]:
+    """A path start -> ... -> start inside one strongly connected component (breadth first)."""
+    start, members = component[0], set(component)
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(edges.get(v, set()) & members):
+                if w == start:
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [start, *reversed(path[:-1]), start]
+                if w not in came_from:
+                    came_from[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    raise AssertionError(f"not a cycle: {component}")
+
+
+def module_edges(module_level_only: bool = True) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports."""
+    edges: dict[str, set[str]] = {name: set() for name in modules()}
+    for imp in imports():
+        target = _internal(imp.target)
+        if target is not None and (imp.module_level or not module_level_only):
+            edges[imp.source].add(target)
+    return edges
+
+
+def test_no_import_cycle() -> None:
+    cycles = find_cycles(module_edges())
+    assert not cycles, "import cycles (module-level imports):\n" + "\n".join(
+        " -> ".join(cycle) for cycle in cycles
+    )
+
+
+def test_no_import_cycle_through_deferred_imports() -> None:
+    cycles = find_cycles(module_edges(module_level_only=False))
+    assert not cycles, (
+        "import cycles (imports inside functions included; move the shared piece into a module "
+        "of its own):\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
+    )
+
+
+def test_find_cycles_reports_the_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert find_cycles(edges) == [["a", "b", "c", "a"], ["e", "e"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_upward_import() -> None:
+    wrong = []
+    for imp in imports():
+        part = _part(imp.source)
+        target = _internal(imp.target)
+        forbidden = FORBIDDEN.get(part, ())
+        bad = target is not None and _part(target) in forbidden
+        bad |= part == "core" and _is_ros_package(imp.target)
+        if bad:
+            wrong.append(f"{modules()[imp.source].relative_to(REPO)}:{imp.line}: {imp.target}")
+    assert not wrong, "upward imports:\n" + "\n".join(wrong)
+
+
+def _core_part(module: str) -> str:
+    """``itasc_ros.core.control.controller`` -> ``control``; ``itasc_ros.core`` -> ``__init__``."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def _may_import(src: str, dst: str) -> bool:
+    if src == dst or dst in CORE_BASE:
+        return True
+    if src in CORE_BASE:
+        return False
+    if src in CORE_DEPENDS:
+        return dst in CORE_DEPENDS[src]
+    return dst in CORE_DEPENDS  # the top of core: any sub-package, not another top module
+
+
+def test_core_subpackages_depend_one_way() -> None:
+    wrong = []
+    for imp in imports():
+        target = _internal(imp.target)
+        if _part(imp.source) != "core" or target is None or _part(target) != "core":
+            continue
+        src, dst = _core_part(imp.source), _core_part(target)
+        if not _may_import(src, dst):
+            where = f"{modules()[imp.source].relative_to(REPO)}:{imp.line}"
+            wrong.append(f"{where}: core/{src} imports {target}")
+    layers = "kinematics <- constraints <- solve <- control, ik"
+    assert not wrong, f"core: imports against {layers}:\n" + "\n".join(wrong)
+
+
+def test_core_subpackages_are_all_known() -> None:
+    found = {p.parent.name for p in (REPO / PACKAGE / "core").glob("*/__init__.py")}
+    assert found == set(CORE_DEPENDS), f"core's sub-packages {sorted(found)} vs CORE_DEPENDS"
+
+
+def test_core_top_level_is_small() -> None:
+    top = sorted(p.name for p in (REPO / PACKAGE / "core").glob("*.py"))
+    assert len(top) <= MAX_CORE_TOP_LEVEL, f"{len(top)} modules at the top of core/: {top}"
+
+
+def test_core_subpackages_export_their_names() -> None:
+    """Each sub-package of ``core`` says what it is and re-exports names it imports (the order
+    of ``__all__`` is ruff's RUF022)."""
+    for path in sorted((REPO / PACKAGE / "core").glob("*/__init__.py")):
+        where = path.relative_to(REPO)
+        tree = ast.parse(path.read_text())
+        assert ast.get_docstring(tree), f"{where}: no docstring"
+        imported = {
+            alias.asname or alias.name
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+        }
+        exported = [
+            ast.literal_eval(node.value)
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        ]
+        assert len(exported) == 1, f"{where}: no __all__"
+        assert exported[0], f"{where}: empty __all__"
+        assert set(exported[0]) <= imported, f"{where}: {set(exported[0]) - imported} not imported"
+
+
+ARCHITECTURE_PATH = re.compile(r"`([\w/.]+\.py)`")
+
+
+def test_architecture_paths_exist() -> None:
+    """A path is relative to the repository or to ``itasc_ros/``; a bare file name is found in
+    ``itasc_ros/`` at any depth."""
+    named = sorted(set(ARCHITECTURE_PATH.findall((REPO / "ARCHITECTURE.md").read_text())))
+    assert any(p.startswith("core/") for p in named), "no module path found in ARCHITECTURE.md"
+    missing = [
+        p
+        for p in named
+        if not (REPO / p).is_file()
+        and not (REPO / PACKAGE / p).is_file()
+        and not ("/" not in p and any((REPO / PACKAGE).rglob(p)))
+    ]
+    assert not missing, f"ARCHITECTURE.md names modules that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("part", sorted(FORBIDDEN))
+def test_every_part_has_modules(part: str) -> None:
+    """The rules above name parts that exist (a renamed part would pass silently)."""
+    assert any(_part(name) == part for name in modules())
