@@ -19,13 +19,14 @@ from typing import Any
 
 import yaml
 
-from .core.control.config import LIVE_KEYS, NODE_ONLY_KEYS, ControllerConfig
+from .core.control.config import ControllerConfig
+from .core.control.settings import CONTROLLER_SETTINGS, NODE_ONLY_KEYS, RCLPY_PREFIXES
 from .core.errors import ConfigError
 
 NODE_NAME = "itasc_node"
-CONTROLLER_KEYS = frozenset(LIVE_KEYS | {"joints", "constraint_names"})
+CONTROLLER_KEYS = frozenset(s.name for s in CONTROLLER_SETTINGS)
 """Flat parameter names that are controller settings (besides ``constraints.<name>.*``)."""
-IGNORED_PREFIXES = ("qos_overrides.",)
+IGNORED_PREFIXES = RCLPY_PREFIXES
 """Parameters rclpy may declare on any node; not the node's settings."""
 
 

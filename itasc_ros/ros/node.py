@@ -210,18 +210,10 @@ class ItascNode(Node):
     def _build(self) -> None:
         """Parameters, publishers, subscriptions, the URDF and the timers (see the class)."""
         self._constraint_names = P.declare_parameters(self)
-        self._kind = str(P.value(self, "command_out_type"))
-        if self._kind not in COMMAND_TYPES:
-            raise ConfigError(
-                f"command_out_type {self._kind!r} is not one of: " + ", ".join(COMMAND_TYPES)
-            )
+        self._kind = str(P.value(self, "command_out_type"))  # choices checked when declared
+        self._trigger = str(P.value(self, "control_trigger"))
         # The configuration from the parameters (links left empty stay empty: each model
         # resolves them anew, e.g. the effector of a new robot's URDF).
-        self._trigger = str(P.value(self, "control_trigger"))
-        if self._trigger not in P.TRIGGERS:
-            raise ConfigError(
-                f"control_trigger {self._trigger!r} is not one of: " + ", ".join(P.TRIGGERS)
-            )
         self._config = P.read_config(self)  # validates the constraints' settings
         # The installed controller, its URDF, ~/enable, the inputs kept for the next model
         self._models: ModelManager[PoseStamped] = ModelManager()
@@ -695,9 +687,8 @@ class ItascNode(Node):
 
     def _apply_parameters(self, params: list[Parameter]) -> str:
         """The work of :meth:`_on_set_parameters`: '' (applied) or why not (nothing changed)."""
-        wrong = [self._type_errors[p.name] for p in params if p.name in self._type_errors]
-        if wrong:
-            return "; ".join(wrong)
+        if self._type_errors:  # undeclared names, values of a wrong type (this request's)
+            return "; ".join(self._type_errors.values())
         names = [p.name for p in params]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # each value must be validated, and only one of them could be applied

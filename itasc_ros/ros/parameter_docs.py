@@ -15,7 +15,8 @@ from typing import Any
 from rclpy.parameter import Parameter
 
 from ..core.constraints import REGISTRY, Field
-from .parameters import NODE_PARAMS, ParamSpec, type_spec
+from ..core.control.settings import SETTINGS, Setting
+from .parameters import type_spec
 
 BEGIN = "<!-- parameters:begin -->"
 END = "<!-- parameters:end -->"
@@ -38,27 +39,32 @@ def _range(lo: float | None, hi: float | None, choices: str) -> str:
     return "; ".join(parts)
 
 
-def _row(name: str, default: Any, live: bool, valid: str, description: str) -> str:
-    cells = [f"`{name}`", _value(default), "live" if live else "read-only", valid, description]
+def _cells(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-def _spec_row(s: ParamSpec) -> str:
-    return _row(
-        s.name, s.default, not s.read_only, _range(s.lo, s.hi, s.constraints), s.description
-    )
+def _setting_row(s: Setting) -> str:
+    change = "live" if s.live else "read-only"
+    valid = _range(s.lo, s.hi, s.valid)
+    return _cells([f"`{s.name}`", _value(s.default), s.unit, change, valid, s.description])
 
 
 def _field_row(f: Field) -> str:
-    return _row(f.name, f.default, f.live, _range(f.lo, f.hi, f.choices), f.description)
+    change = "live" if f.live else "read-only"
+    valid = _range(f.lo, f.hi, f.choices)
+    return _cells([f"`{f.name}`", _value(f.default), change, valid, f.description])
 
 
 HEADER = "| name | default | change | valid values | meaning |\n| --- | --- | --- | --- | --- |"
+NODE_HEADER = (
+    "| name | default | unit | change | valid values | meaning |\n"
+    "| --- | --- | --- | --- | --- | --- |"
+)
 
 
 def markdown() -> str:
     """The tables: the node's parameters, then each constraint type's settings."""
-    out = ["### The node", "", HEADER, *(_spec_row(s) for s in NODE_PARAMS), ""]
+    out = ["### The node", "", NODE_HEADER, *(_setting_row(s) for s in SETTINGS), ""]
     t = type_spec("<name>")
     out += [
         "### Constraints",

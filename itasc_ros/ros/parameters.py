@@ -21,19 +21,20 @@ from rclpy.parameter import Parameter
 
 from ..cli import unknown_choice
 from ..core.constraints import REGISTRY, Field
-from ..core.control.config import CONTROLLER_RANGES, LIVE_KEYS, ConstraintConfig, ControllerConfig
+from ..core.control.config import ConstraintConfig, ControllerConfig
+from ..core.control.settings import (
+    LIVE_KEYS,
+    RCLPY_PARAMETERS,
+    RCLPY_PREFIXES,
+    SETTINGS,
+    TRIGGER_JOINT_STATES,
+    TRIGGER_TIMER,
+    TRIGGERS,
+    Setting,
+)
 from ..core.errors import ConfigError
 from ..core.solve.motion_limits import LIMIT_FIELDS
-from ..core.solve.solver import SOLVERS
 from ..params import CONTROLLER_KEYS, config_from_parameters
-from .conversions import COMMAND_TYPES, FLOAT64_MULTI_ARRAY
-
-#: ``control_trigger``: a wall-clock timer at ``control_rate``.
-TRIGGER_TIMER = "timer"
-#: ``control_trigger``: every accepted joint state (at most ``control_rate``).
-TRIGGER_JOINT_STATES = "joint_states"
-#: The valid ``control_trigger`` values.
-TRIGGERS = (TRIGGER_TIMER, TRIGGER_JOINT_STATES)
 
 try:  # rclpy >= Humble
     from rclpy.exceptions import ParameterUninitializedException
@@ -86,188 +87,39 @@ class ParamSpec:
         return d
 
 
-_STR_ARRAY = Parameter.Type.STRING_ARRAY
-_DBL_ARRAY = Parameter.Type.DOUBLE_ARRAY
-_INT_ARRAY = Parameter.Type.INTEGER_ARRAY
-
-NODE_PARAMS: tuple[ParamSpec, ...] = (
-    ParamSpec(
-        "robot_description",
-        "",
-        "URDF XML; empty: the robot_description topic "
-        "(transient_local), else urdf_file. A new value rebuilds the model.",
-    ),
-    ParamSpec(
-        "urdf_file",
-        "",
-        "Path of a URDF file, used when neither the robot_description "
-        "parameter nor the topic gives one.",
-    ),
-    ParamSpec(
-        "joints",
-        _STR_ARRAY,
-        "Commanded joints, the order of every command; empty: all movable joints of the URDF.",
-        read_only=True,
-    ),
-    ParamSpec(
-        "control_rate",
-        250.0,
-        "Control loop rate [Hz]: the wall-clock timer's rate, or with control_trigger "
-        "joint_states the highest rate of the ticks.",
-        *CONTROLLER_RANGES["control_rate"],
-    ),
-    ParamSpec(
-        "control_trigger",
-        TRIGGER_TIMER,
-        "What starts a control tick: 'timer' (a wall-clock timer at control_rate) or "
-        "'joint_states' (each joint state, at most control_rate; lowest latency, the robot's "
-        "state rate sets the loop; a watchdog timer still stops the robot on stale input).",
-        read_only=True,
-        constraints="one of: " + ", ".join(TRIGGERS),
-    ),
-    ParamSpec(
-        "command_out_type",
-        FLOAT64_MULTI_ARRAY,
-        "Command message type.",
-        read_only=True,
-        constraints="one of: " + ", ".join(COMMAND_TYPES),
-    ),
-    ParamSpec(
-        "command_out_topic",
-        "/forward_velocity_controller/commands",
-        "Topic of the commands (reliable).",
-        read_only=True,
-    ),
-    ParamSpec(
-        "joint_topic", "joint_states", "Joint state topic (sensor-data QoS).", read_only=True
-    ),
-    ParamSpec(
-        "input_timeout",
-        0.1,
-        "Joint states older than this [s] stop the robot (zeros once).",
-        *CONTROLLER_RANGES["input_timeout"],
-    ),
-    ParamSpec(
-        "solver",
-        "dls",
-        "Pseudo-inverse: damped least squares or selectively damped.",
-        constraints="one of: " + ", ".join(SOLVERS),
-    ),
-    ParamSpec(
-        "damping_max",
-        0.1,
-        "Largest damping lambda, at a singularity.",
-        *CONTROLLER_RANGES["damping_max"],
-    ),
-    ParamSpec(
-        "damping_epsilon",
-        0.06,
-        "Smallest singular value below which damping starts.",
-        *CONTROLLER_RANGES["damping_epsilon"],
-    ),
-    ParamSpec(
-        "velocity_scale",
-        1.0,
-        "Fraction of the URDF velocity limits.",
-        *CONTROLLER_RANGES["velocity_scale"],
-    ),
-    ParamSpec(
-        "joint_limit_margin",
-        0.0,
-        "Distance kept from position limits [rad or m].",
-        *CONTROLLER_RANGES["joint_limit_margin"],
-    ),
-    ParamSpec(
-        "max_velocity",
-        10.0,
-        "Velocity cap of joints without a URDF limit [rad/s or m/s].",
-        *CONTROLLER_RANGES["max_velocity"],
-    ),
-    ParamSpec(
-        "twist_filter_time_constant",
-        0.05,
-        "Filter of the target twist estimated from successive poses [s].",
-        *CONTROLLER_RANGES["twist_filter_time_constant"],
-    ),
-    ParamSpec(
-        "max_target_speed",
-        2.0,
-        "Fastest linear speed of a target [m/s]. Successive target poses further apart are a "
-        "jump (no feed-forward from them, counted in /diagnostics); target twists are capped.",
-        *CONTROLLER_RANGES["max_target_speed"],
-    ),
-    ParamSpec(
-        "max_target_angular_speed",
-        6.0,
-        "Fastest angular speed of a target [rad/s], as max_target_speed.",
-        *CONTROLLER_RANGES["max_target_angular_speed"],
-    ),
-    ParamSpec(
-        "max_cartesian_speed",
-        0.5,
-        "A target step (a pose that is not part of a smooth stream) or a jog on "
-        "~/delta_twist_cmds is followed along a straight line at most this fast [m/s]; 0: "
-        "steps go to the constraint at once, jogs are capped by max_target_speed.",
-        *CONTROLLER_RANGES["max_cartesian_speed"],
-    ),
-    ParamSpec(
-        "max_cartesian_acceleration",
-        2.5,
-        "Acceleration of that straight-line motion [m/s^2].",
-        *CONTROLLER_RANGES["max_cartesian_acceleration"],
-    ),
-    ParamSpec(
-        "max_cartesian_angular_speed",
-        1.5,
-        "Angular speed of a target step's or a jog's rotation [rad/s].",
-        *CONTROLLER_RANGES["max_cartesian_angular_speed"],
-    ),
-    ParamSpec(
-        "max_cartesian_angular_acceleration",
-        8.0,
-        "Angular acceleration of that rotation [rad/s^2].",
-        *CONTROLLER_RANGES["max_cartesian_angular_acceleration"],
-    ),
-    ParamSpec(
-        "target_reach_margin",
-        2.0,
-        "Target poses farther from the root link than the effector's reach (from the URDF) "
-        "plus this margin [m] are refused as input errors.",
-        *CONTROLLER_RANGES["target_reach_margin"],
-    ),
-    ParamSpec(
-        "constraint_names",
-        ["ee"],
-        "Constraints, in order; each has constraints.<name>.<field> parameters.",
-        read_only=True,
-    ),
-    ParamSpec("publish_markers", True, "Publish RViz markers on ~/markers."),
-    ParamSpec(
-        "thread_priority",
-        0,
-        "SCHED_FIFO real-time priority of the node's threads (1-99); 0: normal scheduling. "
-        "Needs CAP_SYS_NICE; without it the node warns and runs at the normal priority.",
-        0,
-        99,
-        read_only=True,
-    ),
-    ParamSpec(
-        "cpu_affinity",
-        _INT_ARRAY,
-        "CPUs the node's threads may run on (e.g. [3]); empty: all.",
-        read_only=True,
-    ),
-    ParamSpec(
-        "interactive_marker",
-        True,
-        "Serve a 6-DOF RViz interactive marker per pose "
-        "constraint on ~/target_marker; dragging it sets the target.",
-        read_only=True,
-    ),
-)
-"""Parameters of the node itself, in declaration order."""
-
+_EMPTY_ARRAYS = {
+    "string_array": Parameter.Type.STRING_ARRAY,
+    "double_array": Parameter.Type.DOUBLE_ARRAY,
+    "integer_array": Parameter.Type.INTEGER_ARRAY,
+}
 DEFAULT_CONSTRAINT_TYPE = "copy_pose"
+
+
+def setting_spec(name: str, f: Field) -> ParamSpec:
+    """The ROS parameter ``name`` of a declared setting (a node setting or a constraint's).
+
+    A :class:`~itasc_ros.core.control.settings.Setting`'s unit is appended to its
+    description and its options become the descriptor's ``additional_constraints``. A double
+    array's range is checked by the node (rclpy ranges apply to scalars only) and stated in
+    ``additional_constraints``.
+    """
+    default: Any = f.default
+    lo, hi, choices = f.lo, f.hi, f.choices
+    text = f.description
+    if isinstance(f, Setting):
+        choices = f.valid
+        text = f"{text} [{f.unit}]" if f.unit else text
+    if f.kind.endswith("_array"):
+        if not default:
+            default = _EMPTY_ARRAYS[f.kind]
+        if lo is not None or hi is not None:
+            choices = choices or f"each in [{lo}, {hi}]"
+        lo = hi = None
+    return ParamSpec(name, default, text, lo, hi, read_only=not f.live, constraints=choices)
+
+
+NODE_PARAMS: tuple[ParamSpec, ...] = tuple(setting_spec(s.name, s) for s in SETTINGS)
+"""Parameters of the node itself, in declaration order (from the one declaration)."""
 
 
 def type_spec(name: str) -> ParamSpec:
@@ -282,28 +134,8 @@ def type_spec(name: str) -> ParamSpec:
 
 
 def field_spec(name: str, f: Field) -> ParamSpec:
-    """The ``constraints.<name>.<field>`` parameter of one field of a constraint type.
-
-    A double array's range is checked by the node (rclpy ranges apply to scalars only) and
-    stated in the descriptor's ``additional_constraints``.
-    """
-    default: Any = f.default
-    lo, hi, choices = f.lo, f.hi, f.choices
-    if f.kind.endswith("_array"):
-        if not default:
-            default = _STR_ARRAY if f.kind == "string_array" else _DBL_ARRAY
-        if lo is not None or hi is not None:
-            choices = choices or f"each in [{lo}, {hi}]"
-        lo = hi = None
-    return ParamSpec(
-        f"constraints.{name}.{f.name}",
-        default,
-        f.description,
-        lo,
-        hi,
-        read_only=not f.live,
-        constraints=choices,
-    )
+    """The ``constraints.<name>.<field>`` parameter of one field of a constraint type."""
+    return setting_spec(f"constraints.{name}.{f.name}", f)
 
 
 def constraint_specs(name: str, type_name: str) -> list[ParamSpec]:
@@ -433,15 +265,8 @@ def live_update(name: str, val: Any) -> dict[str, Any] | None:
 
 
 # ----------------------------------------------------------------------- the given values
-#: Parameters rclpy declares on every node (not the node's settings), and their prefixes.
-RCLPY_PARAMETERS = ("use_sim_time", "start_type_description_service")
-RCLPY_PREFIXES = ("qos_overrides.",)
 #: The valid values of the node's parameters that have a fixed set of them.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "command_out_type": tuple(COMMAND_TYPES),
-    "control_trigger": TRIGGERS,
-    "solver": tuple(SOLVERS),
-}
+CHOICES: dict[str, tuple[str, ...]] = {s.name: s.options for s in SETTINGS if s.options}
 _T = Parameter.Type
 _WORDS = {
     _T.BOOL: "true or false",
@@ -564,12 +389,18 @@ def check_overrides(overrides: Mapping[str, Parameter]) -> dict[str, Parameter]:
     return out
 
 
+STAND_IN = "publish_markers"
+"""A declared parameter whose current value stands in for an undeclared name in a request."""
+
+
 def coerce_request(node: Node, params: list[Parameter]) -> tuple[list[Parameter], dict[str, str]]:
     """A set-parameters request with integers for doubles; the values of a wrong type named.
 
     A value of a wrong type is replaced by the parameter's current value (rclpy would refuse
     it with a reason naming neither the parameter nor the value) and its one-line error
-    returned by name: the node's set-parameters callback refuses the request with it.
+    returned by name: the node's set-parameters callback refuses the request with it. An
+    undeclared name is replaced by :data:`STAND_IN`'s current value and refused the same way,
+    naming the closest declared parameter (rclpy's refusal names neither).
 
     Returns:
         (the parameters to set, {name: why the value given has the wrong type}).
@@ -577,8 +408,12 @@ def coerce_request(node: Node, params: list[Parameter]) -> tuple[list[Parameter]
     out: list[Parameter] = []
     errors: dict[str, str] = {}
     for p in params:
-        if not node.has_parameter(p.name) or p.type_ == _T.NOT_SET:
-            out.append(p)  # rclpy's own refusals: undeclared, undeclaring
+        if not node.has_parameter(p.name):
+            errors[p.name] = unknown_choice("parameter", p.name, list(node._parameters), limit=12)
+            out.append(node.get_parameter(STAND_IN))  # refused whole with that line
+            continue
+        if p.type_ == _T.NOT_SET:
+            out.append(p)  # rclpy's own refusal: undeclaring
             continue
         descriptor = node.describe_parameter(p.name)
         expected = _T(descriptor.type)
@@ -600,6 +435,9 @@ __all__ = [
     "NODE_PARAMS",
     "RCLPY_PARAMETERS",
     "RCLPY_PREFIXES",
+    "TRIGGERS",
+    "TRIGGER_JOINT_STATES",
+    "TRIGGER_TIMER",
     "ParamSpec",
     "check_override",
     "check_overrides",
@@ -612,6 +450,7 @@ __all__ = [
     "live_update",
     "read_config",
     "schema",
+    "setting_spec",
     "type_error",
     "type_spec",
     "value",

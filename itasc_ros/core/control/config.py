@@ -20,51 +20,13 @@ from ..constraints import REGISTRY, Constraint
 from ..constraints.schema import Field, check_settings
 from ..errors import ConfigError, ItascError
 from ..solve.motion_limits import JointLimits
-from ..solve.solver import SOLVERS
-
-CONTROLLER_RANGES: dict[str, tuple[float, float]] = {
-    "control_rate": (1.0, 2000.0),
-    "input_timeout": (0.001, 60.0),
-    "damping_max": (0.0, 10.0),
-    "damping_epsilon": (0.0, 10.0),
-    "velocity_scale": (0.001, 1.0),
-    "joint_limit_margin": (0.0, 1.0),
-    "max_velocity": (0.001, 100.0),
-    "twist_filter_time_constant": (0.0, 10.0),
-    "max_target_speed": (0.001, 100.0),
-    "max_target_angular_speed": (0.001, 1000.0),
-    "target_reach_margin": (0.0, 1000.0),
-    "max_cartesian_speed": (0.0, 100.0),
-    "max_cartesian_acceleration": (0.001, 1000.0),
-    "max_cartesian_angular_speed": (0.001, 1000.0),
-    "max_cartesian_angular_acceleration": (0.001, 10000.0),
-}
-"""Closed ranges ``(lo, hi)`` of the numeric :class:`ControllerConfig` fields: the one source of
-the checks of :meth:`ControllerConfig.validate` and of the node's parameter descriptors."""
-
-NODE_ONLY_KEYS = frozenset(
-    {
-        "robot_description",
-        "urdf_file",
-        "command_out_type",
-        "command_out_topic",
-        "joint_topic",
-        "publish_markers",
-        "interactive_marker",
-        "control_trigger",
-        "thread_priority",
-        "cpu_affinity",
-        "use_sim_time",
-        "start_type_description_service",
-    }
+from .settings import (
+    CONTROLLER_RANGES,
+    CONTROLLER_SETTINGS,
+    LIVE_KEYS,
+    NODE_ONLY_KEYS,
+    default,
 )
-"""Parameters of the node that are not part of :class:`ControllerConfig`."""
-
-
-def _ranged(owner: str, key: str, value: Any) -> float:
-    """``value`` as a float within ``CONTROLLER_RANGES[key]`` (the checks of a double Field)."""
-    lo, hi = CONTROLLER_RANGES[key]
-    return float(Field(key, "double", lo, "", lo, hi).check(owner, value))
 
 
 def _strings(owner: str, key: str, value: Any) -> list[str]:
@@ -200,54 +162,35 @@ class ConstraintConfig:
 class ControllerConfig:
     """Configuration of a controller (the node's parameters minus the ROS plumbing).
 
+    One attribute per setting of scope ``controller`` in
+    :data:`~itasc_ros.core.control.settings.SETTINGS`, where each is declared once with its
+    default, range or choices, unit and meaning (the README's parameter table shows them);
+    the defaults below are read from there.
+
     Attributes:
-        joints: command order; [] = the tree's joints. Tree joints left out are held at their
-            measured positions.
-        control_rate: loop rate [Hz]; the solve uses the period 1 / control_rate.
-        input_timeout: joint states older than this [s] stop the robot.
-        solver: 'dls' or 'sdls'.
-        damping_max: largest damping lambda (at a singularity).
-        damping_epsilon: smallest singular value below which damping starts.
-        velocity_scale: fraction (0, 1] of the URDF velocity limits.
-        joint_limit_margin: distance kept from position limits [rad or m].
-        max_velocity: cap for joints without a URDF velocity limit [rad/s or m/s].
-        twist_filter_time_constant: first-order filter of the target twist estimated from
-            successive poses [s] (0 = unfiltered).
-        max_target_speed: fastest linear speed of a target [m/s]: successive poses further
-            apart are a jump (no feed-forward from them); twists are capped to it.
-        max_target_angular_speed: fastest angular speed of a target [rad/s], likewise.
-        target_reach_margin: target poses farther from the root than the effector's reach
-            (from the URDF) plus this margin [m] are refused.
-        max_cartesian_speed: a target step (a pose not part of a smooth stream) or a jog is
-            followed along a straight line at most this fast [m/s]
-            (:mod:`~itasc_ros.core.control.cartesian_reference`); 0: steps go to the constraint at
-            once (plain iTaSC) and jogs are capped by ``max_target_speed``.
-        max_cartesian_acceleration: ... with at most this acceleration [m/s^2].
-        max_cartesian_angular_speed: ... turning at most this fast [rad/s].
-        max_cartesian_angular_acceleration: ... with at most this acceleration [rad/s^2].
         constraints: the constraints, in row order.
         joint_limits: joint name -> its ``joint_limits`` fields in the ros2_control / MoveIt
             convention (``has_acceleration_limits``, ``max_acceleration``, ...; see
             :mod:`~itasc_ros.core.solve.motion_limits`); read-only.
     """
 
-    joints: list[str] = field(default_factory=list)
-    control_rate: float = 250.0
-    input_timeout: float = 0.1
-    solver: str = "dls"
-    damping_max: float = 0.1
-    damping_epsilon: float = 0.06
-    velocity_scale: float = 1.0
-    joint_limit_margin: float = 0.0
-    max_velocity: float = 10.0
-    twist_filter_time_constant: float = 0.05
-    max_target_speed: float = 2.0
-    max_target_angular_speed: float = 6.0
-    target_reach_margin: float = 2.0
-    max_cartesian_speed: float = 0.5
-    max_cartesian_acceleration: float = 2.5
-    max_cartesian_angular_speed: float = 1.5
-    max_cartesian_angular_acceleration: float = 8.0
+    joints: list[str] = field(default_factory=lambda: default("joints"))
+    control_rate: float = default("control_rate")
+    input_timeout: float = default("input_timeout")
+    solver: str = default("solver")
+    damping_max: float = default("damping_max")
+    damping_epsilon: float = default("damping_epsilon")
+    velocity_scale: float = default("velocity_scale")
+    joint_limit_margin: float = default("joint_limit_margin")
+    max_velocity: float = default("max_velocity")
+    twist_filter_time_constant: float = default("twist_filter_time_constant")
+    max_target_speed: float = default("max_target_speed")
+    max_target_angular_speed: float = default("max_target_angular_speed")
+    target_reach_margin: float = default("target_reach_margin")
+    max_cartesian_speed: float = default("max_cartesian_speed")
+    max_cartesian_acceleration: float = default("max_cartesian_acceleration")
+    max_cartesian_angular_speed: float = default("max_cartesian_angular_speed")
+    max_cartesian_angular_acceleration: float = default("max_cartesian_angular_acceleration")
     constraints: list[ConstraintConfig] = field(default_factory=list)
     joint_limits: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -263,12 +206,9 @@ class ControllerConfig:
         self.joints = _strings("", "joints", self.joints)
         if len(set(self.joints)) != len(self.joints):
             raise ConfigError(f"joints repeat in {self.joints}")
-        for key in CONTROLLER_RANGES:
-            setattr(self, key, _ranged("", key, getattr(self, key)))
-        if not isinstance(self.solver, str) or self.solver not in SOLVERS:
-            raise ConfigError(
-                f"unknown solver {self.solver!r}; solvers are: " + ", ".join(SOLVERS)
-            )
+        for s in CONTROLLER_SETTINGS:
+            if s.name not in ("joints", "constraint_names"):
+                setattr(self, s.name, s.check("", getattr(self, s.name)))
         if self.damping_max > 0.0 and self.damping_epsilon == 0.0:
             raise ConfigError("damping_epsilon must be > 0 when damping_max > 0")
         names = [c.name for c in self.constraints]
@@ -363,29 +303,6 @@ class ControllerConfig:
             f"no constraint named {name!r}; constraints are: "
             + (", ".join(repr(c.name) for c in self.constraints) or "(none)")
         )
-
-
-LIVE_KEYS = frozenset(
-    {
-        "control_rate",
-        "input_timeout",
-        "solver",
-        "damping_max",
-        "damping_epsilon",
-        "velocity_scale",
-        "joint_limit_margin",
-        "max_velocity",
-        "twist_filter_time_constant",
-        "max_target_speed",
-        "max_cartesian_speed",
-        "max_cartesian_acceleration",
-        "max_cartesian_angular_speed",
-        "max_cartesian_angular_acceleration",
-        "max_target_angular_speed",
-        "target_reach_margin",
-    }
-)
-"""Controller settings that :meth:`Controller.update_parameters` changes live."""
 
 
 def live_fields(c: ConstraintConfig) -> tuple[str, ...]:
