@@ -1,0 +1,186 @@
+"""The node's second layer: where the URDF comes from and what a new one changes.
+
+The URDF comes from the ``robot_description`` parameter, else the topic (parsed off the loop
+by :class:`~itasc_ros.ros.urdf_sources.UrdfWorker`), else ``urdf_file``. The decisions (keep,
+replace, drop, refuse the model) are the core's
+:class:`~itasc_ros.core.control.model_manager.ModelManager`'s; :class:`ModelNode` carries
+them out: a zero command for the old model, a new command message, the targets carried over,
+the RViz markers, the log lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from geometry_msgs.msg import PoseStamped
+from std_msgs.msg import String
+
+from ..core import ConfigError, ControllerConfig, KinematicTree
+from ..core.control.health import clip_reason as _clip
+from ..core.control.journal import ZeroReason
+from ..core.control.model_manager import (
+    ModelChange,
+    ModelOutcome,
+    parse_urdf,
+    read_urdf_file,
+    urdf_digest,
+)
+from ..core.errors import UnknownLinkError
+from . import parameters as P
+from .conversions import CommandMessage
+from .markers import replace_target_markers
+from .node_outputs import OutputNode
+from .urdf_sources import UrdfWorker, link_error, unknown_link
+
+
+class ModelNode(OutputNode):
+    """The URDF sources and the model changes they cause (see the module)."""
+
+    if TYPE_CHECKING:
+
+        def _on_marker_pose(
+            self, name: str, pose_stamped: PoseStamped, jump: bool = False
+        ) -> None: ...
+
+    def _load_urdf(
+        self,
+        xml: str | bytes,
+        source: str,
+        refuse: bool = False,
+        config: ControllerConfig | None = None,
+    ) -> str:
+        """Parse and install a URDF now (start-up, parameters). Returns '' or why not.
+
+        A parameter change always rebuilds the model, even with the same URDF (an explicit
+        reload); the topic's republished URDF does not (see :class:`_UrdfWorker`). With
+        ``refuse`` (a parameter change, which can be refused) a rejected URDF changes nothing:
+        the reason goes back to the caller and to the log. ``config``: the configuration of the
+        new controller (default: the current one).
+        """
+        digest = urdf_digest(xml)
+        ctrl = self._controller
+        if ctrl is None or not ctrl.commanding:
+            tree, why = parse_urdf(xml)
+        else:  # the control loop waits for the parse: stop the robot if that takes a while
+            parsed: list[tuple[KinematicTree | None, str]] = []
+            thread = threading.Thread(target=lambda: parsed.append(parse_urdf(xml)), daemon=True)
+            thread.start()
+            thread.join(2.0 * ctrl.period)
+            if thread.is_alive():
+                self._publish_zero(ctrl, wait=0.0, reason=ZeroReason.SLOW_PARSE)
+                thread.join()
+            tree, why = parsed[0]
+        return self._take_parsed(source, digest, tree, why, refuse, config)
+
+    def _load_file(
+        self, path: str, refuse: bool = False, config: ControllerConfig | None = None
+    ) -> str:
+        """Load ``path`` as the URDF (the lowest-precedence source). Returns '' or why not."""
+        data, why = read_urdf_file(path)
+        if data is None:
+            return self._carry_out(self._models.reject("file", why, refuse))
+        return self._load_urdf(data, "file", refuse, config)
+
+    def _on_robot_description(self, msg: String) -> None:
+        if self._urdf_source == "parameter":
+            self.get_logger().info(
+                "robot_description topic ignored: the robot_description parameter is set",
+                once=True,
+            )
+            return
+        if self._worker is None:
+            models = self._models
+            self._worker = UrdfWorker(lambda: models.current_digest)
+        self._worker.submit(msg.data, "topic")  # installed by the next tick once parsed
+
+    def _take_parsed(
+        self,
+        source: str,
+        digest: str,
+        tree: KinematicTree | None,
+        why: str,
+        refuse: bool = False,
+        config: ControllerConfig | None = None,
+    ) -> str:
+        """Install the model of a parsed URDF, or report why not. Returns '' or why not.
+
+        The decisions are :meth:`ModelManager.take`'s (a URDF that does not parse keeps the
+        model, one that does not fit drops it, ``refuse`` changes nothing); this carries
+        them out.
+        """
+        cfg = self._config if config is None else config
+        outcome = self._models.take(source, digest, tree, why, cfg, refuse)
+        missing = unknown_link(outcome.cause)
+        if missing is not None and tree is not None:
+            outcome = self._name_the_link(outcome, missing, tree, source, cfg)
+        return self._carry_out(outcome)
+
+    def _name_the_link(
+        self,
+        outcome: ModelOutcome[PoseStamped],
+        missing: UnknownLinkError,
+        tree: KinematicTree,
+        source: str,
+        cfg: ControllerConfig,
+    ) -> ModelOutcome[PoseStamped]:
+        """A configured link the URDF lacks: the parameter, the closest link, the links.
+
+        At start-up from the ``robot_description`` parameter or ``urdf_file`` (static) that is
+        fatal (:class:`ConfigError`, one line). From the topic, whose next URDF may have the
+        link, it is the error (``~/status``, /diagnostics), logged throttled.
+
+        Raises:
+            ConfigError: at start-up, the URDF from the parameter or the file.
+        """
+        text = link_error(missing, tree, source, cfg)
+        if self._starting and source in ("parameter", "file"):
+            raise ConfigError(text)
+        if outcome.change == ModelChange.REFUSED:
+            return dataclasses.replace(
+                outcome, reason=f"refused, nothing changed: {text}", logs=()
+            )
+        state = "no command" if outcome.change == ModelChange.IDLE else "model dropped, no command"
+        text = _clip(f"{text} ({state} until the URDF has that link or the link is changed)")
+        self._models.error = text
+        self.get_logger().error(text, throttle_duration_sec=5.0)
+        return dataclasses.replace(outcome, reason=text, logs=())
+
+    def _carry_out(self, outcome: ModelOutcome[PoseStamped]) -> str:
+        """Do what a URDF's outcome asks: zero, command message, targets, markers, logs.
+
+        Returns:
+            The outcome's reason ('' unless the URDF was rejected).
+        """
+        if outcome.zero_on is not None:  # the old model was commanding: stop it
+            self._publish_zero(outcome.zero_on, wait=0.0, reason=ZeroReason.MODEL_CHANGE)
+        if outcome.model_changed:
+            ctrl = self._controller
+            self._last_out = None
+            self._command = None if ctrl is None else CommandMessage(self._kind, ctrl.joint_names)
+            for name, msg in outcome.pending.items():
+                self._on_marker_pose(name, msg)
+            if ctrl is not None:
+                self._target_markers = replace_target_markers(  # RViz drag-able targets
+                    self,
+                    ctrl,
+                    self._target_markers,
+                    bool(P.value(self, "interactive_marker")),
+                )
+            elif self._target_markers is not None:
+                self._target_markers.shutdown()
+                self._target_markers = None
+        logger = self.get_logger()
+        for level, text in outcome.logs:
+            if level >= logging.ERROR:
+                logger.error(text)
+            elif level >= logging.WARNING:
+                logger.warning(text)
+            else:
+                logger.info(text)
+        return outcome.reason
+
+
+__all__ = ["ModelNode"]

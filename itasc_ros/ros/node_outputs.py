@@ -1,0 +1,160 @@
+"""The node's first layer: its state, and the commands it sends outside a tick.
+
+:class:`OutputNode` declares what every layer of ``itasc_node`` shares (the installed
+controller, the publishers, the journal, the counters) and sends the commands that are not a
+tick's: a zero command (a model change, a slow parse, a tick's error, shutdown) and the
+controlled stop at shutdown. The layers above it: :class:`~itasc_ros.ros.node_models.ModelNode`
+(where the URDF comes from), :class:`~itasc_ros.ros.node_parameters.ParameterNode` (live
+parameter changes), :class:`~itasc_ros.ros.node.ItascNode` (the tick, the inputs, the reports).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PoseStamped
+from rclpy.clock import Clock, ROSClock
+from rclpy.duration import Duration
+from rclpy.node import Node
+from rclpy.publisher import Publisher
+from rclpy.timer import Timer
+
+from ..core import Controller, ControllerConfig, StepOutput
+from ..core.control.journal import ZeroReason
+from ..core.control.model_manager import ModelManager
+from .conversions import JOINT_TRAJECTORY, CommandMessage
+from .ik_requests import IkRequests
+from .journal_publisher import JournalPublisher
+from .markers import TargetMarkers
+from .node_reports import LoopStats, Rejections
+from .tick_spacing import TickSpacing
+from .urdf_sources import UrdfWorker
+
+STOP_TIMEOUT = 2.0  # [s] longest controlled stop at shutdown before the zero command
+
+
+class OutputNode(Node):
+    """The node's shared state and its commands outside a tick (see the module).
+
+    Attributes are set by :meth:`ItascNode._build <itasc_ros.ros.node.ItascNode>`.
+    """
+
+    _worker: UrdfWorker | None  # parses the topic's URDFs off the loop
+    _ik: IkRequests | None  # position IK requests, in a thread of their own
+    _starting: bool  # in the constructor: a static URDF lacking a link is fatal
+    _kind: str  # command_out_type
+    _trigger: str  # control_trigger
+    _config: ControllerConfig  # the configuration of the parameters
+    _models: ModelManager[PoseStamped]  # the installed controller, its URDF, ~/enable
+    _command: CommandMessage | None  # the installed controller's command message
+    _tick_error: str  # an unexpected exception in the control tick
+    _last_out: StepOutput | None  # the last tick's output
+    _target_markers: TargetMarkers | None  # the RViz interactive markers
+    _publish_markers: bool
+    _rejections: Rejections
+    _stats: LoopStats
+    _wall: Clock  # steady clock of the timers
+    _cmd_pub: Publisher
+    _journal: JournalPublisher
+    _timer: Timer  # the control timer (or the joint_states trigger's watchdog)
+    _spacing: TickSpacing  # joint_states trigger: which states tick
+    _watchdog_gap: float  # [s]
+    _type_errors: dict[str, str]  # the set-parameters request's refusals, by name
+
+    @property
+    def _controller(self) -> Controller | None:
+        """The installed controller (None: no model, no command)."""
+        return self._models.controller
+
+    @property
+    def _urdf_source(self) -> str:
+        """Where the installed model's URDF came from ('' for none)."""
+        return self._models.source
+
+    def _now(self) -> float:
+        """The node's ROS time [s]: the system clock unless ``use_sim_time`` is active."""
+        clock = self.get_clock()
+        if isinstance(clock, ROSClock) and clock.ros_time_is_active:  # /clock drives it
+            return clock.now().nanoseconds * 1e-9
+        return time.time()  # what the ROS clock reads then, without two Time objects (~10 us)
+
+    # ------------------------------------------------------------------------- outputs
+    def _publish_zero(
+        self, ctrl: Controller, wait: float = 0.5, reason: ZeroReason = ZeroReason.SHUTDOWN
+    ) -> bool:
+        """Publish a zero command (JointTrajectory needs a joint state); wait for delivery.
+
+        The zero is journaled (outside a tick) with ``reason``.
+        """
+        cmd = self._command
+        if cmd is None or (self._kind == JOINT_TRAJECTORY and not ctrl.has_joint_state):
+            return False
+        zeros = np.zeros(ctrl.n_joints)
+        now = self._now()
+        self._cmd_pub.publish(cmd.fill(ctrl.q, zeros, ctrl.period, now))
+        self._journal.zero(now, reason)  # the journal is still the one of ``ctrl``
+        self._wait_delivered(self._cmd_pub, wait)
+        return True
+
+    @staticmethod
+    def _wait_delivered(pub: Any, wait: float) -> None:
+        """Wait at most ``wait`` [s] until the subscribers of ``pub`` acknowledged its messages."""
+        if wait <= 0.0:
+            return
+        try:
+            pub.wait_for_all_acked(Duration(seconds=wait))
+        except Exception:  # older rmw: give DDS a moment instead
+            time.sleep(min(wait, 0.2))
+
+    def destroy_node(self) -> None:
+        """Stop the URDF parser and IK threads, then destroy the node."""
+        if self._worker is not None:
+            self._worker.close()
+        if self._ik is not None:
+            self._ik.close()
+        super().destroy_node()
+
+    def stop_smoothly(self, executor: Any, timeout: float = STOP_TIMEOUT) -> bool:
+        """Shutdown while commanding: decelerate within the joint limits (stop category 1).
+
+        The node is disabled and keeps ticking (with fresh joint states the controller
+        decelerates, then sends its zero; with stale ones the zero comes at once) for at most
+        ``timeout`` seconds. Returns True when the robot was brought to rest this way.
+        """
+        ctrl = self._controller
+        if ctrl is None or not ctrl.commanding:
+            return False
+        self._models.set_enabled(False)
+        self.get_logger().info("shutdown: decelerating within the joint limits")
+        deadline = time.monotonic() + timeout
+        while ctrl.commanding and time.monotonic() < deadline and rclpy.ok():
+            executor.spin_once(timeout_sec=0.01)
+        return not ctrl.commanding
+
+    def shutdown_zero(self, wait: float = 1.0, already_stopped: bool = False) -> bool:
+        """Publish a zero command before exit (ros2_control holds the last command).
+
+        ``already_stopped``: the controlled stop ended with its zero command a moment ago; a
+        second zero right after it would only be a jerk at the ticks' times.
+        """
+        if self._controller is None:
+            return False
+        if already_stopped:
+            self._journal.flush(self._now(), force=True)
+            self._wait_delivered(self._cmd_pub, wait)  # the stop's last zero reaches the robot
+            self._journal.wait_delivered(wait)
+            self.get_logger().info("shutdown: zero command sent (the controlled stop's last)")
+            return True
+        self._journal.flush(self._now(), force=True)
+        sent = self._publish_zero(self._controller, wait)
+        self._journal.flush(self._now(), force=True)  # the zero's record
+        self._journal.wait_delivered(wait)
+        if sent:
+            self.get_logger().info("shutdown: zero command sent")
+        return sent
+
+
+__all__ = ["STOP_TIMEOUT", "OutputNode"]

@@ -1,0 +1,130 @@
+"""The node's third layer: live parameter changes, applied whole or refused whole.
+
+rclpy has refused read-only parameters and values outside the declared ranges; an integer for
+a double is converted and a value of another type or an undeclared name refused with one line
+(:func:`~itasc_ros.ros.parameters.coerce_request`). Everything else goes through the checks of
+start-up (:func:`~itasc_ros.core.control.config.apply_updates`, then building the controller)
+before anything changes: a new URDF rebuilds the model, live settings update the controller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.parameter import Parameter
+
+from ..core import ConfigError, ItascError
+from ..core.control.config import apply_updates
+from ..core.control.health import clip_reason as _clip
+from . import parameters as P
+from .node_models import ModelNode
+
+WATCHDOG_PERIOD = 0.01  # [s] control_trigger joint_states: the stale-input check (100 Hz)
+
+
+class ParameterNode(ModelNode):
+    """Live parameter changes and the control rate they set (see the module)."""
+
+    def _before_set_parameters(self, params: list[Parameter]) -> list[Parameter]:
+        """Rclpy's pre-set callback: integers for doubles; values of a wrong type noted.
+
+        A value of a wrong type is swapped for the current one and refused with its one-line
+        reason by :meth:`_on_set_parameters` (rclpy's names neither parameter nor value).
+        """
+        try:
+            params, self._type_errors = P.coerce_request(self, params)
+        except Exception as exc:  # a bug must not kill the node: rclpy judges the request
+            self._type_errors = {}
+            self.get_logger().error(f"parameter request not converted: {exc!r}")
+        return params
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        """Apply a set-parameters request whole, or refuse it with the reason; never raises.
+
+        An integer for a double was converted (:meth:`_before_set_parameters`); rclpy has
+        refused values outside the declared ranges and read-only parameters; a value of another
+        wrong type is refused here. Everything else goes through the same validation as at
+        start-up (:meth:`ControllerConfig.validate`, then building the controller), before
+        anything changes.
+        """
+        try:
+            reason = self._apply_parameters(params)
+        except Exception as exc:  # a bug must not kill the node: refuse, nothing changed
+            reason = (
+                f"internal error, nothing changed: {type(exc).__name__}: {exc}"
+                if str(exc)
+                else f"internal error, nothing changed: {type(exc).__name__}"
+            )
+            self.get_logger().error(f"parameter change refused: {reason}")
+        if reason:
+            return SetParametersResult(successful=False, reason=_clip(reason))
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params: list[Parameter]) -> str:
+        """The work of :meth:`_on_set_parameters`: '' (applied) or why not (nothing changed)."""
+        if self._type_errors:  # undeclared names, values of a wrong type (this request's)
+            return "; ".join(self._type_errors.values())
+        names = [p.name for p in params]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # each value must be validated, and only one of them could be applied
+            return f"parameters named more than once in one request: {', '.join(twice)}"
+        updates: dict[str, Any] = {}
+        description = urdf_file = ""
+        for p in params:
+            if p.name == "robot_description":
+                description = str(p.value or "")
+            elif p.name == "urdf_file":
+                urdf_file = str(p.value or "")
+            else:
+                updates.update(P.live_update(p.name, p.value) or {})
+        try:  # validate everything before changing anything
+            config = apply_updates(self._config, **updates) if updates else self._config
+        except ConfigError as exc:
+            return str(exc)
+        updated = False  # the controller's live settings were updated
+        if description:  # a new model, built with the new configuration
+            reason = self._load_urdf(description, "parameter", refuse=True, config=config)
+        elif urdf_file and self._urdf_source in ("", "file"):
+            reason = self._load_file(urdf_file, refuse=True, config=config)
+        elif updates and self._controller is not None:
+            try:  # all or nothing: the controller changes only when the new scene is built
+                self._controller.update_parameters(**updates)
+                reason, updated = "", True
+            except ItascError as exc:
+                reason = str(exc)
+        else:
+            reason = ""
+        if reason:
+            return reason
+        self._config = config
+        values = self._parameter_values()
+        values.update({p.name: p.value for p in params})
+        self._journal.parameters_changed(values, updated)
+        for p in params:
+            if p.name == "publish_markers":
+                self._publish_markers = bool(p.value)
+            elif p.name == "control_rate":
+                self._set_rate(config.control_rate)
+        return ""
+
+    def _timer_period(self, rate: float) -> float:
+        """The timer's period [s]: the control period, or the watchdog's (joint_states)."""
+        if self._trigger == P.TRIGGER_JOINT_STATES:
+            return max(1.0 / rate, WATCHDOG_PERIOD)
+        return 1.0 / rate
+
+    def _set_rate(self, rate: float) -> None:
+        """Apply ``control_rate`` [Hz] to the timer (or the joint_states trigger's spacing)."""
+        self._spacing.period = 1.0 / rate  # [s]
+        self._watchdog_gap = 2.0 / rate  # [s] joint_states trigger: watchdog's shortest gap
+        period_ns = int(1e9 * self._timer_period(rate))
+        if self._timer.timer_period_ns != period_ns:
+            self._timer.timer_period_ns = period_ns
+
+    def _parameter_values(self) -> dict[str, Any]:
+        """Every parameter's current value (the ``~/parameters`` snapshot)."""
+        return {name: p.value for name, p in self._parameters.items()}
+
+
+__all__ = ["WATCHDOG_PERIOD", "ParameterNode"]

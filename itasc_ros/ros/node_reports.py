@@ -1,0 +1,280 @@
+"""What the node reports: ``~/status`` (JSON), ``/diagnostics`` and the RViz ``~/markers``.
+
+Built from the controller's last step and the node's counters, at most 10 Hz (status,
+markers) and 2 Hz (diagnostics), after a tick's command, never inside it. The health verdict
+itself is the core's (:func:`~itasc_ros.core.control.health.diagnose`); this module turns it
+and the figures into messages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point
+from std_msgs.msg import ColorRGBA, String
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ..core import Controller, ItascError, Status, StepOutput
+from ..core.control.health import Health, diagnose, step_colour
+from ..core.control.health import clip_reason as clip
+from ..core.control.model_manager import ModelManager
+from .conversions import matrix_to_pose
+
+LEVELS = (
+    DiagnosticStatus.OK,
+    DiagnosticStatus.WARN,
+    DiagnosticStatus.ERROR,
+    DiagnosticStatus.STALE,
+)
+"""diagnostic_msgs levels of the core's health levels (index: ``Level``)."""
+
+
+class LoopStats:
+    """Tick count and solve-time statistics over one diagnostics window (no allocation).
+
+    Attributes:
+        rate: the last window's tick rate [Hz].
+        solve_mean: the last window's mean solve time [s].
+        solve_max: the last window's longest solve time [s].
+    """
+
+    def __init__(self) -> None:
+        self.rate = self.solve_mean = self.solve_max = 0.0
+        self._reset(time.monotonic())
+
+    def _reset(self, t: float) -> None:
+        self._t0 = t
+        self._ticks = self._solves = 0
+        self._sum = self._max = 0.0
+
+    def add(self, seconds: float, solved: bool) -> None:
+        """Count one tick that took ``seconds`` [s] (a solve when ``solved``)."""
+        self._ticks += 1
+        if solved:
+            self._solves += 1
+            self._sum += seconds
+            if seconds > self._max:
+                self._max = seconds
+
+    def close_window(self, t: float) -> None:
+        """End the window at ``t`` (``time.monotonic()`` [s]): its figures, a new window."""
+        span = t - self._t0
+        self.rate = self._ticks / span if span > 0 else 0.0
+        self.solve_mean = self._sum / self._solves if self._solves else 0.0
+        self.solve_max = self._max
+        self._reset(t)
+
+
+class Rejections:
+    """The inputs refused: how many, the last one's reason and when (``time.monotonic()``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last = ""
+        self.last_time = -math.inf
+
+    def add(self, exc: ItascError) -> None:
+        """Count one refused input."""
+        self.count += 1
+        self.last = clip(str(exc))
+        self.last_time = time.monotonic()
+
+
+@dataclass
+class NodeState:
+    """What the reports read of the node: its controller, last step and counters."""
+
+    ctrl: Controller | None
+    out: StepOutput | None
+    models: ModelManager[Any]
+    stats: LoopStats
+    rejections: Rejections
+    control_rate: float
+    trigger: str
+    timer_trigger: bool
+    tick_error: str
+
+
+def status_message(s: NodeState) -> String:
+    """``~/status``: the control status, its reason and the last solve's figures (JSON)."""
+    ctrl, out, models = s.ctrl, s.out, s.models
+    info: dict[str, Any] = {
+        "status": "no_model"
+        if ctrl is None
+        else (str(out.status) if out else str(Status.WAITING)),
+        "reason": (models.error or "no URDF yet") if ctrl is None else (out.reason if out else ""),
+        "enabled": models.enabled,
+        "loop_rate": round(s.stats.rate, 1),
+        "rejections": s.rejections.count,
+        "last_rejection": s.rejections.last,
+        "urdf_error": models.error,
+        "urdf_rejections": models.rejections,
+    }
+    r = out.result if out is not None else None
+    if r is not None:
+        info.update(
+            errors={n: float(e) for n, e in zip(r.constraint_names, r.errors, strict=True)},
+            sigma_min=r.sigma_min,
+            damping=r.damping,
+            locked=r.locked_joints,
+            velocity_scale=r.velocity_scale,
+        )
+    return String(data=json.dumps(info))
+
+
+def _age(now: float, stamp: float) -> str:
+    return "never" if not math.isfinite(stamp) else f"{now - stamp:.3f}"
+
+
+def _values(
+    s: NodeState,
+    now: float,
+    scheduling: str,
+    extra: list[tuple[str, Any]],
+    tail: list[tuple[str, Any]],
+) -> list[tuple[str, Any]]:
+    ctrl, out, models = s.ctrl, s.out, s.models
+    values: list[tuple[str, Any]] = [
+        ("loop_rate_hz", f"{s.stats.rate:.1f}"),
+        ("control_rate_hz", f"{s.control_rate:.1f}"),
+        ("control_trigger", s.trigger),
+        ("scheduling", scheduling),
+        *extra,
+        ("solve_time_mean_ms", f"{1e3 * s.stats.solve_mean:.3f}"),
+        ("solve_time_max_ms", f"{1e3 * s.stats.solve_max:.3f}"),
+        ("urdf_source", models.source or "none"),
+        ("enabled", models.enabled),
+        ("rejections", s.rejections.count),
+        ("last_rejection", s.rejections.last),
+        ("urdf_rejections", models.rejections),
+        ("urdf_error", models.error),
+        *tail,
+    ]
+    if ctrl is None:
+        return values
+    values.append(("joint_state_age_s", _age(now, ctrl.joint_state_stamp)))
+    for name in ctrl.pose_constraints:
+        values += [
+            (f"target_age_s.{name}", _age(now, ctrl.target_stamp(name))),
+            (f"target_jumps.{name}", ctrl.target_jumps(name)),
+            (f"target_twists_capped.{name}", ctrl.target_twists_capped(name)),
+            (f"jog_late_twists.{name}", ctrl.jog_late_twists(name)),
+        ]
+    r = out.result if out is not None else None
+    if out is not None:
+        values.append(("status", out.status))
+    if r is not None:
+        values += [
+            ("sigma_min", f"{r.sigma_min:.5f}"),
+            ("damping", f"{r.damping:.5f}"),
+            ("locked_joints", ", ".join(r.locked_joints)),
+            ("velocity_scale", f"{r.velocity_scale:.4f}"),
+        ]
+    return values
+
+
+def diagnostic_status(
+    name: str,
+    s: NodeState,
+    now: float,
+    scheduling: str,
+    extra: list[tuple[str, Any]],
+    tail: list[tuple[str, Any]],
+) -> DiagnosticStatus:
+    """The node's ``/diagnostics`` status: the health verdict and the figures as key-values.
+
+    Args:
+        name: the status's name (``<node>: controller``).
+        s: the node's state.
+        now: the node's ROS time [s] (ages of the inputs).
+        scheduling: the threads' scheduling in words.
+        extra: more key-values after ``scheduling`` (the garbage collections).
+        tail: more key-values after the URDF's (the journal's).
+    """
+    out = s.out
+    status = DiagnosticStatus(name=name, hardware_id=s.ctrl.tree.name if s.ctrl else "")
+    level, status.message = diagnose(
+        Health(
+            has_model=s.ctrl is not None,
+            status=None if out is None else str(out.status),
+            reason="" if out is None else out.reason,
+            loop_rate=s.stats.rate,
+            control_rate=s.control_rate,
+            timer_trigger=s.timer_trigger,
+            urdf_error=s.models.error,
+            since_rejection=time.monotonic() - s.rejections.last_time,
+            last_rejection=s.rejections.last,
+            tick_error=s.tick_error,
+        )
+    )
+    status.level = LEVELS[level]
+    status.values = [
+        KeyValue(key=k, value=str(v)) for k, v in _values(s, now, scheduling, extra, tail)
+    ]
+    return status
+
+
+def diagnostic_array(status: DiagnosticStatus, stamp: Any) -> DiagnosticArray:
+    """One status in a stamped DiagnosticArray."""
+    array = DiagnosticArray(status=[status])
+    array.header.stamp = stamp
+    return array
+
+
+def _arrow(name: str, i: int, pose: Any, scale: float, frame: str, stamp: Any) -> Marker:
+    m = Marker(ns=name, id=i, type=Marker.ARROW, action=Marker.ADD)
+    m.header.frame_id, m.header.stamp = frame, stamp
+    if pose is None:
+        m.action = Marker.DELETE
+    else:
+        matrix_to_pose(pose, m.pose)
+    m.scale.x, m.scale.y, m.scale.z = scale, 0.01, 0.01
+    return m
+
+
+def marker_array(ctrl: Controller, out: StepOutput | None, stamp: Any) -> MarkerArray:
+    """``~/markers``: per pose constraint the effector and target arrows and a line between.
+
+    The target and the line take the colour of the step's status (:func:`step_colour`).
+    """
+    colour = ColorRGBA()
+    colour.r, colour.g, colour.b, colour.a = step_colour(out)[1]
+    frame = ctrl.tree.root_link
+    array = MarkerArray()
+    for name in ctrl.pose_constraints:
+        eff, target = ctrl.poses(name)
+        for i, (pose, scale) in enumerate(((eff, 0.08), (target, 0.12))):
+            m = _arrow(name, i, pose, scale, frame, stamp)
+            m.color = colour if i == 1 else ColorRGBA(r=0.2, g=0.4, b=1.0, a=1.0)
+            array.markers.append(m)
+        line = Marker(ns=name, id=2, type=Marker.LINE_LIST, action=Marker.ADD)
+        line.header.frame_id, line.header.stamp = frame, stamp
+        line.pose.orientation.w = 1.0
+        line.scale.x = 0.004
+        line.color = colour
+        if target is None:
+            line.action = Marker.DELETE
+        else:
+            line.points = [
+                Point(x=float(a[0]), y=float(a[1]), z=float(a[2]))
+                for a in (eff[:3, 3], target[:3, 3])
+            ]
+        array.markers.append(line)
+    return array
+
+
+__all__ = [
+    "LEVELS",
+    "LoopStats",
+    "NodeState",
+    "Rejections",
+    "diagnostic_array",
+    "diagnostic_status",
+    "marker_array",
+    "status_message",
+]
