@@ -12,6 +12,7 @@
 - Inside ``core``, the concept sub-packages depend one way (:data:`CORE_DEPENDS`), and each
   says what it is and re-exports its public names.
 - At most :data:`MAX_CORE_TOP_LEVEL` ``.py`` files at the top level of ``core/``.
+- No module over :data:`MAX_MODULE_LINES` lines: a longer one holds several concepts.
 - Every module path that ARCHITECTURE.md names in backticks exists.
 """
 
@@ -29,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "itasc_ros"
 
 MAX_CORE_TOP_LEVEL = 8
+MAX_MODULE_LINES = 600
 
 CORE_DEPENDS: dict[str, tuple[str, ...]] = {
     "kinematics": (),
@@ -293,6 +295,12 @@ def test_core_subpackages_are_all_known() -> None:
 def test_core_top_level_is_small() -> None:
     top = sorted(p.name for p in (REPO / PACKAGE / "core").glob("*.py"))
     assert len(top) <= MAX_CORE_TOP_LEVEL, f"{len(top)} modules at the top of core/: {top}"
+
+
+def test_no_module_is_over_the_size_limit() -> None:
+    sizes = {name: len(path.read_text().splitlines()) for name, path in modules().items()}
+    over = {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert not over, f"modules over {MAX_MODULE_LINES} lines (split by concept): {over}"
 
 
 def test_core_subpackages_export_their_names() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from itasc_ros.tools.replay_result import ReplayResult
+from itasc_ros.tools.replay.result import ReplayResult
 
 
 def _save(fig: Any, path: Path) -> Path:
@@ -22,7 +22,16 @@ def _save(fig: Any, path: Path) -> Path:
 
 
 def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
-    """PNG plots of a replay (matplotlib Agg): tracking error, joint velocities, sigma_min."""
+    """PNG plots of a replay (matplotlib Agg): tracking error, joint velocities, sigma_min.
+
+    Args:
+        res: the replay, k steps (time [s] from its first step).
+        out: the folder (created when missing).
+
+    Returns:
+        The three files: tracking error [mm], joint velocities [rad/s] (recomputed lines,
+        recorded dots), sigma_min with damping_epsilon.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -66,7 +75,17 @@ def write_replay_plots(res: ReplayResult, out: str | Path) -> list[Path]:
 def write_what_if_plots(
     recorded: ReplayResult, what_if: ReplayResult, overrides: Mapping[str, Any], out: str | Path
 ) -> list[Path]:
-    """PNG plots of a what-if replay: recorded vs re-computed tracking error and velocities."""
+    """PNG plots of a what-if replay: recorded vs re-computed tracking error and velocities.
+
+    Args:
+        recorded: the recorded run (its journal played back).
+        what_if: the run with ``overrides`` on an ideal robot.
+        overrides: the changed live parameters (for the legends and titles).
+        out: the folder (created when missing).
+
+    Returns:
+        The two files: tracking error [mm] of both runs, joint velocities [rad/s] of each.
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,4 +1,4 @@
-"""What an offline replay computed, step by step (:class:`ReplayResult`): metrics and plots."""
+"""What a replay computed, step by step (:class:`ReplayResult`): the input of metrics and plots."""
 
 from __future__ import annotations
 
@@ -54,3 +54,6 @@ class ReplayResult:
     parameter_changes: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     ignored_parameters: list[str] = field(default_factory=list)
     inputs: dict[str, int] = field(default_factory=dict)
+
+
+__all__ = ["ReplayResult"]

@@ -1,0 +1,305 @@
+"""``itasc-replay --online``: a bag's inputs republished into a running node, recorded anew.
+
+The bag's joint states and targets are republished over DDS with the bag's timing (header
+stamps shifted to now, intervals kept) while the node's commands and journal are recorded into
+a new bag, which ``--compare`` then checks offline like any other bag. rclpy is imported only
+when :func:`replay_online` or :func:`fetch_node_parameters` runs; setting a local DDS
+environment is the caller's job (the tests and the demo do).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from itasc_ros.tools.bagio import BagWriter, Storage, default_typestore, read_bag
+from itasc_ros.tools.replay.errors import ReplayError
+from itasc_ros.tools.replay.node_setup import NodeSetup
+from itasc_ros.tools.replay.recorded_parameters import (
+    PARAMETER_EVENTS_TOPIC,
+    is_live_parameter,
+    parameter_value,
+    write_parameters_snapshot,
+)
+
+
+def fetch_node_parameters(
+    node: Any, target: str = "/itasc_node", timeout: float = 5.0
+) -> dict[str, Any]:
+    """All parameters of a running node, flat (``constraints.ee.gain``), via its services.
+
+    Args:
+        node: an rclpy node that is being spun by an executor in another thread.
+        target: fully qualified name of the node.
+        timeout: seconds to wait for the services [s].
+
+    Raises:
+        ReplayError: the services do not answer.
+    """
+    from rcl_interfaces.srv import GetParameters, ListParameters
+
+    target = "/" + target.lstrip("/")
+    lst = node.create_client(ListParameters, f"{target}/list_parameters")
+    get = node.create_client(GetParameters, f"{target}/get_parameters")
+    try:
+        if not (
+            lst.wait_for_service(timeout_sec=timeout) and get.wait_for_service(timeout_sec=timeout)
+        ):
+            raise ReplayError(f"the parameter services of {target} do not answer")
+        fut = lst.call_async(ListParameters.Request(depth=0))
+        deadline = time.monotonic() + timeout
+        while not fut.done() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not fut.done() or fut.result() is None:
+            raise ReplayError(f"{target}/list_parameters timed out")
+        names = list(fut.result().result.names)
+
+        def call(request_names: list[str]) -> list[Any]:
+            fut2 = get.call_async(GetParameters.Request(names=request_names))
+            while not fut2.done() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if not fut2.done() or fut2.result() is None:
+                raise ReplayError(f"{target}/get_parameters timed out")
+            return [parameter_value(v) for v in fut2.result().values]
+
+        return _all_values(names, call)
+    finally:
+        node.destroy_client(lst)
+        node.destroy_client(get)
+
+
+def _all_values(names: list[str], call: Callable[[list[str]], list[Any]]) -> dict[str, Any]:
+    """Name -> value of every parameter that has one (``call`` asks the node for values)."""
+    values = call(names)
+    if len(values) == len(names):
+        return dict(zip(names, values, strict=True))
+    # rclpy answers nothing at all when one parameter is uninitialised (an empty array
+    # declared by type): ask one by one and leave those out.
+    out: dict[str, Any] = {}
+    for name in names:
+        one = call([name])
+        if one:
+            out[name] = one[0]
+    return out
+
+
+def _restamp(msg: Any, offset_ns: int) -> None:
+    """Shift a typestore message's header stamp by ``offset_ns`` (zero stamps stay zero)."""
+    h = getattr(msg, "header", None)
+    if h is None or (h.stamp.sec == 0 and h.stamp.nanosec == 0):
+        return
+    t = h.stamp.sec * 1_000_000_000 + h.stamp.nanosec + offset_ns
+    h.stamp.sec, h.stamp.nanosec = divmod(max(t, 0), 1_000_000_000)
+
+
+def _messages(bag: str | Path, setup: NodeSetup) -> list[tuple[str, int, Any]]:
+    """The bag's inputs and the node's live parameter changes, in bag order."""
+    fq = "/" + setup.node_name.lstrip("/")
+    topics = setup.input_topics
+    messages = [
+        m
+        for m in read_bag(bag, [*topics, PARAMETER_EVENTS_TOPIC])
+        if m[0] != PARAMETER_EVENTS_TOPIC
+        or (m[2].node == fq and any(is_live_parameter(p.name) for p in m[2].changed_parameters))
+    ]
+    if not messages:
+        raise ReplayError(f"bag {str(bag)!r} has no messages on {topics}")
+    return messages
+
+
+def _recorded_topics(setup: NodeSetup) -> dict[str, str | None]:
+    """Topic -> type (None: the type found on the graph) of what the new bag records."""
+    record: dict[str, str | None] = {t: None for t in setup.input_topics}
+    record[setup.command_topic] = None
+    record[setup.journal_topic] = "std_msgs/msg/Float64MultiArray"
+    record[setup.parameters_topic] = "std_msgs/msg/String"
+    record[PARAMETER_EVENTS_TOPIC] = "rcl_interfaces/msg/ParameterEvent"
+    return record
+
+
+@dataclass
+class _Link:
+    """The replay's rclpy node, its publishers (topic -> publisher), the node's SetParameters."""
+
+    node: Any
+    pubs: dict[str, Any]
+    set_params: Any
+    fq: str
+
+
+def _publishers(node: Any, setup: NodeSetup) -> dict[str, Any]:
+    """Topic -> a reliable publisher (depth 10) of its input, joint states and targets."""
+    from geometry_msgs.msg import PoseStamped, TwistStamped
+    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    classes: dict[str, Any] = {setup.joint_topic: JointState}
+    classes.update({t: PoseStamped for t in setup.pose_topics.values()})
+    classes.update({t: TwistStamped for t in setup.twist_topics.values()})
+    qos = QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE
+    )
+    return {t: node.create_publisher(classes[t], t, qos) for t in setup.input_topics}
+
+
+def _wait_for_node(link: _Link, recorder: Any, setup: NodeSetup, wait: float) -> None:
+    """Wait until the node subscribes to the inputs and publishes commands.
+
+    Raises:
+        ReplayError: it does not within ``wait`` [s].
+    """
+    pubs = link.pubs
+    deadline = time.monotonic() + wait
+    needed = [setup.joint_topic, *setup.pose_topics.values()]
+    while any(pubs[t].get_subscription_count() < 2 for t in needed) or (
+        setup.command_topic not in recorder.subscribed
+    ):
+        if time.monotonic() > deadline:
+            raise ReplayError(
+                f"node {link.fq} did not appear within {wait} s (subscribed: "
+                f"{sorted(recorder.subscribed)}; subscribers of "
+                f"{setup.joint_topic}: {pubs[setup.joint_topic].get_subscription_count()})"
+            )
+        time.sleep(0.05)
+
+
+def _republish(
+    link: _Link, messages: list[tuple[str, int, Any]], speed: float, log: Any
+) -> list[Any]:
+    """Publish the messages with the bag's timing; returns the parameter calls made."""
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    ts = default_typestore()
+    calls: list[Any] = []
+    t_bag0 = messages[0][1]
+    now0 = link.node.get_clock().now().nanoseconds
+    wall0 = time.monotonic()
+    offset = now0 - t_bag0
+    log(
+        f"itasc-replay --online: {len(messages)} messages into {link.fq} over "
+        f"{(messages[-1][1] - t_bag0) * 1e-9 / speed:.2f} s"
+    )
+    for topic, t_ns, msg in messages:
+        due = wall0 + (t_ns - t_bag0) * 1e-9 / speed
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        if topic == PARAMETER_EVENTS_TOPIC:
+            live = [
+                Parameter(p.name, value=parameter_value(p.value)).to_parameter_msg()
+                for p in msg.changed_parameters
+                if is_live_parameter(p.name)
+            ]
+            calls.append(link.set_params.call_async(SetParameters.Request(parameters=live)))
+            continue
+        _restamp(msg, offset)
+        link.pubs[topic].publish(ts.serialize_cdr(msg, msg.__msgtype__).tobytes())
+    return calls
+
+
+def _refused(calls: list[Any]) -> list[str] | None:
+    """The reasons of refused parameter changes; None when all were answered and accepted."""
+    refused = [
+        r.reason
+        for c in calls
+        if c.done() and c.result() is not None
+        for r in c.result().results
+        if not r.successful
+    ]
+    if refused or not all(c.done() for c in calls):
+        return refused
+    return None
+
+
+def replay_online(
+    bag: str | Path,
+    out_bag: str | Path,
+    setup: NodeSetup,
+    storage: Storage = "mcap",
+    speed: float = 1.0,
+    wait: float = 15.0,
+    drain: float = 0.5,
+    log: Any = print,
+) -> dict[str, int]:
+    """Republish a bag's joint states and targets into a running node; record its commands.
+
+    The node's live parameter changes recorded in the bag (``/parameter_events``) are made
+    again with its SetParameters service at the same times.
+
+    Args:
+        bag: input bag.
+        out_bag: the new bag (inputs as republished, the node's commands, parameter events and
+            a snapshot of the node's parameters).
+        setup: topics and types (:func:`~itasc_ros.tools.replay.node_setup.load_setup`).
+        storage: 'mcap' or 'sqlite3' for ``out_bag``.
+        speed: playback rate factor (1 = the bag's timing).
+        wait: seconds to wait for the node to subscribe and publish [s].
+        drain: seconds to keep recording after the last message [s].
+        log: where progress lines go.
+
+    Returns:
+        Topic -> messages written to ``out_bag``.
+
+    Raises:
+        ReplayError: the node does not appear within ``wait``.
+    """
+    import threading
+
+    import rclpy
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+
+    from itasc_ros.tools.record import Recorder
+
+    if speed <= 0.0:
+        raise ReplayError(f"speed must be > 0, got {speed}")
+    messages = _messages(bag, setup)
+    fq = "/" + setup.node_name.lstrip("/")
+    context = rclpy.Context()
+    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("itasc_replay", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set() and context.ok():
+            executor.spin_once(timeout_sec=0.02)
+
+    thread = threading.Thread(target=spin, daemon=True)
+    link = _Link(
+        node,
+        _publishers(node, setup),
+        node.create_client(SetParameters, f"{fq}/set_parameters"),
+        fq,
+    )
+    try:
+        with BagWriter(out_bag, storage) as writer:
+            recorder = Recorder(node, writer, _recorded_topics(setup))
+            thread.start()
+            _wait_for_node(link, recorder, setup, wait)
+            params = fetch_node_parameters(node, fq, timeout=wait)
+            write_parameters_snapshot(writer, node.get_clock().now().nanoseconds, params, fq)
+            calls = _republish(link, messages, speed, log)
+            time.sleep(drain)
+            refused = _refused(calls)
+            if refused is not None:
+                log(f"itasc-replay --online: parameter changes refused or unanswered: {refused}")
+            recorder.close()
+            counts = writer.counts
+    finally:
+        stop.set()
+        if thread.is_alive():
+            thread.join(timeout=2.0)
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    return counts
+
+
+__all__ = ["fetch_node_parameters", "replay_online"]
