@@ -3,6 +3,11 @@
 Tests import this module as ``from procs import ...`` (the test directory is on ``sys.path``).
 The child processes get ``itasc_ros.tools.dds_env.local_dds_env(domain)`` (shared-memory DDS,
 private domain); the test process calls ``apply_local_dds_env(domain)`` before ``rclpy.init``.
+
+A DDS test module starts its processes with :func:`start_ros` (``itasc_node`` or the simulated
+robot, its namespace, remappings, params files and ``-p`` parameters) and stops them with
+:func:`running` (or :func:`stop_process`); its ``client`` fixture is :func:`client_fixture`, or
+:func:`ros_context` gives it an rclpy context spun in a thread.
 """
 
 from __future__ import annotations
@@ -15,17 +20,30 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import rclpy
+from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import QoSProfile
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+
+from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
 
 LOG_DIR = Path(tempfile.gettempdir()) / "itasc_test_logs"
+REPO = Path(__file__).resolve().parents[1]
+PANDA_URDF = REPO / "urdf" / "panda.urdf"
+NODE_MODULE = "itasc_ros.ros.node"
+SIM_ROBOT_MODULE = "itasc_ros.tools.sim_robot"
+#: Console script module -> the program's name (the stem of its log files).
+PROGRAMS = {NODE_MODULE: "itasc_node", SIM_ROBOT_MODULE: "itasc_sim_robot"}
+#: itasc_node's parameters in the tests' Panda nodes: commands on <ns>/commands, ee at the hand.
+PANDA_NODE_PARAMS = ("command_out_topic:=commands", "constraints.ee.link:=panda_hand")
 
 
 def start_process(
@@ -88,9 +106,88 @@ def stop_processes(
     return codes
 
 
-def node_command(*ros_args: str, module: str = "itasc_ros.ros.node") -> list[str]:
+def node_command(*ros_args: str, module: str = NODE_MODULE) -> list[str]:
     """``[python, -m, module, --ros-args, *ros_args]``: the console script's entry point."""
     return [sys.executable, "-m", module, "--ros-args", *ros_args]
+
+
+def ros_arguments(
+    *params: str,
+    ns: str = "",
+    remaps: Sequence[str] = (),
+    params_files: Sequence[str | Path] = (),
+) -> list[str]:
+    """ROS arguments: ``-r __ns:=<ns>``, ``-r <remap>``, ``--params-file <f>``, ``-p <param>``.
+
+    Args:
+        params: ``name:=value`` assignments, after the params files (so they win).
+        ns: the node's namespace ('' = none).
+        remaps: ``from:=to`` remappings.
+        params_files: ROS 2 params files, in order.
+    """
+    args = ["-r", f"__ns:={ns}"] if ns else []
+    for remap in remaps:
+        args += ["-r", remap]
+    for path in params_files:
+        args += ["--params-file", str(path)]
+    for param in params:
+        args += ["-p", param]
+    return args
+
+
+def start_ros(
+    domain: int,
+    *params: str,
+    ns: str = "",
+    remaps: Sequence[str] = (),
+    params_files: Sequence[str | Path] = (),
+    module: str = NODE_MODULE,
+    name: str | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen:
+    """Start a console script (``itasc_node`` by default) on the local DDS of ``domain``.
+
+    Args:
+        domain: the private ROS domain.
+        params: ``-p`` assignments (see :func:`ros_arguments`, as are ``ns``, ``remaps`` and
+            ``params_files``).
+        module: the console script's module (:data:`NODE_MODULE`, :data:`SIM_ROBOT_MODULE`).
+        name: log file stem; default the program's name and the namespace.
+        env: the environment; default ``local_dds_env(domain)``.
+    """
+    args = ros_arguments(*params, ns=ns, remaps=remaps, params_files=params_files)
+    stem = name or PROGRAMS.get(module, module) + ns.replace("/", "_")
+    return start_process(
+        node_command(*args, module=module), local_dds_env(domain) if env is None else env, stem
+    )
+
+
+def start_panda_node(domain: int, ns: str, *params: str, urdf: bool = True) -> subprocess.Popen:
+    """itasc_node in ``ns`` with :data:`PANDA_NODE_PARAMS` and ``params`` (see :func:`start_ros`).
+
+    Args:
+        urdf: give it urdf/panda.urdf (``urdf_file``); False: it waits for robot_description.
+    """
+    urdf_file = (f"urdf_file:={PANDA_URDF}",) if urdf else ()
+    return start_ros(domain, *PANDA_NODE_PARAMS, *urdf_file, *params, ns=ns)
+
+
+@contextmanager
+def running(
+    p: subprocess.Popen, sig: int = signal.SIGINT, log_tail: int = 4000
+) -> Iterator[subprocess.Popen]:
+    """``p`` until the block ends; then :func:`stop_process` with ``sig`` and print its log's tail.
+
+    Args:
+        p: a process of :func:`start_process` or :func:`start_ros`.
+        sig: the signal that stops it if it still runs (SIGKILL: a test stopped it already).
+        log_tail: characters of the log printed (pytest shows them for a failed test).
+    """
+    try:
+        yield p
+    finally:
+        stop_process(p, sig)
+        print(read_log(p)[-log_tail:])
 
 
 class RosTestClient:
@@ -210,10 +307,8 @@ class RosTestClient:
 def ros_client(domain: int, name: str) -> Iterator[RosTestClient]:
     """This process on the local DDS of ``domain``, rclpy initialised, one test client.
 
-    The module-scoped ``client`` fixture of the DDS test files.
+    The module-scoped ``client`` fixture of the DDS test files (:func:`client_fixture`).
     """
-    from itasc_ros.tools.dds_env import apply_local_dds_env
-
     apply_local_dds_env(domain)
     rclpy.init()
     try:
@@ -221,6 +316,60 @@ def ros_client(domain: int, name: str) -> Iterator[RosTestClient]:
             yield c
     finally:
         rclpy.shutdown()
+
+
+def client_fixture(domain: int, name: str) -> Any:
+    """A module-scoped ``client`` fixture: :func:`ros_client` of ``domain``, node ``name``.
+
+    Use: ``client = client_fixture(DOMAIN, "my_test_client")`` at a test module's top level.
+    """
+
+    @pytest.fixture(scope="module")
+    def client() -> Iterator[RosTestClient]:
+        with ros_client(domain, name) as c:
+            yield c
+
+    return client
+
+
+@contextmanager
+def ros_context(domain: int) -> Iterator[tuple[Context, SingleThreadedExecutor]]:
+    """This process on the local DDS of ``domain``: its own rclpy context, spun in a thread.
+
+    Yields:
+        ``(context, executor)``: create nodes with ``context`` and add them to ``executor``.
+    """
+    apply_local_dds_env(domain)
+    context = Context()
+    rclpy.init(context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
+    executor = SingleThreadedExecutor(context=context)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        yield context, executor
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        rclpy.shutdown(context=context)
+        thread.join(timeout=2.0)
+
+
+def wait_until(
+    pred: Callable[[], object], timeout: float = 10.0, what: str = "", period: float = 0.005
+) -> None:
+    """Poll ``pred`` every ``period`` [s] until it is truthy; AssertionError after ``timeout`` [s].
+
+    (:meth:`RosTestClient.wait_for` raises TimeoutError and returns the value instead.)
+    """
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(period)
+
+
+def reliable(depth: int) -> QoSProfile:
+    """Reliable, keep-last ``depth`` QoS (as RViz and the node's command subscribers use)."""
+    return QoSProfile(depth=depth, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class CommandChecker:
@@ -284,12 +433,26 @@ class CommandChecker:
 
 __all__ = [
     "LOG_DIR",
+    "NODE_MODULE",
+    "PANDA_NODE_PARAMS",
+    "PANDA_URDF",
+    "PROGRAMS",
+    "REPO",
+    "SIM_ROBOT_MODULE",
     "CommandChecker",
     "RosTestClient",
+    "client_fixture",
     "node_command",
     "read_log",
+    "reliable",
+    "ros_arguments",
     "ros_client",
+    "ros_context",
+    "running",
+    "start_panda_node",
     "start_process",
+    "start_ros",
     "stop_process",
     "stop_processes",
+    "wait_until",
 ]

@@ -3,22 +3,20 @@
 Two sources of URDFs:
 
 * ``erd_urdf_path(robot)``: the reference URDFs shipped by the ``example-robot-data`` wheel
-  (installed under ``<site-packages>/cmeel.prefix/share/example-robot-data/robots``).
+  (installed under ``<site-packages>/cmeel.prefix/share/example-robot-data/robots``), found
+  by :func:`itasc_ros.tools.resources.example_robot_data_file` as the scenarios find them.
 * ``bundled_urdf_path(robot)``: the kinematics-only URDFs bundled with itasc_ros in
   ``<repo>/urdf/<robot>.urdf``.
 
 Tests import this module as ``from robots import erd_urdf_path`` (the test directory is put on
-``sys.path``). It depends on nothing from itasc_ros.
+``sys.path``).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata
-import os
 import pathlib
-import site
-import sys
+
+from itasc_ros.tools.resources import example_robot_data_file
 
 #: Robot name -> URDF path relative to the example-robot-data ``robots`` directory.
 ERD_URDFS: dict[str, str] = {
@@ -33,57 +31,9 @@ ERD_URDFS: dict[str, str] = {
     "talos": "talos_data/robots/talos_full_v2.urdf",
 }
 
-_DIST_NAME = "example-robot-data"
-_SHARE_SUFFIX = ("share", "example-robot-data", "robots")
 _REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def _robots_dir_from_metadata() -> pathlib.Path | None:
-    """The ``robots`` directory from the installed distribution's file list, if any."""
-    try:
-        files = importlib.metadata.distribution(_DIST_NAME).files
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for f in files or []:
-        parts = f.parts
-        n = len(_SHARE_SUFFIX)
-        for i in range(len(parts) - n):  # the suffix must be followed by at least a file name
-            if parts[i : i + n] == _SHARE_SUFFIX:
-                # Walk up from the file to the ``robots`` directory.
-                d = pathlib.Path(str(f.locate())).parents[len(parts) - (i + n) - 1]
-                if d.is_dir():
-                    return d.resolve()
-                break
-    return None
-
-
-def _robots_dir_from_prefixes() -> pathlib.Path | None:
-    """The ``robots`` directory found under the interpreter's prefixes / site-packages."""
-    roots: list[pathlib.Path] = []
-    for p in [*site.getsitepackages(), site.getusersitepackages(), *sys.path]:
-        if p:
-            roots.append(pathlib.Path(p))
-    for prefix in {sys.prefix, sys.base_prefix, os.environ.get("CMEEL_PREFIX", "")}:
-        if prefix:
-            roots.append(pathlib.Path(prefix))
-            roots.append(pathlib.Path(prefix) / "share")
-    for root in roots:
-        for candidate in (
-            root / "cmeel.prefix" / pathlib.Path(*_SHARE_SUFFIX),
-            root / pathlib.Path(*_SHARE_SUFFIX),
-            root / pathlib.Path(*_SHARE_SUFFIX[1:]),
-        ):
-            if candidate.is_dir():
-                return candidate.resolve()
-    # Last resort: a bounded search under sys.prefix (e.g. an unusual lib/pythonX.Y layout).
-    for match in pathlib.Path(sys.prefix).glob("lib*/python*/site-packages/cmeel.prefix"):
-        candidate = match / pathlib.Path(*_SHARE_SUFFIX)
-        if candidate.is_dir():
-            return candidate.resolve()
-    return None
-
-
-@functools.cache
 def erd_robots_dir() -> pathlib.Path:
     """The example-robot-data ``robots`` directory.
 
@@ -93,13 +43,8 @@ def erd_robots_dir() -> pathlib.Path:
     Raises:
         FileNotFoundError: If the ``example-robot-data`` distribution is not installed.
     """
-    found = _robots_dir_from_metadata() or _robots_dir_from_prefixes()
-    if found is None:
-        raise FileNotFoundError(
-            "example-robot-data not found: install the 'example-robot-data' wheel "
-            f"(looked in its distribution metadata and under {sys.prefix})"
-        )
-    return found
+    rel = ERD_URDFS["panda"]  # any file of the wheel: the directory is its ancestor
+    return example_robot_data_file(rel).parents[len(pathlib.PurePath(rel).parts) - 1]
 
 
 def erd_urdf_path(robot: str) -> pathlib.Path:
@@ -122,10 +67,7 @@ def erd_urdf_path(robot: str) -> pathlib.Path:
         raise ValueError(
             f"unknown robot {robot!r}; valid choices: {', '.join(sorted(ERD_URDFS))}"
         ) from None
-    path = erd_robots_dir() / rel
-    if not path.is_file():
-        raise FileNotFoundError(f"example-robot-data URDF for {robot!r} missing: {path}")
-    return path
+    return example_robot_data_file(rel)
 
 
 def bundled_urdf_path(robot: str) -> pathlib.Path:

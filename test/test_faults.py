@@ -34,7 +34,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,12 +43,13 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PoseStamped
 from procs import (
+    PANDA_URDF,
+    REPO,
     CommandChecker,
     RosTestClient,
-    node_command,
+    client_fixture,
     read_log,
-    ros_client,
-    start_process,
+    start_ros,
     stop_processes,
 )
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -58,18 +58,16 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from itasc_ros.core import KinematicTree
-from itasc_ros.core.kinematics import spatial
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.core.kinematics import home_of, spatial
+from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
-PANDA_URDF = REPO / "urdf" / "panda.urdf"
 UR5_URDF = REPO / "urdf" / "ur5.urdf"
 DOMAIN = private_domain_id(os.getpid() + 89)
 TIMEOUT = 20.0  # [s] generous: the machine is shared
 INPUT_TIMEOUT = 0.25  # [s] of the nodes (a busy machine may delay joint states by 0.1 s)
-PANDA_HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+PANDA_HOME = home_of("panda")
 UR5_HOME = np.array([0.0, -1.2, 1.5, -1.9, -1.57, 0.0])
 PANDA_JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 LATCHED = QoSProfile(
@@ -225,10 +223,7 @@ NODES: dict[str, list[str]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "fault_test_client") as c:
-        yield c
+client = client_fixture(DOMAIN, "fault_test_client")
 
 
 @pytest.fixture(scope="module")
@@ -251,10 +246,9 @@ def nodes(client: RosTestClient, trees: dict[str, KinematicTree]) -> Iterator[di
         pub.publish(String(data=PANDA_URDF.read_text()))
     panda, ur5 = trees["panda"].velocity_limits, trees["ur5"].velocity_limits
     for ns, params in NODES.items():
-        args = ["-r", f"__ns:={ns}", "-r", f"/diagnostics:={ns}/diagnostics"]
-        for p in ("command_out_topic:=commands", "control_rate:=100.0", *params):
-            args += ["-p", p]
-        args += ["-p", f"input_timeout:={INPUT_TIMEOUT}"]
+        common = ("command_out_topic:=commands", "control_rate:=100.0")
+        timeout = f"input_timeout:={INPUT_TIMEOUT}"
+        remaps = [f"/diagnostics:={ns}/diagnostics"]
         out[ns] = {
             "checker": (
                 SwapChecker(client, {7: panda, 6: ur5}, f"{ns}/commands")
@@ -265,9 +259,7 @@ def nodes(client: RosTestClient, trees: dict[str, KinematicTree]) -> Iterator[di
             "status": client.collect(String, f"{ns}/itasc_node/status"),
             "diags": client.collect(DiagnosticArray, f"{ns}/diagnostics"),
             "description": descriptions.get(ns),
-            "proc": start_process(
-                node_command(*args), local_dds_env(DOMAIN), name=f"itasc_node_{ns[1:]}"
-            ),
+            "proc": start_ros(DOMAIN, *common, *params, timeout, ns=ns, remaps=remaps),
         }
     try:
         for ns, n in out.items():

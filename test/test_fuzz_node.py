@@ -23,7 +23,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,10 +34,10 @@ from hypothesis import strategies as st
 from procs import (
     CommandChecker,
     RosTestClient,
-    node_command,
+    client_fixture,
     read_log,
-    ros_client,
-    start_process,
+    running,
+    start_panda_node,
     stop_process,
 )
 from sensor_msgs.msg import JointState
@@ -55,12 +54,10 @@ from test_fuzz_inputs import (
     to_message,
 )
 
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
-PANDA = REPO / "urdf" / "panda.urdf"
 DOMAIN = private_domain_id(os.getpid() + 89)  # this module's own domain
 NS = "/fuzz"
 TIMEOUT = 15.0  # [s] generous: the machine is shared
@@ -120,10 +117,7 @@ class Robot:
         self._thread.join(2.0)
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "itasc_fuzz_test_client") as c:
-        yield c
+client = client_fixture(DOMAIN, "itasc_fuzz_test_client")
 
 
 @pytest.fixture(scope="module")
@@ -132,43 +126,29 @@ def fuzz(client: RosTestClient) -> Iterator[dict[str, Any]]:
     diagnostics = client.collect(DiagnosticArray, "/diagnostics")
     status = client.collect(String, f"{NS}/itasc_node/status")
     checker = CommandChecker(client, [LIMITS[j] for j in JOINT_ORDER], f"{NS}/commands")
-    args = [
-        "-r",
-        f"__ns:={NS}",
-        "-p",
-        f"urdf_file:={PANDA}",
-        "-p",
-        "command_out_topic:=commands",
-        "-p",
-        "constraints.ee.link:=panda_hand",
-        "-p",
-        "control_rate:=200.0",
-        "-p",
-        f"joints:={json.dumps(JOINT_ORDER)}",
-    ]
-    proc = start_process(node_command(*args), local_dds_env(DOMAIN), name="itasc_node_fuzz")
-    robot = Robot(client)
-    pubs = {
-        JointState: client.publisher(JointState, f"{NS}/joint_states", 10),
-        PoseStamped: client.publisher(PoseStamped, f"{NS}/itasc_node/target_pose", 100),
-        TwistStamped: client.publisher(TwistStamped, f"{NS}/itasc_node/target_twist", 100),
-    }
-    try:
-        for pub in pubs.values():
-            client.wait_for_subscribers(pub, 1, TIMEOUT)
-        yield {
-            "proc": proc,
-            "robot": robot,
-            "pubs": pubs,
-            "checker": checker,
-            "diagnostics": diagnostics,
-            "status": status,
-            "moving_during_fuzz": 0,
+    params = ("control_rate:=200.0", f"joints:={json.dumps(JOINT_ORDER)}")
+    # The last test stops the node with SIGINT; SIGKILL if it still runs after a failure.
+    with running(start_panda_node(DOMAIN, NS, *params), signal.SIGKILL) as proc:
+        robot = Robot(client)
+        pubs = {
+            JointState: client.publisher(JointState, f"{NS}/joint_states", 10),
+            PoseStamped: client.publisher(PoseStamped, f"{NS}/itasc_node/target_pose", 100),
+            TwistStamped: client.publisher(TwistStamped, f"{NS}/itasc_node/target_twist", 100),
         }
-    finally:
-        robot.close()
-        stop_process(proc, signal.SIGKILL if proc.poll() is None else signal.SIGINT)
-        print(read_log(proc)[-4000:])
+        try:
+            for pub in pubs.values():
+                client.wait_for_subscribers(pub, 1, TIMEOUT)
+            yield {
+                "proc": proc,
+                "robot": robot,
+                "pubs": pubs,
+                "checker": checker,
+                "diagnostics": diagnostics,
+                "status": status,
+                "moving_during_fuzz": 0,
+            }
+        finally:
+            robot.close()
 
 
 def good_target(client: RosTestClient, dx: float) -> PoseStamped:

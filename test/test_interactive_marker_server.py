@@ -20,8 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -35,18 +34,16 @@ from im_server_process import (
     NAMESPACE,
     NODE_NAMESPACE,
 )
-from rclpy.client import Client
+from procs import REPO, read_log, reliable, ros_context, start_process, stop_process, wait_until
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
+from rviz_client import RvizLikeClient
 from visualization_msgs.msg import (
     InteractiveMarker,
     InteractiveMarkerControl,
     InteractiveMarkerFeedback,
     InteractiveMarkerUpdate,
 )
-from visualization_msgs.srv import GetInteractiveMarkers
 
 from itasc_ros.core.kinematics.spatial import quat_to_matrix
 from itasc_ros.ros.interactive_marker_server import (
@@ -55,11 +52,10 @@ from itasc_ros.ros.interactive_marker_server import (
     InteractiveMarkerServer,
     make_6dof_marker,
 )
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
 DOMAIN = private_domain_id(os.getpid() + 71)  # this module's own domain
 NS = f"{NODE_NAMESPACE}/{NAMESPACE}"  # '/im_test/target_marker'
 N_EVENTS = 1000
@@ -101,22 +97,10 @@ def same_pose(a: Pose, b: Pose) -> bool:
     return all(u == v for u, v in zip(pa, pb, strict=True))  # bit-exact over CDR
 
 
-def wait_until(pred: Callable[[], bool], timeout: float = TIMEOUT, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.002)
-
-
 def must_get(server: InteractiveMarkerServer, name: str) -> InteractiveMarker:
     marker = server.get(name)
     assert marker is not None
     return marker
-
-
-def reliable(depth: int) -> QoSProfile:
-    return QoSProfile(depth=depth, reliability=ReliabilityPolicy.RELIABLE)
 
 
 # --------------------------------------------------------------------------- 6-DOF marker layout
@@ -153,158 +137,29 @@ def test_make_6dof_marker_layout() -> None:
 
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
-def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen[bytes]]:
+def server_process() -> Iterator[subprocess.Popen[bytes]]:
     env = local_dds_env(DOMAIN)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
-    log_path = tmp_path_factory.mktemp("im_server") / "server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, str(REPO / "test" / "im_server_process.py")],
-            env=env,
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    script = str(REPO / "test" / "im_server_process.py")
+    proc = start_process([sys.executable, script], env, name="im_server")
     try:
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if proc.returncode not in (0, -signal.SIGINT, -signal.SIGKILL):
-            print(log_path.read_text(errors="replace"))
+        if stop_process(proc, signal.SIGINT, 5.0) not in (0, -signal.SIGINT, -signal.SIGKILL):
+            print(read_log(proc))
 
 
 @pytest.fixture(scope="module")
 def ros() -> Iterator[tuple[Context, SingleThreadedExecutor]]:
-    apply_local_dds_env(DOMAIN)
-    context = Context()
-    rclpy.init(context=context, domain_id=DOMAIN, signal_handler_options=SignalHandlerOptions.NO)
-    executor = SingleThreadedExecutor(context=context)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    try:
-        yield context, executor
-    finally:
-        executor.shutdown(timeout_sec=2.0)
-        rclpy.shutdown(context=context)
-        thread.join(timeout=2.0)
+    with ros_context(DOMAIN) as ros_:
+        yield ros_
 
 
-class RvizLikeClient:
-    """The client side of the protocol, with RViz's sequence-number rules.
-
-    Subscribes to ``update`` first, then asks the service; updates queued before the answer with
-    ``seq_num <=`` its ``sequence_number`` are dropped; every later UPDATE must have exactly the
-    next ``seq_num`` — anything else is recorded in :attr:`gaps` (RViz would reset).
-    """
-
-    def __init__(self, context: Context, executor: SingleThreadedExecutor, name: str) -> None:
-        self.client_id = f"/{name}"
-        self.node = rclpy.create_node(name, context=context)
-        self.cond = threading.Condition()
-        self.queued: list[InteractiveMarkerUpdate] = []  # before the service answered
-        self.updates: list[InteractiveMarkerUpdate] = []  # accepted UPDATEs, in order
-        self.gaps: list[tuple[int, int]] = []  # (expected, received)
-        self.keep_alive_seqs: list[int] = []
-        self.init_seq: int | None = None
-        self.initial: GetInteractiveMarkers.Response | None = None
-        self.last_seq: int | None = None
-        self.sub = self.node.create_subscription(
-            InteractiveMarkerUpdate, f"{NS}/update", self._on_update, reliable(100)
-        )
-        self.pub = self.node.create_publisher(
-            InteractiveMarkerFeedback, f"{NS}/feedback", reliable(100)
-        )
-        self.cli: Client = self.node.create_client(
-            GetInteractiveMarkers, f"{NS}/get_interactive_markers"
-        )
-        executor.add_node(self.node)
-
-    def _accept(self, msg: InteractiveMarkerUpdate) -> None:
-        assert self.init_seq is not None
-        if msg.seq_num <= (self.last_seq if self.last_seq is not None else self.init_seq):
-            return  # already contained in the service's answer
-        expected = (self.last_seq if self.last_seq is not None else self.init_seq) + 1
-        if msg.seq_num != expected:
-            self.gaps.append((expected, msg.seq_num))
-        self.last_seq = msg.seq_num
-        self.updates.append(msg)
-
-    def _on_update(self, msg: InteractiveMarkerUpdate) -> None:
-        with self.cond:
-            if msg.type == InteractiveMarkerUpdate.KEEP_ALIVE:
-                self.keep_alive_seqs.append(msg.seq_num)
-            elif self.init_seq is None:
-                self.queued.append(msg)
-            else:
-                self._accept(msg)
-            self.cond.notify_all()
-
-    def connect(self) -> GetInteractiveMarkers.Response:
-        """Wait until the update topic flows, then get the full state (as RViz does)."""
-        wait_until(lambda: bool(self.keep_alive_seqs), what="a KEEP_ALIVE (update matched)")
-        assert self.cli.wait_for_service(timeout_sec=TIMEOUT)
-        future = self.cli.call_async(GetInteractiveMarkers.Request())
-        wait_until(future.done, what="the get_interactive_markers answer")
-        response = future.result()
-        assert response is not None
-        with self.cond:
-            self.init_seq = response.sequence_number
-            for msg in self.queued:
-                self._accept(msg)
-            self.queued = []
-        wait_until(lambda: self.pub.get_subscription_count() >= 1, what="feedback matched")
-        return response
-
-    def get_state(self) -> GetInteractiveMarkers.Response:
-        future = self.cli.call_async(GetInteractiveMarkers.Request())
-        wait_until(future.done, what="the get_interactive_markers answer")
-        response = future.result()
-        assert response is not None
-        return response
-
-    def send(
-        self,
-        pose: Pose,
-        *,
-        client_id: str | None = None,
-        marker: str = MARKER,
-        event: int = InteractiveMarkerFeedback.POSE_UPDATE,
-        menu_entry_id: int = 0,
-    ) -> None:
-        fb = InteractiveMarkerFeedback(
-            client_id=self.client_id if client_id is None else client_id,
-            marker_name=marker,
-            control_name="move_rotate_3d",
-            event_type=event,
-            pose=pose,
-            menu_entry_id=menu_entry_id,
-        )
-        fb.header.frame_id = FRAME
-        fb.header.stamp = self.node.get_clock().now().to_msg()
-        self.pub.publish(fb)
-
-    def current_seq(self) -> int:
-        """The seq_num this client's state is at."""
-        with self.cond:
-            assert self.init_seq is not None
-            return self.last_seq if self.last_seq is not None else self.init_seq
-
-    def n_updates(self) -> int:
-        with self.cond:
-            return len(self.updates)
-
-    def wait_updates(self, n: int, timeout: float = TIMEOUT) -> list[InteractiveMarkerUpdate]:
-        """Wait until at least ``n`` UPDATEs were accepted; returns a copy of the list."""
-        with self.cond:
-            ok = self.cond.wait_for(lambda: len(self.updates) >= n, timeout=timeout)
-            assert ok, f"{len(self.updates)} of {n} UPDATEs after {timeout} s; gaps {self.gaps}"
-            return list(self.updates)
+def rviz_client(ros: tuple[Context, SingleThreadedExecutor], name: str) -> RvizLikeClient:
+    """A client of the server process, stamping its feedback (as RViz does)."""
+    return RvizLikeClient(
+        *ros, name, ns=NS, marker=MARKER, frame=FRAME, stamped=True, timeout=TIMEOUT
+    )
 
 
 @pytest.fixture(scope="module")
@@ -312,8 +167,8 @@ def client_a(
     server_process: subprocess.Popen[bytes], ros: tuple[Context, SingleThreadedExecutor]
 ) -> RvizLikeClient:
     assert server_process.poll() is None
-    client = RvizLikeClient(*ros, "rviz_a")
-    client.initial = client.connect()
+    client = rviz_client(ros, "rviz_a")
+    client.connect()
     return client
 
 
@@ -378,7 +233,7 @@ def test_late_client_gets_current_pose_and_seq_num(
     client_a: RvizLikeClient, ros: tuple[Context, SingleThreadedExecutor]
 ) -> None:
     last = client_a.wait_updates(client_a.n_updates())[-1]
-    late = RvizLikeClient(*ros, "rviz_late")
+    late = rviz_client(ros, "rviz_late")
     response = late.connect()
     assert response.sequence_number == last.seq_num
     assert same_pose(response.markers[0].pose, last.poses[0].pose)

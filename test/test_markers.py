@@ -14,37 +14,38 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
 import rclpy
-from geometry_msgs.msg import Pose
-from procs import node_command, read_log, start_process, stop_process
+from procs import (
+    PANDA_URDF,
+    REPO,
+    SIM_ROBOT_MODULE,
+    read_log,
+    ros_context,
+    start_ros,
+    stop_process,
+)
+from procs import wait_until as wait_at_most
 from rclpy.client import Client
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
+from rviz_client import RvizLikeClient
 from sensor_msgs.msg import JointState
-from visualization_msgs.msg import (
-    InteractiveMarkerFeedback,
-    InteractiveMarkerUpdate,
-)
-from visualization_msgs.srv import GetInteractiveMarkers
+from visualization_msgs.msg import InteractiveMarkerFeedback
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import matrix_to_pose, pose_to_matrix
 from itasc_ros.ros.interactive_marker_server import SNAP_TO_EFFECTOR
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
-URDF = REPO / "urdf" / "panda.urdf"
 DOMAIN = private_domain_id(os.getpid() + 37)
 NS = "/itasc_node/target_marker"
 MARKER = "ee"  # the pose constraint of config/panda.yaml
@@ -56,16 +57,7 @@ REACH_TOL = 0.002  # [m]
 ROT_TOL = 0.005  # [rad]
 
 
-def reliable(depth: int) -> QoSProfile:
-    return QoSProfile(depth=depth, reliability=ReliabilityPolicy.RELIABLE)
-
-
-def wait_until(pred: Callable[[], object], timeout: float = TIMEOUT, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.005)
+wait_until = partial(wait_at_most, timeout=TIMEOUT)
 
 
 def pose_error(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -98,93 +90,18 @@ class System:
         return self.tree.forward_kinematics(q, EFFECTOR)
 
 
-class RvizLikeClient:
-    """Client side of the protocol with RViz's rules: ``update`` first, then the service.
-
-    Queued UPDATEs with ``seq_num <=`` the service's ``sequence_number`` are dropped; every later
-    UPDATE must carry exactly the next ``seq_num`` (else it is recorded in :attr:`gaps`).
-    """
-
-    def __init__(self, system: System, name: str) -> None:
-        self.node = rclpy.create_node(name, context=system.context)
-        self.cond = threading.Condition()
-        self.keep_alive = 0
-        self.queued: list[InteractiveMarkerUpdate] = []
-        self.updates: list[InteractiveMarkerUpdate] = []
-        self.gaps: list[tuple[int, int]] = []
-        self.init_seq: int | None = None
-        self.last_seq: int | None = None
-        self.node.create_subscription(
-            InteractiveMarkerUpdate, f"{NS}/update", self._on_update, reliable(100)
-        )
-        self.pub = self.node.create_publisher(
-            InteractiveMarkerFeedback, f"{NS}/feedback", reliable(100)
-        )
-        self.cli: Client = self.node.create_client(
-            GetInteractiveMarkers, f"{NS}/get_interactive_markers"
-        )
-        self.executor = system.executor
-        self.executor.add_node(self.node)
-
-    def close(self) -> None:
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-
-    def _accept(self, msg: InteractiveMarkerUpdate) -> None:
-        assert self.init_seq is not None
-        last = self.last_seq if self.last_seq is not None else self.init_seq
-        if msg.seq_num <= last:
-            return
-        if msg.seq_num != last + 1:
-            self.gaps.append((last + 1, msg.seq_num))
-        self.last_seq = msg.seq_num
-        self.updates.append(msg)
-
-    def _on_update(self, msg: InteractiveMarkerUpdate) -> None:
-        with self.cond:
-            if msg.type == InteractiveMarkerUpdate.KEEP_ALIVE:
-                self.keep_alive += 1
-            elif self.init_seq is None:
-                self.queued.append(msg)
-            else:
-                self._accept(msg)
-
-    def connect(self) -> GetInteractiveMarkers.Response:
-        wait_until(lambda: self.keep_alive > 0, what="a KEEP_ALIVE (update topic matched)")
-        assert self.cli.wait_for_service(timeout_sec=TIMEOUT)
-        wait_until(lambda: self.pub.get_subscription_count() > 0, what="feedback matched")
-        future = self.cli.call_async(GetInteractiveMarkers.Request())
-        wait_until(future.done, what="the get_interactive_markers answer")
-        response = future.result()
-        assert response is not None
-        with self.cond:
-            self.init_seq = response.sequence_number
-            for msg in self.queued:
-                self._accept(msg)
-            self.queued = []
-        return response
-
-    def n_updates(self) -> int:
-        with self.cond:
-            return len(self.updates)
-
-    def wait_updates(self, n: int) -> list[InteractiveMarkerUpdate]:
-        wait_until(lambda: self.n_updates() >= n, what=f"{n} updates")
-        with self.cond:
-            return list(self.updates)
-
-    def feedback(self, event: int, pose: Pose | None = None, menu_entry_id: int = 0) -> None:
-        fb = InteractiveMarkerFeedback(
-            client_id=CLIENT_ID,
-            marker_name=MARKER,
-            control_name="move_rotate_3d",
-            event_type=event,
-            menu_entry_id=menu_entry_id,
-        )
-        fb.header.frame_id = ROOT  # RViz: the marker's frame, zero stamp (frame-locked marker)
-        if pose is not None:
-            fb.pose = pose
-        self.pub.publish(fb)
+def rviz_client(system: System, name: str) -> RvizLikeClient:
+    """An RViz-like client of the node's marker (feedback in the root frame, zero stamp)."""
+    return RvizLikeClient(
+        system.context,
+        system.executor,
+        name,
+        ns=NS,
+        marker=MARKER,
+        frame=ROOT,  # RViz: the marker's frame, zero stamp (frame-locked marker)
+        client_id=CLIENT_ID,
+        timeout=TIMEOUT,
+    )
 
 
 def wait_reached(system: System, target: np.ndarray, what: str) -> None:
@@ -202,83 +119,70 @@ def wait_reached(system: System, target: np.ndarray, what: str) -> None:
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def system() -> Iterator[System]:
-    apply_local_dds_env(DOMAIN)
     env = local_dds_env(DOMAIN)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
-    tree = KinematicTree.from_urdf(URDF.read_text())
-    context = Context()
-    rclpy.init(context=context, domain_id=DOMAIN, signal_handler_options=SignalHandlerOptions.NO)
-    executor = SingleThreadedExecutor(context=context)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    sys_ = System(context, executor, tree, threading.Lock(), [])
-    probe = rclpy.create_node("marker_test_probe", context=context)
+    tree = KinematicTree.from_urdf(PANDA_URDF.read_text())
+    with ros_context(DOMAIN) as (context, executor):
+        sys_ = System(context, executor, tree, threading.Lock(), [])
+        probe = rclpy.create_node("marker_test_probe", context=context)
 
-    def on_js(msg: JointState) -> None:
-        index = {n: i for i, n in enumerate(msg.name)}
-        q = np.array([msg.position[index[n]] for n in tree.joint_names])  # (n,)
-        with sys_.q_lock:
-            sys_.q[:] = [q]
+        def on_js(msg: JointState) -> None:
+            index = {n: i for i, n in enumerate(msg.name)}
+            q = np.array([msg.position[index[n]] for n in tree.joint_names])  # (n,)
+            with sys_.q_lock:
+                sys_.q[:] = [q]
 
-    probe.create_subscription(JointState, "/joint_states", on_js, 10)
-    executor.add_node(probe)
-    node = start_process(
-        node_command(
-            "-p",
-            f"urdf_file:={URDF}",
-            "--params-file",
-            str(REPO / "config" / "panda.yaml"),
-            "-p",
+        probe.create_subscription(JointState, "/joint_states", on_js, 10)
+        executor.add_node(probe)
+        urdf = f"urdf_file:={PANDA_URDF}"
+        config = REPO / "config" / "panda.yaml"
+        node = start_ros(
+            DOMAIN,
+            urdf,
             "control_rate:=200.0",
-        ),
-        env,
-        name="marker_itasc_node",
-    )
-    sim = None
-    try:
-        # The node is up before the robot: no marker until the first joint state (checked below).
-        client = RvizLikeClient(sys_, "rviz_before_robot")
+            params_files=[config],
+            name="marker_itasc_node",
+            env=env,
+        )
+        sim = None
         try:
-            response = client.connect()
-            assert response.markers == []
-            sim = start_process(
-                node_command(
-                    "-p",
-                    f"urdf_file:={URDF}",
-                    "-p",
+            # The node is up before the robot: no marker until the first joint state (below).
+            client = rviz_client(sys_, "rviz_before_robot")
+            try:
+                response = client.connect()
+                assert response.markers == []
+                sim = start_ros(
+                    DOMAIN,
+                    urdf,
                     "rate:=250.0",
-                    module="itasc_ros.tools.sim_robot",
-                ),
-                env,
-                name="marker_sim_robot",
-            )
-            wait_until(lambda: bool(sys_.q), what="the simulator's joint_states")
-            update = client.wait_updates(1)[0]
-            assert [m.name for m in update.markers] == [MARKER]
-            assert client.gaps == []
+                    module=SIM_ROBOT_MODULE,
+                    name="marker_sim_robot",
+                    env=env,
+                )
+                wait_until(lambda: bool(sys_.q), what="the simulator's joint_states")
+                update = client.wait_updates(1)[0]
+                assert [m.name for m in update.markers] == [MARKER]
+                assert client.gaps == []
+            finally:
+                client.close()
+            yield sys_
+        except BaseException:
+            print(read_log(node))
+            if sim is not None:
+                print(read_log(sim))
+            raise
         finally:
-            client.close()
-        yield sys_
-    except BaseException:
-        print(read_log(node))
-        if sim is not None:
-            print(read_log(sim))
-        raise
-    finally:
-        code = stop_process(node)
-        if sim is not None:
-            stop_process(sim)
-        executor.remove_node(probe)
-        probe.destroy_node()
-        executor.shutdown(timeout_sec=2.0)
-        rclpy.shutdown(context=context)
-        thread.join(timeout=2.0)
+            code = stop_process(node)
+            if sim is not None:
+                stop_process(sim)
+            executor.remove_node(probe)
+            probe.destroy_node()
         assert code == 0, read_log(node)
 
 
 @pytest.fixture
 def client(system: System) -> Iterator[RvizLikeClient]:
-    c = RvizLikeClient(system, f"rviz_like_{time.monotonic_ns()}")
+    c = rviz_client(system, f"rviz_like_{time.monotonic_ns()}")
     try:
         yield c
     finally:
@@ -300,9 +204,9 @@ def test_drag_moves_the_robot_to_the_marker(system: System, client: RvizLikeClie
     client.connect()
     assert client.init_seq is not None
     target = offset_pose(system.effector(), (0.05, -0.04, 0.03), yaw=0.2)  # 7.1 cm away
-    client.feedback(InteractiveMarkerFeedback.MOUSE_DOWN)
-    client.feedback(InteractiveMarkerFeedback.POSE_UPDATE, matrix_to_pose(target))
-    client.feedback(InteractiveMarkerFeedback.MOUSE_UP)
+    client.send(event=InteractiveMarkerFeedback.MOUSE_DOWN)
+    client.send(matrix_to_pose(target))
+    client.send(event=InteractiveMarkerFeedback.MOUSE_UP)
     (echo,) = client.wait_updates(1)
     assert echo.seq_num == client.init_seq + 1
     (pose,) = echo.poses
@@ -325,7 +229,7 @@ def test_many_drags_gap_free_and_late_client(system: System, client: RvizLikeCli
         poses.append(offset_pose(start, d, 0.15 * math.sin(a)))
     t0 = time.monotonic()
     for i, target in enumerate(poses):
-        client.feedback(InteractiveMarkerFeedback.POSE_UPDATE, matrix_to_pose(target))
+        client.send(matrix_to_pose(target))
         time.sleep(max(0.0, t0 + 0.01 * (i + 1) - time.monotonic()))  # RViz-like 100 Hz
     updates = client.wait_updates(n)
     assert client.gaps == []
@@ -338,7 +242,7 @@ def test_many_drags_gap_free_and_late_client(system: System, client: RvizLikeCli
         )
     wait_reached(system, poses[-1], "the last dragged pose")
 
-    late = RvizLikeClient(system, "rviz_late")
+    late = rviz_client(system, "rviz_late")
     try:
         response = late.connect()
         assert response.sequence_number == client.init_seq + n
@@ -355,11 +259,11 @@ def test_snap_to_effector(system: System, client: RvizLikeClient) -> None:
     start = system.effector()
     target = offset_pose(start, (0.0, 0.0, 0.0), yaw=0.0)
     target[:3, 3] = (1.3, 0.2, 0.5)  # out of the Panda's reach (0.86 m): the robot stretches
-    client.feedback(InteractiveMarkerFeedback.POSE_UPDATE, matrix_to_pose(target))
+    client.send(matrix_to_pose(target))
     client.wait_updates(1)
     wait_until(lambda: pose_error(system.effector(), start)[0] > 0.2, what="the stretch")
     time.sleep(0.7)  # a user's right-click: longer than the twist estimate's gap (no spike)
-    client.feedback(InteractiveMarkerFeedback.MENU_SELECT, menu_entry_id=1)
+    client.send(event=InteractiveMarkerFeedback.MENU_SELECT, menu_entry_id=1)
     snap = client.wait_updates(2)[1]
     (pose,) = snap.poses
     assert pose.name == MARKER and pose.header.frame_id == ROOT
@@ -381,12 +285,9 @@ def test_snap_right_after_a_drag_does_not_kick(system: System, client: RvizLikeC
     client.connect()
     start = system.effector()
     for k in range(1, 11):  # a quick drag: 5 cm in 0.1 s (0.5 m/s), then snap at once
-        client.feedback(
-            InteractiveMarkerFeedback.POSE_UPDATE,
-            matrix_to_pose(offset_pose(start, (0.005 * k, 0.0, 0.0), yaw=0.0)),
-        )
+        client.send(matrix_to_pose(offset_pose(start, (0.005 * k, 0.0, 0.0), yaw=0.0)))
         time.sleep(0.01)
-    client.feedback(InteractiveMarkerFeedback.MENU_SELECT, menu_entry_id=1)
+    client.send(event=InteractiveMarkerFeedback.MENU_SELECT, menu_entry_id=1)
     wait_until(lambda: client.n_updates() >= 11, what="the snap's update")
     snapped = pose_to_matrix(client.updates[-1].poses[0].pose)
     # The robot stops at the snapped pose: it only coasts by its reaction time (measured
@@ -437,7 +338,7 @@ def test_urdf_reload_recreates_the_marker(system: System, client: RvizLikeClient
     before = client.connect().sequence_number  # > 300 after the drags above
     cli: Client = client.node.create_client(SetParameters, "/itasc_node/set_parameters")
     assert cli.wait_for_service(timeout_sec=TIMEOUT)
-    value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=str(URDF))
+    value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=str(PANDA_URDF))
     future = cli.call_async(
         SetParameters.Request(parameters=[ParamMsg(name="urdf_file", value=value)])
     )
@@ -447,7 +348,7 @@ def test_urdf_reload_recreates_the_marker(system: System, client: RvizLikeClient
 
     # A fresh client sees the new server (its sequence restarts) with the marker at the effector.
     def served() -> bool:
-        late = RvizLikeClient(system, f"rviz_reload_{time.monotonic_ns()}")
+        late = rviz_client(system, f"rviz_reload_{time.monotonic_ns()}")
         try:
             response = late.connect()
         finally:

@@ -18,8 +18,8 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,11 +27,14 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from procs import (
+    PANDA_URDF,
+    SIM_ROBOT_MODULE,
     RosTestClient,
-    node_command,
+    client_fixture,
     read_log,
-    ros_client,
-    start_process,
+    running,
+    start_panda_node,
+    start_ros,
     stop_process,
     stop_processes,
 )
@@ -45,16 +48,14 @@ from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
 from itasc_ros.core import KinematicTree
-from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics import home_of, spatial
 from itasc_ros.ros.conversions import command_velocities
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
-PANDA = REPO / "urdf" / "panda.urdf"
 DOMAIN = private_domain_id(os.getpid() + 47)  # this module's own domain
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 TIMEOUT = 15.0  # [s] generous: the machine is shared
 # The module node commands the joints in this order (not the URDF's) ...
 JOINT_ORDER = [
@@ -82,33 +83,14 @@ JS_ORDER = [
 
 @pytest.fixture(scope="module")
 def tree() -> KinematicTree:
-    return KinematicTree.from_urdf_file(PANDA)
+    return KinematicTree.from_urdf_file(PANDA_URDF)
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "itasc_node_test_client") as c:
-        yield c
-
-
-def env() -> dict[str, str]:
-    return local_dds_env(DOMAIN)
+client = client_fixture(DOMAIN, "itasc_node_test_client")
 
 
 def start_node(ns: str, *params: str, urdf: bool = True) -> Any:
-    args = [
-        "-r",
-        f"__ns:={ns}",
-        "-p",
-        "command_out_topic:=commands",
-        "-p",
-        "constraints.ee.link:=panda_hand",
-    ]
-    if urdf:
-        args += ["-p", f"urdf_file:={PANDA}"]
-    for p in params:
-        args += ["-p", p]
-    return start_process(node_command(*args), env(), name=f"itasc_node{ns.replace('/', '_')}")
+    return start_panda_node(DOMAIN, ns, *params, urdf=urdf)
 
 
 def pose_msg(t: np.ndarray, frame: str = "panda_link0") -> PoseStamped:
@@ -229,16 +211,15 @@ def module_node(client: RosTestClient) -> Iterator[dict[str, Any]]:
     """A node in /m commanding JOINT_ORDER, with this process as a static robot."""
     client.collect(DiagnosticArray, "/diagnostics")
     cmds = client.collect(Float64MultiArray, "/m/commands")
-    proc = start_node("/m", "control_rate:=200.0", f"joints:={json.dumps(JOINT_ORDER)}")
-    robot = FakeRobot(client, "/m/joint_states", JS_ORDER, home_by_name()).start()
-    target = client.publisher(PoseStamped, "/m/itasc_node/target_pose")
-    try:
-        client.wait_for_subscribers(target, 1, TIMEOUT)
-        yield {"proc": proc, "robot": robot, "target": target, "cmds": cmds}
-    finally:
-        robot.close()
-        stop_process(proc)
-        print(read_log(proc)[-4000:])
+    params = ("control_rate:=200.0", f"joints:={json.dumps(JOINT_ORDER)}")
+    with running(start_node("/m", *params)) as proc:
+        robot = FakeRobot(client, "/m/joint_states", JS_ORDER, home_by_name()).start()
+        target = client.publisher(PoseStamped, "/m/itasc_node/target_pose")
+        try:
+            client.wait_for_subscribers(target, 1, TIMEOUT)
+            yield {"proc": proc, "robot": robot, "target": target, "cmds": cmds}
+        finally:
+            robot.close()
 
 
 def fresh_commands(client: RosTestClient, count: int = 5, timeout: float = TIMEOUT) -> list[Any]:
@@ -517,7 +498,7 @@ def test_robot_description_from_the_transient_local_topic_only(
         reliability=ReliabilityPolicy.RELIABLE,
     )
     description = client.publisher(String, f"{ns}/robot_description", latched)
-    description.publish(String(data=PANDA.read_text()))  # before the node exists
+    description.publish(String(data=PANDA_URDF.read_text()))  # before the node exists
     status = client.collect(String, f"{ns}/itasc_node/status")
     cmds = client.collect(Float64MultiArray, f"{ns}/commands")
     node = start_node(ns, "control_rate:=100.0", urdf=False)
@@ -564,23 +545,16 @@ def closed_loop_pairs(client: RosTestClient) -> Iterator[dict[str, dict[str, Any
     try:
         for kind, msg_type in KINDS.items():
             ns = "/cl_" + kind.split("/")[1].lower()
-            sim_args = [
-                "-r",
-                f"__ns:={ns}",
-                "-p",
-                f"urdf_file:={PANDA}",
-                "-p",
-                "rate:=250.0",
-                "-p",
-                f"command_type:={kind}",
-                "-p",
-                "command_topic:=commands",
-            ]
             pairs[kind] = {
                 "node": start_node(ns, f"command_out_type:={kind}"),
-                "sim": start_process(
-                    node_command(*sim_args, module="itasc_ros.tools.sim_robot"),
-                    env(),
+                "sim": start_ros(
+                    DOMAIN,
+                    f"urdf_file:={PANDA_URDF}",
+                    "rate:=250.0",
+                    f"command_type:={kind}",
+                    "command_topic:=commands",
+                    ns=ns,
+                    module=SIM_ROBOT_MODULE,
                     name=f"sim{ns.replace('/', '_')}",
                 ),
                 "js": client.collect(JointState, f"{ns}/joint_states"),
@@ -714,6 +688,32 @@ class TestClosedLoop:
         assert np.all(steps <= 20.0 * 2.0 / 250.0)  # no jump: within two ticks of the largest
 
 
+@contextmanager
+def moving_node(
+    client: RosTestClient, tree: KinematicTree, ns: str, *params: str, robot_rate: float = 100.0
+) -> Iterator[tuple[Any, FakeRobot, list[tuple[float, Float64MultiArray]]]]:
+    """A node in ``ns`` already moving a fake robot (at home) towards a goal 3 cm away.
+
+    Yields:
+        ``(node process, robot, commands received)``; the robot is closed and the node stopped
+        (SIGINT) at the end.
+    """
+    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
+    node = start_node(ns, *params)
+    names = list(tree.joint_names)
+    robot = FakeRobot(client, f"{ns}/joint_states", names, home_by_name(), rate=robot_rate)
+    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
+    try:
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        robot.start()
+        target.publish(pose_msg(goal_pose(tree, HOME, [0.03, 0, 0], [0, 0, 0])))
+        client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion commands")
+        yield node, robot, cmds
+    finally:
+        robot.close()
+        stop_process(node)
+
+
 # ----------------------------------------------------------------- control_trigger joint_states
 def test_joint_states_trigger_one_command_per_state_then_one_zero(
     client: RosTestClient, tree: KinematicTree
@@ -721,15 +721,8 @@ def test_joint_states_trigger_one_command_per_state_then_one_zero(
     """Each joint state ticks (fake robot at 100 Hz, control_rate 1 kHz): one command per
     state, published right after it; when the states stop, the watchdog sends one zero."""
     ns = "/trig"
-    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
-    node = start_node(ns, "control_rate:=1000.0", "control_trigger:=joint_states")
-    robot = FakeRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
-    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
-    try:
-        client.wait_for_subscribers(target, 1, TIMEOUT)
-        robot.start()
-        target.publish(pose_msg(goal_pose(tree, HOME, [0.03, 0, 0], [0, 0, 0])))
-        client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion commands")
+    params = ("control_rate:=1000.0", "control_trigger:=joint_states")
+    with moving_node(client, tree, ns, *params) as (node, robot, cmds):
         time.sleep(0.3)
         client.clear(f"{ns}/commands")
         t0 = time.monotonic()
@@ -746,9 +739,7 @@ def test_joint_states_trigger_one_command_per_state_then_one_zero(
         assert "control stale: " in read_log(node)
         robot.start()  # fresh states: moving again
         client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion after the restart")
-    finally:
-        robot.close()
-        assert stop_process(node) == 0
+    assert node.returncode == 0
     log = read_log(node)
     assert "shutdown: zero command sent" in log
 
@@ -758,17 +749,8 @@ def test_joint_states_trigger_keeps_to_control_rate(
 ) -> None:
     """States faster than control_rate (250 Hz vs 100 Hz): ticks at control_rate on average."""
     ns = "/trigfast"
-    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
-    node = start_node(ns, "control_rate:=100.0", "control_trigger:=joint_states")
-    robot = FakeRobot(
-        client, f"{ns}/joint_states", list(tree.joint_names), home_by_name(), rate=250.0
-    )
-    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
-    try:
-        client.wait_for_subscribers(target, 1, TIMEOUT)
-        robot.start()
-        target.publish(pose_msg(goal_pose(tree, HOME, [0.03, 0, 0], [0, 0, 0])))
-        client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion commands")
+    params = ("control_rate:=100.0", "control_trigger:=joint_states")
+    with moving_node(client, tree, ns, *params, robot_rate=250.0) as (_, _, cmds):
         states = client.collect(JointState, f"{ns}/joint_states")
         time.sleep(0.3)
         t0 = time.monotonic()
@@ -783,9 +765,6 @@ def test_joint_states_trigger_keeps_to_control_rate(
         # here a loaded machine may starve the node's process (147 commands measured with a
         # second test suite running beside this one).
         assert 100 <= n <= 215, (n, n_states)
-    finally:
-        robot.close()
-        stop_process(node)
 
 
 def test_unknown_control_trigger_is_refused_at_start_up() -> None:
@@ -812,16 +791,8 @@ def test_thread_priority_and_cpu_affinity_apply_to_the_node(
 ) -> None:
     """With CAP_SYS_NICE every thread runs SCHED_FIFO on the CPU asked for; without it the
     node warns and runs on (and still controls the robot)."""
-    ns = "/rt"
-    cmds = client.collect(Float64MultiArray, f"{ns}/commands")
-    node = start_node(ns, "control_rate:=200.0", "thread_priority:=10", "cpu_affinity:=[0]")
-    robot = FakeRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
-    target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
-    try:
-        client.wait_for_subscribers(target, 1, TIMEOUT)
-        robot.start()
-        target.publish(pose_msg(goal_pose(tree, HOME, [0.03, 0, 0], [0, 0, 0])))
-        client.wait_for(partial(last_command_moves, cmds), TIMEOUT, "motion commands")
+    params = ("control_rate:=200.0", "thread_priority:=10", "cpu_affinity:=[0]")
+    with moving_node(client, tree, "/rt", *params) as (node, _, _):
         log = read_log(node)
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
@@ -838,9 +809,6 @@ def test_thread_priority_and_cpu_affinity_apply_to_the_node(
             assert all(cpus == {0} for _, cpus in threads.values())
         else:
             assert "real-time scheduling not applied: SCHED_FIFO priority 10" in log
-    finally:
-        robot.close()
-        stop_process(node)
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,6 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +30,12 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PoseStamped
 from procs import (
+    PANDA_URDF,
     RosTestClient,
+    client_fixture,
     node_command,
     read_log,
-    ros_client,
-    start_process,
+    start_ros,
     stop_process,
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg
@@ -48,8 +48,6 @@ from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
-PANDA = REPO / "urdf" / "panda.urdf"
 DOMAIN = private_domain_id(os.getpid() + 97)
 TIMEOUT = 20.0  # [s] generous: the machine is shared
 START_TIMEOUT = 60.0  # [s] a refused start-up (imports included)
@@ -58,10 +56,7 @@ LATCHED = QoSProfile(
 )
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "itasc_node_errors_client") as c:
-        yield c
+client = client_fixture(DOMAIN, "itasc_node_errors_client")
 
 
 def params_file(tmp: Path, params: dict[str, Any]) -> str:
@@ -82,7 +77,7 @@ def run_refused(*ros_args: str) -> tuple[int, list[str]]:
     return run.returncode, run.stderr.decode(errors="replace").splitlines()
 
 
-URDF = ["-p", f"urdf_file:={PANDA}"]
+URDF = ["-p", f"urdf_file:={PANDA_URDF}"]
 # (id, ROS arguments (``{tmp}``: a params file of the case's parameters), params, expected parts)
 STARTUP_CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
     (
@@ -157,7 +152,7 @@ STARTUP_CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
     (
         "link-not-in-robot-description",
         ["--params-file", "{tmp}"],
-        {"robot_description": PANDA.read_text(), "constraints": {"ee": {"link": "hand"}}},
+        {"robot_description": PANDA_URDF.read_text(), "constraints": {"ee": {"link": "hand"}}},
         [
             "constraints.ee.link: link 'hand' is not a link of robot 'panda'",
             "URDF from the parameter",
@@ -195,20 +190,13 @@ def test_an_integer_for_a_double_is_accepted_at_start_up_and_live(
     ns = "/ints"
     node = f"{ns}/itasc_node"
     path = params_file(tmp_path, {"constraints": {"ee": {"gain": 10, "link": "panda_hand"}}})
-    proc = start_process(
-        node_command(
-            "-r",
-            f"__ns:={ns}",
-            *URDF,
-            "--params-file",
-            path,
-            "-p",
-            "control_rate:=100",
-            "-p",
-            "command_out_topic:=commands",
-        ),
-        local_dds_env(DOMAIN),
-        name="itasc_node_ints",
+    proc = start_ros(
+        DOMAIN,
+        f"urdf_file:={PANDA_URDF}",
+        "control_rate:=100",
+        "command_out_topic:=commands",
+        ns=ns,
+        params_files=[path],
     )
     get: Any = client.node.create_client(GetParameters, f"{node}/get_parameters")
     put: Any = client.node.create_client(SetParameters, f"{node}/set_parameters")
@@ -271,19 +259,12 @@ def test_a_link_the_topic_urdf_lacks_is_named_and_the_node_stays_up(
     commands = client.collect(Float64MultiArray, f"{ns}/commands")
     client.collect(DiagnosticStatus, f"{ns}/itasc_node/ik_result")
     description = client.publisher(String, f"{ns}/robot_description", LATCHED)
-    proc = start_process(
-        node_command(
-            "-r",
-            f"__ns:={ns}",
-            "-r",
-            "/diagnostics:=diagnostics",
-            "-p",
-            "command_out_topic:=commands",
-            "-p",
-            "constraints.ee.link:=panda_hnd",
-        ),
-        local_dds_env(DOMAIN),
-        name="itasc_node_nolink",
+    proc = start_ros(
+        DOMAIN,
+        "command_out_topic:=commands",
+        "constraints.ee.link:=panda_hnd",
+        ns=ns,
+        remaps=["/diagnostics:=diagnostics"],
     )
     expected = [
         "constraints.ee.link: link 'panda_hnd' is not a link of robot 'panda'",
@@ -293,7 +274,7 @@ def test_a_link_the_topic_urdf_lacks_is_named_and_the_node_stays_up(
     ]
     try:
         client.wait_for_subscribers(description, 1, TIMEOUT)
-        description.publish(String(data=PANDA.read_text()))
+        description.publish(String(data=PANDA_URDF.read_text()))
 
         def status_with_error() -> dict[str, Any] | None:
             for msg in reversed(client.received(f"{ns}/itasc_node/status")):

@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,27 +33,26 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from procs import (
+    PANDA_URDF,
+    REPO,
+    SIM_ROBOT_MODULE,
     CommandChecker,
     RosTestClient,
-    node_command,
     read_log,
     ros_client,
-    start_process,
+    start_ros,
     stop_process,
 )
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from itasc_ros.core import KinematicTree
-from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics import home_pose, spatial
 from itasc_ros.core.scenarios import path_point
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
-from itasc_ros.tools.home_poses import home_pose
+from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
-URDF = REPO / "urdf" / "panda.urdf"
 CONFIG = REPO / "config" / "panda.yaml"
 DOMAIN = private_domain_id(os.getpid() + 149)  # this module's own domain
 NODE = "/itasc_node"
@@ -267,10 +265,9 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     """Node and simulated robot running, this process subscribed and publishing."""
     tmp = tmp_path_factory.mktemp("outliers")
     description = tmp / "robot_description.yaml"  # the URDF as a launch file passes it
-    doc = {"/**": {"ros__parameters": {"robot_description": URDF.read_text()}}}
+    doc = {"/**": {"ros__parameters": {"robot_description": PANDA_URDF.read_text()}}}
     description.write_text(json.dumps(doc))  # JSON is YAML
-    env = local_dds_env(DOMAIN)
-    tree = KinematicTree.from_urdf_file(URDF)
+    tree = KinematicTree.from_urdf_file(PANDA_URDF)
     params = controller_params()
     assert params["joints"] == tree.joint_names  # the command's order is the tree's
     with ros_client(DOMAIN, "outliers_test_client") as client:
@@ -284,22 +281,14 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         pose_pub = client.publisher(PoseStamped, f"{NODE}/target_pose", reliable)
         twist_pub = client.publisher(TwistStamped, f"{NODE}/target_twist", reliable)
-        sim = start_process(
-            node_command(
-                "-p",
-                f"urdf_file:={URDF}",
-                "-p",
-                f"rate:={SIM_RATE}",
-                module="itasc_ros.tools.sim_robot",
-            ),
-            env,
+        sim = start_ros(
+            DOMAIN,
+            f"urdf_file:={PANDA_URDF}",
+            f"rate:={SIM_RATE}",
+            module=SIM_ROBOT_MODULE,
             name="outliers_sim_robot",
         )
-        node = start_process(
-            node_command("--params-file", str(CONFIG), "--params-file", str(description)),
-            env,
-            name="outliers_itasc_node",
-        )
+        node = start_ros(DOMAIN, params_files=[CONFIG, description], name="outliers_itasc_node")
         rig_ = Rig(client, tree, params, node, sim, checker, js, pose_pub, twist_pub)
         try:
             client.wait_for_subscribers(pose_pub, 1, TIMEOUT)

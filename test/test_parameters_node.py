@@ -63,12 +63,14 @@ from geometry_msgs.msg import PoseStamped
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from procs import (
+    PANDA_URDF,
+    REPO,
     CommandChecker,
     RosTestClient,
-    node_command,
+    client_fixture,
     read_log,
-    ros_client,
-    start_process,
+    running,
+    start_ros,
     stop_process,
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg
@@ -85,12 +87,10 @@ from test_node import HOME, FakeRobot, goal_pose, home_by_name, pose_msg
 
 from itasc_ros.core import JointValue, KinematicTree
 from itasc_ros.ros.parameters import NODE_PARAMS, ParamSpec, constraint_specs
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
-PANDA = REPO / "urdf" / "panda.urdf"
 PANDA_YAML = REPO / "config" / "panda.yaml"
 DOMAIN = private_domain_id(os.getpid() + 131)  # this module's own domain
 NS = "/params"
@@ -375,17 +375,14 @@ def write_params_file(path: Path) -> Path:
     The file's section is ``itasc_node``, which names only a node in the root namespace.
     """
     params = PANDA_PARAMS | {
-        "robot_description": PANDA.read_text(),
+        "robot_description": PANDA_URDF.read_text(),
         "command_out_topic": "commands",
     }
     path.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
     return path
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "itasc_parameters_test_client") as c:
-        yield c
+client = client_fixture(DOMAIN, "itasc_parameters_test_client")
 
 
 @pytest.fixture(scope="module")
@@ -393,49 +390,48 @@ def node(
     client: RosTestClient, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[NodeUnderTest]:
     """The node commanding a static robot at HOME towards GOAL (one for the module)."""
-    tree = KinematicTree.from_urdf_file(PANDA)
+    tree = KinematicTree.from_urdf_file(PANDA_URDF)
     limits = [tree.velocity_limits[tree.joint_names.index(j)] for j in JOINTS]
     checker = CommandChecker(client, limits, COMMANDS)
     params = write_params_file(tmp_path_factory.mktemp("params") / "panda.yaml")
-    args = ["-r", f"__ns:={NS}", "--params-file", str(params)]
-    proc = start_process(node_command(*args), local_dds_env(DOMAIN), name="itasc_node_params")
-    robot = FakeRobot(client, f"{NS}/joint_states", list(home_by_name()), home_by_name())
-    target = client.publisher(PoseStamped, f"{NODE}/target_pose")
-    try:
-        robot.start()
-        client.wait_for_subscribers(target, 1, TIMEOUT)
-        goal = pose_msg(goal_pose(tree, HOME, *GOAL))
-        target.publish(goal)
-        client.wait_for(
-            lambda: checker.last is not None and np.abs(checker.last).max() > 0.01,
-            TIMEOUT,
-            "motion commands",
-        )
-        # The step is approached along a straight line: the baseline is the command once
-        # the reference has arrived (then the static robot gets the same command every tick).
-        steady: list[np.ndarray] = [np.array(checker.last)]
+    proc = start_ros(DOMAIN, ns=NS, params_files=[params], name="itasc_node_params")
+    # The last test stops the node with SIGINT; SIGKILL if it still runs after a failure.
+    with running(proc, signal.SIGKILL):
+        robot = FakeRobot(client, f"{NS}/joint_states", list(home_by_name()), home_by_name())
+        target = client.publisher(PoseStamped, f"{NODE}/target_pose")
+        try:
+            robot.start()
+            client.wait_for_subscribers(target, 1, TIMEOUT)
+            goal = pose_msg(goal_pose(tree, HOME, *GOAL))
+            target.publish(goal)
+            client.wait_for(
+                lambda: checker.last is not None and np.abs(checker.last).max() > 0.01,
+                TIMEOUT,
+                "motion commands",
+            )
+            # The step is approached along a straight line: the baseline is the command once
+            # the reference has arrived (then the static robot gets the same command every tick).
+            steady: list[np.ndarray] = [np.array(checker.last)]
 
-        def settled() -> bool:
-            time.sleep(0.2)
-            steady.append(np.array(checker.last))
-            return bool(np.allclose(steady[-1], steady[-2], rtol=1e-9, atol=1e-12))
+            def settled() -> bool:
+                time.sleep(0.2)
+                steady.append(np.array(checker.last))
+                return bool(np.allclose(steady[-1], steady[-2], rtol=1e-9, atol=1e-12))
 
-        client.wait_for(settled, TIMEOUT, "a steady command")
-        services = ParamServices(client, NODE)
-        yield NodeUnderTest(
-            proc,
-            services,
-            robot,
-            checker,
-            target,
-            goal,
-            original=services.snapshot(),
-            baseline=np.array(checker.last),
-        )
-    finally:
-        robot.close()
-        stop_process(proc, signal.SIGKILL if proc.poll() is None else signal.SIGINT)
-        print(read_log(proc)[-4000:])
+            client.wait_for(settled, TIMEOUT, "a steady command")
+            services = ParamServices(client, NODE)
+            yield NodeUnderTest(
+                proc,
+                services,
+                robot,
+                checker,
+                target,
+                goal,
+                original=services.snapshot(),
+                baseline=np.array(checker.last),
+            )
+        finally:
+            robot.close()
 
 
 # =============================================================================== the tests
@@ -461,7 +457,7 @@ def test_the_declared_parameters_are_the_documented_ones(
     assert original["solver"] == (T.PARAMETER_STRING, "dls")
     assert original["constraint_names"] == (T.PARAMETER_STRING_ARRAY, (CONSTRAINT,))
     assert original[f"{C}type"] == (T.PARAMETER_STRING, "copy_pose")
-    assert original["robot_description"] == (T.PARAMETER_STRING, PANDA.read_text())
+    assert original["robot_description"] == (T.PARAMETER_STRING, PANDA_URDF.read_text())
     assert cross_field(original) == ""
 
 
@@ -739,7 +735,7 @@ def test_the_node_still_answers_tracks_and_stops_cleanly(node: NodeUnderTest) ->
     node.target.publish(node.goal)  # the same target again: the very command of before
     node.commands_flow(50)
     # That command moves the hand straight at the target (static robot: gain x offset).
-    tree = KinematicTree.from_urdf_file(PANDA)
+    tree = KinematicTree.from_urdf_file(PANDA_URDF)
     qdot = np.array([node.checker.last[JOINTS.index(j)] for j in tree.joint_names])
     twist = tree.jacobian(HOME, "panda_hand") @ qdot  # (6,) linear, angular
     offset = np.array(GOAL[0])

@@ -17,7 +17,6 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,30 +28,37 @@ import numpy as np
 import pytest
 import rclpy
 from builtin_interfaces.msg import Duration
+from procs import (
+    PANDA_URDF,
+    REPO,
+    SIM_ROBOT_MODULE,
+    node_command,
+    read_log,
+    ros_context,
+    start_ros,
+    stop_process,
+    wait_until,
+)
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from itasc_ros.core import ConfigurationError, KinematicTree, UnknownJointError
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env, private_domain_id
-from itasc_ros.tools.home_poses import HOME_POSES, home_pose
-from itasc_ros.tools.sim_robot import (
-    CommandRejectedError,
-    SimulatedJoints,
+from itasc_ros.core.kinematics import HOME_POSES, home_pose
+from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.sim_robot.commands import (
     velocity_from_joint_state,
     velocity_from_multi_array,
     velocity_from_trajectory,
 )
+from itasc_ros.tools.sim_robot.joints import CommandRejectedError, SimulatedJoints
 
-REPO = Path(__file__).resolve().parents[1]
-PANDA = REPO / "urdf" / "panda.urdf"
+PANDA = PANDA_URDF
 UR5 = REPO / "urdf" / "ur5.urdf"
 DOMAIN = private_domain_id(os.getpid() + 31)  # this module's own domain
-TIMEOUT = 10.0  # [s]
 
 
 @pytest.fixture(scope="module")
@@ -227,47 +233,39 @@ def test_message_conversions(panda: KinematicTree) -> None:
 class SimProcess:
     ns: str
     proc: subprocess.Popen[bytes]
-    log: Path
     command_type: Any  # message class of the commands
     rate: float
 
     def output(self) -> str:
-        return self.log.read_text(errors="replace")
+        return read_log(self.proc)
 
 
 def start_sim(tmp: Path, ns: str, command_type: Any, rate: float, *params: str) -> SimProcess:
-    env = local_dds_env(DOMAIN)
-    log = tmp / f"{ns}.log"
-    args = ["-r", f"__ns:=/{ns}", "-p", f"rate:={rate}", "-p", "command_topic:=commands"]
+    files, given = [], []
     for prm in params:
         name, _, value = prm.partition(":=")
         if name == "robot_description":  # XML: through a params file, as a launch file does
             path = tmp / f"{ns}.yaml"
             doc = {"/**": {"ros__parameters": {"robot_description": value}}}
             path.write_text(json.dumps(doc))  # JSON is YAML
-            args += ["--params-file", str(path)]
+            files.append(path)
         else:
-            args += ["-p", prm]
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "itasc_ros.tools.sim_robot", "--ros-args", *args],
-            env=env,
-            cwd=REPO,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-        )
-    return SimProcess(ns, proc, log, command_type, rate)
+            given.append(prm)
+    proc = start_ros(
+        DOMAIN,
+        f"rate:={rate}",
+        "command_topic:=commands",
+        *given,
+        ns=f"/{ns}",
+        params_files=files,
+        module=SIM_ROBOT_MODULE,
+        name=f"sim_robot_{ns}",
+    )
+    return SimProcess(ns, proc, command_type, rate)
 
 
 def stop_sim(sim: SimProcess, sig: int = signal.SIGINT) -> int:
-    if sim.proc.poll() is None:
-        sim.proc.send_signal(sig)
-        try:
-            sim.proc.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            sim.proc.kill()
-            sim.proc.wait()
-    return sim.proc.returncode
+    return stop_process(sim.proc, sig, timeout=5.0)
 
 
 @pytest.fixture(scope="module")
@@ -310,26 +308,8 @@ def sims(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, SimProc
 
 @pytest.fixture(scope="module")
 def ros() -> Iterator[tuple[Context, SingleThreadedExecutor]]:
-    apply_local_dds_env(DOMAIN)
-    context = Context()
-    rclpy.init(context=context, domain_id=DOMAIN, signal_handler_options=SignalHandlerOptions.NO)
-    executor = SingleThreadedExecutor(context=context)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    try:
-        yield context, executor
-    finally:
-        executor.shutdown(timeout_sec=2.0)
-        rclpy.shutdown(context=context)
-        thread.join(timeout=2.0)
-
-
-def wait_until(pred: Callable[[], bool], timeout: float = TIMEOUT, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.005)
+    with ros_context(DOMAIN) as ros_:
+        yield ros_
 
 
 class Probe:
@@ -561,21 +541,17 @@ def test_js_latency_delays_response_and_noise(jsc: Probe, panda: KinematicTree) 
 
 @pytest.mark.dds
 def test_bad_configuration_exits_with_status_2(tmp_path: Path) -> None:
-    env = local_dds_env(DOMAIN)
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "itasc_ros.tools.sim_robot",
-            "--ros-args",
+        node_command(
             "-r",
             "__ns:=/bad",
             "-p",
             f"urdf_file:={PANDA}",
             "-p",
             "joints:=[panda_joint1,nope]",
-        ],
-        env=env,
+            module=SIM_ROBOT_MODULE,
+        ),
+        env=local_dds_env(DOMAIN),
         capture_output=True,
         timeout=20.0,
     )

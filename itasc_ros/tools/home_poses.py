@@ -1,38 +1,10 @@
-"""Home poses of the bundled robots, keyed by the URDF robot name (``KinematicTree.name``).
+"""Home poses of the bundled robots: re-exported from :mod:`itasc_ros.core.kinematics.home_poses`.
 
-The simulated robot, the demo and the benchmarks start from these poses: away from joint limits
-and singularities, with the effector in front of the robot. Values are in the order of
-``KinematicTree.joint_names`` of the bundled URDFs ([rad]).
+Their one home is the core (ROS-free); this module keeps the older import path working.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from itasc_ros.core.kinematics.home_poses import HOME_POSES, home_of, home_pose
 
-from itasc_ros.core import KinematicTree
-
-#: Robot name -> home joint positions [rad], in the tree's joint order.
-HOME_POSES: dict[str, tuple[float, ...]] = {
-    # Franka Emika Panda: the "ready" pose of franka_ros / MoveIt.
-    "panda": (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785),
-    # Universal Robots UR5: upright elbow, wrist pointing down.
-    "ur5": (0.0, -1.571, 1.571, -1.571, -1.571, 0.0),
-}
-
-
-def home_pose(tree: KinematicTree) -> np.ndarray:
-    """(n,) the home pose of ``tree`` if its robot has one (and it fits), else its neutral pose.
-
-    Args:
-        tree: the robot; its name selects the entry of :data:`HOME_POSES`.
-
-    Returns:
-        A new array [rad or m] in ``tree.joint_names`` order, within the position limits.
-    """
-    home = HOME_POSES.get(tree.name)
-    if home is not None and len(home) == tree.n_joints:
-        return tree.clamp(np.array(home, dtype=float))
-    return tree.neutral()
-
-
-__all__ = ["HOME_POSES", "home_pose"]
+__all__ = ["HOME_POSES", "home_of", "home_pose"]

@@ -1,4 +1,4 @@
-"""The robot model: URDF -> kinematic tree (FK, Jacobians, centre of mass), SE(3), collisions."""
+"""The robot model: URDF -> kinematic tree (FK, Jacobians, COM), SE(3), collisions, home poses."""
 
 from .collision_geometry import (
     CollisionGeometryError,
@@ -10,10 +10,12 @@ from .collision_geometry import (
     read_srdf_disabled,
     resolve_file,
 )
+from .home_poses import HOME_POSES, home_of, home_pose
 from .tree import KinematicTree
 from .urdf import MAX_URDF_BYTES, InertialSpec, JointSpec, MimicSpec, RobotSpec, parse_urdf
 
 __all__ = [
+    "HOME_POSES",
     "MAX_URDF_BYTES",
     "CollisionGeometryError",
     "CollisionModel",
@@ -24,6 +26,8 @@ __all__ = [
     "MimicSpec",
     "RobotSpec",
     "collision_model",
+    "home_of",
+    "home_pose",
     "package_search_path",
     "parse_obstacles",
     "parse_urdf",

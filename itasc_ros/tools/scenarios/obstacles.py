@@ -21,6 +21,7 @@ import numpy as np
 
 from itasc_ros.core import Controller, KinematicTree
 from itasc_ros.core.constraints.collision import Collision
+from itasc_ros.core.kinematics import home_of
 from itasc_ros.core.kinematics.collision_geometry import resolve_file
 
 from ._common import IdealRobot, json_ready, scenario_config, set_pose_target
@@ -34,7 +35,7 @@ DESCRIPTION: str = (
 CONFIG = "panda_obstacles.yaml"
 """The params file in config/."""
 
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 """Start configuration of the 7 arm joints [rad]."""
 
 WAYPOINTS = (

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...core import KinematicTree
+from ...core.kinematics import home_of
 from ..resources import robot_urdf
 from ._common import IdealRobot, json_ready, scenario_config, set_pose_target, without
 
@@ -28,7 +29,7 @@ DESCRIPTION = (
 )
 PARAMS = "panda_priorities.yaml"
 POSE, POSTURE = "ee", "posture"
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 WAYPOINTS = ((0.08, 0.10, 0.0), (0.0, -0.12, -0.08), (-0.06, 0.04, 0.08))
 """Offsets of the hand's target from its start position [m, root frame]."""
 

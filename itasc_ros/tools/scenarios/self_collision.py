@@ -19,7 +19,7 @@ import numpy as np
 
 from itasc_ros.core import Controller, KinematicTree
 from itasc_ros.core.constraints.collision import Collision
-from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics import home_of, spatial
 from itasc_ros.core.kinematics.collision_geometry import resolve_file
 from itasc_ros.params import load_config
 from itasc_ros.tools.resources import share_file
@@ -33,7 +33,7 @@ DESCRIPTION: str = (
 CONFIG = "panda_self_collision.yaml"
 """The params file in config/."""
 
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 """Start configuration of the 7 arm joints [rad]."""
 
 TARGET = np.array([0.05, 0.0, 0.15])

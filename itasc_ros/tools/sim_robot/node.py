@@ -1,0 +1,269 @@
+"""The ``itasc_sim_robot`` node: :class:`~.joints.SimulatedJoints` behind ROS topics.
+
+It subscribes to the command topic (one of :data:`~.commands.COMMAND_TYPES`), delays each
+accepted command by ``latency``, zeroes it after ``command_timeout``, integrates at ``rate`` on
+its own monotonic-clock thread and publishes ``joint_states`` (with optional seeded noise) and
+``~/stats`` (JSON, 1 Hz).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+import time
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from itasc_ros.core import ConfigurationError, KinematicTree
+from itasc_ros.ros.realtime import apply_realtime
+from itasc_ros.ros.slack_gc import SlackCollector
+
+from .commands import (
+    COMMAND_TYPES,
+    TYPE_DEFAULT_TOPICS,
+    velocity_from_joint_state,
+    velocity_from_multi_array,
+    velocity_from_trajectory,
+)
+from .joints import CommandRejectedError, SimulatedJoints
+from .parameters import PARAMETERS, load_urdf_file
+
+#: A tick later than this many periods restarts the schedule instead of catching up [-].
+MAX_LAG_PERIODS = 5.0
+#: Warnings about rejected commands are throttled to one per this period [s].
+WARN_PERIOD = 1.0
+
+_D = Parameter.Type
+
+
+class SimRobotNode(Node):
+    """The ``itasc_sim_robot`` node: a :class:`SimulatedJoints` behind ROS topics.
+
+    Integration and ``joint_states`` publishing run in their own thread on a monotonic-clock
+    schedule (more regular than an executor timer at 1 kHz); command callbacks and the stats
+    timer run in the executor that spins this node.
+
+    Raises:
+        ItascError: no URDF, an invalid URDF, unknown joints or bad initial positions.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("itasc_sim_robot", **kwargs)
+        self._coerce_numbers()
+        for spec in PARAMETERS:
+            self.declare_parameter(spec.name, spec.default, spec.descriptor())
+
+        tree = self._load_tree()
+        joints = self.get_parameter_or("joints").value or []
+        q0 = self.get_parameter_or("initial_positions").value or None
+        self.sim = SimulatedJoints(tree, joints, q0)
+        self.command_type = str(self.get_parameter("command_type").value)
+        if self.command_type not in COMMAND_TYPES:
+            raise ConfigurationError(
+                f"unknown command_type {self.command_type!r}; valid: {', '.join(COMMAND_TYPES)}"
+            )
+        topic = (
+            str(self.get_parameter("command_topic").value)
+            or TYPE_DEFAULT_TOPICS[self.command_type]
+        )
+        self.rate = float(self.get_parameter("rate").value)
+        self.latency = float(self.get_parameter("latency").value)
+        self.noise = float(self.get_parameter("noise").value)
+        self.command_timeout = float(self.get_parameter("command_timeout").value)
+        self._rng = np.random.default_rng(int(self.get_parameter("seed").value))
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+        self._lock = threading.Lock()
+        self._pending: collections.deque[tuple[float, np.ndarray]] = collections.deque()
+        self._last_command_time = time.monotonic()  # when the command in force took effect
+        self._timed_out = True  # the zero initial command counts as already timed out
+        self._overruns = 0  # ticks started more than MAX_LAG_PERIODS late
+        self.gc = SlackCollector()  # garbage collections after a publish once main() starts it
+        self._dt_max = 0.0  # [s] largest measured step
+        self._window_steps = 0
+        self._window_start = time.monotonic()
+
+        reliable = QoSProfile(
+            history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE
+        )
+        self._js_pub = self.create_publisher(JointState, "joint_states", reliable)
+        self._stats_pub = self.create_publisher(String, "~/stats", reliable)
+        msg_type: Any = {
+            "std_msgs/Float64MultiArray": Float64MultiArray,
+            "trajectory_msgs/JointTrajectory": JointTrajectory,
+            "sensor_msgs/JointState": JointState,
+        }[self.command_type]
+        self.create_subscription(msg_type, topic, self._on_command, reliable)
+        self.create_timer(1.0, self._publish_stats)
+
+        self._js = JointState()
+        self._js.name = list(self.sim.names)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sim_robot_tick", daemon=True)
+        self.get_logger().info(
+            f"simulating {tree.name} ({self.sim.n} joints) at {self.rate:g} Hz; "
+            f"{self.command_type} commands on {self.resolve_topic_name(topic)}"
+        )
+        self._thread.start()
+
+    # --------------------------------------------------------------------- setup
+    def apply_scheduling(self) -> None:
+        """``thread_priority`` and ``cpu_affinity`` for every thread (warns when not allowed).
+
+        Raises:
+            ValueError: a priority or CPU index out of range (the valid ones are named).
+        """
+        priority = int(self.get_parameter("thread_priority").value)
+        try:
+            cpus = [int(c) for c in (self.get_parameter("cpu_affinity").value or [])]
+        except ParameterUninitializedException:  # declared without a value: all CPUs
+            cpus = []
+        if priority or cpus:
+            for why in apply_realtime(priority, cpus):
+                self.get_logger().warning(f"real-time scheduling not applied: {why}")
+
+    def _coerce_numbers(self) -> None:
+        """Integers given for double parameters become doubles (``rate:=250`` is 250.0 Hz)."""
+        overrides = getattr(self, "_parameter_overrides", None)
+        if not isinstance(overrides, dict):
+            return
+        for spec in PARAMETERS:
+            given = overrides.get(spec.name)
+            if not isinstance(given, Parameter):
+                continue
+            if spec.kind == _D.DOUBLE and given.type_ == _D.INTEGER:
+                overrides[spec.name] = Parameter(spec.name, _D.DOUBLE, float(given.value))
+            elif spec.kind == _D.DOUBLE_ARRAY and given.type_ == _D.INTEGER_ARRAY:
+                values = [float(v) for v in given.value]
+                overrides[spec.name] = Parameter(spec.name, _D.DOUBLE_ARRAY, values)
+
+    def _load_tree(self) -> KinematicTree:
+        xml = str(self.get_parameter("robot_description").value)
+        if xml.strip():
+            return KinematicTree.from_urdf(xml)
+        return load_urdf_file(str(self.get_parameter("urdf_file").value))
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        for prm in params:
+            if prm.name == "latency":
+                self.latency = float(prm.value)
+            elif prm.name == "noise":
+                self.noise = float(prm.value)
+            elif prm.name == "command_timeout":
+                self.command_timeout = float(prm.value)
+        return SetParametersResult(successful=True)
+
+    # --------------------------------------------------------------------- commands
+    def _on_command(self, msg: Any) -> None:
+        now = time.monotonic()
+        try:
+            if self.command_type == "std_msgs/Float64MultiArray":
+                qdot = velocity_from_multi_array(msg, self.sim)
+            elif self.command_type == "sensor_msgs/JointState":
+                qdot = velocity_from_joint_state(msg, self.sim)
+            else:
+                with self._lock:
+                    q = self.sim.q
+                qdot = velocity_from_trajectory(msg, self.sim, q)
+        except CommandRejectedError as exc:
+            with self._lock:
+                self.sim.stats.commands_received += 1
+                self.sim.stats.commands_rejected += 1
+            self.get_logger().warning(f"dropped command: {exc}", throttle_duration_sec=WARN_PERIOD)
+            return
+        with self._lock:
+            self.sim.stats.commands_received += 1
+            self._pending.append((now + self.latency, qdot))
+
+    # --------------------------------------------------------------------- the tick
+    def _run(self) -> None:
+        period = 1.0 / self.rate
+        last = time.monotonic()
+        with self._lock:
+            self._window_start = last
+        deadline = last + period
+        while not self._stop.is_set():
+            delay = deadline - time.monotonic()
+            if delay > 0.0:
+                time.sleep(delay)
+            now = time.monotonic()
+            if now - deadline > MAX_LAG_PERIODS * period:
+                self._overruns += 1
+                deadline = now  # restart the schedule rather than bursting to catch up
+            deadline += period
+            try:
+                self._tick(now, now - last)
+            except Exception as exc:  # keep simulating; a dead sim would hang its users
+                self.get_logger().error(f"tick failed: {exc!r}", throttle_duration_sec=1.0)
+            last = now
+
+    def _tick(self, now: float, dt: float) -> None:
+        with self._lock:
+            sim = self.sim
+            due = None
+            while self._pending and self._pending[0][0] <= now:
+                due = self._pending.popleft()[1]
+            if due is not None:
+                sim.apply(due)
+                self._last_command_time = now
+                self._timed_out = False
+            elif (
+                self.command_timeout > 0.0
+                and not self._timed_out
+                and now - self._last_command_time > self.command_timeout
+            ):
+                sim.stop()
+                sim.stats.command_timeouts += 1
+                self._timed_out = True
+            q = sim.step(dt)
+            velocity = sim.velocity
+            self._dt_max = max(self._dt_max, dt)
+            self._window_steps += 1
+        if self.noise > 0.0:
+            q += self._rng.normal(0.0, self.noise, q.shape)
+        js = self._js
+        js.header.stamp = self.get_clock().now().to_msg()
+        js.position = q.tolist()
+        js.velocity = velocity.tolist()
+        self._js_pub.publish(js)
+        self.gc.collect()  # a due garbage collection after the publish, not before the next
+
+    def _publish_stats(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            stats = asdict(self.sim.stats)
+            elapsed = now - self._window_start
+            rate = self._window_steps / elapsed if elapsed > 0.0 else 0.0
+            self._window_steps = 0
+            self._window_start = now
+            stats.update(
+                rate_hz=round(rate, 3),
+                rate_target_hz=self.rate,
+                dt_max_ms=round(1e3 * self._dt_max, 3),
+                overruns=self._overruns,
+                pending_commands=len(self._pending),
+                positions=[round(x, 6) for x in self.sim.q.tolist()],
+                joints=self.sim.names,
+            )
+            self._dt_max = 0.0
+        self._stats_pub.publish(String(data=json.dumps(stats)))
+
+    def stop(self) -> None:
+        """Stop the integration thread (the node keeps existing until destroyed)."""
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=2.0)
+
+
+__all__ = ["MAX_LAG_PERIODS", "WARN_PERIOD", "SimRobotNode"]
