@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itasc_ros.bench.cli import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs
 from itasc_ros.bench.loop import (
     BENCH_PRIORITY,
     RESULT_KEYS,
@@ -28,6 +27,8 @@ from itasc_ros.bench.loop import (
     proc_rss_kb,
     run_loop_bench,
 )
+from itasc_ros.bench.loop.scheduling import keep_cpus_warm
+from itasc_ros.bench.loop.series import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs
 from itasc_ros.tools.dds_env import private_domain_id
 
 
@@ -171,11 +172,9 @@ def test_runs_are_summarised_by_medians_and_ratios_by_pairs() -> None:
 
 
 def test_keep_warm_spins_one_sched_idle_process_per_cpu_and_stops_them() -> None:
-    from itasc_ros.bench.loop import _keep_warm
-
-    with _keep_warm(False) as none:
+    with keep_cpus_warm(False) as none:
         assert none == 0
-    with _keep_warm(True) as count:
+    with keep_cpus_warm(True) as count:
         assert count == len(os.sched_getaffinity(0))
         time.sleep(0.3)  # the spinners set their policy first thing
         mine = [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_spinner_child(int(p))]

@@ -16,6 +16,7 @@ import pytest
 
 from itasc_ros.bench import peers
 from itasc_ros.bench.peers import (
+    KdlNrJlPeer,
     KdlPeer,
     PeerUnavailable,
     PinocchioPeer,
@@ -25,6 +26,7 @@ from itasc_ros.bench.peers import (
     rotation_to_quaternion,
     urdf_chain,
 )
+from itasc_ros.bench.peers.urdf_chain import solver_limits
 from itasc_ros.core.errors import UnknownLinkError, UnknownNameError, UnsupportedJointError
 
 try:
@@ -400,6 +402,23 @@ def test_chain_limits_are_narrowed_to_the_soft_limits() -> None:
     assert limits["j_tilt"] == (0.0, 1.0)
     assert limits["j_prism"] == (-0.2, 0.4)
     assert limits["j_cont"] == (-math.inf, math.inf)
+
+
+def test_position_ik_peers_take_the_same_finite_limits(urdfs) -> None:
+    """A continuous joint gets +-float32 max (as ROS TRAC-IK), the others the URDF's limits;
+    TRAC-IK and KDL's NR_JL solver are given the same ones."""
+    big = float(np.finfo(np.float32).max)
+    lower, upper = solver_limits([j for j in urdf_chain(ODD_URDF, "world", "tool") if j.movable])
+    assert lower.tolist() == [-big, -0.2, -2.0, -3.0]
+    assert upper.tolist() == [big, 0.4, 2.0, 3.0]
+    _require("pytracik")
+    _require_kdl()
+    trac = TracIkPeer(urdfs["panda"], "panda_link0", "panda_link8")
+    nr_jl = KdlNrJlPeer(urdfs["panda"], "panda_link0", "panda_link8")
+    assert trac.joint_names == nr_jl.joint_names and trac.n == nr_jl.n == 7
+    np.testing.assert_array_equal(trac.lower, nr_jl.lower)
+    np.testing.assert_array_equal(trac.upper, nr_jl.upper)
+    assert nr_jl.lower[3] == pytest.approx(-3.0718) and nr_jl.upper[3] == pytest.approx(-0.0698)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,114 +1,29 @@
-"""The collision constraint's distance queries beside Pinocchio + coal on the same pairs.
+"""``itasc-bench collision``: the collision constraint's distance queries and the tick with it.
 
-:func:`pinocchio_reference` builds Pinocchio's model and collision ``GeometryModel`` from the
-same URDF (Pinocchio's own mesh loading), each mesh replaced by its convex hull as the
-constraint uses it, with exactly the constraint's pairs (and its static obstacles). Its
-:meth:`PinocchioReference.distances` runs ``pinocchio.computeDistances`` (FK, geometry
-placements, one coal distance query per pair, in C++). Used by ``itasc-bench collision`` and
-by the tests (distances equal to 1e-6).
+The Panda of example-robot-data with the pairs its SRDF leaves in, beside
+``pinocchio.computeDistances`` on the same pairs
+(:func:`~itasc_ros.bench.peers.pinocchio_collision.pinocchio_reference`, also imported from
+here by the tests); key ``queries_ratio_vs_pinocchio``; and the controller's tick with
+self-collision on (:func:`bench_collision`).
 """
 
 from __future__ import annotations
 
-import warnings
+import argparse
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.constraints.collision import GJK_TOLERANCE, Collision
-from ..core.kinematics.collision_geometry import package_search_path
+from ..core.constraints.collision import Collision
 from ..core.kinematics.tree import KinematicTree
+from ..tools.home_poses import HOME_POSES
 from .harness import time_interleaved
+from .peers.pinocchio_collision import PinocchioReference, pinocchio_reference
+from .report import print_table
 
 Array = NDArray[np.float64]
-
-
-@dataclass
-class PinocchioReference:
-    """Pinocchio's model, data and geometry of a robot with the constraint's pairs.
-
-    Attributes:
-        model: ``pinocchio.Model``.
-        data: its data.
-        geom_model: ``pinocchio.GeometryModel`` with the pairs in the constraint's order.
-        geom_data: its data (distance requests with the constraint's tolerance).
-        q_index: (n,) index in Pinocchio's q of each of the tree's active joints.
-    """
-
-    model: Any
-    data: Any
-    geom_model: Any
-    geom_data: Any
-    q_index: NDArray[np.int64]
-
-    def q_of(self, q: Array) -> Array:
-        """Pinocchio's configuration (nq,) for the tree's joint positions ``q`` (n,)."""
-        import pinocchio as pin
-
-        out = np.asarray(pin.neutral(self.model), dtype=float).copy()
-        out[self.q_index] = q
-        return out
-
-    def distances(self, q_pin: Array) -> Array:
-        """(p,) the distance of every pair at Pinocchio's configuration ``q_pin`` [m]."""
-        import pinocchio as pin
-
-        pin.computeDistances(self.model, self.data, self.geom_model, self.geom_data, q_pin)
-        return np.array([r.min_distance for r in self.geom_data.distanceResults])
-
-
-def pinocchio_reference(urdf_path: str, tree: KinematicTree, c: Collision) -> PinocchioReference:
-    """Pinocchio + coal with the pairs of a bound collision constraint (see the module doc).
-
-    Args:
-        urdf_path: the URDF file with the collision geometry (the constraint's).
-        tree: the tree the constraint is bound to (its active joints map into Pinocchio's q).
-        c: the bound constraint.
-    """
-    import coal
-    import pinocchio as pin
-
-    assert c.model is not None
-    model = pin.buildModelFromUrdf(urdf_path)
-    dirs = [str(d) for d in package_search_path(c.package_path) if d.is_dir()]
-    with warnings.catch_warnings():  # "package dirs passed": they are the same ones
-        warnings.simplefilter("ignore", UserWarning)
-        geom = pin.buildGeomFromUrdf(model, urdf_path, pin.GeometryType.COLLISION, dirs)
-    for go in geom.geometryObjects:  # meshes as their convex hulls, as the constraint has them
-        g = go.geometry
-        if isinstance(g, coal.BVHModelBase):
-            g.buildConvexHull(True, "Qt")
-            go.geometry = g.convex
-    # The constraint's shapes in Pinocchio's order: link name and index of the <collision>.
-    index: dict[tuple[str, int], int] = {}
-    for i, go in enumerate(geom.geometryObjects):
-        link = model.frames[go.parentFrame].name
-        k = sum(1 for key in index if key[0] == link)
-        index[(link, k)] = i
-    ours: list[int] = []
-    seen: dict[str, int] = {}
-    for sh in c.model.shapes:
-        if sh.link:
-            k = seen.get(sh.link, 0)
-            seen[sh.link] = k + 1
-            ours.append(index[(sh.link, k)])
-        else:  # a static obstacle: a geometry object on the universe
-            placement = pin.SE3(sh.origin[:3, :3].copy(), sh.origin[:3, 3].copy())
-            ob = pin.GeometryObject(f"obstacle_{len(ours)}", 0, 0, placement, sh.geometry)
-            ours.append(geom.addGeometryObject(ob))
-    for a, b in c.model.pairs:
-        geom.addCollisionPair(pin.CollisionPair(ours[a], ours[b]))
-    gdata = pin.GeometryData(geom)
-    for rq in gdata.distanceRequests:
-        rq.gjk_tolerance = GJK_TOLERANCE
-        rq.enable_signed_distance = True
-    q_index = np.array(
-        [model.joints[model.getJointId(j)].idx_q for j in tree.joint_names], dtype=np.int64
-    )
-    return PinocchioReference(model, model.createData(), geom, gdata, q_index)
 
 
 PANDA_URDF = "package://example-robot-data/robots/panda_description/urdf/panda.urdf"
@@ -166,7 +81,7 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
     plain.constraints = [c for c in plain.constraints if c.type != "collision"]
     near = _near_configuration(Controller(full, cfg), 3.0)
     out: dict[str, Any] = {"pairs": every.n_pairs, "robot": "panda", "urdf": str(urdf)}
-    for label, q in (("home", np.array(PANDA_HOME)), ("near", near)):
+    for label, q in (("home", np.array(HOME_POSES["panda"])), ("near", near)):
         qp = ref.q_of(q)
         tree.compute(q)
         every.update_distances(tree)
@@ -231,6 +146,30 @@ def _ticks(ctrl_cls: Any, full: KinematicTree, cfg: Any, plain: Any, q: Array) -
     return funcs
 
 
-PANDA_HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+def collision_command(args: argparse.Namespace) -> dict[str, Any]:
+    """Run and print ``itasc-bench collision`` (``max(10, args.number // 10)`` calls a block).
 
-__all__ = ["PinocchioReference", "bench_collision", "pinocchio_reference"]
+    Args:
+        args: The parsed command line (``number``, ``repeats``).
+
+    Returns:
+        The figures for the JSON line.
+    """
+    r = bench_collision(max(10, args.number // 10), args.repeats)
+    for label in ("home", "near"):
+        print_table(
+            f"collision, Panda {label}, {r['pairs']} pairs [us per call, median]", r[label]
+        )
+    return {
+        "collision": r,
+        "queries_ratio_vs_pinocchio": r["queries_ratio_vs_pinocchio"],
+        "tick_collision_near_us": r["tick_collision_near_us"],
+    }
+
+
+__all__ = [
+    "PinocchioReference",
+    "bench_collision",
+    "collision_command",
+    "pinocchio_reference",
+]

@@ -16,7 +16,9 @@ installed is left out with the reason.
 
 from __future__ import annotations
 
+import argparse
 import functools
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from numpy.typing import NDArray
 from ..core import KinematicTree, solve_ik
 from ..tools.resources import robot_urdf
 from .harness import erd_urdf
+from .peers import KdlNrJlPeer, PeerUnavailable, TracIkPeer, pose_error, urdf_chain
 
 Array = NDArray[np.float64]
 
@@ -57,17 +60,15 @@ class _Solver:
 
 def _peers(xml: str, root: str, tip: str, names: list[str], notes: list[str]) -> list[_Solver]:
     """The peers that can run here, their joint order mapped to ``names``."""
-    from . import peers
-
     out: list[_Solver] = []
     makers: list[tuple[str, Callable[[], Any]]] = [
-        ("trac_ik", lambda: peers.TracIkPeer(xml, root, tip, timeout=TIMEOUT, eps=EPS)),
-        ("kdl_nr_jl", lambda: peers.KdlNrJlPeer(xml, root, tip, timeout=TIMEOUT, eps=EPS)),
+        ("trac_ik", lambda: TracIkPeer(xml, root, tip, timeout=TIMEOUT, eps=EPS)),
+        ("kdl_nr_jl", lambda: KdlNrJlPeer(xml, root, tip, timeout=TIMEOUT, eps=EPS)),
     ]
     for name, make in makers:
         try:
             peer = make()
-        except peers.PeerUnavailable as exc:
+        except PeerUnavailable as exc:
             notes.append(f"{name} unavailable: {exc}")
             continue
         if list(peer.joint_names) != names:
@@ -89,8 +90,6 @@ def pose_error_max(tree: KinematicTree, link: str, q: Array, target: Array) -> f
     other components (up to sqrt(3) apart). A solution counts when every component is within
     the tolerance in either frame, for every solver alike.
     """
-    from .peers import pose_error
-
     e = pose_error(tree.forward_kinematics(q, link), target)
     rt = target[:3, :3].T
     in_target = np.concatenate([rt @ e[:3], rt @ e[3:]])
@@ -123,55 +122,88 @@ def bench_ik(
         if path is None:
             notes.append(f"{robot}: URDF not installed (example-robot-data)")
             continue
-        xml = path.read_text()
-        full = KinematicTree.from_urdf(xml)
-        from .peers import urdf_chain
-
-        names = [j.name for j in urdf_chain(xml, root, tip) if j.movable]
-        tree = full.select_joints(names)
-        lo, hi = tree.lower, tree.upper
-        solvers = [
-            _Solver("itasc_ros", functools.partial(_ours, tree, tip)),
-            *_peers(xml, root, tip, names, notes),
-        ]
-        for s in solvers:  # warm-up: compilation, caches
-            s.solve(tree.neutral(), tree.forward_kinematics(tree.neutral() + 0.1, tip))
-        for kind in seeds:
-            rng = np.random.default_rng(rng_seed)
-            times: dict[str, list[float]] = {s.name: [] for s in solvers}
-            ok: dict[str, int] = {s.name: 0 for s in solvers}
-            for i in range(samples):
-                q_true = rng.uniform(lo, hi)
-                target = tree.forward_kinematics(q_true, tip)
-                seed = tree.neutral() if kind == "mid" else rng.uniform(lo, hi)
-                order = solvers[i % len(solvers) :] + solvers[: i % len(solvers)]
-                for s in order:
-                    t0 = time.perf_counter()
-                    q = s.solve(seed.copy(), target)
-                    times[s.name].append(time.perf_counter() - t0)
-                    if (
-                        q is not None
-                        and np.all(np.isfinite(q))
-                        and np.all(q >= lo - 1e-9)
-                        and np.all(q <= hi + 1e-9)
-                        and pose_error_max(tree, tip, q, target) <= EPS
-                    ):
-                        ok[s.name] += 1
-            for s in solvers:
-                t = np.array(times[s.name]) * 1e3
-                rows.append(
-                    {
-                        "solver": s.name,
-                        "robot": robot,
-                        "seed": kind,
-                        "samples": samples,
-                        "success_rate": ok[s.name] / samples if samples else float("nan"),
-                        "mean_ms": float(t.mean()) if samples else float("nan"),
-                        "median_ms": float(np.median(t)) if samples else float("nan"),
-                        "max_ms": float(t.max()) if samples else float("nan"),
-                    }
-                )
+        rows += _robot_rows(robot, path.read_text(), root, tip, samples, seeds, rng_seed, notes)
     return {"results": rows, "notes": notes}
+
+
+def _robot_rows(
+    robot: str,
+    xml: str,
+    root: str,
+    tip: str,
+    samples: int,
+    seeds: Sequence[str],
+    rng_seed: int,
+    notes: list[str],
+) -> list[dict[str, Any]]:
+    """One robot's rows: every solver that runs here, warmed up, on each kind of seed."""
+    full = KinematicTree.from_urdf(xml)
+    names = [j.name for j in urdf_chain(xml, root, tip) if j.movable]
+    tree = full.select_joints(names)
+    solvers = [
+        _Solver("itasc_ros", functools.partial(_ours, tree, tip)),
+        *_peers(xml, root, tip, names, notes),
+    ]
+    for s in solvers:  # warm-up: compilation, caches
+        s.solve(tree.neutral(), tree.forward_kinematics(tree.neutral() + 0.1, tip))
+    rows: list[dict[str, Any]] = []
+    for kind in seeds:
+        times, ok = _run_protocol(tree, tip, solvers, kind, samples, rng_seed)
+        for s in solvers:
+            t = np.array(times[s.name]) * 1e3
+            rows.append(
+                {
+                    "solver": s.name,
+                    "robot": robot,
+                    "seed": kind,
+                    "samples": samples,
+                    "success_rate": ok[s.name] / samples if samples else float("nan"),
+                    "mean_ms": float(t.mean()) if samples else float("nan"),
+                    "median_ms": float(np.median(t)) if samples else float("nan"),
+                    "max_ms": float(t.max()) if samples else float("nan"),
+                }
+            )
+    return rows
+
+
+def _run_protocol(
+    tree: KinematicTree,
+    tip: str,
+    solvers: list[_Solver],
+    kind: str,
+    samples: int,
+    rng_seed: int,
+) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """The solvers in turn on ``samples`` targets: (solver -> times [s], solver -> successes)."""
+    lo, hi = tree.lower, tree.upper
+    rng = np.random.default_rng(rng_seed)
+    times: dict[str, list[float]] = {s.name: [] for s in solvers}
+    ok: dict[str, int] = {s.name: 0 for s in solvers}
+    for i in range(samples):
+        q_true = rng.uniform(lo, hi)
+        target = tree.forward_kinematics(q_true, tip)
+        seed = tree.neutral() if kind == "mid" else rng.uniform(lo, hi)
+        order = solvers[i % len(solvers) :] + solvers[: i % len(solvers)]
+        for s in order:
+            t0 = time.perf_counter()
+            q = s.solve(seed.copy(), target)
+            times[s.name].append(time.perf_counter() - t0)
+            if _solved(tree, tip, q, target, lo, hi):
+                ok[s.name] += 1
+    return times, ok
+
+
+def _solved(
+    tree: KinematicTree, tip: str, q: Array | None, target: Array, lo: Array, hi: Array
+) -> bool:
+    """Whether ``q`` is finite, within ``[lo, hi]`` and within :data:`EPS` of ``target``."""
+    return bool(
+        q is not None
+        and np.all(np.isfinite(q))
+        and np.all(q >= lo - 1e-9)
+        and np.all(q <= hi + 1e-9)
+        and pose_error_max(tree, tip, q, target) <= EPS
+    )
 
 
 def _ours(tree: KinematicTree, tip: str, seed: Array, target: Array) -> Array | None:
@@ -201,4 +233,32 @@ def print_ik_table(result: dict[str, Any]) -> None:
         print(f"  note: {n}")
 
 
-__all__ = ["IK_ROBOTS", "bench_ik", "pose_error_max", "print_ik_table"]
+IK_ROW_KEYS = ("solver", "robot", "seed", "samples", "success_rate", "mean_ms")
+"""The keys of each row of the ``ik`` subcommand's JSON line."""
+
+
+def ik_command(args: argparse.Namespace) -> int:
+    """Run and print ``itasc-bench ik``; with ``--json``, the rows' :data:`IK_ROW_KEYS` last.
+
+    Args:
+        args: The parsed command line (``samples``, ``robots``, ``json``).
+
+    Returns:
+        The exit status (0).
+    """
+    r = bench_ik(args.samples, args.robots)
+    print_ik_table(r)
+    if args.json:
+        rows = [{k: row[k] for k in IK_ROW_KEYS} for row in r["results"]]
+        print(json.dumps({"results": rows}, default=float))
+    return 0
+
+
+__all__ = [
+    "IK_ROBOTS",
+    "IK_ROW_KEYS",
+    "bench_ik",
+    "ik_command",
+    "pose_error_max",
+    "print_ik_table",
+]

@@ -1,0 +1,43 @@
+"""The argument types of ``itasc-bench`` and ``python -m itasc_ros.bench.loop``.
+
+Each one turns a wrong value into argparse's one-line error naming what is valid.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..cli import positive_float, unknown_choice
+from ..core.control.config import CONTROLLER_RANGES
+from ..tools.resources import bundled_robots, share_dir
+from .ik import IK_ROBOTS
+
+
+def control_rate(text: str) -> float:
+    """``--rate``: a number within the node's ``control_rate`` range [Hz]."""
+    lo, hi = CONTROLLER_RANGES["control_rate"]
+    value = positive_float(text)
+    if not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} Hz is outside the node's control_rate range [{lo:g}, {hi:g}] Hz"
+        )
+    return value
+
+
+def loop_robots() -> list[str]:
+    """The robots ``loop`` and ``soak`` can run: a bundled URDF and a config/<robot>.yaml."""
+    return [r for r in bundled_robots() if (share_dir() / "config" / f"{r}.yaml").is_file()]
+
+
+def ik_robot_list(text: str) -> list[str]:
+    """``--robots``: comma-separated names of :data:`~itasc_ros.bench.ik.IK_ROBOTS`."""
+    robots = [r.strip() for r in text.split(",") if r.strip()]
+    for r in robots:
+        if r not in IK_ROBOTS:
+            raise argparse.ArgumentTypeError(unknown_choice("robot", r, IK_ROBOTS))
+    if not robots:
+        raise argparse.ArgumentTypeError(f"no robot in {text!r}; valid: {', '.join(IK_ROBOTS)}")
+    return robots
+
+
+__all__ = ["control_rate", "ik_robot_list", "loop_robots"]

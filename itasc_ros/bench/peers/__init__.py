@@ -1,0 +1,51 @@
+"""Peer kinematics libraries for side-by-side benchmarks: Orocos KDL, Pinocchio, TRAC-IK.
+
+Every peer keeps the contract of :mod:`~itasc_ros.bench.peers.contract` (chain-order joint
+vectors, ``(4, 4)`` poses, ``(6, n)`` Jacobians, :class:`PeerUnavailable` when not installed) on
+a chain read from the URDF by the solver's own reader (:mod:`~itasc_ros.bench.peers.urdf_chain`):
+
+* :class:`KdlPeer` (:mod:`~itasc_ros.bench.peers.kdl`): Orocos KDL through Debian's
+  ``python3-pykdl`` (:mod:`~itasc_ros.bench.peers.kdl_import`), its chain built as the C++
+  ``kdl_parser`` does (:mod:`~itasc_ros.bench.peers.kdl_chain`): FK, Jacobian, WDLS tick.
+* :class:`KdlNrJlPeer` (:mod:`~itasc_ros.bench.peers.kdl_nr_jl`): KDL's position IK.
+* :class:`PinocchioPeer` (:mod:`~itasc_ros.bench.peers.pinocchio_peer`): Pinocchio (``pin``).
+* :class:`TracIkPeer` (:mod:`~itasc_ros.bench.peers.trac_ik`): TRAC-IK (``pytracik``).
+* :class:`PinocchioReference` (:mod:`~itasc_ros.bench.peers.pinocchio_collision`): Pinocchio +
+  coal on the pairs of a collision constraint.
+* :func:`pose_error` and :func:`rotation_to_quaternion` (:mod:`~itasc_ros.bench.peers.poses`),
+  :func:`available_peers` (:mod:`~itasc_ros.bench.peers.availability`).
+"""
+
+from .availability import available_peers
+from .contract import PeerUnavailable, joint_vector
+from .kdl import KdlPeer
+from .kdl_chain import kdl_chain_from_urdf
+from .kdl_import import SYSTEM_DIST_PACKAGES, import_pykdl
+from .kdl_nr_jl import KdlNrJlPeer
+from .pinocchio_collision import PinocchioReference, pinocchio_reference
+from .pinocchio_peer import PinocchioPeer, import_pinocchio
+from .poses import pose_error, rotation_to_quaternion
+from .trac_ik import IkBenchResult, TracIkPeer, import_pytracik
+from .urdf_chain import ChainJoint, urdf_chain
+
+__all__ = [
+    "SYSTEM_DIST_PACKAGES",
+    "ChainJoint",
+    "IkBenchResult",
+    "KdlNrJlPeer",
+    "KdlPeer",
+    "PeerUnavailable",
+    "PinocchioPeer",
+    "PinocchioReference",
+    "TracIkPeer",
+    "available_peers",
+    "import_pinocchio",
+    "import_pykdl",
+    "import_pytracik",
+    "joint_vector",
+    "kdl_chain_from_urdf",
+    "pinocchio_reference",
+    "pose_error",
+    "rotation_to_quaternion",
+    "urdf_chain",
+]
