@@ -23,13 +23,13 @@ from std_msgs.msg import Float64MultiArray
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_pose
 from itasc_ros.tools.dds_env import (
     LOCAL_DDS_KEYS,
     apply_local_dds_env,
     local_dds_env,
     private_domain_id,
 )
-from itasc_ros.tools.home_poses import home_pose
 
 REPO = Path(__file__).resolve().parents[1]
 DOMAIN = private_domain_id(os.getpid() + 61)

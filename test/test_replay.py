@@ -34,10 +34,10 @@ import pytest
 import itasc_ros
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_pose
 from itasc_ros.tools import replay
 from itasc_ros.tools.bagio import BagWriter, bag_summary
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
-from itasc_ros.tools.home_poses import home_pose
 
 ROOT = Path(itasc_ros.__file__).resolve().parents[1]
 GOLDEN = ROOT / "test" / "data" / "golden" / "panda_circle.mcap"

@@ -24,16 +24,9 @@ from itasc_ros.core import (
     KinematicTree,
     Scene,
 )
+from itasc_ros.core.kinematics.home_poses import HOME_POSES
 from itasc_ros.core.kinematics.spatial import pose_error
 from itasc_ros.core.scenarios import circle_tracking
-
-try:
-    from itasc_ros.tools.home_poses import HOME_POSES
-except ImportError:  # pragma: no cover - the tools module is optional for the core tests
-    HOME_POSES = {
-        "panda": (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785),
-        "ur5": (0.0, -1.571, 1.571, -1.571, -1.571, 0.0),
-    }
 
 DT = 0.002
 TIP = {"panda": "panda_hand", "ur5": "tool0"}

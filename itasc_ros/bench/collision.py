@@ -17,8 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.constraints.collision import Collision
+from ..core.kinematics.home_poses import HOME_POSES
 from ..core.kinematics.tree import KinematicTree
-from ..tools.home_poses import HOME_POSES
 from .harness import time_interleaved
 from .peers.pinocchio_collision import PinocchioReference, pinocchio_reference
 from .report import print_table

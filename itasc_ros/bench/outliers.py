@@ -11,8 +11,8 @@ import argparse
 from typing import Any
 
 from ..core import KinematicTree, scenarios
+from ..core.kinematics.home_poses import HOME_POSES
 from ..params import load_config
-from ..tools.home_poses import HOME_POSES
 from ..tools.resources import robot_urdf, share_file
 
 OUTLIER_POSITIONS = {  # name -> the outlier's position in the root frame [m]

@@ -29,9 +29,9 @@ from ..core import (
     Scene,
 )
 from ..core.control.journal import Journal
+from ..core.kinematics.home_poses import HOME_POSES
 from ..core.kinematics.spatial import matrix_to_quat
 from ..params import load_config
-from ..tools.home_poses import HOME_POSES
 from ..tools.resources import robot_urdf, share_file
 from .harness import TALOS_URDF, erd_urdf, time_interleaved
 from .peers import KdlPeer, PeerUnavailable

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core import KinematicTree, scenarios
-from ..tools.home_poses import HOME_POSES
+from ..core.kinematics.home_poses import HOME_POSES
 from ..tools.resources import robot_urdf
 
 

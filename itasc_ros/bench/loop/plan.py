@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from itasc_ros.core import ControllerConfig, KinematicTree
+from itasc_ros.core.kinematics.home_poses import home_pose
 from itasc_ros.core.kinematics.spatial import matrix_to_quat
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
-from itasc_ros.tools.home_poses import home_pose
 from itasc_ros.tools.resources import robot_urdf, share_file
 
 from .errors import BenchError

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics.home_poses import home_pose
 from itasc_ros.core.scenarios import path_point
 from itasc_ros.ros.realtime import demote_current_thread
-from itasc_ros.tools.home_poses import home_pose
 
 #: Target path: radius [m], speed [m/s], plane of the root frame, publish rate [Hz].
 TARGET_RADIUS = 0.1
