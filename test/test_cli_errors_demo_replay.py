@@ -84,6 +84,17 @@ def test_demo_unwritable_out_and_bad_domain(not_a_dir: Path) -> None:
     _assert_one_line(proc, "itasc-demo", "ROS_DOMAIN_ID='lab'", "valid: 0 to 232")
 
 
+def test_demo_as_a_module_is_the_console_script() -> None:
+    """``python -m itasc_ros.tools.demo`` (no installed script) answers as ``itasc-demo``."""
+    module = [sys.executable, "-m", "itasc_ros.tools.demo"]
+    proc = _run([*module, "--robot", "pandaa"])
+    _assert_one_line(proc, "itasc-demo", "'pandaa'", "did you mean 'panda'?")
+    listed = _run([*module, "--list-scenarios"])
+    assert listed.returncode == 0, listed.stderr
+    script = _run([*_script("itasc-demo", "itasc_ros.tools.demo"), "--list-scenarios"])
+    assert listed.stdout == script.stdout and "priorities: " in listed.stdout
+
+
 REPLAY_CASES = {
     "missing bag (typo)": (
         [str(GOLDEN.with_suffix(".mcp"))],

@@ -132,16 +132,12 @@ def test_golden_bag_events_in_bag_order() -> None:
     assert all(isinstance(e.src, float) for e in events if isinstance(e, bag_events.PoseEvent))
 
 
-def test_former_import_paths_name_the_package_objects() -> None:
-    from itasc_ros.tools import replay, replay_online, replay_setup
+def test_the_package_names_its_modules_objects() -> None:
+    from itasc_ros.tools import replay
     from itasc_ros.tools.replay import node_setup, online, recorded_parameters
 
-    assert replay_setup.load_setup is node_setup.load_setup is replay.load_setup
-    assert (
-        replay_setup.write_parameters_snapshot
-        is recorded_parameters.write_parameters_snapshot
-        is replay.write_parameters_snapshot
-    )
-    assert replay_setup.PARAMETER_EVENTS_TOPIC == "/parameter_events"
-    assert replay_online.fetch_node_parameters is online.fetch_node_parameters
+    assert replay.load_setup is node_setup.load_setup
+    assert replay.write_parameters_snapshot is recorded_parameters.write_parameters_snapshot
+    assert replay.PARAMETER_EVENTS_TOPIC == "/parameter_events"
+    assert replay.fetch_node_parameters is online.fetch_node_parameters
     assert replay.header_seconds(0, 0) is None and replay.header_seconds(1, 5) == 1 + 5 * 1e-9

@@ -51,8 +51,11 @@ from itasc_ros.tools.bagio import (  # noqa: E402
     time_msg,
     twist_stamped_msg,
 )
-from itasc_ros.tools.replay import bag_seconds, header_seconds  # noqa: E402
-from itasc_ros.tools.replay_setup import PARAMETER_EVENTS_TOPIC  # noqa: E402
+from itasc_ros.tools.replay import (  # noqa: E402
+    PARAMETER_EVENTS_TOPIC,
+    bag_seconds,
+    header_seconds,
+)
 from itasc_ros.tools.sim_robot import SimulatedJoints  # noqa: E402
 
 OUT = HERE / "panda_circle.mcap"

@@ -1,4 +1,4 @@
-"""``itasc-demo``'s verdict: which phases did not settle, which figures are over a limit, why.
+"""The demo's verdict: which phases did not settle, which figures are over a limit, why.
 
 ROS-free: it reads the demo's metrics (a dict of plain numbers), the recorded commands' tick
 statuses (from the node's journal played back) and the joint states' stamps and reception
@@ -15,6 +15,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from itasc_ros.tools.demo.formatting import mm
+from itasc_ros.tools.demo.phases import Phase
 
 Array = NDArray[np.float64]
 
@@ -88,7 +91,7 @@ def stale_cause(t: float, js: JointStateTimes, input_timeout: float) -> str:
     return f"joint states older than input_timeout {1e3 * input_timeout:.0f} ms"
 
 
-def _phase_at(t: float, phases: Sequence[Any]) -> str:
+def _phase_at(t: float, phases: Sequence[Phase]) -> str:
     for ph in phases:
         if ph.start_ns * 1e-9 <= t < ph.end_ns * 1e-9:
             return str(ph.name)
@@ -98,7 +101,7 @@ def _phase_at(t: float, phases: Sequence[Any]) -> str:
 def command_cause(
     indices: Sequence[int],
     ticks: CommandTicks | None,
-    phases: Sequence[Any],
+    phases: Sequence[Phase],
     js: JointStateTimes,
     input_timeout: float,
 ) -> str:
@@ -136,7 +139,7 @@ def phase_flags(m: dict[str, Any], offline: dict[str, dict[str, float]]) -> list
                 limit, what = FEEDBACK_LAG_FACTOR * lag, f"{FEEDBACK_LAG_FACTOR:g} x the lag"
             if not rms <= limit:
                 flags.append(
-                    f"{name} did not settle: steady-state RMS error {_mm(rms)} > {_mm(limit)} "
+                    f"{name} did not settle: steady-state RMS error {mm(rms)} > {mm(limit)} "
                     f"({what})"
                 )
         elif "settle_times_s" in ph:
@@ -158,7 +161,7 @@ def phase_flags(m: dict[str, Any], offline: dict[str, dict[str, float]]) -> list
 def limit_flags(
     m: dict[str, Any],
     ticks: CommandTicks | None,
-    phases: Sequence[Any],
+    phases: Sequence[Phase],
     js: JointStateTimes,
     input_timeout: float,
 ) -> list[str]:
@@ -207,10 +210,6 @@ def verdict_line(prog: str, flags: Sequence[str]) -> str:
     if not flags:
         return f"{prog}: verdict: healthy"
     return f"{prog}: verdict: NOT healthy: " + "; ".join(flags)
-
-
-def _mm(x: float) -> str:
-    return "n/a" if not math.isfinite(x) else f"{1e3 * x:.3f} mm"
 
 
 __all__ = [

@@ -1,0 +1,150 @@
+"""The ROS-free parts of ``itasc-demo``: its phases, targets, verdict and JSON (no process).
+
+The end-to-end run over DDS is ``test_demo.py``; here each piece is called directly with the
+numbers the demo would give it, and its output is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from itasc_ros.tools.demo.health import (
+    FEEDFORWARD_ERROR_LIMIT,
+    CommandTicks,
+    JointStateTimes,
+    limit_flags,
+    phase_flags,
+    stale_cause,
+    verdict_line,
+)
+from itasc_ros.tools.demo.json_output import finite_or_none, metrics_line
+from itasc_ros.tools.demo.phases import (
+    STEP_HOLD_MIN,
+    STEP_OFFSETS,
+    TRACKING_MIN,
+    UNREACHABLE_MIN,
+    WARMUP,
+    min_duration,
+    plan_phases,
+    step_hold,
+)
+from itasc_ros.tools.demo.target_path import SPEED, UNREACHABLE_DISTANCE, TargetPath
+
+
+@pytest.mark.parametrize("total", [min_duration(), 20.0, 40.0, 123.4])
+def test_the_phases_share_the_duration_and_each_can_settle(total: float) -> None:
+    phases = plan_phases(total)
+    assert phases[0].name == "warmup" and phases[0].duration == WARMUP
+    assert not phases[0].measured and all(p.measured for p in phases[1:])
+    assert math.isclose(sum(p.duration for p in phases[1:]), total, rel_tol=1e-12)
+    by_name = {p.name: p for p in phases}
+    assert step_hold(by_name["steps"]) >= STEP_HOLD_MIN
+    assert by_name["unreachable"].duration >= UNREACHABLE_MIN
+    assert min(p.duration for p in phases if p.tracking) >= TRACKING_MIN - 1e-9
+    assert [p.feedforward for p in phases if p.tracking] == [True, False, True, False]
+
+
+def test_min_duration_is_what_the_cli_says() -> None:
+    assert min_duration() == 18.7  # itasc-demo --duration 12: "at least 18.7 s"
+    short = plan_phases(18.6)
+    assert min(p.duration for p in short if p.tracking) < TRACKING_MIN
+
+
+def test_the_targets_of_each_phase() -> None:
+    center = np.array([0.3, 0.4, 0.5])
+    quat = np.array([0.0, 0.0, 0.0, 1.0])
+    path = TargetPath(center, quat, radius=0.1)
+    phases = {p.name: p for p in plan_phases(40.0)}
+    # the far target: 2 m away horizontally, away from the base
+    assert np.allclose(path.far - center, UNREACHABLE_DISTANCE * np.array([0.6, 0.8, 0.0]))
+    p, twist = path.sample(phases["unreachable"], 1.0)
+    assert np.array_equal(p, path.far) and not twist.any()
+    p, twist = path.sample(phases["warmup"], 0.5)
+    assert np.array_equal(p, center) and not twist.any()
+    steps = phases["steps"]
+    for i, offset in enumerate(STEP_OFFSETS):
+        tau = (i + 0.5) * step_hold(steps)
+        assert path.step_index(steps, tau) == i
+        p, twist = path.sample(steps, tau)
+        assert np.allclose(p, center + np.array(offset)) and not twist.any()
+    assert path.step_index(steps, 10 * steps.duration) == len(STEP_OFFSETS) - 1
+    for name in ("circle_ff", "figure8_fb"):  # on the path, moving at (at most) its speed
+        p, twist = path.sample(phases[name], 0.7)
+        assert np.linalg.norm(p - center) <= 0.1 + 1e-12
+        assert 0.0 < np.linalg.norm(twist[:3]) <= SPEED * (1 + 1e-9) and not twist[3:].any()
+
+
+def _metrics(ff_rms: float, fb_rms: float) -> dict[str, object]:
+    return {
+        "phases": {
+            "circle_ff": {"rms_error_m": ff_rms, "feedforward": True},
+            "circle_fb": {"rms_error_m": fb_rms, "feedforward": False},
+            "steps": {"settle_times_s": [0.4, None], "step_hold_s": 1.25},
+            "unreachable": {
+                "final_distance_m": 1.6,
+                "target_distance_from_home_m": 2.0,
+                "commands_finite": True,
+            },
+        },
+        "control_rate_hz": 250.0,
+        "loop_rate_hz": 249.9,
+        "joints_within_limits": True,
+        "commands_finite": True,
+        "max_joint_acceleration_ratio": 1.5,
+        "max_joint_acceleration_index": 3,
+        "replay_compare": {"ok": True, "mismatches": 0, "compared": 4, "commands": 4},
+    }
+
+
+def test_phase_flags_name_the_figure_and_its_limit() -> None:
+    offline = {"circle_fb": {"expected_lag_m": 0.0124}}
+    flags = phase_flags(_metrics(0.0002, 0.0125), offline)
+    assert flags == ["steps: step 2 of 2 did not settle within its 1.25 s"]
+    flags = phase_flags(_metrics(0.004, 0.02), offline)
+    limit_mm = f"{1e3 * FEEDFORWARD_ERROR_LIMIT:.3f} mm"
+    assert flags[0] == (
+        f"circle_ff did not settle: steady-state RMS error 4.000 mm > {limit_mm} "
+        "(feed-forward limit)"
+    )
+    assert flags[1] == (
+        "circle_fb did not settle: steady-state RMS error 20.000 mm > 18.600 mm (1.5 x the lag)"
+    )
+
+
+def test_limit_flags_find_the_cause_in_the_journal() -> None:
+    phases = plan_phases(40.0)
+    t = 100.0
+    for p in phases:
+        p.start_ns, p.end_ns = int(t * 1e9), int((t + p.duration) * 1e9)
+        t += p.duration
+    stamps = np.arange(100.0, 102.0, 0.002)
+    stamps = stamps[(stamps < 101.0) | (stamps > 101.3)]  # the simulated robot paused 0.3 s
+    js = JointStateTimes(stamps, stamps + 0.001)
+    ticks = CommandTicks(np.array([101.30, 101.34, 101.38, 101.42]), ["active"] + ["stale"] * 3)
+    flags = limit_flags(_metrics(0.0, 0.0), ticks, phases, js, input_timeout=0.1)
+    assert flags[0].startswith("max joint acceleration 150 % of its limit: the stale-input zero")
+    assert "at t=1.42 s (circle_ff): the simulated robot" in flags[0]  # the command reaching it
+    assert re.search(r"published no joint state for 30\d ms", flags[0]), flags[0]
+    assert flags[1].startswith("3 stale-input stop(s) at 1.34 s, 1.38 s, 1.42 s: ")
+    assert len(flags) == 2
+    late = JointStateTimes(np.arange(100.0, 101.0, 0.002), np.arange(100.0, 101.0, 0.002))
+    late.received[late.received > 100.5] += 0.2  # delivery held up, stamps continuous
+    assert stale_cause(100.8, late, 0.1).startswith("joint states arrived 202 ms apart")
+    assert verdict_line("itasc-demo", []) == "itasc-demo: verdict: healthy"
+    assert verdict_line("itasc-demo", ["a", "b"]) == "itasc-demo: verdict: NOT healthy: a; b"
+
+
+def test_metrics_json_has_no_nan() -> None:
+    metrics = {"a": math.nan, "b": [1.0, math.inf], "c": np.float64(2.5), "d": np.arange(2)}
+    assert finite_or_none(metrics)["a"] is None
+    assert json.loads(metrics_line(metrics)) == {
+        "a": None,
+        "b": [1.0, None],
+        "c": 2.5,
+        "d": [0, 1],
+    }
