@@ -23,11 +23,12 @@ from itasc_ros.core import (
     KinematicTree,
 )
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.params import config_from_params_data
 from itasc_ros.tools.resources import robot_urdf
 
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 HAND = "panda_hand"
 PARAMS = """
 itasc_node:

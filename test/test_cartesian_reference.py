@@ -10,9 +10,10 @@ import pytest
 from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
 from itasc_ros.core.control.cartesian_reference import CartesianReference
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_of
 
 REPO = Path(__file__).resolve().parent.parent
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 LIMITS = (0.5, 2.5, 1.5, 8.0)
 
 

@@ -21,13 +21,14 @@ from itasc_ros.core import (
     Scene,
 )
 from itasc_ros.core.constraints.collision import Collision
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.params import load_config
 from itasc_ros.tools.resources import robot_urdf, share_file
 from itasc_ros.tools.scenarios import self_collision
 
 SRDF = "package://example-robot-data/robots/panda_description/srdf/panda.srdf"
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 H = 1e-6
 
 

@@ -13,10 +13,11 @@ from robots import erd_urdf_path
 
 from itasc_ros.core import ConstraintError, CopyPose, KinematicTree, Scene
 from itasc_ros.core.constraints.collision import Collision
+from itasc_ros.core.kinematics.home_poses import home_of
 
 SRDF = "package://example-robot-data/robots/panda_description/srdf/panda.srdf"
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 FOLDED = np.array([0.0, 0.6, 0.0, -2.9, 0.0, 1.2, 0.785])  # the hand near the base
 
 

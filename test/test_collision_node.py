@@ -26,6 +26,7 @@ from itasc_ros.bench.collision import pinocchio_reference
 from itasc_ros.core import KinematicTree, Scene
 from itasc_ros.core.constraints.collision import Collision
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
@@ -36,7 +37,7 @@ SRDF = "package://example-robot-data/robots/panda_description/srdf/panda.srdf"
 DOMAIN = private_domain_id(os.getpid() + 73)
 TIMEOUT = 30.0  # [s] generous: the machine is shared, the node builds the convex hulls
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
-HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+HOME = home_of("panda").tolist()
 TARGET = np.array([0.05, 0.0, 0.15])  # [m] inside the robot's base (as the demo scenario)
 MARGIN = 0.02  # [m] the params file's
 

@@ -55,6 +55,7 @@ from urdf_parser_py.urdf import URDF
 
 from itasc_ros.core import ConfigError, Controller, ControllerConfig, InputError, KinematicTree
 from itasc_ros.core.control.streams import HUGE
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.params import load_config
 from itasc_ros.ros.conversions import (
     COMMAND_TYPES,
@@ -82,7 +83,7 @@ CONFIG.joint_limits = {}
 CONFIG.max_cartesian_speed = 0.0
 JOINTS = list(TREE.joint_names)  # the URDF order
 LIMITS = dict(zip(JOINTS, TREE.velocity_limits, strict=True))  # [rad/s]
-HOME = dict(zip(JOINTS, [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785], strict=True))
+HOME = dict(zip(JOINTS, home_of("panda").tolist(), strict=True))
 HAND = TREE.forward_kinematics(np.array(list(HOME.values())), "panda_hand")  # (4, 4)
 CONSTRAINT = "ee"
 ROOT = TREE.root_link

@@ -23,13 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.scenarios import HostileInput, stream_with_hostile_inputs
 from itasc_ros.params import load_config
 from itasc_ros.tools.resources import robot_urdf, share_file
 
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
 CONFIG = load_config(share_file("config", "panda.yaml"))
-HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+HOME = home_of("panda").tolist()
 CENTER = TREE.forward_kinematics(np.array(HOME), "panda_hand")[:3, 3]
 MAX_DEVIATION = 0.15  # [m] v / K = 0.1 m for a capped hostile twist, plus outliers' jumps
 RECOVERY = 1.5  # [s] after the last hostile input, back within 1 mm of the clean run

@@ -51,6 +51,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from itasc_ros.core import ItascError, KinematicTree, errors
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "data" / "hostile_urdfs"
@@ -62,7 +63,7 @@ PANDA = REPO / "urdf" / "panda.urdf"
 DOMAIN = private_domain_id(os.getpid() + 71)
 PARSE_BOUND = 2.0  # [s] the longest a hostile document may take to be rejected
 TIMEOUT = 20.0  # [s] generous: the machine is shared
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 LATCHED = QoSProfile(
     depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
 )

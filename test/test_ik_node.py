@@ -26,6 +26,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
@@ -35,7 +36,7 @@ PANDA = REPO / "urdf" / "panda.urdf"
 DOMAIN = private_domain_id(os.getpid() + 61)
 TIMEOUT = 20.0  # [s] generous: the machine is shared
 FIRST_SOLVE_TIMEOUT = 120.0  # [s] the first solve compiles the IK loop on a fresh machine
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 
 
 @pytest.fixture(scope="module")

@@ -28,13 +28,14 @@ from itasc_ros.core.control.model_manager import (
     urdf_digest,
 )
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.kinematics.urdf import MAX_URDF_BYTES
 from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 PANDA_XML = (REPO / "urdf" / "panda.urdf").read_bytes()
 UR5_XML = (REPO / "urdf" / "ur5.urdf").read_bytes()
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 
 #: config/panda.yaml: ``joints`` names the Panda's joints (the UR5 does not fit)
 PANDA = load_config(REPO / "config" / "panda.yaml")

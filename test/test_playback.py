@@ -23,9 +23,10 @@ from itasc_ros.core.control.journal import Code, Journal, decode
 from itasc_ros.core.control.playback import ConfigHistory, Playback, PlaybackError
 from itasc_ros.core.errors import InputError
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_of
 
 REPO = Path(__file__).resolve().parent.parent
-HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+HOME = home_of("panda")
 CHANGES = (
     {"constraints.ee.gain": 35.0},
     {"solver": "sdls", "damping_max": 0.2},
