@@ -6,6 +6,9 @@ inertials, the Panda's arm joints):
 
 * the rows of A and B match finite differences of the outputs y with respect to q and to the
   target's twist (B only for a type that takes a target pose);
+* position IK solves it on the rows it declares: one error per row, the orientation rows it
+  declares (``orientation_rows``) give the rotation error and the others the position error,
+  and a type that declares itself a pose (``pose_goal``) is solved as that pose is;
 * its configuration round-trips (``to_dict`` / ``from_dict``) and every setting is checked:
   an unknown setting, a value of the wrong kind, NaN, a number out of range are each a
   :class:`ConfigError` naming the setting;
@@ -36,6 +39,7 @@ from itasc_ros.core import (
     ControllerConfig,
     KinematicTree,
     Scene,
+    solve_ik,
 )
 from itasc_ros.core.constraints import Field
 from itasc_ros.core.kinematics import spatial
@@ -102,6 +106,53 @@ def test_rows_match_finite_differences(robot: str, type_name: str, i: int) -> No
                 -m["B"], _fd_dy_dxu(scene, q, c.set_target, pose), atol=1e-6
             )
         assert np.all(np.isfinite(m["ydot"])) and np.all(m["wy"] >= 0.0)
+
+
+@pytest.mark.parametrize(("robot", "type_name", "i"), CASES, ids=IDS)
+def test_position_ik_solves_the_rows_the_type_declares(robot: str, type_name: str, i: int) -> None:
+    tree = TREES[robot]
+    cfg = config_of(robot, type_name, i)
+    c = cfg.build()
+    q = HOME[robot]
+    if cfg.takes_target:
+        c.set_target(target_near_effector(tree, q, c.effector_link))
+    budget: dict[str, Any] = {"seed": q, "timeout": None, "max_iterations": 5}
+    r = solve_ik(tree, constraints=[c], **budget)
+    kinds = c.orientation_rows()  # bound to the tree now: the rows of some types depend on it
+    assert len(kinds) == c.n_rows and all(isinstance(k, bool) for k in kinds)
+    assert r.errors.shape == (c.n_rows,) and np.all(np.isfinite(r.errors))
+    assert np.all(r.q >= tree.lower) and np.all(r.q <= tree.upper)
+    rot = np.array(kinds, dtype=bool)
+    assert r.rotation_error == pytest.approx(np.linalg.norm(r.errors[rot]), rel=1e-12, abs=0.0)
+    assert r.position_error == pytest.approx(np.linalg.norm(r.errors[~rot]), rel=1e-12, abs=0.0)
+    goal = c.pose_goal()
+    if goal is not None:  # the same solve as the pose itself (the compiled loop)
+        np.testing.assert_array_equal(goal.pose, c.target_pose(tree, q))
+        axes = {"position_axes": goal.position_axes, "rotation_axes": goal.rotation_axes}
+        alone = solve_ik(tree, goal.pose, goal.link, **axes, **budget)
+        assert np.array_equal(alone.q, r.q) and alone.iterations == r.iterations
+
+
+def test_a_pose_goal_is_declared_only_for_a_set_pose_on_root_axes_or_all_six() -> None:
+    tree = TREES["panda"]
+    configs = [config_of("panda", "copy_pose", i) for i in range(4)]
+    assert all(cfg.build().pose_goal() is None for cfg in configs)  # no target pose set yet
+    pose = tree.forward_kinematics(HOME["panda"], TIP["panda"])
+    declared = []
+    for cfg in configs:
+        c = cfg.build()
+        c.set_target(pose)
+        declared.append(c.pose_goal())
+    full = declared[0]  # all six axes (on the target's axes: the same solutions)
+    assert full is not None and full.link == configs[0].settings["link"]
+    assert np.array_equal(full.pose, pose)
+    assert (full.position_axes, full.rotation_axes) == ("xyz", "xyz")
+    assert declared[1] is None and declared[2] is None  # some axes of the target / effector
+    assert declared[3] is None  # the target is a link
+    others = [t for t in sorted(REGISTRY) if t != "copy_pose"]
+    for type_name in others:
+        for i in range(len(REGISTRY[type_name].example_settings(tree))):
+            assert config_of("panda", type_name, i).build().pose_goal() is None, type_name
 
 
 def _wrong_values(f: Field) -> list[Any]:

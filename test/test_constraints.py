@@ -37,14 +37,12 @@ from itasc_ros.core import (
     UnknownLinkError,
 )
 from itasc_ros.core.constraints import REFERENCE_FRAMES
+from itasc_ros.core.kinematics import home_of
 from itasc_ros.core.kinematics.spatial import make_pose, so3_exp, so3_log
 
 H = 1e-6
 TOL = 1e-6
-HOME = {
-    "panda": np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]),
-    "ur5": np.array([0.0, -1.571, 1.571, -1.571, -1.571, 0.0]),
-}
+HOME = {robot: home_of(robot) for robot in ("panda", "ur5")}
 TIP = {"panda": "panda_hand", "ur5": "tool0"}
 BAXTER_ARMS = [
     f"{s}_{j}" for s in ("left", "right") for j in ("s0", "s1", "e0", "e1", "w0", "w1", "w2")

@@ -249,6 +249,32 @@ def test_a_posture_as_secondary_moves_the_solution_toward_it() -> None:
     assert closer >= 3
 
 
+class _JointAngles(JointValue):
+    """A constraint type of this test's own (not registered): joint values that declare their
+    rows orientations [rad]; nothing in the IK knows of it."""
+
+    def orientation_rows(self) -> tuple[bool, ...]:
+        return (True,) * self.n_rows
+
+
+def test_a_constraint_type_joins_ik_by_what_it_declares() -> None:
+    tree, _ = _setup("panda", "panda_hand")
+    seed = tree.neutral()
+    joints, goal = tree.joint_names[:2], list(seed[:2] + 0.02)  # 0.02 rad from the seed
+    kw: dict[str, Any] = dict(seed=seed, tolerance=1e-6, rotation_tolerance=0.05)
+    kw.update(timeout=None, max_iterations=50)
+    angles = solve_ik(tree, constraints=[_JointAngles("j", joints, goal)], **kw)
+    plain = solve_ik(tree, constraints=[JointValue("j", joints, goal)], **kw)
+    # Declared orientations: checked against the rotation tolerance, met at the seed.
+    assert angles.success and angles.iterations == 0 and np.array_equal(angles.q, seed)
+    assert angles.position_error == 0.0
+    assert angles.rotation_error == pytest.approx(0.02 * math.sqrt(2.0), rel=1e-9)
+    # The same rows by default: checked against the tolerance, solved by iterating.
+    assert plain.success and plain.iterations > 0 and plain.rotation_error == 0.0
+    assert plain.position_error <= 1e-6 * math.sqrt(2.0)
+    assert np.abs(plain.q[:2] - np.array(goal)).max() <= 1e-6
+
+
 def test_prefer_distance_returns_a_solution_no_farther_from_the_seed() -> None:
     tree, pin = _setup("ur5", "tool0")
     rng = np.random.default_rng(9)

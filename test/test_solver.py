@@ -1,8 +1,9 @@
 """itasc_ros.core.solve.solver: damped pseudo-inverses, weights, joint and velocity limits.
 
 ``damped_pinv_solve`` is checked against numpy's SVD / pinv; ``solve_limited`` (the compiled
-kernel the scene calls every tick) is driven directly with small hand-made systems whose
-answers are known in closed form, and with the Panda's Jacobian.
+kernel the scene calls every tick, ``solve_prioritized``, with one level) is driven directly
+with small hand-made systems whose answers are known in closed form, and with the Panda's
+Jacobian.
 """
 
 from __future__ import annotations
@@ -311,3 +312,39 @@ def test_undamped_solve_does_not_invert_rounding_noise_at_an_exact_singularity()
     for perm in itertools.islice(itertools.permutations(range(6)), 0, 720, 37):
         xp, _, _ = S.damped_pinv_solve(a[:, perm], b, damping_max=0.0)
         np.testing.assert_allclose(xp, x[list(perm)], atol=1e-9)
+
+
+def test_solve_limited_is_the_prioritized_kernel_with_one_level_bit_for_bit() -> None:
+    """Every output (q', locked joints, info) of both entry points, with limits that lock
+    joints, velocity limits that scale, a frozen joint, both methods."""
+    tree = KinematicTree.from_urdf_file(bundled_urdf_path("panda"))
+    rng = np.random.default_rng(21)
+    locked_seen = scaled_seen = 0
+    for trial in range(40):
+        # Some joints at a limit; a fast task for some trials (velocity scaling).
+        q = np.clip(PANDA_HOME + rng.normal(0.0, 1.5, 7), tree.lower, tree.upper)
+        a = tree.jacobian(q, "panda_hand")  # (6, 7)
+        b = rng.normal(size=6) * rng.choice([0.5, 5.0])
+        wq = np.ones(7)
+        wq[trial % 7] = 0.0 if trial % 5 == 0 else 1.0
+        m, n = a.shape
+        outs = []
+        for prioritized in (False, True):
+            qdot, locked, info = np.zeros(n), np.zeros(n, dtype=bool), np.zeros(S.INFO_SIZE)
+            args = [a, b, np.ones(m), wq, q, tree.lower, tree.upper, tree.velocity_limits]
+            args += [0.05, trial % 2, 0.1, 0.06, math.pi, qdot, locked]
+            args += [np.zeros((m, n)), np.zeros(m), np.zeros(n), np.zeros(n), info]
+            if prioritized:
+                levels = np.array([0, m], dtype=np.int64)
+                S.solve_prioritized(
+                    *args, levels, 1, np.zeros((n, n)), np.zeros((m, n)), np.zeros(m), np.zeros(n)
+                )
+            else:
+                S.solve_limited(*args)
+            outs.append((qdot, locked, info))
+        (q1, l1, i1), (q2, l2, i2) = outs
+        assert np.array_equal(q1, q2) and np.array_equal(l1, l2) and np.array_equal(i1, i2)
+        assert np.all(np.isfinite(q1)) and i1[S.INFO_FINITE] == 1.0
+        locked_seen += int(l1.any())
+        scaled_seen += int(i1[S.INFO_SCALE] < 1.0)
+    assert locked_seen > 0 and scaled_seen > 0  # both limits were exercised

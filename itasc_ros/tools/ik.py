@@ -24,7 +24,7 @@ import numpy as np
 
 from ..cli import USAGE_EXIT, CliParser, finite_float, positive_float, run_cli, with_hint
 from ..core import IkResult, ItascError, KinematicTree, solve_ik
-from ..core.ik.solve import PREFER
+from ..core.ik import PREFER
 from ..core.kinematics import spatial
 
 PROG = "itasc-ik"

@@ -7,7 +7,7 @@ Every module of this package is imported here, so that a constraint type registe
 import importlib
 import pkgutil
 
-from .base import REGISTRY, Constraint
+from .base import REGISTRY, Constraint, PoseGoal
 from .collision import Collision
 from .com import CenterOfMass
 from .copy_pose import REFERENCE_FRAMES, CopyPose
@@ -31,4 +31,5 @@ __all__ = [
     "Field",
     "JointLimitAvoidance",
     "JointValue",
+    "PoseGoal",
 ]

@@ -263,5 +263,9 @@ class AlignAxis(EffectorTargetConstraint):
         """The angle [rad] between the effector's vector and the target direction."""
         return self._theta
 
+    def orientation_rows(self) -> tuple[bool, ...]:
+        """Both rows are rotations [rad] (see :class:`Constraint`)."""
+        return (True,) * self.n_rows
+
 
 __all__ = ["ALIGN_TO", "AlignAxis"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -36,6 +36,25 @@ PRIORITY = Field(
 Array = NDArray[np.float64]
 
 
+class PoseGoal(NamedTuple):
+    """A fixed pose of one link in the root frame, on selected root-frame axes.
+
+    What :meth:`Constraint.pose_goal` gives when a constraint is no more than that.
+
+    Attributes:
+        link: the link to place.
+        pose: (4, 4) its target pose in the root frame [m] (the constraint's own array: read
+            it, do not change it).
+        position_axes: the constrained position components, letters of 'xyz' (root frame).
+        rotation_axes: the constrained rotation components, letters of 'xyz' (root frame).
+    """
+
+    link: str
+    pose: Array
+    position_axes: str
+    rotation_axes: str
+
+
 def check_positive(name: str, value: float, allow_zero: bool = True) -> float:
     """A finite, non-negative (or positive) float, else ConstraintError."""
     v = float(value)
@@ -62,6 +81,12 @@ class Constraint(ABC):
     :meth:`target_distance`, :attr:`has_target`, :meth:`set_target`, :attr:`effector_link`,
     :meth:`target_pose`, :meth:`carry_over`, and :meth:`example_settings` for the contract test
     every registered type joins.
+
+    **Position IK** (:func:`~itasc_ros.core.ik.solve_ik`) solves any constraint on its rows and
+    reads two more declarations, with defaults that suit a constraint measuring no orientation:
+    :meth:`orientation_rows` (which rows are checked against the rotation tolerance) and
+    :meth:`pose_goal` (a constraint that is just a root-frame pose of one link may be solved by
+    the compiled single-pose loop instead). A type joins IK by declaring them, nothing else.
 
     Class attributes:
         type_name: the name the type registers under ('' = not a type of its own).
@@ -285,6 +310,26 @@ class Constraint(ABC):
     def error(self, y: Array) -> float:
         """A scalar error of this constraint from its rows of ``y`` (norm of yd - y)."""
 
+    # -- position IK -------------------------------------------------------------------
+    def orientation_rows(self) -> tuple[bool, ...]:
+        """(n_rows,) which rows measure an orientation [rad], in the order of the rows.
+
+        Position IK checks these rows against its rotation tolerance and the others against
+        its tolerance, and reports their norms as the rotation and position errors. The
+        default is none (positions [m], distances [m], joint values [rad or m]).
+        """
+        return (False,) * self.n_rows
+
+    def pose_goal(self) -> PoseGoal | None:
+        """This constraint as a fixed pose of one link on root-frame axes, or None.
+
+        A constraint whose rows are exactly those of :class:`PoseGoal` (a target pose set,
+        not a link; the selected axes those of the root frame, or all six) gives it, so that
+        position IK may solve it alone in its compiled single-pose loop. The default is None:
+        IK iterates the constraint's rows.
+        """
+        return None
+
 
 __all__ = [
     "GAIN",
@@ -293,5 +338,6 @@ __all__ = [
     "REGISTRY",
     "WEIGHT",
     "Constraint",
+    "PoseGoal",
     "check_positive",
 ]

@@ -12,6 +12,7 @@ from ..errors import ConstraintError
 from ..kinematics.tree import KinematicTree
 from . import _features as F
 from ._target import EffectorTargetConstraint
+from .base import PoseGoal
 from .schema import Field
 
 Array = NDArray[np.float64]
@@ -175,6 +176,18 @@ class CopyPose(EffectorTargetConstraint):
     def pose_errors(self) -> tuple[float, float]:
         """(position error [m], rotation error [rad]) of all six axes at the last update."""
         return float(np.linalg.norm(self._xf[:3])), float(np.linalg.norm(self._xf[3:]))
+
+    def orientation_rows(self) -> tuple[bool, ...]:
+        """The position rows, then the rotation rows [rad] (see :class:`Constraint`)."""
+        return (False,) * len(self.position_axes) + (True,) * len(self.rotation_axes)
+
+    def pose_goal(self) -> PoseGoal | None:
+        """The goal of a set target pose on root axes or all six (see :class:`Constraint`)."""
+        if self.target.link is not None or not self.has_target:
+            return None
+        if self.reference != "root" and (self.position_axes + self.rotation_axes) != "xyzxyz":
+            return None
+        return PoseGoal(self.effector, self.target.pose, self.position_axes, self.rotation_axes)
 
 
 __all__ = ["REFERENCE_FRAMES", "CopyPose"]

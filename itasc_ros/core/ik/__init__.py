@@ -1,6 +1,8 @@
 """Position IK: a configuration that meets a set of constraints, solved here or in a worker."""
 
-from .solve import IkOptions, IkResult, solve_ik
+from .options import PREFER, IkOptions
+from .result import IkResult
+from .solve import solve_ik
 from .worker import IkOutcome, IkWorker
 
-__all__ = ["IkOptions", "IkOutcome", "IkResult", "IkWorker", "solve_ik"]
+__all__ = ["PREFER", "IkOptions", "IkOutcome", "IkResult", "IkWorker", "solve_ik"]

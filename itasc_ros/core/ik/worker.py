@@ -20,7 +20,8 @@ from ..errors import ConfigurationError, ItascError
 from ..kinematics import spatial
 from ..kinematics.tree import KinematicTree
 from ..latest_worker import LatestWorker
-from .solve import IkResult, solve_ik
+from .result import IkResult
+from .solve import solve_ik
 
 Array = NDArray[np.float64]
 

@@ -307,43 +307,6 @@ def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, pr
 
 
 @njit(cache=True, nogil=True)
-def solve_limited(
-    a,
-    b,
-    wy,
-    wq,
-    q,
-    lower,
-    upper,
-    vmax,
-    dt,
-    method,
-    lam_max,
-    eps,
-    gamma_max,
-    qdot,
-    locked,
-    aw,
-    bw,
-    xw,
-    fixed,
-    info,
-):
-    """Weighted damped solve with joint-limit locking and velocity scaling (one level).
-
-    The rows all have one priority; see :func:`solve_prioritized` for the arguments. The
-    control tick calls :func:`solve_prioritized`; this is the same solve with one level.
-    """
-    m = a.shape[0]
-    levels = np.zeros(2, dtype=np.int64)
-    levels[1] = m
-    _limited(
-        a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
-        qdot, locked, aw, bw, xw, fixed, info, levels, 1, aw, aw, bw, xw,
-    )  # fmt: skip
-
-
-@njit(cache=True, nogil=True)
 def solve_prioritized(
     a,
     b,
@@ -403,42 +366,6 @@ def solve_prioritized(
         rk: (m,) work array.
         zw: (n,) work array.
     """
-    _limited(
-        a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
-        qdot, locked, aw, bw, xw, fixed, info, levels, nlev, proj, at, rk, zw,
-    )  # fmt: skip
-
-
-@njit(cache=True, nogil=True)
-def _limited(
-    a,
-    b,
-    wy,
-    wq,
-    q,
-    lower,
-    upper,
-    vmax,
-    dt,
-    method,
-    lam_max,
-    eps,
-    gamma_max,
-    qdot,
-    locked,
-    aw,
-    bw,
-    xw,
-    fixed,
-    info,
-    levels,
-    nlev,
-    proj,
-    at,
-    rk,
-    zw,
-):
-    """The solve of :func:`solve_prioritized` (same arguments)."""
     m, n = a.shape
     for j in range(n):
         locked[j] = wq[j] <= 0.0
@@ -514,6 +441,23 @@ def _limited(
     info[2] = scale
     info[3] = it
     info[4] = 1.0 if finite else 0.0
+
+
+@njit(cache=True, nogil=True)
+def solve_limited(*args):
+    """Weighted damped solve with joint-limit locking and velocity scaling (one level).
+
+    ``solve_limited(a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
+    qdot, locked, aw, bw, xw, fixed, info)``: the first twenty arguments of
+    :func:`solve_prioritized`, whose one level is then all the rows (its work arrays for
+    several levels are not used). The control tick calls :func:`solve_prioritized`; this is the
+    same solve, bit for bit.
+    """
+    aw, bw, xw = args[15], args[16], args[17]
+    levels = np.zeros(2, dtype=np.int64)
+    levels[1] = args[0].shape[0]
+    one_level = (levels, 1, aw, aw, bw, xw)  # levels, nlev, proj, at, rk, zw
+    solve_prioritized(*(args + one_level))
 
 
 def damped_pinv_solve(

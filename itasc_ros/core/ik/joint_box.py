@@ -1,0 +1,77 @@
+"""The box of joint positions the IK searches: the limits, the restarts' range, whole turns.
+
+Continuous joints get finite stand-in limits (:data:`UNLIMITED`) and restart in [-pi, pi];
+a revolute joint with more than a turn of range can be moved by whole turns toward the seed
+without changing the forward kinematics.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ConfigurationError
+from ..kinematics.tree import KinematicTree
+from . import _ik_kernels as K
+
+Array = NDArray[np.float64]
+
+#: Joint limits used in place of +-inf for continuous joints [rad].
+UNLIMITED = 1e9
+
+
+class JointBox:
+    """The joint limits of a tree as the IK uses them.
+
+    Attributes:
+        lo, hi: (n,) lower and upper limits [rad or m], +-:data:`UNLIMITED` where infinite.
+        samp_lo, samp_hi: (n,) the range random restarts are drawn from: the limits, or
+            [-pi, pi] for a joint with an infinite limit.
+        turns: the joints (columns) that can turn by a whole turn within their limits.
+    """
+
+    def __init__(self, tree: KinematicTree) -> None:
+        lo, hi = tree.lower, tree.upper
+        self.lo = np.where(np.isfinite(lo), lo, -UNLIMITED)
+        self.hi = np.where(np.isfinite(hi), hi, UNLIMITED)
+        finite = np.isfinite(lo) & np.isfinite(hi)
+        self.samp_lo = np.where(finite, lo, -math.pi)
+        self.samp_hi = np.where(finite, hi, math.pi)
+        revolute = np.array([t != "prismatic" for t in tree.joint_types], dtype=bool)
+        self.turns = [int(i) for i in np.flatnonzero(revolute & (self.hi - self.lo > 2 * math.pi))]
+
+    def clip_seed(self, seed: Array, out: Array) -> Array:
+        """``seed`` (n,) clipped into the box, written into ``out`` (n,) and returned.
+
+        Raises:
+            ConfigurationError: the seed has NaN or Inf values.
+        """
+        if not K.clip_seed(seed, self.lo, self.hi, out):
+            raise ConfigurationError(f"the seed has NaN or Inf values: {seed.tolist()}")
+        return out
+
+    def random(self, rng: np.random.Generator) -> Array:
+        """(n,) a restart drawn uniformly from the restarts' range, within the box."""
+        return np.clip(rng.uniform(self.samp_lo, self.samp_hi), self.lo, self.hi)
+
+    def nearest_turns(self, q: Array, seed: Array) -> None:
+        """Move joints of ``q`` (n,) by whole turns toward ``seed`` (n,), within the limits.
+
+        The forward kinematics are the same; ``q`` is changed in place.
+        """
+        two_pi = 2.0 * math.pi
+        for i in self.turns:
+            k = round((seed[i] - q[i]) / two_pi)
+            if k:
+                v = q[i] + k * two_pi
+                while v > self.hi[i]:
+                    v -= two_pi
+                while v < self.lo[i]:
+                    v += two_pi
+                if abs(v - seed[i]) < abs(q[i] - seed[i]):
+                    q[i] = v
+
+
+__all__ = ["UNLIMITED", "JointBox"]

@@ -1,0 +1,137 @@
+"""The root-to-link chain of one link as the compiled IK loop reads it, cached per tree.
+
+A chain is the flat arrays of the movable joints between the root and the link (layout in
+:mod:`itasc_ros.core.ik._ik_kernels`), the joint box, and the work arrays of a solve. It is
+built once per tree and link (again when a joint held outside the tree's view moved).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kinematics.tree import KinematicTree
+from . import _ik_kernels as K
+from .inputs import axis_rows
+from .joint_box import JointBox
+from .options import IkOptions
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+ChainArrays = tuple[IntArray, IntArray, Array, Array, Array, Array, Array]
+"""The chain arrays in the kernels' order: ``(jt, col, org, ax, mult, offs, tip)``."""
+
+
+class PoseChain:
+    """The flat arrays of the root-to-link chain for the compiled loop, and its work arrays.
+
+    Attributes:
+        link: the link placed.
+        joint_names: the columns of ``q`` (the tree's joints).
+        arrays: the chain arrays in the kernels' order ``(jt, col, org, ax, mult, offs, tip)``.
+        held: whether joints outside the tree's view are on the chain (held at their set
+            positions, which are part of the chain's arrays).
+        q_full: the tree's full joint positions the held joints were taken from.
+        n: number of joints of the tree.
+        work: the kernels' work array.
+        reach: the largest distance [m] of the link from the root.
+        box: the joint box (:class:`~itasc_ros.core.ik.joint_box.JointBox`).
+        q0, q, best_q: (n,) the seed, the current and the best configuration of a solve.
+        state: (S_SIZE,) the loop's state; ``rng`` (1,) uint64 its generator's state.
+        tol: (6,) the tolerance of each pose component; ``params`` the default options.
+    """
+
+    def __init__(self, tree: KinematicTree, link: str) -> None:
+        self.link = link
+        self.joint_names = tree.joint_names
+        self.arrays, nk = _chain_arrays(tree, link)
+        self.q_full = tree._q_full.copy()
+        self.held = bool(np.any(self.arrays[1] < 0))
+        n = self.n = tree.n_joints
+        self.work = np.zeros(K.work_size(n, nk))
+        self.reach = tree.reach(link)
+        self.box = JointBox(tree)
+        # Per-call arrays, reused.
+        self.q0 = np.zeros(n)
+        self.q = np.zeros(n)
+        self.best_q = np.zeros(n)
+        self.state = np.zeros(K.S_SIZE)
+        self.rng = np.zeros(1, dtype=np.uint64)
+        self.tol = np.zeros(6)
+        self.params = IkOptions().to_array()
+        self._sel_cache: dict[tuple[str, str], IntArray] = {}
+
+    def selection(self, position_axes: str, rotation_axes: str) -> IntArray:
+        """(k,) the selected pose rows (see :func:`~itasc_ros.core.ik.inputs.axis_rows`)."""
+        key = (position_axes, rotation_axes)
+        sel = self._sel_cache.get(key)
+        if sel is None:
+            sel = self._sel_cache[key] = axis_rows(position_axes, rotation_axes)
+        return sel
+
+
+def _chain_arrays(tree: KinematicTree, link: str) -> tuple[ChainArrays, int]:
+    """The chain arrays ``(jt, col, org, ax, mult, offs, tip)`` of ``link`` and their length."""
+    m = tree._m
+    li = tree.link_index(link)
+    view_col = {int(full): i for i, full in enumerate(tree._sel)}
+    q_full = tree._q_full
+    jt, col, org, ax, mult, offs = [], [], [], [], [], []
+    acc = np.eye(4)
+    for k in m.chain[li, : m.chain_len[li]]:
+        k = int(k)
+        if m.jtype[k] == 0:
+            acc = acc @ m.origin[k]
+            continue
+        frame = acc @ m.origin[k]
+        acc = np.eye(4)
+        full = int(m.qidx[k])
+        jt.append(int(m.jtype[k]))
+        org.append(frame[:3])
+        ax.append(m.axis[k])
+        if full in view_col:
+            col.append(view_col[full])
+            mult.append(float(m.mult[k]))
+            offs.append(float(m.offs[k]))
+        else:  # held at its set position in this view
+            col.append(-1)
+            mult.append(0.0)
+            offs.append(float(m.mult[k] * q_full[full] + m.offs[k]))
+    nk = len(jt)
+    arrays: ChainArrays = (
+        np.array(jt, dtype=np.int64),
+        np.array(col, dtype=np.int64),
+        np.ascontiguousarray(np.array(org, dtype=float).reshape(nk, 3, 4)),
+        np.ascontiguousarray(np.array(ax, dtype=float).reshape(nk, 3)),
+        np.array(mult, dtype=float),
+        np.array(offs, dtype=float),
+        np.ascontiguousarray(acc[:3]),
+    )
+    return arrays, nk
+
+
+_CHAINS: weakref.WeakKeyDictionary[KinematicTree, dict[str, PoseChain]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def chain_of(tree: KinematicTree, link: str) -> tuple[PoseChain, bool]:
+    """The chain of ``link`` (cached per tree) and whether it was built just now.
+
+    Raises:
+        UnknownLinkError: ``link`` is not in the tree (lists the links).
+    """
+    per_tree = _CHAINS.get(tree)
+    if per_tree is None:
+        per_tree = _CHAINS[tree] = {}
+    ch = per_tree.get(link)
+    if ch is None or (ch.held and not np.array_equal(ch.q_full, tree._q_full)):
+        ch = per_tree[link] = PoseChain(tree, link)
+        return ch, True
+    return ch, False
+
+
+__all__ = ["ChainArrays", "PoseChain", "chain_of"]

@@ -1,0 +1,200 @@
+"""Any constraint set: the damped Newton loop on the rows of the constraints (numpy).
+
+Each iteration reads the primary constraints' rows at ``q`` (:class:`SetProblem`), tests
+every row against its tolerance (rotation rows against the rotation tolerance, as the
+constraints declare them), takes a damped step plus the secondary constraints' step in the
+null space, and clips it into the joint box; a stalled or too long attempt restarts from a
+random configuration of a seeded generator.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..constraints.base import Constraint
+from ..errors import ConfigurationError
+from ..kinematics.tree import KinematicTree
+from .joint_box import JointBox
+from .null_space import damped_step, null_space_step, polish
+from .options import IkOptions
+from .result import IkResult
+from .set_problem import SetProblem
+
+Array = NDArray[np.float64]
+
+
+@dataclass
+class _Run:
+    """What the loop found: the solution kept (or None), the best configuration and errors."""
+
+    found: Array | None
+    best_q: Array
+    e_best: Array
+    iterations: int
+    restarts: int
+    message: str
+
+
+def solve_set(
+    tree: KinematicTree,
+    constraints: Sequence[Constraint],
+    secondary: Sequence[Constraint],
+    seed: Array,
+    budget: tuple[float, int | None],
+    tol: float,
+    tol_r: float,
+    random_seed: int,
+    prefer: str,
+    opts: IkOptions,
+) -> IkResult:
+    """Joint positions that meet ``constraints`` (and ``secondary`` as well as possible).
+
+    The constraints' gains and feed-forward are set to 1 and off for the solve and restored
+    after it. The budget's clock starts after a first evaluation of the rows (compiled code
+    loaded).
+
+    Args:
+        tree: the kinematic tree the constraints are bound to.
+        constraints: the primary constraints (they decide success).
+        secondary: constraints solved in the null space of the primary ones.
+        seed: (n,) start configuration [rad or m], clipped into the limits.
+        budget: (time budget [s], iterations at most or None).
+        tol: tolerance of each row that is not an orientation [m, rad or m].
+        tol_r: tolerance of each orientation row [rad].
+        random_seed: seed of the restarts' generator.
+        prefer: one of :data:`~itasc_ros.core.ik.options.PREFER`.
+        opts: tuning of the loop.
+
+    Returns:
+        The :class:`IkResult` (see :func:`~itasc_ros.core.ik.solve_ik`).
+
+    Raises:
+        ConfigurationError: constraint names repeat, or a seed with NaN or Inf values.
+        TargetNotSet: a constraint without its target.
+    """
+    names = [c.name for c in [*constraints, *secondary]]
+    if len(set(names)) != len(names):
+        raise ConfigurationError(f"constraint names repeat: {names}")
+    box = JointBox(tree)
+    q0 = box.clip_seed(seed, np.zeros(tree.n_joints))
+    saved = [(c, c.gain, c.feedforward) for c in [*constraints, *secondary]]
+    try:
+        for c, _, _ in saved:
+            c.gain, c.feedforward = 1.0, False
+        primary = SetProblem(tree, constraints)
+        posture = SetProblem(tree, secondary) if secondary else None
+        rotation = primary.orientation_rows()
+        tols = np.where(rotation, tol_r, tol)
+        # The budget is for solving: the scene's compiled kernels are loaded (or compiled, on
+        # the first call in a process) by a first evaluation before the clock starts.
+        primary.rows(q0)
+        if posture is not None:
+            posture.rows(q0)
+        t0 = time.perf_counter()
+        run = _newton(primary, posture, box, q0, tols, budget, random_seed, prefer, opts, t0)
+    finally:
+        for c, gain, ff in saved:
+            c.gain, c.feedforward = gain, ff
+    return _result(run, rotation, tree, t0)
+
+
+def _newton(
+    primary: SetProblem,
+    posture: SetProblem | None,
+    box: JointBox,
+    q0: Array,
+    tols: Array,
+    budget: tuple[float, int | None],
+    random_seed: int,
+    prefer: str,
+    opts: IkOptions,
+    t0: float,
+) -> _Run:
+    """The loop: damped steps, stall test, restarts, until a solution or the budget's end."""
+    lo, hi = box.lo, box.hi
+    rng = np.random.default_rng(int(random_seed))
+    timeout, max_iters = budget
+    deadline = t0 + timeout
+    q = q0.copy()
+    best_q, best = q0.copy(), math.inf
+    found: Array | None = None
+    found_dist = math.inf
+    iters = restarts = local = 0
+    ref = math.inf
+    message = "time budget spent"
+    e_best = np.zeros(tols.shape[0])
+    while True:
+        a, ew, e = primary.rows(q)
+        norm = float(np.linalg.norm(e))
+        if norm < best:
+            best, best_q[:], e_best = norm, q, e
+        restart = False
+        if np.all(np.abs(e) <= tols):
+            sol = q.copy()
+            if posture is not None:
+                sol, e = polish(primary, posture, sol, tols, lo, hi, opts)
+                e_best = e
+            d = float(np.linalg.norm(sol - q0))
+            if d < found_dist:
+                found, found_dist, e_best = sol, d, e
+            if prefer == "speed":
+                message = "converged"
+                break
+            restart = True
+        elif local % opts.stall_window == 0:
+            if local > 0 and not norm <= opts.stall_ratio * ref:
+                restart = True
+            ref = norm
+        if local >= opts.restart_iterations or not math.isfinite(norm):
+            restart = True
+        if max_iters is not None and iters >= max_iters:
+            message = "iteration limit reached"
+            break
+        if time.perf_counter() >= deadline:
+            break
+        iters += 1
+        if restart:
+            q = box.random(rng)
+            restarts += 1
+            local, ref = 0, math.inf
+            continue
+        local += 1
+        lam = opts.lambda_min + opts.lambda_scale * 0.5 * norm * norm
+        dq = damped_step(a, ew, lam)
+        if posture is not None:
+            dq += null_space_step(a, dq, posture, q, lam)
+        big = float(np.max(np.abs(dq))) if dq.size else 0.0
+        if big > opts.max_step:
+            dq *= opts.max_step / big
+        q = np.clip(q + dq, lo, hi)
+    return _Run(found, best_q, e_best, iters, restarts, message)
+
+
+def _result(run: _Run, rotation: NDArray[np.bool_], tree: KinematicTree, t0: float) -> IkResult:
+    """The :class:`IkResult` of a run; ``rotation`` (m,) marks the orientation rows."""
+    message = run.message
+    if run.found is not None and message != "converged":
+        message = "converged (nearest of the solutions found in the budget)"
+    errors = np.asarray(run.e_best, dtype=float).copy()
+    pos, rot = errors[~rotation], errors[rotation]
+    return IkResult(
+        q=run.found if run.found is not None else run.best_q,
+        success=run.found is not None,
+        errors=errors,
+        position_error=math.sqrt(float(pos @ pos)),
+        rotation_error=math.sqrt(float(rot @ rot)),
+        iterations=run.iterations,
+        restarts=run.restarts,
+        time=time.perf_counter() - t0,
+        joint_names=tree.joint_names,
+        message=message,
+    )
+
+
+__all__ = ["solve_set"]
