@@ -519,3 +519,51 @@ def test_a_live_change_is_applied_whole_or_refused_with_config_error(
     Controller(tree, cfg)  # what a start-up with these values builds
     c.update_parameters(**updates)
     assert c.config.to_dict() == cfg.to_dict()
+
+
+# ------------------------------------------------------------------------------ snapshot
+def feed(c: Controller, tree: KinematicTree, k: int, now: float, goal: np.ndarray) -> None:
+    """Tick ``k``'s inputs: joint states, a moving target, then explicit twists, then a jog."""
+    q = HOME + 0.01 * math.sin(0.05 * k)
+    c.set_joint_state(tree.joint_names, q, now, now - 0.001)
+    if k < 40:
+        g = goal.copy()
+        g[:3, 3] += [0.002 * k, 0.0, 0.001 * k]
+        c.set_target("ee", "", g[:3, 3], spatial.matrix_to_quat(g), now, now - 0.002)
+    elif k < 70:
+        c.set_target_twist("ee", "panda_link3", [0.02, 0.0, 0.01, 0.0, 0.0, 0.1], now, now)
+    elif k < 110:
+        c.set_jog_twist("ee", "panda_hand", [0.03, 0.01, 0.0, 0.0, 0.1, 0.0], now, now)
+
+
+@pytest.mark.parametrize("cartesian_speed", [0.0, 0.2])  # 0: no step reference
+def test_a_controller_restored_from_a_snapshot_ticks_bit_for_bit_like_the_original(
+    tree: KinematicTree, cartesian_speed: float
+) -> None:
+    """Joint states (some joints held), a target stream, its twists, a jog and the motion limits
+    all carry over: from the snapshot on, both controllers command exactly the same."""
+    limits = load_config(REPO / "config" / "panda.yaml").joint_limits
+    kw = {
+        "joints": tree.joint_names[:5],
+        "joint_limits": limits,
+        "max_cartesian_speed": cartesian_speed,
+    }
+    a, b = make(tree, **kw), make(tree, **kw)
+    goal = pose_goal(tree, HOME, [0.05, 0.0, 0.02], [0.0, 0.0, 0.2])
+    now = 10.0
+    for k in range(130):
+        now += a.period
+        feed(a, tree, k, now, goal)
+        out_a = a.step(now)
+        if k > 20:
+            feed(b, tree, k, now, goal)
+            out_b = b.step(now)
+            assert out_a.status == out_b.status == "active"
+            assert out_a.qdot.tobytes() == out_b.qdot.tobytes(), k
+            assert a.fed_forward_twist("ee").tobytes() == b.fed_forward_twist("ee").tobytes()
+        if k in (20, 50, 90):  # during the stream, the twists, the jog
+            b.set_enabled(False)  # whatever b's state was, the snapshot's replaces it
+            b.step(now)
+            b.restore_state(np.concatenate([[0.0, 0.0, 0.0], a.state_values()]))
+            assert b.state_values().tobytes() == a.state_values().tobytes()
+            assert b.commanding == a.commanding and b.q.tobytes() == a.q.tobytes()

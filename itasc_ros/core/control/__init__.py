@@ -9,11 +9,12 @@ from .config import (
     ControllerConfig,
     apply_updates,
 )
-from .controller import Controller, Status, StepOutput
+from .controller import Controller
 from .health import Health, Level, diagnose, step_colour
 from .journal import Journal, JournalError, Record, decode, records
 from .model_manager import ModelChange, ModelManager, ModelOutcome, urdf_digest
 from .playback import ConfigHistory, Playback, PlaybackError, Tick
+from .status import Status, StepOutput
 from .streams import StampOrder, TargetStream
 
 __all__ = [

@@ -1,0 +1,315 @@
+"""The controller's inputs: joint states, target poses and target twists (ROS-free).
+
+Each input is checked whole and refused with an :class:`~itasc_ros.core.errors.InputError`
+naming the reason (the last good input is kept), then journaled. A target pose is a stream:
+successive poses give the target's twist estimate, fed forward; a step (a jump, a first target,
+a target after a pause) is approached along the straight-line reference
+(:mod:`~itasc_ros.core.control.cartesian_reference`). Jog twists are in
+:mod:`~itasc_ros.core.control.jogging`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..kinematics import spatial
+from ._target_kernels import (
+    BAD_POSITION,
+    BAD_QUATERNION,
+    ZERO_QUATERNION,
+    cap_twist,
+    filter_twist,
+    is_target_jump,
+    pose_from_position_quat,
+)
+from .journal import Code, stamp_value
+from .journaling import Journaling
+from .streams import HUGE, TargetStream, as_array, usable
+
+Array = NDArray[np.float64]
+
+
+class Inputs(Journaling):
+    """Joint states, target poses and explicit target twists, taken or refused."""
+
+    def set_joint_state(
+        self,
+        names: Sequence[str],
+        positions: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+    ) -> None:
+        """Accept a joint state, mapped by name (extra joints ignored).
+
+        Args:
+            names: joint names of the message.
+            positions: one position per name [rad or m].
+            received: reception time [s] (the clock of ``step``); staleness is measured
+                from it.
+            header_stamp: the message's own stamp [s] if it has one (not zero); checked
+                against the last accepted one by :class:`StampOrder` (out of order, leaping ahead).
+
+        Raises:
+            InputError: missing or repeated commanded joints, positions of commanded joints
+                NaN/Inf or above :data:`HUGE`, a length mismatch, a non-finite reception
+                stamp or a stamp out of order / leaping ahead; the last good state is kept.
+        """
+        timeout = self.config.input_timeout
+        self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
+        if self.journal is not None:
+            self._record_joint_state(self.journal, received)
+
+    def set_target(
+        self,
+        constraint: str,
+        frame: str,
+        position: ArrayLike,
+        quat_xyzw: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+        jump: bool = False,
+    ) -> None:
+        """Set a constraint's target pose; estimates the target twist from successive poses.
+
+        Poses at most ``input_timeout`` apart are a stream: their finite differences, filtered
+        with ``twist_filter_time_constant`` (starting from zero) and capped to
+        ``max_target_speed`` / ``max_target_angular_speed``, are the target twist fed forward
+        until ``input_timeout`` after the last pose, unless an explicit twist
+        (:meth:`set_target_twist`) is more recent. Poses further apart, and poses that imply a
+        target faster than those limits (counted: :meth:`target_jumps`), are jumps: the
+        estimate restarts from zero.
+
+        Args:
+            constraint: name of a copy_pose/distance constraint without ``target_link``.
+            frame: '' (or the root link) or a URDF link; transformed to the root with the
+                current joint state.
+            position: (3,) [m].
+            quat_xyzw: (4,) orientation (x, y, z, w), normalised here.
+            received: reception time [s].
+            header_stamp: the message's stamp [s] if non-zero (used for the twist estimate
+                and checked by :class:`StampOrder`: out of order, leaping ahead).
+            jump: the pose is a jump, not part of a motion (e.g. the RViz marker snapped back
+                to the effector): the twist estimate restarts from zero.
+
+        Raises:
+            InputError: unknown constraint or frame, NaN/Inf or huge (> :data:`HUGE`) position,
+                NaN/Inf or zero (norm < 1e-6) quaternion, a stamp out of order / leaping ahead,
+                a position farther from the root than :meth:`target_reach`; the target is
+                unchanged. Other quaternions are normalised.
+        """
+        st = self._target_state(constraint)
+        p = as_array(position, f"target of {constraint!r}: position", self._reject)
+        qt = as_array(quat_xyzw, f"target of {constraint!r}: quaternion", self._reject)
+        self._read_pose(constraint, st, p, qt, received)
+        why = st.order.check(header_stamp, received, self.config.input_timeout)
+        if why:
+            raise self._reject(f"target of {constraint!r}: {why}")
+        pose = self._pose_in_reach(constraint, st, frame)
+        step = self._estimate_twist(st, pose, received, header_stamp, jump)
+        if jump:  # e.g. the RViz marker snapped back to the effector: no reference
+            st.ref.stop()
+        self._take_target(constraint, st, pose, step and not jump)
+        t = float(received)
+        st.pose[:] = pose
+        st.stamp = t
+        st.header = stamp_value(header_stamp)
+        st.order.accept(header_stamp, t)
+        st.has_pose = True
+        if self.journal is not None:
+            self._record_target(self.journal, constraint, frame, jump, p, qt)
+
+    def _read_pose(
+        self, constraint: str, st: TargetStream, p: Array, qt: Array, received: float
+    ) -> None:
+        """Write the pose of ``p`` (3,) [m] and ``qt`` (x, y, z, w) into ``st.new_pose``.
+
+        Raises:
+            InputError: not 3 and 4 finite values, a huge position, a zero quaternion or a
+                non-finite reception time; nothing is written.
+        """
+        if p.shape != (3,):
+            code = BAD_POSITION
+        elif qt.shape != (4,):
+            code = BAD_QUATERNION if usable(p) else BAD_POSITION
+        else:  # compiled: validates and writes the pose (~2 us instead of ~100 us of numpy)
+            code = pose_from_position_quat(p, qt, HUGE, st.new_pose)
+        if code == BAD_POSITION:
+            raise self._reject(
+                f"target of {constraint!r}: position must be 3 finite values of at most "
+                f"{HUGE:g} m, got {p.tolist()}"
+            )
+        if code == BAD_QUATERNION:
+            raise self._reject(
+                f"target of {constraint!r}: quaternion (x, y, z, w) must be 4 "
+                f"finite values, got {qt.tolist()}"
+            )
+        if not math.isfinite(received):
+            raise self._reject(f"target of {constraint!r}: reception time {received!r} not finite")
+        if code == ZERO_QUATERNION:
+            raise self._reject(
+                f"target of {constraint!r}: quaternion {qt.tolist()} has zero "
+                "norm (identity is (0, 0, 0, 1))"
+            )
+
+    def _pose_in_reach(self, constraint: str, st: TargetStream, frame: str) -> Array:
+        """``st.new_pose`` (4, 4) in ``frame``, in the root frame, checked against the reach.
+
+        Raises:
+            InputError: an unknown frame, or a position beyond :meth:`target_reach`.
+        """
+        pose = st.new_pose  # (4, 4) rotation orthonormal by construction
+        ref = self._frame_pose(frame, f"target of {constraint!r}")
+        if ref is not None:
+            pose = ref @ pose
+        dist = math.sqrt(pose[0, 3] ** 2 + pose[1, 3] ** 2 + pose[2, 3] ** 2)
+        if dist > st.reach:
+            raise self._reject(
+                f"target of {constraint!r}: {dist:.6g} m from {self.tree.root_link!r} is beyond "
+                f"the robot's reach ({st.reach:.3f} m with target_reach_margin "
+                f"{self.config.target_reach_margin} m)"
+            )
+        return pose
+
+    def _estimate_twist(
+        self,
+        st: TargetStream,
+        pose: Array,
+        received: float,
+        header_stamp: float | None,
+        jump: bool,
+    ) -> bool:
+        """Update the stream's twist estimate with ``pose`` (4, 4) received at ``received`` [s].
+
+        Returns:
+            True when ``pose`` is a step (a jump, asked or too fast, a first pose or one after
+            a pause): the estimate restarts from zero.
+        """
+        t_src = float(received) if header_stamp is None else float(header_stamp)
+        prev_src = st.order.source
+        t_prev = st.stamp if (header_stamp is None or prev_src is None) else prev_src
+        dt = t_src - t_prev
+        cfg = self.config
+        if not jump and st.has_pose and 0.0 < dt <= cfg.input_timeout:
+            jump = self._is_jump(st, pose, dt)
+            if not jump:
+                tau = cfg.twist_filter_time_constant  # from zero: a jump kicks gently
+                filter_twist(pose, st.pose, dt, dt / (tau + dt), st.rel, st.raw, st.estimate)
+                # the estimate never exceeds the speed limits
+                cap_twist(st.estimate, cfg.max_target_speed, cfg.max_target_angular_speed)
+        step = jump or not (st.has_pose and 0.0 <= dt <= cfg.input_timeout)
+        if step:
+            st.estimate[:] = 0.0
+        return step
+
+    def _is_jump(self, st: TargetStream, pose: Array, dt: float) -> bool:
+        """True (and counted) when ``pose`` implies a target faster than the speed limits.
+
+        ``dt`` [s] is floored at the control period: poses that arrive in a burst are not
+        jumps, and a target cannot be followed faster than the loop runs anyway.
+        """
+        cfg = self.config
+        dt = max(dt, self._dt)
+        if not is_target_jump(
+            pose, st.pose, dt, cfg.max_target_speed, cfg.max_target_angular_speed, st.rel
+        ):
+            return False
+        st.jumps += 1
+        return True
+
+    def _take_target(self, name: str, st: TargetStream, pose: Array, step: bool) -> None:
+        """Give the constraint its new target, at once within a smooth stream.
+
+        A step (a jump, a first target, a target after a pause) or a target during a jog goes
+        through the straight-line reference (:mod:`~itasc_ros.core.control.cartesian_reference`).
+        """
+        c = self.scene.get(name)
+        if step and not st.ref.active and self.config.max_cartesian_speed > 0.0:
+            start = self._effector_pose(c)
+            if start is not None and self._is_far(start, pose):
+                st.ref.start(start)
+                c.set_target(st.ref.pose, check=False)  # active from here, where it is
+        if st.ref.active:
+            st.ref.jogging = False  # a pose target ends a jog: approach it from here
+            st.jog_stamp = -math.inf
+            return
+        c.set_target(pose, check=False)
+
+    def _is_far(self, a: Array, b: Array) -> bool:
+        """True when pose ``b`` is more than a tick away from ``a`` at the Cartesian limits."""
+        cfg = self.config
+        dist = math.dist(a[:3, 3], b[:3, 3])
+        angle = float(np.linalg.norm(spatial.so3_log(b[:3, :3] @ a[:3, :3].T)))
+        return dist > cfg.max_cartesian_speed * self._dt or (
+            angle > cfg.max_cartesian_angular_speed * self._dt
+        )
+
+    def set_target_twist(
+        self,
+        constraint: str,
+        frame: str,
+        twist: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+    ) -> None:
+        """Set the target's twist explicitly (feed-forward), valid for ``input_timeout``.
+
+        Its linear and angular parts are each scaled down to ``max_target_speed`` /
+        ``max_target_angular_speed`` (counted: :meth:`target_twists_capped`).
+
+        Args:
+            constraint: as in :meth:`set_target`.
+            frame: axes of the twist: '' (root) or a URDF link (rotated to the root).
+            twist: (6,) linear velocity of the target origin [m/s], angular velocity [rad/s].
+            received: reception time [s].
+            header_stamp: the message's stamp [s] if non-zero, checked by
+                :class:`StampOrder` (out of order, leaping ahead).
+
+        Raises:
+            InputError: unknown constraint or frame, not 6 finite values of at most
+                :data:`HUGE`, a stamp out of order / leaping ahead; the twist is unchanged.
+        """
+        st = self._target_state(constraint)
+        what = f"twist of {constraint!r}"
+        tw_msg = self._twist_arg(what, twist, received)
+        tw = self._twist_in_root(what, st.twist_order, tw_msg, frame, received, header_stamp)
+        st.twist[:] = tw
+        if cap_twist(st.twist, self.config.max_target_speed, self.config.max_target_angular_speed):
+            st.capped += 1
+        st.twist_stamp = float(received)
+        st.twist_order.accept(header_stamp, received)
+        if self.journal is not None:
+            self._record_twist(
+                self.journal, Code.TWIST, constraint, frame, tw_msg, received, header_stamp
+            )
+
+    # ------------------------------------------------------------------------- read-outs
+    def target_stamp(self, constraint: str) -> float:
+        """Reception time [s] of the constraint's last target pose (-inf before the first)."""
+        return self._target_state(constraint).stamp
+
+    def target_jumps(self, constraint: str) -> int:
+        """Poses of the constraint's target that implied a speed above the limits (jumps)."""
+        return self._target_state(constraint).jumps
+
+    def target_twists_capped(self, constraint: str) -> int:
+        """Explicit twists of the constraint's target scaled down to the speed limits."""
+        return self._target_state(constraint).capped
+
+    def target_reach(self, constraint: str) -> float:
+        """Largest distance [m] of the constraint's target from the root (farther: refused)."""
+        return self._target_state(constraint).reach
+
+    def fed_forward_twist(self, constraint: str) -> Array:
+        """(6,) the target twist the last ``step`` fed forward (root frame) [m/s, rad/s]."""
+        return self._target_state(constraint).applied.copy()
+
+    def target_twist_estimate(self, constraint: str) -> Array:
+        """(6,) the filtered twist estimated from successive target poses (root frame)."""
+        return self._target_state(constraint).estimate.copy()
+
+
+__all__ = ["Inputs"]

@@ -1,0 +1,156 @@
+"""Jogging: an effector moved by a stream of twists, as MoveIt Servo does (ROS-free).
+
+A jog twist is valid for ``input_timeout``: a virtual target (the constraint's
+:class:`~itasc_ros.core.control.cartesian_reference.CartesianReference`) starts where the
+effector is and moves with the twists, within ``max_cartesian_speed`` /
+``max_cartesian_acceleration`` and the angular pair; when they stop it decelerates to rest and
+stays there. Each twist pays for its share of the stream's time, so that the effector moves for
+as long as the stream lasted, whatever the delivery. At each tick :meth:`Jogging._follow_reference`
+advances the reference of a jog, or of a target step approached along a straight line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .journal import Code, TwistSource
+from .journaling import Journaling
+from .streams import TargetStream, fresh
+
+_REST = np.zeros(6)  # (6,) the zero twist a stopped jog decelerates to
+_REST.flags.writeable = False
+
+
+class Jogging(Journaling):
+    """Jog twists, and the reference a jog or a step moves at each tick."""
+
+    def set_jog_twist(
+        self,
+        constraint: str,
+        frame: str,
+        twist: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+    ) -> None:
+        """Jog the constraint's effector with a twist, valid for ``input_timeout`` (as Servo).
+
+        A virtual target starts where the effector is and moves with the twist (its change
+        within ``max_cartesian_acceleration``, its size within ``max_cartesian_speed``, and the
+        angular pair); when the twists stop, it decelerates to rest and stays there.
+
+        Args:
+            constraint: a constraint that takes a target (the node uses the first).
+            frame: axes of the twist: '' (root) or a URDF link (rotated to the root).
+            twist: (6,) linear [m/s] and angular [rad/s] velocity.
+            received: reception time [s].
+            header_stamp: the message's stamp [s] if non-zero (checked for order).
+
+        Raises:
+            InputError: as ``set_target_twist``; no joint state yet (the jog starts from
+                the effector's pose).
+        """
+        st = self._target_state(constraint)
+        what = f"jog of {constraint!r}"
+        tw_msg = self._twist_arg(what, twist, received)
+        c = self.scene.get(constraint)
+        if self._effector_pose(c) is None:
+            raise self._reject(f"{what} needs a joint state and an effector")
+        tw = self._twist_in_root(what, st.jog_order, tw_msg, frame, received, header_stamp)
+        timeout = self.config.input_timeout
+        st.jog_valid = timeout
+        st.jog_budget = min(st.jog_budget + self._jog_pay(st, received, header_stamp), timeout)
+        st.jog[:] = tw
+        st.jog_stamp = float(received)
+        st.jog_order.accept(header_stamp, received)
+        if not c.has_target:  # jogging without a target so far: hold the effector first
+            pose = self._effector_pose(c)
+            if pose is not None:
+                c.set_target(pose, check=False)
+        if self.journal is not None:
+            self._record_twist(
+                self.journal, Code.JOG, constraint, frame, tw_msg, received, header_stamp
+            )
+
+    def _jog_pay(self, st: TargetStream, received: float, header_stamp: float | None) -> float:
+        """How long [s] the reference may move for this jog twist (its share of the stream).
+
+        Each twist pays the time since the previous one on the stream's own clock: its header
+        stamps when both are stamped and within ``input_timeout`` of each other, else the
+        reception times' average period since the stream began (DDS delivers in bursts); the
+        first twist of a stream pays one control period. So the effector moves v t for t the
+        stream's length whatever the delivery (bursts, a lost message, a late callback), late
+        twists catching up, and stops then, not ``input_timeout`` later.
+        """
+        timeout = self.config.input_timeout
+        gap = float(received) - st.jog_stamp
+        if 0.0 <= gap <= timeout:  # the stream goes on: its average period since it began
+            st.jog_count += 1
+            st.jog_period = (float(received) - st.jog_start) / (st.jog_count - 1)
+        else:  # a new stream by its reception times
+            st.jog_start, st.jog_count, st.jog_period = float(received), 1, 0.0
+        last = st.jog_order.source
+        if header_stamp is not None and last is not None:
+            step = float(header_stamp) - last
+            if 0.0 <= step <= timeout:
+                if st.jog_count == 1:
+                    st.jog_late += 1  # the stream went on, but reached us too late
+                return step
+        return st.jog_period or self._dt
+
+    def jog_late_twists(self, constraint: str) -> int:
+        """Jog twists received after their jog had stopped, stamped as its continuation.
+
+        The jog stops when no twist came for ``input_timeout``; a twist whose header stamp then
+        shows the stream went on was delivered too late: the delivery cut the jog.
+        """
+        return self._target_state(constraint).jog_late
+
+    def _follow_reference(self, name: str, st: TargetStream, now: float) -> bool:
+        """Advance a jog or a step's straight-line reference; False when there is none."""
+        ref = st.ref
+        c = self.scene.get(name)
+        if fresh(now - st.jog_stamp, st.jog_valid):
+            if not ref.jogging:
+                start = self._effector_pose(c) if not ref.active else ref.pose
+                if start is None:
+                    return False
+                ref.start(start, jogging=True)
+            move = min(self._elapsed, st.jog_budget)
+            st.jog_budget -= move
+            ref.jog(st.jog, move, self._cartesian_limits())
+        elif ref.jogging:  # the jog twists stopped: decelerate, then hold where it stopped
+            st.jog_budget = 0.0
+            if ref.jog(_REST, self._elapsed, self._cartesian_limits()):
+                st.pose[:] = ref.pose
+                st.has_pose = True
+        elif ref.active:
+            timeout = self.config.input_timeout
+            goal_twist = st.twist if fresh(now - st.twist_stamp, timeout) else st.estimate
+            ref.toward(st.pose, goal_twist, self._elapsed, self._cartesian_limits())
+        else:
+            return False
+        c.set_target(ref.pose, check=False)
+        st.source = TwistSource.REFERENCE
+        if not np.array_equal(ref.twist, st.applied):
+            st.applied[:] = ref.twist
+            c.set_target_twist(st.applied)
+        return True
+
+    def _cartesian_limits(self) -> tuple[float, float, float, float]:
+        """The reference's limits.
+
+        Returns:
+            (speed [m/s], acceleration [m/s^2], angular speed [rad/s], angular acceleration
+            [rad/s^2]).
+        """
+        cfg = self.config
+        return (
+            cfg.max_cartesian_speed or cfg.max_target_speed,
+            cfg.max_cartesian_acceleration,
+            cfg.max_cartesian_angular_speed,
+            cfg.max_cartesian_angular_acceleration,
+        )
+
+
+__all__ = ["Jogging"]

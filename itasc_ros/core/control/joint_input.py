@@ -1,0 +1,167 @@
+"""The joint-state input: positions mapped by name, checked, kept while good (ROS-free).
+
+A joint state lists positions by name, in any order, with extra joints: the commanded joints'
+positions (:attr:`JointStateInput.q`) are read through an index cached per name list, and the
+joints the controller holds but does not command update the positions at which its tree holds
+them. A bad message is refused whole, naming the reason; the last good state is kept.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import InputError
+from ..kinematics.tree import KinematicTree
+from .journal import stamp_value
+from .streams import HUGE, StampOrder, as_array, usable
+
+Array = NDArray[np.float64]
+
+
+class JointStateInput:
+    """The last good joint state of the commanded joints, and of the held ones.
+
+    Args:
+        tree: the controller's view of the tree (it holds the joints it does not command).
+        q_full: (n_all,) positions of every movable joint (URDF order) at which ``tree`` holds
+            the joints not commanded; updated in place by the joint states.
+
+    Attributes:
+        q: (n,) positions [rad or m] of the commanded joints, in ``tree.joint_names`` order.
+        has_state: a joint state was accepted.
+        stamp: reception time [s] of the last accepted joint state (-inf before the first).
+        header: its header stamp [s] (NaN: unstamped).
+        order: the header stamps' :class:`StampOrder`.
+    """
+
+    def __init__(self, tree: KinematicTree, q_full: Array) -> None:
+        self._tree = tree
+        self._names = tree.joint_names  # commanded, in command order
+        self._all = tree.all_joint_names
+        self._held = [j for j in self._all if j not in self._names]
+        self._q_full = q_full
+        n = len(self._names)
+        self.q = np.zeros(n)
+        self.has_state = False
+        self.stamp = -math.inf
+        self.header = math.nan
+        self.order = StampOrder()
+        self._names_cache: list[str] | None = None
+        self._idx = np.zeros(n, dtype=np.int64)  # message index of each commanded joint
+        self._held_idx: list[tuple[int, int]] = []  # (message index, q_full index) of held
+        self._cmd_in_all = np.array([self._all.index(j) for j in self._names], dtype=int)
+        self._held_in_all = np.array([self._all.index(j) for j in self._held], dtype=int)
+        self._q_all = np.zeros(len(self._all))  # work array: positions of every joint
+        self._commands_all = self._names == self._all
+
+    def accept(
+        self,
+        names: Sequence[str],
+        positions: ArrayLike,
+        received: float,
+        header_stamp: float | None,
+        timeout: float,
+        reject: Callable[[str], InputError],
+    ) -> None:
+        """Take a joint state (see :meth:`~itasc_ros.core.control.Controller.set_joint_state`).
+
+        Args:
+            names: joint names of the message.
+            positions: one position per name [rad or m].
+            received: reception time [s].
+            header_stamp: the message's own stamp [s], or None.
+            timeout: ``input_timeout`` [s] (for the stamp order).
+            reject: reason -> the :class:`InputError` to raise (the caller counts
+                rejections).
+
+        Raises:
+            InputError: the reason; nothing is changed.
+        """
+        names = list(names)
+        pos = as_array(positions, "joint state positions", reject)
+        if pos.shape[0] != len(names):
+            raise reject(f"joint state has {len(names)} names but {pos.shape[0]} positions")
+        if not math.isfinite(received):
+            raise reject(f"joint state reception time {received!r} is not finite")
+        if names != self._names_cache:
+            self._map_names(names, reject)
+        q = pos[self._idx]
+        if not usable(q):
+            raise reject(self._unusable(q))
+        why = self.order.check(header_stamp, received, timeout)
+        if why:
+            raise reject(f"joint state {why}")
+        self.q[:] = q
+        if self._held_idx:
+            self._hold(pos)
+        self.has_state = True
+        self.stamp = float(received)
+        self.header = stamp_value(header_stamp)
+        self.order.accept(header_stamp, received)
+
+    def _unusable(self, q: Array) -> str:
+        """Why positions ``q`` (n,) of the commanded joints are refused: NaN/Inf, or huge."""
+        finite = np.isfinite(q)
+        bad = [self._names[i] for i in np.flatnonzero(~finite)]
+        if bad:
+            return f"joint state has non-finite positions for {bad}"
+        huge = [self._names[i] for i in np.flatnonzero(np.abs(q) > HUGE)]
+        return f"joint state has huge positions (> {HUGE:g}) for {huge}"
+
+    def _hold(self, pos: Array) -> None:
+        """Hold the joints not commanded at the message's positions ``pos`` (usable ones)."""
+        changed = False
+        for i_msg, i_full in self._held_idx:
+            v = pos[i_msg]
+            if abs(v) <= HUGE and v != self._q_full[i_full]:
+                self._q_full[i_full] = v
+                changed = True
+        if changed:
+            self._tree.set_fixed_positions(self._q_full)
+
+    def _map_names(self, names: list[str], reject: Callable[[str], InputError]) -> None:
+        """Cache the message index of each joint for this list of names."""
+        index: dict[str, int] = {}
+        dup: list[str] = []
+        for i, n in enumerate(names):
+            if n in index:
+                dup.append(n)
+            index[n] = i
+        needed = [n for n in dup if n in self._names or n in self._held]
+        if needed:
+            raise reject(f"joint state lists {needed} more than once")
+        missing = [j for j in self._names if j not in index]
+        if missing:
+            raise reject(
+                f"joint state lacks joints {missing}; commanded joints are: "
+                + ", ".join(self._names)
+            )
+        self._idx[:] = [index[j] for j in self._names]
+        self._held_idx = [(index[j], self._all.index(j)) for j in self._held if j in index]
+        self._names_cache = names
+
+    def all_positions(self) -> Array:
+        """(n_all,) positions of every movable joint (URDF order) as the controller has them.
+
+        The returned array is reused: read it before the next call.
+        """
+        if self._commands_all:
+            return self.q  # every joint commanded, in URDF order
+        q = self._q_all
+        q[:] = self._q_full
+        q[self._cmd_in_all] = self.q
+        return q
+
+    def set_all_positions(self, q_all: Array) -> None:
+        """Set the positions from ``q_all`` (n_all,) in URDF order (the inverse of the above)."""
+        self.q[:] = q_all[self._cmd_in_all]
+        if self._held_in_all.size:
+            self._q_full[self._held_in_all] = q_all[self._held_in_all]
+            self._tree.set_fixed_positions(self._q_full)
+
+
+__all__ = ["JointStateInput"]

@@ -1,0 +1,199 @@
+"""Journaling: the controller's records of its inputs and ticks, and its state's SNAPSHOT.
+
+With a :class:`~itasc_ros.core.control.journal.Journal` attached the controller appends one
+record per accepted input and per tick, with the very values it used, and a SNAPSHOT of its
+input state (on attaching, and when asked): :meth:`Journaling.restore_state` puts a controller
+in that state, so that a journal plays back from any SNAPSHOT bit for bit
+(:mod:`~itasc_ros.core.control.playback`). The layouts are those of
+:mod:`~itasc_ros.core.control.journal`. ROS-free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ConfigError
+from .journal import (
+    SNAPSHOT_HEAD,
+    STREAM_SIZE,
+    TICK_TARGET_SIZE,
+    Code,
+    Journal,
+    stamp_of,
+    stamp_value,
+)
+from .state import ControllerState
+from .status import STATUS_CODE, Status, StepOutput
+from .stream_snapshot import stream_from, stream_into
+
+Array = NDArray[np.float64]
+
+
+class Journaling(ControllerState):
+    """Recording into the journal, the SNAPSHOT of the input state and its restoration."""
+
+    def attach_journal(self, journal: Journal | None) -> None:
+        """Record every accepted input and tick into ``journal`` (None: stop recording).
+
+        Attaching writes a SNAPSHOT of the input state first, so that the journal can be
+        played back from here (:mod:`itasc_ros.core.control.playback`).
+        """
+        self.journal = journal
+        if journal is not None:
+            self.write_snapshot(journal)
+
+    # ------------------------------------------------------------------------- snapshot
+    def write_snapshot(self, journal: Journal) -> None:
+        """Append a SNAPSHOT record of the input state (:mod:`~itasc_ros.core.control.journal`)."""
+        rec = journal.begin(Code.SNAPSHOT, SNAPSHOT_HEAD + self._state_size())
+        rec[0], rec[1], rec[2] = journal.revision, journal.urdf_tag, journal.model
+        self._state_into(rec[3:])
+
+    def state_values(self) -> Array:
+        """(SNAPSHOT size - 3,) the input state as a SNAPSHOT holds it (for comparisons)."""
+        out = np.zeros(SNAPSHOT_HEAD - 3 + self._state_size())
+        self._state_into(out)
+        return out
+
+    def _state_size(self) -> int:
+        """Values of the input state after the SNAPSHOT head."""
+        n_all, k, n = self._q_full.shape[0], len(self._targets), self._q.shape[0]
+        return n_all + k * STREAM_SIZE + 1 + 2 * n
+
+    def _state_into(self, out: Array) -> None:
+        """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
+        n_all, k = self._q_full.shape[0], len(self._targets)
+        js = self._joints
+        o = js.order
+        out[0:9] = (
+            n_all,
+            k,
+            self._enabled,
+            self._halted,
+            js.has_state,
+            js.stamp,
+            js.header,
+            stamp_value(o.source),
+            o.received,
+        )
+        out[9 : 9 + n_all] = js.all_positions()
+        i = 9 + n_all
+        for st in self._targets.values():
+            stream_into(st, out[i : i + STREAM_SIZE])
+            i += STREAM_SIZE
+        n = self._q.shape[0]
+        out[i] = self._last_step
+        out[i + 1 : i + 1 + n] = self._limiter.v
+        out[i + 1 + n : i + 1 + 2 * n] = self._limiter.a
+
+    def restore_state(self, snapshot: Array) -> None:
+        """Set the input state from a SNAPSHOT payload (the inverse of :meth:`write_snapshot`).
+
+        Raises:
+            ConfigError: the snapshot is of another robot or another set of targets.
+        """
+        s = np.asarray(snapshot, dtype=float)
+        n_all, k = self._q_full.shape[0], len(self._targets)
+        if s.shape[0] != SNAPSHOT_HEAD + self._state_size() or (s[3], s[4]) != (n_all, k):
+            raise ConfigError(
+                f"snapshot of {int(s[3]) if s.shape[0] > 4 else '?'} joints and "
+                f"{int(s[4]) if s.shape[0] > 4 else '?'} targets does not fit this controller "
+                f"({n_all} joints, {k} targets)"
+            )
+        js = self._joints
+        self._enabled, self._halted, js.has_state = bool(s[5]), bool(s[6]), bool(s[7])
+        js.stamp, js.header = float(s[8]), float(s[9])
+        js.order.source, js.order.received = stamp_of(s[10]), float(s[11])
+        js.set_all_positions(s[SNAPSHOT_HEAD : SNAPSHOT_HEAD + n_all])
+        i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)
+        n = self._q.shape[0]
+        self._last_step = float(s[i])
+        self._limiter.v[:] = s[i + 1 : i + 1 + n]
+        self._limiter.a[:] = s[i + 1 + n : i + 1 + 2 * n]
+
+    def _restore_streams(self, s: Array, i: int) -> int:
+        """Set the target streams from snapshot ``s`` at ``i`` on; returns the index after."""
+        for name, st in self._targets.items():
+            stream_from(st, s[i : i + STREAM_SIZE])
+            c = self.scene.get(name)
+            if st.has_pose:
+                c.set_target(st.pose, check=False)
+            c.set_target_twist(st.applied if st.applied.any() else None)
+            i += STREAM_SIZE
+        return i
+
+    # ------------------------------------------------------------------------- records
+    def _record_joint_state(self, journal: Journal, received: float) -> None:
+        """Append the JOINT_STATE record of the joint state just accepted."""
+        rec = journal.begin(Code.JOINT_STATE, 2 + self._q_full.shape[0])
+        rec[0], rec[1] = received, self._joints.header
+        rec[2:] = self._joints.all_positions()
+
+    def _record_target(
+        self, journal: Journal, constraint: str, frame: str, jump: bool, p: Array, qt: Array
+    ) -> None:
+        """Append the TARGET record of the pose just accepted.
+
+        Args:
+            journal: the journal.
+            constraint: the target's constraint.
+            frame: the pose's frame as received.
+            jump: the jump as asked.
+            p: (3,) the position as received [m].
+            qt: (4,) the quaternion (x, y, z, w) as received.
+        """
+        st = self._targets[constraint]
+        rec = journal.begin(Code.TARGET, 12)
+        rec[:5] = (
+            self._stream_index[constraint],
+            st.stamp,
+            st.header,
+            self._frame_code(frame),
+            jump,
+        )
+        rec[5:8] = p
+        rec[8:12] = qt
+
+    def _record_twist(
+        self,
+        journal: Journal,
+        code: Code,
+        constraint: str,
+        frame: str,
+        twist: Array,
+        received: float,
+        header_stamp: float | None,
+    ) -> None:
+        """Append a TWIST or JOG record: ``twist`` (6,) as received, in ``frame``'s axes."""
+        rec = journal.begin(code, 10)
+        rec[0], rec[1] = self._stream_index[constraint], received
+        rec[2], rec[3] = stamp_value(header_stamp), self._frame_code(frame)
+        rec[4:10] = twist
+
+    def _record_tick(self, journal: Journal, now: float, out: StepOutput) -> None:
+        """Append the TICK record of ``out`` (what the tick consumed and decided)."""
+        n, k = self._q.shape[0], len(self._targets)
+        rec = journal.begin(Code.TICK, 7 + 2 * n + k * TICK_TARGET_SIZE)
+        rec[:7] = (
+            now,
+            STATUS_CODE[out.status],
+            out.publish,
+            journal.revision,
+            self._joints.stamp,
+            self._joints.header,
+            n,
+        )
+        rec[7 : 7 + n] = self._q
+        i = 7 + n
+        active = out.status is Status.ACTIVE or out.result is not None
+        for st in self._targets.values():
+            rec[i : i + 3] = (st.source if active else 0, st.stamp, st.header)
+            used = st.ref.pose if st.ref.active else st.pose
+            rec[i + 3 : i + 15] = used.ravel()[:12]  # rows 0-2
+            rec[i + 15 : i + 21] = st.applied
+            i += TICK_TARGET_SIZE
+        rec[i : i + n] = out.qdot
+
+
+__all__ = ["Journaling"]

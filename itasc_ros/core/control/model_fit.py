@@ -1,0 +1,184 @@
+"""Model fitting: a controller configuration fitted to a robot's kinematic tree (ROS-free).
+
+The commanded joints (``joints``, every movable joint by default) select a view of the tree that
+holds the other joints where the joint states put them; each constraint's settings are resolved
+on that view (e.g. an empty effector link: the tip link); the constraints make the
+:class:`~itasc_ros.core.solve.scene.Scene` and ``joint_limits`` the
+:class:`~itasc_ros.core.solve.motion_limits.MotionLimiter`. A live parameter change fits a new
+scene and new limits the same way (:mod:`~itasc_ros.core.control.live_parameters`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..constraints import Constraint
+from ..errors import ConfigError, ItascError
+from ..kinematics.tree import KinematicTree
+from ..solve.motion_limits import JointLimits, MotionLimiter
+from ..solve.scene import Scene
+from .config import ControllerConfig
+
+Array = NDArray[np.float64]
+
+
+def commanded_joints(tree: KinematicTree, config: ControllerConfig) -> list[str]:
+    """The joints the controller commands: ``config.joints``, or every movable joint.
+
+    Raises:
+        ConfigError: a name that is not a movable joint of the tree (naming those).
+    """
+    joints = config.joints or tree.joint_names
+    unknown = [j for j in joints if j not in tree.joint_names]
+    if unknown:
+        raise ConfigError(
+            f"joints {unknown} are not movable joints of the URDF; joints "
+            f"are: {', '.join(tree.joint_names)}"
+        )
+    return list(joints)
+
+
+def target_reach(cfg: ControllerConfig, scene: Scene, tree: KinematicTree, name: str) -> float:
+    """The largest distance [m] from the root of constraint ``name``'s target.
+
+    The effector's reach (:meth:`KinematicTree.reach`) plus ``target_reach_margin``, plus how
+    far from the effector the type keeps its target (``Constraint.target_distance``); inf for a
+    constraint without an effector.
+    """
+    c = cfg.constraint(name)
+    link = scene.get(name).effector_link
+    reach = math.inf if link is None else tree.reach(link)
+    return reach + c.kind.target_distance(c.settings) + cfg.target_reach_margin
+
+
+class FittedModel:
+    """The configuration fitted to a robot's tree: commanded joints, scene and motion limits.
+
+    Args:
+        tree: the robot's kinematic tree.
+        config: the configuration (validated here, then copied).
+
+    Raises:
+        ConfigError: the configuration does not fit the tree (unknown joint, link...) or is
+            invalid.
+
+    Attributes:
+        config: the configuration in force.
+        full_tree: the robot's tree as given.
+        joint_names: the commanded joints, in the order of every command.
+        tree: the view of ``full_tree`` that moves ``joint_names`` and holds the others.
+        scene: the iTaSC scene of the configuration's constraints.
+        ignored_joint_limits: ``joint_limits`` entries of joints the URDF does not have.
+    """
+
+    def __init__(self, tree: KinematicTree, config: ControllerConfig) -> None:
+        self.config = copy.deepcopy(config).validate()
+        self.full_tree = tree
+        self.joint_names: list[str] = commanded_joints(tree, self.config)
+        self.tree = tree.select_joints(self.joint_names)
+        self._all = tree.all_joint_names
+        self._held = [j for j in self._all if j not in self.joint_names]
+        self._q_full = np.zeros(len(self._all))  # (n_all,) the held joints' entries hold them
+        self._q_full[[self._all.index(j) for j in self.joint_names]] = self.tree.neutral()
+        self.tree.set_fixed_positions(self._q_full)
+        for c in self.config.constraints:  # e.g. an empty effector link: the tip link
+            c.settings = c.kind.resolve_settings(c.settings, self.tree)
+        scene = self._build_scene(self.config)
+        self._fit(self.config, scene, self._build_limiter(self.config, scene))
+
+    def _fit(self, cfg: ControllerConfig, scene: Scene, limiter: MotionLimiter) -> None:
+        """Put a configuration in force with the scene and the limiter fitted to it."""
+        self.config = cfg
+        self.scene = scene
+        self._constraints: list[Constraint] = scene.constraints
+        self._limiter = limiter
+        self._vmax: Array = limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
+        self._dt = 1.0 / cfg.control_rate  # [s] the nominal control period
+
+    def _build_scene(self, cfg: ControllerConfig) -> Scene:
+        """The scene of ``cfg``'s constraints on the tree.
+
+        Raises:
+            ConfigError: a constraint or a solver setting that does not fit.
+        """
+        try:
+            cons = [c.build() for c in cfg.constraints]
+            return Scene(
+                self.tree,
+                cons,
+                solver=cfg.solver,
+                damping_max=cfg.damping_max,
+                damping_epsilon=cfg.damping_epsilon,
+                velocity_scale=cfg.velocity_scale,
+                joint_limit_margin=cfg.joint_limit_margin,
+                max_velocity=cfg.max_velocity,
+            )
+        except ConfigError:
+            raise
+        except ItascError as exc:
+            raise ConfigError(str(exc)) from exc
+
+    def _build_limiter(self, cfg: ControllerConfig, scene: Scene) -> MotionLimiter:
+        """The motion limits of the commanded joints (``joint_limits``).
+
+        Entries for joints this URDF does not have are ignored, as MoveIt and ros2_control do
+        (e.g. another robot's limits after a URDF change); they are listed in
+        :attr:`ignored_joint_limits` for the node to warn about.
+        """
+        limits = cfg.limits()
+        self.ignored_joint_limits = sorted(
+            j for j in limits if j not in self.full_tree.all_joint_names
+        )
+        lower, upper = scene.position_limits
+        return MotionLimiter(
+            scene.velocity_limits,
+            [limits.get(j, JointLimits()) for j in self.joint_names],
+            lower,
+            upper,
+        )
+
+    def _warm_up(self) -> None:
+        """Run one solve now so that compiling/loading the kernels never delays a tick."""
+        try:
+            self.scene.solve(self.tree.neutral(), self._dt)
+        except Exception:  # a model that cannot be solved faults in step(), never crashes here
+            pass
+        self._limiter.warm_up()
+
+    @property
+    def n_joints(self) -> int:
+        """Number of commanded joints."""
+        return len(self.joint_names)
+
+    @property
+    def period(self) -> float:
+        """Nominal control period 1 / control_rate [s]."""
+        return self._dt
+
+    @property
+    def velocity_limits(self) -> Array:
+        """(n,) the velocity limits every command respects [rad/s or m/s]."""
+        return self._vmax.copy()
+
+    @property
+    def pose_constraints(self) -> list[str]:
+        """Names of the constraints that take a target pose from outside, in config order."""
+        return [c.name for c in self.config.constraints if c.takes_target]
+
+    def constraint(self, name: str) -> Constraint:
+        """The scene's constraint object by name.
+
+        Raises:
+            ConfigError: naming the constraints.
+        """
+        try:
+            return self.scene.get(name)
+        except ItascError as exc:
+            raise ConfigError(str(exc)) from None
+
+
+__all__ = ["FittedModel", "commanded_joints", "target_reach"]

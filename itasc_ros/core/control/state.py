@@ -1,0 +1,214 @@
+"""The controller's state between ticks, and the checks its inputs share (ROS-free).
+
+:class:`ControllerState` adds to the fitted model (:mod:`~itasc_ros.core.control.model_fit`)
+what the controller has received and decided so far: the joint state
+(:mod:`~itasc_ros.core.control.joint_input`), one :class:`TargetStream` per constraint that takes
+a target, ``enable``, whether the last command was zero, the time of the last tick; the counted
+rejection of a bad input, and the look-ups every input makes (a constraint's stream, a frame's
+pose, the effector's pose, a twist argument). The inputs, the jog, the live parameters, the
+journal and the tick (:class:`~itasc_ros.core.control.Controller`) build on it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..constraints import Constraint
+from ..errors import InputError, ItascError, TargetNotSet
+from ..kinematics.tree import KinematicTree
+from .config import ControllerConfig
+from .joint_input import JointStateInput
+from .journal import Journal
+from .model_fit import FittedModel, target_reach
+from .streams import HUGE, StampOrder, TargetStream, as_array, usable
+
+Array = NDArray[np.float64]
+
+
+class ControllerState(FittedModel):
+    """The fitted model plus the inputs received and the command state.
+
+    Args:
+        tree: the robot's kinematic tree.
+        config: the configuration (validated here).
+
+    Raises:
+        ConfigError: the configuration does not fit the tree or is invalid.
+
+    Attributes:
+        last_rejection: the reason of the latest refused input ('' before the first).
+        rejections: inputs refused so far.
+        journal: where inputs and ticks are recorded, or None (see ``attach_journal``).
+    """
+
+    def __init__(self, tree: KinematicTree, config: ControllerConfig) -> None:
+        super().__init__(tree, config)
+        self._targets = {c.name: TargetStream() for c in self.config.constraints if c.takes_target}
+        self._stream_index = {name: i for i, name in enumerate(self._targets)}
+        self._set_reach()
+        self._joints = JointStateInput(self.tree, self._q_full)
+        self._q = self._joints.q  # (n,) the same array: the last good joint positions
+        self._enabled = True
+        self._halted = True  # the last command sent (if any) was zero
+        self._last_step = -math.inf  # [s] time of the last tick
+        self._elapsed = self._dt  # [s] time since the last tick, at most input_timeout
+        self.last_rejection = ""
+        self.rejections = 0
+        self.journal: Journal | None = None
+
+    def _set_reach(self) -> None:
+        """Each target's largest distance from the root [m] (see ``target_reach_margin``)."""
+        for name, st in self._targets.items():
+            st.reach = target_reach(self.config, self.scene, self.tree, name)
+
+    # ------------------------------------------------------------------------- read-outs
+    @property
+    def enabled(self) -> bool:
+        """False after ``set_enabled(False)``."""
+        return self._enabled
+
+    @property
+    def commanding(self) -> bool:
+        """True when the last command ``step`` asked to publish was motion, not zeros."""
+        return not self._halted
+
+    @property
+    def has_joint_state(self) -> bool:
+        """True once a valid joint state was accepted."""
+        return self._joints.has_state
+
+    @property
+    def joint_state_stamp(self) -> float:
+        """Reception time [s] of the last accepted joint state (-inf before the first)."""
+        return self._joints.stamp
+
+    @property
+    def q(self) -> Array:
+        """(n,) a copy of the last accepted joint positions [rad or m]."""
+        return self._q.copy()
+
+    def poses(self, constraint: str) -> tuple[Array, Array | None]:
+        """Effector pose and target pose (4, 4) in the root frame at the current state.
+
+        The target is None when the constraint has no target pose yet; both are the identity
+        and None for a type without an effector (e.g. joint_value).
+        """
+        c = self.constraint(constraint)
+        link = c.effector_link
+        if link is None:
+            return np.eye(4), None
+        eff = self.tree.forward_kinematics(self._q, link)
+        st = self._targets.get(constraint)
+        if st is not None and st.has_pose:  # the target given, not the reference toward it
+            return eff, st.pose.copy()
+        try:
+            return eff, c.target_pose(self.tree, self._q)
+        except TargetNotSet:
+            return eff, None
+
+    # ------------------------------------------------------------------------- shared checks
+    def _reject(self, reason: str) -> InputError:
+        """Count a refused input; returns the :class:`InputError` to raise."""
+        self.last_rejection = reason
+        self.rejections += 1
+        return InputError(reason)
+
+    def _target_state(self, constraint: str) -> TargetStream:
+        """The target stream of ``constraint``.
+
+        Raises:
+            InputError: the constraint takes no target (naming those that do).
+        """
+        st = self._targets.get(constraint)
+        if st is None or not self.config.constraint(constraint).takes_target:
+            raise self._reject(
+                f"constraint {constraint!r} takes no target pose; constraints with a target "
+                f"are: {', '.join(self.pose_constraints) or '(none)'}"
+            )
+        return st
+
+    def _frame_pose(self, frame: str, what: str) -> Array | None:
+        """Pose (4, 4) of a URDF link in the root frame at the current state; None = root."""
+        if not frame or frame == self.tree.root_link:
+            return None
+        try:
+            idx = self.tree.link_index(frame)
+        except ItascError:
+            raise self._reject(
+                f"{what} frame {frame!r} is not a URDF link; use '' or "
+                f"{self.tree.root_link!r} for the root, or one of: "
+                + ", ".join(self.tree.link_names)
+            ) from None
+        if not self._joints.has_state:
+            raise self._reject(
+                f"{what} in frame {frame!r} needs a joint state to transform it "
+                f"to {self.tree.root_link!r}; none received yet"
+            )
+        self.tree.compute(self._q)
+        return self.tree.pose_ref(idx).copy()
+
+    def _frame_code(self, frame: str) -> int:
+        """A frame as journaled: -1 for the root ('' or its name), else the link's index."""
+        if not frame or frame == self.tree.root_link:
+            return -1
+        return self.tree.link_index(frame)
+
+    def _effector_pose(self, c: Constraint) -> Array | None:
+        """The constraint's effector pose (4, 4) now, or None (no effector, no joint state)."""
+        link = c.effector_link
+        if link is None or not self._joints.has_state:
+            return None
+        return self.tree.forward_kinematics(self._q, link)
+
+    def _twist_arg(self, what: str, twist: ArrayLike, received: float) -> Array:
+        """A twist argument (6,) checked: 6 finite values of at most HUGE, a finite time.
+
+        Raises:
+            InputError: naming ``what``.
+        """
+        tw = as_array(twist, what, self._reject)
+        if tw.shape != (6,) or not usable(tw):
+            raise self._reject(
+                f"{what} must be 6 finite values of at most {HUGE:g}, got {tw.tolist()}"
+            )
+        if not math.isfinite(received):
+            raise self._reject(f"{what}: reception time {received!r} not finite")
+        return tw
+
+    def _twist_in_root(
+        self,
+        what: str,
+        order: StampOrder,
+        tw: Array,
+        frame: str,
+        received: float,
+        header_stamp: float | None,
+    ) -> Array:
+        """A twist (6,) given in the axes of ``frame`` ('' or a link), in the root's axes.
+
+        Args:
+            what: the input, for the messages (e.g. "jog of 'ee'").
+            order: the header stamps of its stream; ``header_stamp`` [s] is checked against
+                them (accepting it is the caller's).
+            tw: (6,) the twist as received [m/s, rad/s].
+            frame: its axes.
+            received: reception time [s].
+            header_stamp: the message's stamp [s], or None.
+
+        Raises:
+            InputError: a stamp out of order / leaping ahead, an unknown frame.
+        """
+        why = order.check(header_stamp, received, self.config.input_timeout)
+        if why:
+            raise self._reject(f"{what}: {why}")
+        ref = self._frame_pose(frame, what)
+        if ref is None:
+            return tw
+        r = ref[:3, :3]
+        return np.concatenate([r @ tw[:3], r @ tw[3:]])
+
+
+__all__ = ["ControllerState"]
