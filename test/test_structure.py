@@ -13,7 +13,10 @@
   says what it is and re-exports its public names.
 - At most :data:`MAX_CORE_TOP_LEVEL` ``.py`` files at the top level of ``core/``.
 - No module over :data:`MAX_MODULE_LINES` lines: a longer one holds several concepts.
-- Every module path that ARCHITECTURE.md names in backticks exists.
+- Every module path that ARCHITECTURE.md names in backticks exists, and its module list names
+  every module of the package (``__init__`` and ``__main__`` aside).
+- ``test/`` mirrors the package: each folder of tests is a part or concept folder of
+  ``itasc_ros/``, and only the tests of what spans the parts stay at its top.
 """
 
 from __future__ import annotations
@@ -332,7 +335,7 @@ ARCHITECTURE_PATH = re.compile(r"`([\w/.]+\.py)`")
 
 def test_architecture_paths_exist() -> None:
     """A path is relative to the repository or to ``itasc_ros/``; a bare file name is found in
-    ``itasc_ros/`` at any depth."""
+    ``itasc_ros/`` at any depth or at the top of ``test/``."""
     named = sorted(set(ARCHITECTURE_PATH.findall((REPO / "ARCHITECTURE.md").read_text())))
     assert any(p.startswith("core/") for p in named), "no module path found in ARCHITECTURE.md"
     missing = [
@@ -341,6 +344,7 @@ def test_architecture_paths_exist() -> None:
         if not (REPO / p).is_file()
         and not (REPO / PACKAGE / p).is_file()
         and not ("/" not in p and any((REPO / PACKAGE).rglob(p)))
+        and not ("/" not in p and (REPO / "test" / p).is_file())
     ]
     assert not missing, f"ARCHITECTURE.md names modules that do not exist: {missing}"
 
@@ -349,3 +353,48 @@ def test_architecture_paths_exist() -> None:
 def test_every_part_has_modules(part: str) -> None:
     """The rules above name parts that exist (a renamed part would pass silently)."""
     assert any(_part(name) == part for name in modules())
+
+
+MODULE_LIST = re.compile(r"<!-- modules:begin -->\n```text\n(.*?)```\n<!-- modules:end -->", re.S)
+
+
+def test_architecture_lists_every_module() -> None:
+    block = MODULE_LIST.search((REPO / "ARCHITECTURE.md").read_text())
+    assert block, "ARCHITECTURE.md has no module list between <!-- modules:begin/end -->"
+    listed = {line.split()[0] for line in block.group(1).splitlines() if line.strip()}
+    actual = {
+        p.relative_to(REPO / PACKAGE).as_posix()
+        for p in (REPO / PACKAGE).rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py")
+    }
+    assert not actual - listed, f"modules missing from ARCHITECTURE.md: {sorted(actual - listed)}"
+    stale = {p for p in listed - actual if not p.endswith("/")}
+    assert not stale, f"ARCHITECTURE.md lists modules that do not exist: {sorted(stale)}"
+
+
+TOP_LEVEL_TESTS = {
+    "test_cli_errors",
+    "test_cli_help",
+    "test_launch",
+    "test_launch_plan",
+    "test_packaging",
+    "test_params",
+    "test_readme",
+    "test_structure",
+}
+"""Tests of what spans the package's parts (or of its top-level modules): at ``test/``'s top."""
+
+
+def test_the_tests_mirror_the_package() -> None:
+    tests = REPO / "test"
+    folders = {
+        p.parent.relative_to(tests).as_posix()
+        for p in tests.rglob("test_*.py")
+        if "data" not in p.relative_to(tests).parts
+    }
+    not_parts = sorted(f for f in folders - {"."} if not (REPO / PACKAGE / f).is_dir())
+    assert not not_parts, f"test folders that are no folder of {PACKAGE}/: {not_parts}"
+    top = {p.stem for p in tests.glob("test_*.py")}
+    assert top <= TOP_LEVEL_TESTS, (
+        f"tests to move into their part's folder: {top - TOP_LEVEL_TESTS}"
+    )

@@ -1,12 +1,14 @@
-"""Every parameter of ``itasc_node`` in one place: descriptors, ranges, read-only flags.
+"""The node's ROS parameters from their one declaration: descriptors, checks, reading them.
 
-Structural parameters (joints, command output, topics, constraint names/types/links) are
-read-only: change them by restarting the node. Gains, weights, damping, limits, feed-forward,
-distances and joint values change live (see :data:`itasc_ros.core.control.config.LIVE_KEYS`).
-Per constraint ``<name>`` listed in ``constraint_names`` the node declares
+Each parameter is declared once, in :data:`itasc_ros.core.control.settings.SETTINGS` (and a
+constraint type's ``FIELDS``); this module turns those declarations into ROS declarations and
+descriptors, checks the values the node is given at start-up and live, and reads the
+controller's configuration back. Structural parameters (joints, command output, topics,
+constraint names/types/links) are read-only: change them by restarting the node. Gains,
+weights, damping, limits, feed-forward, distances and joint values change live. Per
+constraint ``<name>`` listed in ``constraint_names`` the node declares
 ``constraints.<name>.type``, then ``constraints.<name>.<field>`` for every field that type
-declares (:attr:`itasc_ros.core.constraints.Constraint.FIELDS`): descriptors, ranges and
-read-only flags come from there.
+declares (:attr:`itasc_ros.core.constraints.Constraint.FIELDS`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Messages here are ``rosbags`` typestore objects (dataclasses with numpy arrays),
 messages. The default typestore is ``Stores.ROS2_KILTED``, the distribution of the rclpy wheels
 in this project; for every message type the project uses its RIHS01 type hashes equal those of
 the installed ``*_msgs`` packages, and the CDR it writes is what rclpy reads (see
-test/test_bagio.py). Types that the typestore lacks are loaded from ``share/<pkg>/msg/*.msg``
+test/tools/test_bagio.py). Types that the typestore lacks are loaded from ``share/<pkg>/msg/*.msg``
 under ``AMENT_PREFIX_PATH`` / the Python prefix, or from the bag's own message definitions.
 
 This module never imports rclpy.

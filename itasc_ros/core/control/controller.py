@@ -1,4 +1,4 @@
-"""Controller: all the control logic between input messages and the scene, ROS-free.
+"""Controller: the control tick, between the inputs it keeps and the command, ROS-free.
 
 The rclpy node and the offline replay drive the same :class:`Controller`, so that a replay is
 deterministic and identical to what the node did. Inputs are plain values with float-second

@@ -121,7 +121,7 @@ class Scene:
             1 / damping_epsilon and rises over a band wide enough that crossing the UR5 wrist
             singularity at full speed changes q' by < 0.07 vmax per 2 ms tick (0.1 / 0.02 gave
             0.59 vmax), at the price of slower final convergence for targets near a singular
-            pose (test/test_scene.py prints both).
+            pose (test/core/solve/test_scene.py prints both).
         damping_epsilon: smallest singular value below which damping starts.
         sdls_gamma_max: SDLS: largest joint velocity per singular direction [rad/s].
         joint_weights: (n,) Wq (>= 0; 0 freezes a joint); default ones.

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from itasc_ros.cli import UsageError, writable_dir
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_pose
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.dds_env import apply_local_dds_env
 from itasc_ros.tools.demo.phases import (
@@ -32,7 +33,6 @@ from itasc_ros.tools.demo.phases import (
     plan_phases,
 )
 from itasc_ros.tools.demo.target_path import TargetPath
-from itasc_ros.core.kinematics.home_poses import home_pose
 from itasc_ros.tools.replay import NodeSetup, load_setup
 from itasc_ros.tools.resources import robot_urdf, share_file
 

@@ -16,7 +16,7 @@ is written with bagio in the order the controller saw it (joint state, pose, twi
 event, command, the node's journal of the tick: 1 us apart), with the node's parameters on
 ``/itasc_node/parameters`` (revision 0, and 1 after the switch) as the node publishes them.
 
-``test/test_replay.py`` replays the bag with ``itasc-replay --compare``: any change of the
+``test/tools/test_replay.py`` replays the bag with ``itasc-replay --compare``: any change of the
 commands the controller computes from these inputs beyond 1e-12 rad/s makes it fail.
 """
 

@@ -6,11 +6,11 @@ external entities and DTDs, long cycles and mimic chains, NaN/Inf/overflowing nu
 duplicate and over-long names, non-UTF-8 and binary garbage, the empty string.
 
 Every case is generated here from its name (deterministic bytes). :data:`CASES` is read by
-``test/test_hostile_urdfs.py`` (core level, node start-up, the robot_description topic at run
-time). The small cases are also stored next to this script as ``<name>.urdf`` for manual use
-(``ros2 topic pub``, other tools); the large ones exist only at test time (files in git stay
-small). Run ``python test/data/hostile_urdfs/make_hostile.py`` to rewrite the stored files;
-the test checks that they match.
+``test/core/kinematics/test_hostile_urdfs.py`` (core level, node start-up, the
+robot_description topic at run time). The small cases are also stored next to this script as
+``<name>.urdf`` for manual use (``ros2 topic pub``, other tools); the large ones exist only at
+test time (files in git stay small). Run ``python test/data/hostile_urdfs/make_hostile.py`` to
+rewrite the stored files; the test checks that they match.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from itasc_ros.core.errors import InputError
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 HOME = home_of("panda")
 CHANGES = (
     {"constraints.ee.gain": 35.0},

@@ -29,7 +29,7 @@ from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.solve.motion_limits import JointLimits, MotionLimiter, limits_from_parameters
 from itasc_ros.params import load_config
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 HOME = home_of("panda")
 ACC = [15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]  # Franka's published limits [rad/s^2]
 JERK = [7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0]  # [rad/s^3]

@@ -31,7 +31,7 @@ from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PANDA = REPO / "urdf" / "panda.urdf"
 DOMAIN = private_domain_id(os.getpid() + 61)
 TIMEOUT = 20.0  # [s] generous: the machine is shared

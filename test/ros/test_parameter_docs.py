@@ -9,7 +9,7 @@ import pytest
 from itasc_ros.core import REGISTRY
 from itasc_ros.ros.parameter_docs import BEGIN, END, markdown, replace_section
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_the_readme_tables_are_current() -> None:

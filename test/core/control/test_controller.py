@@ -24,7 +24,7 @@ from itasc_ros.core.control.config import LIVE_KEYS, apply_updates
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.params import load_config
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
 

@@ -28,7 +28,7 @@ from itasc_ros.core.errors import (
 from itasc_ros.core.kinematics import urdf
 from itasc_ros.core.kinematics.tree import KinematicTree
 
-DATA = Path(__file__).resolve().parent / "data" / "bad_urdfs"
+DATA = Path(__file__).resolve().parents[2] / "data" / "bad_urdfs"
 EXPECTED: dict[str, dict[str, object]] = {
     k: v
     for k, v in json.loads((DATA / "expected.json").read_text(encoding="utf-8")).items()

@@ -32,7 +32,7 @@ from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.kinematics.urdf import MAX_URDF_BYTES
 from itasc_ros.params import load_config
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 PANDA_XML = (REPO / "urdf" / "panda.urdf").read_bytes()
 UR5_XML = (REPO / "urdf" / "ur5.urdf").read_bytes()
 HOME = home_of("panda")

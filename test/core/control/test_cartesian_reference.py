@@ -12,7 +12,7 @@ from itasc_ros.core.control.cartesian_reference import CartesianReference
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 HOME = home_of("panda")
 LIMITS = (0.5, 2.5, 1.5, 8.0)
 

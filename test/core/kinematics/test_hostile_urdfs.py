@@ -54,11 +54,11 @@ from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
-HOSTILE_DIR = Path(__file__).resolve().parent / "data" / "hostile_urdfs"
+HOSTILE_DIR = Path(__file__).resolve().parents[2] / "data" / "hostile_urdfs"
 sys.path.insert(0, str(HOSTILE_DIR))
 import make_hostile  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PANDA = REPO / "urdf" / "panda.urdf"
 DOMAIN = private_domain_id(os.getpid() + 71)
 PARSE_BOUND = 2.0  # [s] the longest a hostile document may take to be rejected

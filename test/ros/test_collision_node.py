@@ -31,7 +31,7 @@ from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
 
 pytestmark = pytest.mark.dds
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PARAMS = REPO / "config" / "panda_self_collision.yaml"
 SRDF = "package://example-robot-data/robots/panda_description/srdf/panda.srdf"
 DOMAIN = private_domain_id(os.getpid() + 73)

@@ -31,7 +31,7 @@ from itasc_ros.tools.dds_env import (
     private_domain_id,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOMAIN = private_domain_id(os.getpid() + 61)
 TIMEOUT = 30.0  # [s] discovery and start-up on a loaded 2-core machine
 SHELL = {  # what a user's shell may have: each of these would open sockets or leave SHM
