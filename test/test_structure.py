@@ -8,7 +8,8 @@
 - No upward import, module-level or inside a function: ``core`` never imports the ROS side
   (``ros``, ``tools``, ``bench``, ``params``, ``cli``, ``launch_plan``) nor rclpy and the ROS
   message, service and interface packages; ``ros`` never imports ``tools`` or ``bench``;
-  ``params``, ``cli`` and ``launch_plan`` import none of ``ros``, ``tools``, ``bench``.
+  ``params``, ``cli``, ``launch_plan`` and ``command_messages`` import none of ``ros``,
+  ``tools``, ``bench``.
 - Inside ``core``, the concept sub-packages depend one way (:data:`CORE_DEPENDS`), and each
   says what it is and re-exports its public names.
 - At most :data:`MAX_CORE_TOP_LEVEL` ``.py`` files at the top level of ``core/``.
@@ -49,7 +50,7 @@ kinematics <- constraints <- solve <- control, ik. The other top-level modules o
 CORE_BASE = ("errors", "latest_worker")
 """Top-level modules of ``core`` that every sub-package may import; they import none."""
 
-ROS_SIDE = ("ros", "tools", "bench", "params", "cli", "launch_plan")
+ROS_SIDE = ("ros", "tools", "bench", "params", "cli", "launch_plan", "command_messages")
 
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "core": ROS_SIDE,
@@ -57,6 +58,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "params": ("ros", "tools", "bench"),
     "cli": ("ros", "tools", "bench"),
     "launch_plan": ("ros", "tools", "bench"),
+    "command_messages": ("ros", "tools", "bench"),
 }
 """Part of ``itasc_ros`` -> the parts it must not import."""
 

@@ -15,6 +15,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from ..command_messages import command_velocities
 from ..core.kinematics import spatial
 
 Array = NDArray[np.float64]
@@ -183,38 +184,6 @@ class CommandMessage:
         if self._stamp is not None:
             sec_to_stamp(now, self._stamp)
         return self.msg
-
-
-def command_velocities(msg: Any, joints: Sequence[str]) -> Array:
-    """Joint velocities (n,) in ``joints`` order from any of the three command messages.
-
-    Float64MultiArray is taken in order (it has no names). JointTrajectory uses the first
-    point's velocities; JointState its velocities, both mapped by name.
-
-    Raises:
-        ValueError: wrong length, missing joints or an empty trajectory.
-    """
-    n = len(joints)
-    if isinstance(msg, Float64MultiArray):
-        v = np.asarray(msg.data, dtype=float)
-        if v.shape != (n,):
-            raise ValueError(f"command has {v.shape[0]} values for {n} joints")
-        return v
-    if isinstance(msg, JointTrajectory):
-        if not msg.points:
-            raise ValueError("trajectory has no points")
-        names, vel = list(msg.joint_names), msg.points[0].velocities
-    elif isinstance(msg, JointState):
-        names, vel = list(msg.name), msg.velocity
-    else:
-        raise ValueError(f"not a command message: {type(msg).__name__}")
-    v = np.asarray(vel, dtype=float)
-    if v.shape[0] != len(names):
-        raise ValueError(f"command has {len(names)} names and {v.shape[0]} velocities")
-    missing = [j for j in joints if j not in names]
-    if missing:
-        raise ValueError(f"command lacks joints {missing}")
-    return v[[names.index(j) for j in joints]]
 
 
 __all__ = [

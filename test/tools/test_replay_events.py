@@ -1,10 +1,9 @@
 """The replay's reading of a bag: events of the golden bag, commands as the node reads them.
 
-The replay reads the bag reader's (rosbags typestore) messages, the node reads rclpy's; both turn
-the three command types into the same joint velocities and the same errors
-(:func:`itasc_ros.tools.replay.bag_events.command_velocities` beside
-:func:`itasc_ros.ros.conversions.command_velocities`). The former import paths of the replay's
-node setup and online replay name the package's objects.
+The replay reads the bag reader's (rosbags typestore) messages, the node reads rclpy's; one
+reading (:func:`itasc_ros.command_messages.command_velocities`) turns both kinds of the three
+command types into the same joint velocities and the same errors. The replay package names its
+modules' objects.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from itasc_ros.command_messages import command_velocities
 from itasc_ros.tools.bagio import read_bag
 from itasc_ros.tools.replay.errors import ReplayError
 from itasc_ros.tools.replay.node_setup import NodeSetup
@@ -97,41 +98,6 @@ Event = JointStateEvent | PoseEvent | TwistEvent | CommandEvent | ParameterChang
 
 Reader = Callable[[float, Any], Event | None]
 """(bag time [s], message) -> its event, or None when it is not one of the node's."""
-
-
-def command_velocities(msg: Any, joints: Sequence[str]) -> Array:
-    """Joint velocities (n,) [rad/s] in ``joints`` order from a bag's command message.
-
-    The three command types are told apart by their type name (``__msgtype__``), as the bag
-    reader gives them: Float64MultiArray in order, JointTrajectory (first point) and JointState
-    by name, with the errors of the node's reading of rclpy messages
-    (:func:`itasc_ros.ros.conversions.command_velocities`), whose module imports the message
-    packages.
-
-    Raises:
-        ValueError: not a command, wrong length, missing joints or an empty trajectory.
-    """
-    kind = getattr(msg, "__msgtype__", "")
-    n = len(joints)
-    if kind == "std_msgs/msg/Float64MultiArray":
-        v = np.asarray(msg.data, dtype=float)
-        if v.shape != (n,):
-            raise ValueError(f"command has {v.size} values for {n} joints")
-        return v
-    if kind == "trajectory_msgs/msg/JointTrajectory":
-        if len(msg.points) == 0:
-            raise ValueError("trajectory has no points")
-        names, vel = list(msg.joint_names), np.asarray(msg.points[0].velocities, dtype=float)
-    elif kind == "sensor_msgs/msg/JointState":
-        names, vel = list(msg.name), np.asarray(msg.velocity, dtype=float)
-    else:
-        raise ValueError(f"not a command message: {kind}")
-    if vel.shape[0] != len(names):
-        raise ValueError(f"command has {len(names)} names and {vel.shape[0]} velocities")
-    missing = [j for j in joints if j not in names]
-    if missing:
-        raise ValueError(f"command lacks joints {missing}")
-    return vel[[names.index(j) for j in joints]]
 
 
 def command_event(t: float, msg: Any, joints: Sequence[str]) -> CommandEvent:
