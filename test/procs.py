@@ -32,6 +32,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import JointState
 
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
 
@@ -456,3 +457,51 @@ __all__ = [
     "stop_processes",
     "wait_until",
 ]
+
+
+class StaticRobot:
+    """The test process as a robot at rest: joint states at ``rate`` [Hz] from a thread.
+
+    Each state is stamped with the client's clock; ``positions`` (by name, 0 when missing)
+    can change between states. Publishing runs between :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        client: RosTestClient,
+        topic: str,
+        names: list[str],
+        positions: dict[str, float],
+        rate: float = 100.0,
+    ) -> None:
+        self.client = client
+        self.pub = client.publisher(JointState, topic, 10)
+        self.names = list(names)
+        self.positions = dict(positions)
+        self.period = 1.0 / rate
+        self.running = threading.Event()
+        self._quit = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._quit.is_set():
+            if self.running.is_set():
+                msg = JointState()
+                msg.header.stamp = self.client.node.get_clock().now().to_msg()
+                msg.name = list(self.names)
+                msg.position = [float(self.positions.get(n, 0.0)) for n in self.names]
+                self.pub.publish(msg)
+            time.sleep(self.period)
+
+    def start(self) -> StaticRobot:
+        self.running.set()
+        return self
+
+    def stop(self) -> None:
+        self.running.clear()
+
+    def close(self) -> None:
+        self._quit.set()
+        self._thread.join(2.0)
+        self.client.node.destroy_publisher(self.pub)

@@ -400,3 +400,22 @@ def test_the_tests_mirror_the_package() -> None:
     assert top <= TOP_LEVEL_TESTS, (
         f"tests to move into their part's folder: {top - TOP_LEVEL_TESTS}"
     )
+
+
+def test_a_test_module_imports_tests_of_its_own_folder_only() -> None:
+    """A test file runs alone (``pytest test/ros/test_node.py``): pytest puts its own folder on
+    ``sys.path``, so a test module it imports must sit beside it (shared helpers live at the top
+    of ``test/``, which conftest.py puts on the path)."""
+    tests = REPO / "test"
+    wrong = []
+    for path in tests.rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name.startswith("test_") and not (path.parent / f"{name}.py").is_file():
+                    wrong.append(f"{path.relative_to(tests)} imports {name}")
+    assert not wrong, wrong

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -34,6 +33,7 @@ from hypothesis import strategies as st
 from procs import (
     CommandChecker,
     RosTestClient,
+    StaticRobot,
     client_fixture,
     read_log,
     running,
@@ -92,31 +92,6 @@ REASONS = (
 )
 
 
-class Robot:
-    """Good joint states of a static robot at HOME, at ``rate`` [Hz], stamped with the clock."""
-
-    def __init__(self, client: RosTestClient, rate: float = 100.0) -> None:
-        self.client = client
-        self.pub = client.publisher(JointState, f"{NS}/joint_states", 10)
-        self.period = 1.0 / rate
-        self._quit = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        names = [*list(HOME)[::-1], "panda_finger_joint1"]
-        positions = [HOME[n] for n in names[:-1]] + [0.02]
-        while not self._quit.is_set():
-            msg = JointState(name=names, position=positions)
-            msg.header.stamp = self.client.node.get_clock().now().to_msg()
-            self.pub.publish(msg)
-            time.sleep(self.period)
-
-    def close(self) -> None:
-        self._quit.set()
-        self._thread.join(2.0)
-
-
 client = client_fixture(DOMAIN, "itasc_fuzz_test_client")
 
 
@@ -129,7 +104,9 @@ def fuzz(client: RosTestClient) -> Iterator[dict[str, Any]]:
     params = ("control_rate:=200.0", f"joints:={json.dumps(JOINT_ORDER)}")
     # The last test stops the node with SIGINT; SIGKILL if it still runs after a failure.
     with running(start_panda_node(DOMAIN, NS, *params), signal.SIGKILL) as proc:
-        robot = Robot(client)
+        names = [*list(HOME)[::-1], "panda_finger_joint1"]
+        at_home = {**HOME, "panda_finger_joint1": 0.02}
+        robot = StaticRobot(client, f"{NS}/joint_states", names, at_home).start()
         pubs = {
             JointState: client.publisher(JointState, f"{NS}/joint_states", 10),
             PoseStamped: client.publisher(PoseStamped, f"{NS}/itasc_node/target_pose", 100),

@@ -15,7 +15,6 @@ import json
 import math
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from procs import (
     PANDA_URDF,
     SIM_ROBOT_MODULE,
     RosTestClient,
+    StaticRobot,
     client_fixture,
     read_log,
     running,
@@ -119,50 +119,6 @@ def hand_errors(tree: KinematicTree, q: np.ndarray, goal: np.ndarray) -> tuple[f
     )
 
 
-class FakeRobot:
-    """The test process as the robot: publishes joint states at ``rate`` from a thread."""
-
-    def __init__(
-        self,
-        client: RosTestClient,
-        topic: str,
-        names: list[str],
-        positions: dict[str, float],
-        rate: float = 100.0,
-    ) -> None:
-        self.client = client
-        self.pub = client.publisher(JointState, topic, 10)
-        self.names = list(names)
-        self.positions = dict(positions)
-        self.period = 1.0 / rate
-        self.running = threading.Event()
-        self._quit = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._quit.is_set():
-            if self.running.is_set():
-                msg = JointState()
-                msg.header.stamp = self.client.node.get_clock().now().to_msg()
-                msg.name = list(self.names)
-                msg.position = [float(self.positions.get(n, 0.0)) for n in self.names]
-                self.pub.publish(msg)
-            time.sleep(self.period)
-
-    def start(self) -> FakeRobot:
-        self.running.set()
-        return self
-
-    def stop(self) -> None:
-        self.running.clear()
-
-    def close(self) -> None:
-        self._quit.set()
-        self._thread.join(2.0)
-        self.client.node.destroy_publisher(self.pub)
-
-
 def home_by_name() -> dict[str, float]:
     return {f"panda_joint{i + 1}": float(v) for i, v in enumerate(HOME)} | {
         "panda_finger_joint1": 0.02,
@@ -215,7 +171,7 @@ def module_node(client: RosTestClient) -> Iterator[dict[str, Any]]:
     cmds = client.collect(Float64MultiArray, "/m/commands")
     params = ("control_rate:=200.0", f"joints:={json.dumps(JOINT_ORDER)}")
     with running(start_node("/m", *params)) as proc:
-        robot = FakeRobot(client, "/m/joint_states", JS_ORDER, home_by_name()).start()
+        robot = StaticRobot(client, "/m/joint_states", JS_ORDER, home_by_name()).start()
         target = client.publisher(PoseStamped, "/m/itasc_node/target_pose")
         try:
             client.wait_for_subscribers(target, 1, TIMEOUT)
@@ -465,7 +421,7 @@ def test_signals_publish_a_zero_command_before_exit(
                 "sig": sig,
                 "cmds": client.collect(Float64MultiArray, f"{ns}/commands"),
                 "node": start_node(ns, "control_rate:=100.0"),
-                "robot": FakeRobot(
+                "robot": StaticRobot(
                     client, f"{ns}/joint_states", list(tree.joint_names), home_by_name()
                 ).start(),
                 "target": client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose"),
@@ -504,7 +460,7 @@ def test_robot_description_from_the_transient_local_topic_only(
     status = client.collect(String, f"{ns}/itasc_node/status")
     cmds = client.collect(Float64MultiArray, f"{ns}/commands")
     node = start_node(ns, "control_rate:=100.0", urdf=False)
-    robot = FakeRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
+    robot = StaticRobot(client, f"{ns}/joint_states", list(tree.joint_names), home_by_name())
     target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
     try:
         robot.start()
@@ -704,7 +660,7 @@ class TestClosedLoop:
 @contextmanager
 def moving_node(
     client: RosTestClient, tree: KinematicTree, ns: str, *params: str, robot_rate: float = 100.0
-) -> Iterator[tuple[Any, FakeRobot, list[tuple[float, Float64MultiArray]]]]:
+) -> Iterator[tuple[Any, StaticRobot, list[tuple[float, Float64MultiArray]]]]:
     """A node in ``ns`` already moving a fake robot (at home) towards a goal 3 cm away.
 
     Yields:
@@ -714,7 +670,7 @@ def moving_node(
     cmds = client.collect(Float64MultiArray, f"{ns}/commands")
     node = start_node(ns, *params)
     names = list(tree.joint_names)
-    robot = FakeRobot(client, f"{ns}/joint_states", names, home_by_name(), rate=robot_rate)
+    robot = StaticRobot(client, f"{ns}/joint_states", names, home_by_name(), rate=robot_rate)
     target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
     try:
         client.wait_for_subscribers(target, 1, TIMEOUT)

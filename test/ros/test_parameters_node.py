@@ -67,6 +67,7 @@ from procs import (
     REPO,
     CommandChecker,
     RosTestClient,
+    StaticRobot,
     client_fixture,
     read_log,
     running,
@@ -83,7 +84,7 @@ from rcl_interfaces.srv import (
     SetParametersAtomically,
 )
 from rclpy.parameter import Parameter
-from test_node import HOME, FakeRobot, goal_pose, home_by_name, pose_msg
+from test_node import HOME, goal_pose, home_by_name, pose_msg
 
 from itasc_ros.core import JointValue, KinematicTree
 from itasc_ros.ros.parameters import NODE_PARAMS, ParamSpec, constraint_specs
@@ -331,7 +332,7 @@ class NodeUnderTest:
 
     proc: subprocess.Popen
     services: ParamServices
-    robot: FakeRobot
+    robot: StaticRobot
     checker: CommandChecker
     target: Any
     goal: PoseStamped
@@ -397,7 +398,7 @@ def node(
     proc = start_ros(DOMAIN, ns=NS, params_files=[params], name="itasc_node_params")
     # The last test stops the node with SIGINT; SIGKILL if it still runs after a failure.
     with running(proc, signal.SIGKILL):
-        robot = FakeRobot(client, f"{NS}/joint_states", list(home_by_name()), home_by_name())
+        robot = StaticRobot(client, f"{NS}/joint_states", list(home_by_name()), home_by_name())
         target = client.publisher(PoseStamped, f"{NODE}/target_pose")
         try:
             robot.start()

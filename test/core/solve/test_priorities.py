@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_constraints import HOME
 
 from itasc_ros.core import (
     ConfigError,
@@ -24,9 +23,11 @@ from itasc_ros.core import (
     Scene,
 )
 from itasc_ros.core.constraints import CopyPose, JointValue
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.solve import solver as S
 from itasc_ros.tools.resources import robot_urdf
 
+HOME = home_of("panda")
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
 DT = 0.004
 
@@ -38,7 +39,7 @@ def _scene(
 ) -> Scene:
     """Hand pose (target: the hand at ``at`` + offset), and a posture at the given priority."""
     ee = CopyPose("ee", "panda_hand", gain=5.0)
-    goal = TREE.forward_kinematics(HOME["panda"] if at is None else at, "panda_hand")
+    goal = TREE.forward_kinematics(HOME if at is None else at, "panda_hand")
     goal[:3, 3] += offset
     ee.set_target(goal)
     cons: list[CopyPose | JointValue] = [ee]
@@ -101,7 +102,7 @@ def test_the_lower_level_acts_only_in_the_null_space_of_the_higher() -> None:
     rng = np.random.default_rng(5)
     checked = 0
     for _ in range(30):
-        q = HOME["panda"] + rng.normal(0.0, 0.3, TREE.n_joints)
+        q = HOME + rng.normal(0.0, 0.3, TREE.n_joints)
         q = TREE.clamp(q)
         alone = _scene(None, (0.02, -0.01, 0.01), q)
         both = _scene(2, (0.02, -0.01, 0.01), q)
@@ -126,7 +127,7 @@ def test_rows_are_grouped_by_level_and_the_layout_follows_a_priority_change() ->
     scene.get("ee").set_priority(3)  # now the posture comes first
     assert [(p, s.stop - s.start) for p, s in scene.levels] == [(2, 7), (3, 6)]
     assert scene.rows("posture") == slice(0, 7) and scene.rows("ee") == slice(7, 13)
-    res = scene.solve(HOME["panda"], DT)
+    res = scene.solve(HOME, DT)
     assert res.ok and res.constraint_names == ["ee", "posture"]  # errors keep their order
 
 
@@ -139,7 +140,7 @@ def test_a_singular_higher_level_hands_over_smoothly() -> None:
     single-task solve's does.
     """
     ee = CopyPose("ee", "panda_hand", rotation_axes="", gain=0.5)
-    target = TREE.forward_kinematics(HOME["panda"], "panda_hand")
+    target = TREE.forward_kinematics(HOME, "panda_hand")
     target[:3, 3] += [0.3, 0.0, 0.2]
     ee.set_target(target)
     post = JointValue("posture", TREE.joint_names, TREE.neutral(), gain=0.5)
@@ -151,7 +152,7 @@ def test_a_singular_higher_level_hands_over_smoothly() -> None:
         TREE, [CopyPose("ee", "panda_hand", rotation_axes="", gain=0.5)], damping_epsilon=0.15
     )
     alone.get("ee").set_target(target)
-    q = HOME["panda"].copy()
+    q = HOME.copy()
     smins, steps = [], {"both": [], "alone": []}
     prev: dict[str, np.ndarray] = {}
     for q4 in np.linspace(-1.2, TREE.upper[3] - 1e-3, 1500):
@@ -174,14 +175,14 @@ def test_a_singular_higher_level_hands_over_smoothly() -> None:
 def test_joint_limits_hold_for_the_combined_velocities() -> None:
     """A posture at priority 2 that asks for a joint beyond its limit: locked at the limit."""
     ee = CopyPose("ee", "panda_hand", rotation_axes="", gain=5.0)
-    target = TREE.forward_kinematics(HOME["panda"], "panda_hand")
+    target = TREE.forward_kinematics(HOME, "panda_hand")
     target[:3, 3] += [0.05, 0.05, 0.0]
     ee.set_target(target)
     # panda_joint7 turns the hand about its origin: free for a position task; limit 2.8973
     post = JointValue("posture", ["panda_joint7"], [3.5], gain=50.0)
     post.set_priority(2)
     scene = Scene(TREE, [ee, post])
-    q = HOME["panda"].copy()
+    q = HOME.copy()
     locked = scaled = 0
     for _ in range(500):
         res = scene.solve(q, DT)

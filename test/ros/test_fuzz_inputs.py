@@ -73,7 +73,7 @@ from itasc_ros.ros.conversions import (
 )
 from itasc_ros.tools.resources import robot_urdf
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
 CONFIG = load_config(REPO / "config" / "panda.yaml")
 # The oracle is plain iTaSC: targets at once, immediate stops (the motion limits, controlled
