@@ -8,7 +8,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench peers colcon-check clean
+.PHONY: demo test lint bench peers limit-peers colcon-check clean
 
 $(STAMP): setup.py setup.cfg pyproject.toml package.xml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,14 +30,25 @@ lint: $(STAMP)
 # The Orocos KDL peer of the tests and benchmarks: Debian's python3-pykdl, built for the system
 # Python 3.11 (itasc_ros.bench.peers imports it into the venv). Installed with apt-get where that
 # works (Debian/Ubuntu, root); elsewhere the PyKDL tests are skipped with that reason.
-peers:
+peers: $(STAMP)
 	@/usr/bin/python3 -c 'import PyKDL' 2>/dev/null \
 	  || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
 	      && { apt-get install -y -q python3-pykdl >/dev/null 2>&1 \
 	           || { apt-get update -qq && apt-get install -y -q python3-pykdl >/dev/null; }; }) \
 	  || echo "python3-pykdl not installable here: the PyKDL peer tests will be skipped"
 
-bench: $(STAMP) peers
+# The peers with limits inside their solve (itasc-bench tick), for the benchmarks only (~800 MB):
+# Drake in the venv; PlaCo in a venv of its own, $(VENV)/placo, as its wheel pins pin 3.8 and
+# numpy < 2.4 (the venv has pin 4.1 and numpy 2.4); itasc_ros.bench.peers runs PlaCo's tick
+# there, in a worker process. Without them their benchmark rows and tests say why and skip.
+limit-peers: $(STAMP)
+	@$(VENV)/bin/pip install --quiet drake==1.51.1 \
+	  || echo "drake not installable here: the Drake peer tests will be skipped"
+	@{ test -x $(VENV)/placo/bin/python || $(PY) -m venv $(VENV)/placo; } \
+	  && $(VENV)/placo/bin/pip install --quiet placo==0.10.2 \
+	  || echo "placo not installable here: the PlaCo peer tests will be skipped"
+
+bench: $(STAMP) peers limit-peers
 	$(VENV)/bin/itasc-bench all
 
 clean:

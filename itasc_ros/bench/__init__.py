@@ -8,8 +8,8 @@
   robot).
 * :mod:`itasc_ros.bench.floor_node`: the floor of the loop benchmark, a node that computes
   nothing.
-* :mod:`itasc_ros.bench.peers`: the peer libraries (Orocos KDL, Pinocchio, TRAC-IK), a module
-  each.
+* :mod:`itasc_ros.bench.peers`: the peer libraries (Orocos KDL, Pinocchio, TRAC-IK, PlaCo,
+  Drake), a module each.
 * :mod:`itasc_ros.bench.harness`: what every benchmark uses (interleaved timing, the URDFs of
   example-robot-data); :mod:`itasc_ros.bench.arguments`: the command lines' argument types;
   :mod:`itasc_ros.bench.report`: the printed tables.

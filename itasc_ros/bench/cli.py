@@ -8,9 +8,10 @@ Subcommands (``--json`` prints one JSON object on the last line):
 * ``tick``: one full control tick (FK, Jacobian, 6-D CopyPose, damping, limits) of the Panda
   beside KDL's ``ChainFkSolverPos`` + ``ChainIkSolverVel_wdls`` for the same step; key
   ``tick_ratio_vs_pykdl``; with a new target pose set every tick (checked, as KDL's tick takes
-  one), ``tick_with_target_ratio_vs_pykdl``. Also a Talos tick with four constraints, and the
-  Panda with a pose and a posture at one priority level vs two (``priorities``)
-  (:mod:`itasc_ros.bench.tick`).
+  one), ``tick_with_target_ratio_vs_pykdl``; beside PlaCo and Drake's differential IK, which
+  put the same joint and velocity limits inside their solve (``tick_ratio_vs_placo``,
+  ``tick_ratio_vs_drake``). Also a Talos tick with four constraints, and the Panda with a pose
+  and a posture at one priority level vs two (``priorities``) (:mod:`itasc_ros.bench.tick`).
 * ``tracking``: a target on a circle (0.1 m, 0.25 m/s) with and without feed-forward
   (:mod:`itasc_ros.bench.tracking`).
 * ``outliers``: one bad target pose (1e6, 1e12, 1e149 m away, refused; 1 and 3 m, jumps) in a

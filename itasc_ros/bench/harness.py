@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,25 @@ def erd_urdf(rel: str) -> Path | None:
         return None
 
 
+@dataclass(frozen=True)
+class TimedElsewhere:
+    """A call that another process runs and times, a block at a time (a peer in a worker).
+
+    Attributes:
+        time_block: Runs the call ``number`` times there; returns their time [s].
+    """
+
+    time_block: Callable[[int], float]
+
+
 def time_interleaved(
-    funcs: dict[str, Callable[[], Any]], number: int, repeats: int
+    funcs: Mapping[str, Callable[[], Any] | TimedElsewhere], number: int, repeats: int
 ) -> dict[str, float]:
     """Median seconds per call of each function, blocks interleaved.
 
     Args:
-        funcs: Name -> the call to time (no arguments).
+        funcs: Name -> the call to time (no arguments), or a :class:`TimedElsewhere` whose
+            blocks take their turn in the same order.
         number: Calls per block.
         repeats: Blocks per function (after a warm-up of ``min(number, 50)`` calls each).
 
@@ -42,10 +55,16 @@ def time_interleaved(
     """
     samples: dict[str, list[float]] = {k: [] for k in funcs}
     for f in funcs.values():  # warm-up (JIT, caches)
+        if isinstance(f, TimedElsewhere):
+            f.time_block(min(number, 50))
+            continue
         for _ in range(min(number, 50)):
             f()
     for _ in range(repeats):
         for name, f in funcs.items():
+            if isinstance(f, TimedElsewhere):
+                samples[name].append(f.time_block(number) / number)
+                continue
             t0 = time.perf_counter()
             for _ in range(number):
                 f()
@@ -53,4 +72,4 @@ def time_interleaved(
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-__all__ = ["TALOS_URDF", "erd_urdf", "time_interleaved"]
+__all__ = ["TALOS_URDF", "TimedElsewhere", "erd_urdf", "time_interleaved"]

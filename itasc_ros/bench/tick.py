@@ -3,14 +3,17 @@
 The Panda's tick (FK, Jacobian, 6-D CopyPose, damping, limits) beside KDL's
 ``ChainFkSolverPos`` + ``ChainIkSolverVel_wdls`` for the same step; key ``tick_ratio_vs_pykdl``;
 with a new target pose set every tick (checked, as KDL's tick takes one),
-``tick_with_target_ratio_vs_pykdl``. Also the controller's tick (with a journal, with motion
-limits), a Talos tick with four constraints, and the Panda with a pose and a posture at one
-priority level vs two (``priorities``).
+``tick_with_target_ratio_vs_pykdl``. Beside the peers that put the same joint and velocity
+limits inside their solve, for the same step: PlaCo (``tick_ratio_vs_placo``) and Drake's
+differential IK (``tick_ratio_vs_drake``). Also the controller's tick (with a journal, with
+motion limits), a Talos tick with four constraints, and the Panda with a pose and a posture at
+one priority level vs two (``priorities``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import functools
 from collections.abc import Callable
@@ -33,8 +36,8 @@ from ..core.kinematics.home_poses import HOME_POSES
 from ..core.kinematics.spatial import matrix_to_quat
 from ..params import load_config
 from ..tools.resources import robot_urdf, share_file
-from .harness import TALOS_URDF, erd_urdf, time_interleaved
-from .peers import KdlPeer, PeerUnavailable
+from .harness import TALOS_URDF, TimedElsewhere, erd_urdf, time_interleaved
+from .peers import DrakePeer, KdlPeer, PeerUnavailable, PlacoPeer
 from .report import print_table
 
 
@@ -79,10 +82,51 @@ def _controller_ticks(
     return funcs
 
 
+#: The Panda's tick period [s] (``Scene.solve``'s ``dt``, the peers' time step).
+PERIOD = 0.002
+
+
+def _limits_peer_ticks(
+    tree: KinematicTree,
+    scene: Scene,
+    q: np.ndarray,
+    out: dict[str, Any],
+    stack: contextlib.ExitStack,
+) -> dict[str, Callable[[], Any] | TimedElsewhere]:
+    """The ticks of the peers with limits inside their solve, for the Panda's step.
+
+    The same step as the others (``q + 0.05``), on ``panda_hand`` (``panda_link8`` turned
+    -45 degrees about z, same origin: the same motion), with the scene's position and velocity
+    limits and its period. Why a peer cannot run goes into ``out`` (``<peer>_unavailable``);
+    a worker process to end goes onto ``stack``.
+    """
+    urdf = robot_urdf("panda")
+    hand = tree.forward_kinematics(q + 0.05, "panda_hand")
+    limits = (*scene.position_limits, scene.velocity_limits)
+    funcs: dict[str, Callable[[], Any] | TimedElsewhere] = {}
+    try:
+        placo = PlacoPeer(urdf, "panda_hand", tree.joint_names, limits, PERIOD)
+        stack.callback(placo.close)
+        placo.set_target(hand)
+        funcs["placo"] = TimedElsewhere(functools.partial(placo.time_ticks, q))
+    except PeerUnavailable as exc:
+        out["placo_unavailable"] = str(exc)
+    try:
+        xml = urdf.read_text()
+        drake = DrakePeer(xml, "panda_link0", "panda_hand", tree.joint_names, limits, PERIOD)
+        funcs["drake"] = functools.partial(drake.tick, q, hand)
+    except PeerUnavailable as exc:
+        out["drake_unavailable"] = str(exc)
+    return funcs
+
+
 def _panda_ticks(
-    xml: str, tree: KinematicTree, q: np.ndarray, out: dict[str, Any]
-) -> tuple[dict[str, Callable[[], Any]], np.ndarray]:
-    """The Panda's ticks to time, and the target pose (4, 4); why KDL cannot run into ``out``."""
+    xml: str, tree: KinematicTree, q: np.ndarray, out: dict[str, Any], stack: contextlib.ExitStack
+) -> tuple[dict[str, Callable[[], Any] | TimedElsewhere], np.ndarray]:
+    """The Panda's ticks to time, and the target pose (4, 4).
+
+    Why a peer cannot run goes into ``out``; a worker process to end onto ``stack``.
+    """
     c = CopyPose("ee", "panda_link8", gain=20.0)
     target = tree.forward_kinematics(q + 0.05, "panda_link8")
     c.set_target(target)
@@ -92,7 +136,7 @@ def _panda_ticks(
         c.set_target(target)
         return scene.solve(q, 0.002)
 
-    funcs: dict[str, Callable[[], Any]] = {
+    funcs: dict[str, Callable[[], Any] | TimedElsewhere] = {
         "itasc_ros": lambda: scene.solve(q, 0.002),
         "itasc_ros_with_target": closed_loop,
     }
@@ -102,6 +146,7 @@ def _panda_ticks(
     except (PeerUnavailable, TypeError) as exc:
         out["pykdl_unavailable"] = str(exc)
     funcs.update(_controller_ticks(tree, q, target))
+    funcs.update(_limits_peer_ticks(tree, scene, q, out, stack))
     return funcs, target
 
 
@@ -117,11 +162,15 @@ def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
         row["with_target_ratio_vs_pykdl"] = t["itasc_ros_with_target"] / t["pykdl"]
         out["tick_ratio_vs_pykdl"] = row["ratio_vs_pykdl"]
         out["tick_with_target_ratio_vs_pykdl"] = row["with_target_ratio_vs_pykdl"]
+    for peer in ("placo", "drake"):
+        if peer in t:
+            row[f"ratio_vs_{peer}"] = t["itasc_ros"] / t[peer]
+            out[f"tick_ratio_vs_{peer}"] = row[f"ratio_vs_{peer}"]
     return row
 
 
 def bench_tick(number: int, repeats: int) -> dict[str, Any]:
-    """One control tick: ours (scene.solve) vs KDL FK + wdls velocity IK.
+    """One control tick: ours (scene.solve) vs KDL FK + wdls velocity IK, PlaCo and Drake.
 
     Args:
         number: Calls per timing block.
@@ -135,8 +184,9 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     xml = robot_urdf("panda").read_text()
     tree = KinematicTree.from_urdf(xml)
     q = np.array(HOME_POSES["panda"])
-    funcs, target = _panda_ticks(xml, tree, q, out)
-    t = time_interleaved(funcs, number, repeats)
+    with contextlib.ExitStack() as stack:  # PlaCo's worker ends with the Panda's timing
+        funcs, target = _panda_ticks(xml, tree, q, out, stack)
+        t = time_interleaved(funcs, number, repeats)
     out["panda"] = _panda_row(t, out)
     out["priorities"] = bench_priorities(tree, q, target, number, repeats)
     talos = erd_urdf(TALOS_URDF)
@@ -204,8 +254,9 @@ def tick_command(args: argparse.Namespace) -> dict[str, Any]:
     r = bench_tick(args.number // 2, args.repeats)
     print_table("control tick [us per call, median]", r)
     out: dict[str, Any] = {"tick": r}
-    if "tick_ratio_vs_pykdl" in r:
-        out["tick_ratio_vs_pykdl"] = r["tick_ratio_vs_pykdl"]
+    for key in ("tick_ratio_vs_pykdl", "tick_ratio_vs_placo", "tick_ratio_vs_drake"):
+        if key in r:
+            out[key] = r[key]
     return out
 
 

@@ -1,33 +1,44 @@
-"""Tests of the benchmark peers: KDL chains built from URDFs, Pinocchio, TRAC-IK.
+"""Tests of the benchmark peers: KDL chains built from URDFs, Pinocchio, TRAC-IK, PlaCo, Drake.
 
 KDL and Pinocchio are independent implementations of the same kinematics, so agreement to
 1e-9 on random configurations checks :func:`kdl_chain_from_urdf` (frames, axes, joint types)
-and the joint-order mapping of :class:`PinocchioPeer`.
+and the joint-order mapping of :class:`PinocchioPeer`. The ticks of PlaCo and Drake (limits
+inside their solve) are checked by integrating them and measuring with the solver's own FK.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from itasc_ros.bench import peers
 from itasc_ros.bench.peers import (
+    DrakePeer,
     KdlNrJlPeer,
     KdlPeer,
     PeerUnavailable,
     PinocchioPeer,
+    PlacoPeer,
     TracIkPeer,
+    available_peers,
     kdl_chain_from_urdf,
     pose_error,
     rotation_to_quaternion,
     urdf_chain,
 )
 from itasc_ros.bench.peers.urdf_chain import solver_limits
+from itasc_ros.core import CopyPose, KinematicTree, Scene
 from itasc_ros.core.errors import UnknownLinkError, UnknownNameError, UnsupportedJointError
+from itasc_ros.core.kinematics.home_poses import HOME_POSES
+from itasc_ros.tools.resources import robot_urdf
 
 try:
     from robots import erd_urdf_path
@@ -465,3 +476,175 @@ def test_trac_ik_rejects_unknown_solve_type(urdfs) -> None:
     _require("pytracik")
     with pytest.raises(ValueError, match="Distance"):
         TracIkPeer(urdfs["panda"], "panda_link0", "panda_link8", solve_type="Fast")
+
+
+# --------------------------------------------------------------------------------------------
+# PlaCo and Drake: the velocity IK tick with the limits inside the solve
+# --------------------------------------------------------------------------------------------
+
+PERIOD = 0.002  # the bench's tick period [s]
+
+#: How far past a velocity limit a peer's solution may be [rad/s] (and so past a position limit,
+#: that times the period [rad]): PlaCo's QP is solved exactly; Drake's program by OSQP with its
+#: default tolerances (1e-3 absolute and relative).
+VELOCITY_SLACK = {"placo": lambda vmax: 1e-9 * vmax, "drake": lambda vmax: 1e-3 + 1e-3 * vmax}
+
+
+@pytest.fixture(scope="module")
+def panda() -> tuple[KinematicTree, Scene]:
+    """The bench's Panda (bundled URDF) and a scene whose limits the peers are given."""
+    tree = KinematicTree.from_urdf(robot_urdf("panda").read_text())
+    return tree, Scene(tree, [CopyPose("ee", "panda_link8")])
+
+
+@dataclass(frozen=True)
+class LimitsTick:
+    """One peer's tick on ``panda_hand`` with the scene's limits: ``tick(q, target) -> qdot``."""
+
+    peer: str
+    tick: Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@pytest.fixture(params=["placo", "drake"])
+def limits_tick(request, panda) -> LimitsTick:
+    tree, scene = panda
+    limits = (*scene.position_limits, scene.velocity_limits)
+    urdf = robot_urdf("panda")
+    try:
+        if request.param == "drake":
+            drake = DrakePeer(
+                urdf.read_text(), "panda_link0", "panda_hand", tree.joint_names, limits, PERIOD
+            )
+            return LimitsTick("drake", drake.tick)
+        placo = PlacoPeer(urdf, "panda_hand", tree.joint_names, limits, PERIOD)
+    except PeerUnavailable as exc:
+        pytest.skip(str(exc))
+    request.addfinalizer(placo.close)
+
+    def tick(q: np.ndarray, target: np.ndarray) -> np.ndarray:
+        placo.set_target(target)
+        return placo.tick(q)
+
+    return LimitsTick("placo", tick)
+
+
+def _integrate(
+    peer: LimitsTick, tree: KinematicTree, q0: np.ndarray, target: np.ndarray, ticks: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Integrate ``ticks`` ticks of ``PERIOD``: the positions, velocities and pose errors."""
+    q, qs, vs, errs = q0.copy(), [], [], []
+    for _ in range(ticks):
+        v = peer.tick(q, target)
+        assert v.shape == (7,) and np.all(np.isfinite(v))
+        q = q + PERIOD * v
+        qs.append(q)
+        vs.append(v)
+        errs.append(np.linalg.norm(pose_error(tree.forward_kinematics(q, "panda_hand"), target)))
+    return np.array(qs), np.array(vs), np.array(errs)
+
+
+def test_limits_peers_converge_on_the_step_within_the_limits(panda, limits_tick) -> None:
+    """The bench's step (every joint + 0.05 rad from home) is reached in a few ticks, each
+    velocity within its limit; the first ticks run at a limit (the limits are in the solve)."""
+    tree, scene = panda
+    vmax = scene.velocity_limits
+    lower, upper = scene.position_limits
+    q0 = np.array(HOME_POSES["panda"])
+    target = tree.forward_kinematics(q0 + 0.05, "panda_hand")
+    qs, vs, errs = _integrate(limits_tick, tree, q0, target, 40)
+    slack = VELOCITY_SLACK[limits_tick.peer](vmax)
+    assert np.all(np.abs(vs) <= vmax + slack)
+    assert np.all(qs >= lower - PERIOD * slack) and np.all(qs <= upper + PERIOD * slack)
+    # Unlimited, the first step would be the whole error in one period: some joint far over.
+    assert np.any(np.abs(vs[0]) >= vmax * (1.0 - 1e-6))
+    assert all(b <= a + 1e-12 for a, b in itertools.pairwise(errs))
+    assert errs[-1] < 1e-9
+    np.testing.assert_allclose(tree.forward_kinematics(qs[-1], "panda_hand"), target, atol=1e-9)
+
+
+def test_limits_peers_stop_at_a_position_limit(panda, limits_tick) -> None:
+    """A target that needs panda_joint4 past its upper limit: the joint stops at the limit."""
+    tree, scene = panda
+    lower, upper = scene.position_limits
+    slack = PERIOD * VELOCITY_SLACK[limits_tick.peer](scene.velocity_limits)
+    q0 = np.array(HOME_POSES["panda"])
+    q0[3] = -0.2
+    beyond = q0.copy()
+    beyond[3] = 0.1  # the limit is -0.0698
+    qs, _, _ = _integrate(
+        limits_tick, tree, q0, tree.forward_kinematics(beyond, "panda_hand"), 100
+    )
+    assert np.all(qs >= lower - slack) and np.all(qs <= upper + slack)
+    assert qs[-1, 3] == pytest.approx(upper[3], abs=1e-6)
+
+
+def test_placo_peer_without_placo_is_unavailable(panda) -> None:
+    """This venv's own Python has no PlaCo (it cannot hold PlaCo's Pinocchio 3.8)."""
+    if importlib.util.find_spec("placo") is not None:
+        pytest.skip("this interpreter has PlaCo")
+    tree, scene = panda
+    limits = (*scene.position_limits, scene.velocity_limits)
+    with pytest.raises(PeerUnavailable, match=r"cannot import placo.*make limit-peers"):
+        PlacoPeer(
+            robot_urdf("panda"),
+            "panda_hand",
+            tree.joint_names,
+            limits,
+            PERIOD,
+            python=Path(sys.executable),
+        )
+    with pytest.raises(PeerUnavailable, match="no_such_python"):
+        PlacoPeer(
+            robot_urdf("panda"),
+            "panda_hand",
+            tree.joint_names,
+            limits,
+            PERIOD,
+            python=Path("/no_such_python"),
+        )
+
+
+def test_placo_peer_reports_placo_errors(panda) -> None:
+    tree, scene = panda
+    limits = (*scene.position_limits, scene.velocity_limits)
+    try:
+        PlacoPeer(robot_urdf("panda"), "panda_hand", tree.joint_names, limits, PERIOD).close()
+    except PeerUnavailable as exc:
+        pytest.skip(str(exc))
+    with pytest.raises(RuntimeError, match="no_such_link"):
+        PlacoPeer(robot_urdf("panda"), "no_such_link", tree.joint_names, limits, PERIOD)
+
+
+def test_drake_peer_takes_any_joint_order(panda) -> None:
+    _require("pydrake")
+    tree, scene = panda
+    lower, upper = scene.position_limits
+    vmax = scene.velocity_limits
+    xml = robot_urdf("panda").read_text()
+    q = np.array(HOME_POSES["panda"])
+    target = tree.forward_kinematics(q + 0.05, "panda_hand")
+    ahead = DrakePeer(
+        xml, "panda_link0", "panda_hand", tree.joint_names, (lower, upper, vmax), PERIOD
+    )
+    rev = slice(None, None, -1)
+    back = DrakePeer(
+        xml,
+        "panda_link0",
+        "panda_hand",
+        tree.joint_names[rev],
+        (lower[rev], upper[rev], vmax[rev]),
+        PERIOD,
+    )
+    np.testing.assert_allclose(back.tick(q[rev], target)[rev], ahead.tick(q, target), atol=1e-12)
+    assert ahead.status == "kSolutionFound"
+    with pytest.raises(ValueError, match="each of the plant"):
+        DrakePeer(
+            xml, "panda_link0", "panda_hand", tree.joint_names[:6], (lower, upper, vmax), 0.1
+        )
+
+
+def test_available_peers_names_the_limits_peers() -> None:
+    found = available_peers()
+    assert {"kdl", "pinocchio", "trac_ik", "placo", "drake"} <= set(found)
+    for name, why in found.items():
+        assert why is None or ("install" in why), (name, why)

@@ -1,0 +1,65 @@
+"""``itasc-bench tick`` as a user runs it: the peers with limits inside the solve in its JSON.
+
+The installed console script runs once, briefly (``--number 20 --repeats 1``); its last line is
+the JSON object. A peer that cannot run here is named with the reason, not a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from itasc_ros.bench.peers import PeerUnavailable, import_pydrake
+from itasc_ros.bench.peers.availability import check_placo
+from itasc_ros.tools.dds_env import local_dds_env
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def tick_json() -> dict:
+    done = subprocess.run(
+        [str(BIN / "itasc-bench"), "tick", "--number", "20", "--repeats", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=local_dds_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _usable(check) -> bool:
+    try:
+        check()
+    except PeerUnavailable:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("peer", "check"), [("placo", check_placo), ("drake", import_pydrake)])
+def test_tick_json_has_the_limits_peers(tick_json, peer, check) -> None:
+    tick = tick_json["tick"]
+    panda = tick["panda"]
+    if not _usable(check):
+        assert "make limit-peers" in tick[f"{peer}_unavailable"]
+        assert f"{peer}_us" not in panda and f"tick_ratio_vs_{peer}" not in tick_json
+        return
+    assert f"{peer}_unavailable" not in tick
+    assert 0.0 < panda[f"{peer}_us"] < 1e5
+    ratio = panda["itasc_ros_us"] / panda[f"{peer}_us"]
+    assert math.isclose(panda[f"ratio_vs_{peer}"], ratio, rel_tol=1e-12)
+    assert tick[f"tick_ratio_vs_{peer}"] == panda[f"ratio_vs_{peer}"]
+    assert tick_json[f"tick_ratio_vs_{peer}"] == panda[f"ratio_vs_{peer}"]
+
+
+def test_tick_json_keeps_the_pykdl_figures(tick_json) -> None:
+    tick = tick_json["tick"]
+    assert tick["panda"]["itasc_ros_us"] > 0.0
+    assert "tick_ratio_vs_pykdl" in tick_json or "pykdl_unavailable" in tick
+    assert set(tick["priorities"]) == {"one_level_us", "two_levels_us", "ratio_two_vs_one_level"}
