@@ -29,7 +29,11 @@ Subcommands (``--json`` prints one JSON object on the last line):
   ``ChainIkSolverPos_NR_JL``, interleaved per sample, on the Panda, the UR5 and the xArm7
   (:mod:`itasc_ros.bench.ik`); ``--samples`` targets per row; the last line of ``--json`` is
   ``{"results": [{"solver", "robot", "seed", "samples", "success_rate", "mean_ms"}, ...]}``.
-* ``all``: kinematics, tick and tracking.
+* ``hierarchy``: strict priority under saturation on the Panda (the hand's position 0.3 m away
+  at gain 20 above a posture): level 1's task velocity with and without level 2, ours beside
+  PlaCo (``hard`` / ``scaled``) and Drake's differential IK; key ``hierarchy``
+  (:mod:`itasc_ros.bench.hierarchy`).
+* ``all``: kinematics, tick, tracking and hierarchy.
 
 Timing: each implementation runs ``--number`` calls per block, blocks interleaved between the
 implementations (so machine load hits all of them alike), ``--repeats`` blocks; the figure is
@@ -47,6 +51,7 @@ from typing import Any
 from ..cli import CliParser, positive_float, positive_int, run_cli
 from .arguments import control_rate, ik_robot_list, loop_robots
 from .collision import collision_command
+from .hierarchy import hierarchy_command
 from .ik import ik_command
 from .kinematics import kinematics_command
 from .loop import BenchError, loop_command
@@ -63,6 +68,7 @@ SUBCOMMANDS = (
     "tracking",
     "outliers",
     "collision",
+    "hierarchy",
     "ik",
     "loop",
     "soak",
@@ -76,11 +82,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "tracking": tracking_command,
     "outliers": outliers_command,
     "collision": collision_command,
+    "hierarchy": hierarchy_command,
     "loop": loop_command,
     "soak": loop_command,
 }
 #: What ``all`` runs, in order.
-ALL = ("kinematics", "tick", "tracking")
+ALL = ("kinematics", "tick", "tracking", "hierarchy")
 
 
 def _parser() -> CliParser:

@@ -151,5 +151,49 @@ class DrakePeer:
             return np.zeros(self.n)
         return v if self._identity else v[self._order]
 
+    def set_secondary(
+        self, *, position_only: bool, centering_gain: float, nominal: FloatArray
+    ) -> None:
+        """Track the tip's position only (or the whole twist), and center the joints.
+
+        Drake's secondary objective pulls ``q'`` toward ``K (nominal - q)`` in the null space
+        of the tracked twist. Applies to the following ticks (:meth:`tick`, :meth:`tick_twist`).
+
+        Args:
+            position_only: Drop the angular rows of the twist (Drake's velocity flags).
+            centering_gain: ``K`` of the joint centering, the same for every joint [1/s].
+            nominal: The joint positions to center on [rad | m], order of ``joint_names``, (n,).
+        """
+        params = self._params
+        params.set_end_effector_velocity_flag(np.array([not position_only] * 3 + [True] * 3))
+        params.set_joint_centering_gain(float(centering_gain) * np.eye(self.n))
+        params.set_nominal_joint_position(self._to_drake(np.asarray(nominal, dtype=np.float64)))
+
+    def tick_twist(self, q: FloatArray, twist: FloatArray) -> FloatArray:
+        """One tick toward a desired twist of the tip, within the limits.
+
+        Args:
+            q: Joint positions [rad | m] in the order of ``joint_names``, shape (n,).
+            twist: The tip's desired spatial velocity in the world (root) frame, angular then
+                linear [rad/s, m/s], shape (6,).
+
+        Returns:
+            Joint velocities [rad/s | m/s] in the order of ``joint_names``, shape (n,); zeros
+            when Drake finds no solution (:attr:`status` says so).
+        """
+        self._plant.SetPositions(self._context, self._to_drake(q))
+        result = self._drake.DoDifferentialInverseKinematics(
+            self._plant,
+            self._context,
+            np.asarray(twist, dtype=np.float64),
+            self._frame,
+            self._params,
+        )
+        self.status = result.status.name
+        v = result.joint_velocities
+        if v is None:
+            return np.zeros(self.n)
+        return v if self._identity else v[self._order]
+
 
 __all__ = ["DRAKE_REQUIREMENT", "DrakePeer", "import_pydrake"]

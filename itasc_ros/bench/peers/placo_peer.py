@@ -192,6 +192,41 @@ class PlacoPeer:
         q = check_q(q, self.n)
         return float(self._ask({"op": "time", "q": q.tolist(), "number": number})["seconds"])
 
+    def hierarchy(
+        self,
+        q: FloatArray,
+        target: FloatArray,
+        posture: FloatArray,
+        gain: float,
+        ticks: int,
+        mode: str,
+    ) -> dict[str, Any]:
+        """A closed loop of the tip's position above a soft posture, in PlaCo's QP.
+
+        The tip's position task at PlaCo's priority ``mode``, the posture ``soft``, with the
+        joint and velocity limits on; an ideal robot (``q += q' dt``), ``ticks`` ticks.
+
+        Args:
+            q: Start joint positions [rad | m] in the order of ``joint_names``, shape (n,).
+            target: The tip's target position in the root frame [m], shape (3,).
+            posture: The posture's joint positions [rad | m], shape (n,).
+            gain: Gain of both tasks [1/s].
+            ticks: Ticks to run.
+            mode: ``"hard"`` or ``"scaled"`` (or ``"soft"``).
+
+        Returns:
+            ``qdots`` (per tick, joint velocities [rad/s | m/s], lists of n), ``scales``
+            (PlaCo's scale per tick) and ``failed`` (PlaCo's error where it stopped, else "").
+        """
+        q = check_q(q, self.n)
+        request = {"op": "hierarchy", "q": q.tolist(), "gain": float(gain), "mode": mode}
+        request.update(
+            target=np.asarray(target, dtype=np.float64).tolist(),
+            posture=np.asarray(posture, dtype=np.float64).tolist(),
+            ticks=int(ticks),
+        )
+        return self._ask(request)
+
     def close(self) -> None:
         """End the worker (also done when the peer is garbage-collected)."""
         self._finalizer()

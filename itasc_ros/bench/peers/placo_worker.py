@@ -8,7 +8,8 @@ line on stdin and writes one JSON reply per line; whatever PlaCo prints goes to 
 Requests: first the setup ``{"urdf", "tip", "joints", "lower", "upper", "velocity",
 "period"}``, then ``{"op": "target", "pose"}``, ``{"op": "tick", "q"}`` (reply ``{"qdot"}``)
 or ``{"op": "time", "q", "number"}`` (reply ``{"seconds"}``: ``number`` ticks from ``q``,
-timed here). A reply ``{"unavailable": why}`` or ``{"error": why}`` reports a failure.
+timed here), or ``{"op": "hierarchy", "q", ...}`` (:meth:`PlacoTick.hierarchy`). A reply
+``{"unavailable": why}`` or ``{"error": why}`` reports a failure.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class PlacoTick:
         self.task = solver.add_frame_task(setup["tip"], np.eye(4))
         self.task.configure("tip", "soft", 1.0, 1.0)  # position and orientation, equal weights
         self.robot, self.solver, self.dt = robot, solver, float(setup["period"])
+        self.placo, self.tip, self.names = placo, str(setup["tip"]), names
         self.q_index = np.array([robot.get_joint_offset(n) for n in names], dtype=np.intp)
         self.v_index = np.array([robot.get_joint_v_offset(n) for n in names], dtype=np.intp)
 
@@ -83,7 +85,53 @@ class PlacoTick:
             return {"qdot": (step[self.v_index] / self.dt).tolist()}
         if op == "time":
             return {"seconds": self.time(q, int(request["number"]))}
+        if op == "hierarchy":
+            return self.hierarchy(q, request)
         return {"error": f"unknown request {op!r}"}
+
+    def _hierarchy_solver(self, mode: str) -> tuple[Any, Any, Any]:
+        """A solver of its own on the robot: a position task (``mode``), a soft posture."""
+        solver = self.placo.KinematicsSolver(self.robot)
+        solver.mask_fbase(True)
+        solver.enable_joint_limits(True)
+        solver.enable_velocity_limits(True)
+        solver.dt = self.dt
+        position = solver.add_position_task(self.tip, np.zeros(3))
+        position.configure("level1", mode, 1.0)
+        posture = solver.add_joints_task()
+        posture.configure("posture", "soft", 1.0)
+        return solver, position, posture
+
+    def hierarchy(self, q: np.ndarray, request: dict[str, Any]) -> dict[str, Any]:
+        """The two-level case in closed loop (``q += q' dt``) from ``q`` (n,) [rad | m].
+
+        ``request``: ``target`` (position [m], (3,)), ``posture`` ([rad | m], (n,)), ``gain``
+        [1/s], ``ticks`` and ``mode`` (level 1's PlaCo priority: ``hard`` or ``scaled``). PlaCo
+        steers a task's error to zero in one step; the gain is had by targets ``K dt`` of the
+        way there (the desired velocity ``K e``). Reply ``{"qdots", "scales", "failed"}``.
+        """
+        solver, position, posture = self._hierarchy_solver(str(request["mode"]))
+        target, goal = np.array(request["target"]), np.array(request["posture"])
+        frac = float(request["gain"]) * self.dt
+        qdots: list[list[float]] = []
+        scales: list[float] = []
+        for k in range(int(request["ticks"])):
+            self.robot.state.q[self.q_index] = q
+            self.robot.update_kinematics()
+            p = self.robot.get_T_world_frame(self.tip)[:3, 3]
+            position.target_world = p + frac * (target - p)
+            posture.set_joints(
+                dict(zip(self.names, (q + frac * (goal - q)).tolist(), strict=True))
+            )
+            try:
+                step = solver.solve(True)
+            except Exception as exc:  # PlaCo reports an infeasible QP by raising
+                return {"qdots": qdots, "scales": scales, "failed": f"tick {k}: {exc}"}
+            qdot = step[self.v_index] / self.dt
+            qdots.append(qdot.tolist())
+            scales.append(float(solver.scale))
+            q = q + qdot * self.dt
+        return {"qdots": qdots, "scales": scales, "failed": ""}
 
 
 def _reply(out: IO[str], message: dict[str, Any]) -> None:
