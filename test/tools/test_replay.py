@@ -67,6 +67,7 @@ MOTION = 3.0  # [s] target motion
 GAIN_CHANGE_AT = 2.0  # [s] constraints.ee.gain 20 -> 30
 STALE_AT = 1.0  # [s] the simulated robot paused for STALE_FOR: joint states stale
 STALE_FOR = 0.3  # [s] (input_timeout 0.1 s)
+STALE_WAIT = 3.0  # [s] the longest the pause goes on for the node to say 'stale'
 DISABLE_AT, ENABLE_AT = 1.6, 1.8  # [s] ~/enable false, then true
 RADIUS, SPEED = 0.05, 0.1  # [m], [m/s]
 STARTUP = 60.0  # [s]
@@ -140,6 +141,7 @@ class _Client:
         from geometry_msgs.msg import PoseStamped, TwistStamped
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
 
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
@@ -149,11 +151,16 @@ class _Client:
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.pose_pub = self.node.create_publisher(PoseStamped, POSE, qos)
         self.twist_pub = self.node.create_publisher(TwistStamped, TWIST, qos)
+        self.status = ""  # the node's last control status (~/status)
+        self.node.create_subscription(String, "/itasc_node/status", self._on_status, 10)
         self._stop = threading.Event()
         self._jobs: queue.Queue[tuple[Any, queue.Queue[Any]]] = queue.Queue()
         self._clients: dict[str, Any] = {}
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
+
+    def _on_status(self, msg: Any) -> None:
+        self.status = str(json.loads(msg.data).get("status", ""))
 
     def _spin(self) -> None:
         while not self._stop.is_set() and self.context.ok():
@@ -292,9 +299,17 @@ def recorded(domain: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
         client.prepare_services()
 
-        def pause_robot() -> None:  # no joint states for STALE_FOR
+        def pause_robot() -> None:
+            """No joint states for STALE_FOR, and on until the node has said 'stale'.
+
+            A node starved of the CPU may not tick during the pause; the robot stays paused
+            until it has (at most STALE_WAIT more), so that the stale period is recorded.
+            """
             sim.send_signal(signal.SIGSTOP)
             time.sleep(STALE_FOR)
+            deadline = time.monotonic() + STALE_WAIT
+            while client.status != "stale" and time.monotonic() < deadline:
+                time.sleep(0.01)
             sim.send_signal(signal.SIGCONT)
 
         # In time order; each one happens, in this order, however late a loaded machine is.
