@@ -174,8 +174,8 @@ def measure_ours(data: CaseData) -> dict[str, Any]:
     """Ours with level 2 (``with_level2``) and level 1 alone (``alone``), and how they differ.
 
     Returns:
-        The two runs' figures (:func:`trajectory_figures`, plus ``first_velocity_scale``, the
-        lock-and-scale factor of the first tick) and ``speed_ratio`` (first tick, with / alone),
+        The two runs' figures (:func:`trajectory_figures`, plus ``first_velocity_scale``, level
+        1's task scale at the first tick) and ``speed_ratio`` (first tick, with / alone),
         ``task_velocity_change_m_s`` (first tick, ``|J_pos (q'_both - q'_alone)|``) and
         ``max_error_difference_mm`` (closed loop, largest difference of level 1's error).
     """

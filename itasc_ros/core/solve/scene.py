@@ -11,12 +11,12 @@ Rows are grouped by the constraints' ``priority`` (1 first); a lower level acts 
 null space of the higher ones (:func:`~itasc_ros.core.solve.solver.solve_prioritized`).
 
 Rows of a one-sided constraint (``Constraint.one_sided``, e.g. collision) are inequalities
-``A q' >= y'_d``: an active set, as the joint limits' lock-and-re-solve. They start off
+``A q' >= y'_d``: an active set, as the joints' saturate-and-re-solve. They start off
 (weight 0); after each solve the most violated row is switched on with its weight or, when
 none is violated, the row that is on but pulls most (it holds with room and so pulls the
 solution back to its bound, which an inequality must not) is switched off; the solve runs
-again, up to :data:`MAX_INEQUALITY_ROUNDS` times. Rows are checked on the solution before
-the velocity scaling.
+again, up to :data:`MAX_INEQUALITY_ROUNDS` times. Rows are checked on the solution divided by level
+1's task scale.
 A row that the motion satisfies anyway costs nothing: it neither brakes nor pulls.
 
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
@@ -58,10 +58,13 @@ class SolveResult:
         constraint_names: names of the constraints in the scene.
         sigma_min: smallest singular value of the weighted task matrix.
         damping: damping lambda used (0 when far from singular).
-        locked: (n,) joints held at a position limit this tick.
-        velocity_scale: factor (<= 1) applied to q' to respect velocity limits.
+        locked: (n,) joints saturated this tick: held at a velocity or next-step position
+            bound by the solve (saturation in the null space) and still at it.
+        velocity_scale: level 1's task scale s (<= 1): its task velocity is s times the
+            unbounded one, direction kept, so that every joint stays within its bounds.
         ok: False when the solve produced a non-finite value (q' is then zero).
-        iterations: solves run (1 + one per lock round).
+        iterations: saturate-and-solve rounds of the level that needed most (1: nothing
+            saturated).
         active_rows: rows with a non-zero weight (0: nothing to do, q' = 0).
     """
 
@@ -79,12 +82,12 @@ class SolveResult:
 
     @property
     def velocity_scaled(self) -> bool:
-        """True when velocity limits scaled q' down."""
+        """True when the joint bounds scaled level 1's task down."""
         return self.velocity_scale < 1.0
 
     @property
     def locked_joints(self) -> list[str]:
-        """Names of the joints held at a position limit."""
+        """Names of the saturated joints (held at a velocity or position bound)."""
         return [n for n, lk in zip(self.joint_names, self.locked, strict=True) if lk]
 
     def error(self, name: str) -> float:

@@ -9,10 +9,15 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
   velocity spike at or near a singularity, only the near-singular directions damped, and a
   continuous solution when a row's weight rises from 0;
 * ``sdls``: selectively damped least squares (Buss & Kim 2005), per singular direction;
-* joint position limits: a joint whose next position ``q + q' dt`` would pass a limit is
-  locked at the velocity that reaches the limit exactly (zero if it is there already) and the
-  rest is solved again, until no new joint locks (Blender iTaSC's lock-and-re-solve);
-* velocity limits: the whole ``q'`` is scaled by one factor so the direction is kept;
+* hard joint bounds ``lo <= q' <= hi``, ``hi = min(vmax, max(0, (upper - q) / dt))`` (lo
+  alike: the velocity limit and the position limit of the next step), per priority level by
+  saturation in the null space (Flacco, De Luca, Khatib, 2012 / 2015): a joint that the
+  level's increment would take out of its box is saturated at its bound and the level solved
+  again with the others; the level's increment is scaled by the largest s in [0, 1] that
+  stays inside, its direction kept. It stops saturating (keeping the best s so far) when the
+  reduced task loses rank or would need more damping than the full one, whose damped
+  solution would bend the direction. Lower levels start from the levels above and act
+  through their projector, so they do not change those levels' task velocity;
 * strict priorities (:func:`solve_prioritized`): rows grouped in levels, highest first. Level
   1 is solved as above; each lower level k is solved, damped, for what is left of its task in
   the null space of the levels above: ``x += P (A_k P)# (b_k - A_k x)``, with the projector
@@ -20,15 +25,16 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
   ``f(s) = s^2 / (s^2 + lambda(s)^2)``, ``lambda(s)^2 = (1 - (s / epsilon)^2) damping_max^2``
   below ``epsilon`` (else f = 1): an exact null-space projector away from singularities that
   lets a near-singular direction of a higher level go to the lower ones smoothly. Within a
-  lower level each singular direction is damped by its own ``lambda(s)``. One level is the
-  plain solve above, bit for bit.
+  lower level each singular direction is damped by its own ``lambda(s)``. When no bound
+  binds, one level is the plain weighted damped solve.
 * undamped (``damping_max`` 0, or a direction at or above ``epsilon``): a singular value at or
-  below :data:`RCOND` times the largest is rounding noise (an exact singularity), and its
-  direction is neither inverted nor projected out, as a truncated pseudo-inverse does.
-  Inverting it would give a command of full speed whose direction is that of the rounding
-  (the order in which the joints are listed decided it).
+  below :data:`~itasc_ros.core.solve.damped_inverse.RCOND` times the largest is rounding noise
+  (an exact singularity), and its direction is neither inverted nor projected out, as a
+  truncated pseudo-inverse does. Inverting it would give a command of full speed whose
+  direction is that of the rounding (the order in which the joints are listed decided it).
 
-The kernel runs compiled (numba) on preallocated work arrays.
+The kernel runs compiled (numba) on preallocated work arrays; a level that saturates joints
+makes its small hold and reduced arrays (as its SVDs do).
 """
 
 from __future__ import annotations
@@ -40,14 +46,23 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ..errors import SolverError
+from .damped_inverse import (
+    RCOND,
+    _apply,
+    _projector,
+    _rank,
+    _solve_once,
+)
 
 Array = NDArray[np.float64]
 
 SOLVERS = ("dls", "sdls")
-#: Undamped directions with a singular value at or below RCOND times the largest are rounding
-#: noise and are not inverted [-].
-RCOND = 1e-12
 """Names accepted by :func:`solver_code`."""
+#: A saturated joint whose row of the free space has a singular value at or below this cannot
+#: be held by the level [-].
+HOLD_TOL = 1e-10
+#: An increment this small (in x) does not move a joint toward a bound [rad/s].
+BOUND_TOL = 1e-12
 
 # Indices into the info array written by solve_limited.
 INFO_SIGMA_MIN = 0
@@ -71,239 +86,276 @@ def solver_code(name: str) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _clamp_max_abs(v, limit):
-    m = 0.0
-    for x in v:
-        ax = abs(x)
-        if ax > m:
-            m = ax
-    if m > limit and m > 0.0:
-        v *= limit / m
+def _times(ak, nmat, ident):
+    """The product ``ak @ nmat`` (nmat is the identity when ``ident``).
+
+    Summed term by term in the order the unbounded prioritised solve has always used.
+    """
+    if ident:
+        return ak.copy()
+    mk, n = ak.shape
+    out = np.empty((mk, n))
+    for r in range(mk):
+        for j in range(n):
+            s_ = 0.0
+            for t in range(n):
+                s_ += ak[r, t] * nmat[t, j]
+            out[r, j] = s_
+    return out
 
 
 @njit(cache=True, nogil=True)
-def _acting(aw, k):
-    """How many of the ``k`` singular values of ``aw`` the rows that act can make non-zero.
+def _scale_bounds(a, bb, lo, hi, sat):
+    """Over the free joints, the s range with ``s a + bb`` in [lo, hi].
 
-    Rows switched off (weight 0: an inactive inequality, a distance inside its band) add
-    zero singular values; sigma_min is taken over the others, so that they do not damp a
-    task far from singular. At least 1 (an all-zero ``aw`` has sigma_min 0).
+    Returns (s_up, s_down, the joint that bounds s_up or -1).
     """
-    m, n = aw.shape
-    rows = 0
-    for r in range(m):
+    smax = np.inf
+    smin = -np.inf
+    jcrit = -1
+    for j in range(a.shape[0]):
+        if sat[j]:
+            continue
+        if a[j] > BOUND_TOL:
+            up = (hi[j] - bb[j]) / a[j]
+            dn = (lo[j] - bb[j]) / a[j]
+        elif a[j] < -BOUND_TOL:
+            up = (lo[j] - bb[j]) / a[j]
+            dn = (hi[j] - bb[j]) / a[j]
+        elif bb[j] > hi[j] + BOUND_TOL or bb[j] < lo[j] - BOUND_TOL:
+            up = -np.inf  # s cannot fix this joint: it must be saturated
+            dn = np.inf
+        else:
+            continue
+        if up < smax:
+            smax = up
+            jcrit = j
+        if dn > smin:
+            smin = dn
+    return smax, smin, jcrit
+
+
+@njit(cache=True, nogil=True)
+def _held_increment(
+    ak, r, xprev, nmat, ident, sat, satval, rank0, smin0, stop, method, lam, a, bb
+):
+    """The level's increment with the saturated joints held: x = s a + bb.
+
+    ``x = xprev + N z0 + N Z M# (s r - ak N z0)``, ``M = ak N Z``: z0 holds the saturated
+    joints at their values, Z spans what leaves them there. False if the holds cannot all be
+    kept; with ``stop`` (a scale > 0 was found), also if the task loses rank or needs damping
+    (or more of it) that it did not need with every joint free: the damped solution would
+    then leave the task's direction. Without a scale > 0 the level goes on, as a joint lock
+    does (else a joint at its position limit would stop the whole level).
+    ``lam``: (lam_max, eps, gamma_max).
+    """
+    n = xprev.shape[0]
+    idx = np.flatnonzero(sat)
+    ns = idx.shape[0]
+    e_rows = np.zeros((ns, n))
+    e = np.empty(ns)
+    for t in range(ns):
+        j = idx[t]
+        if ident:
+            e_rows[t, j] = 1.0
+        else:
+            e_rows[t] = nmat[j]
+        e[t] = satval[j] - xprev[j]
+    ue, se, vte = np.linalg.svd(e_rows, full_matrices=True)
+    re = 0
+    for v in se:
+        if v > HOLD_TOL:
+            re += 1
+    if re < ns or re >= n:
+        return False
+    z0 = np.ascontiguousarray(vte[:re].T) @ (np.ascontiguousarray(ue[:, :re].T) @ e / se[:re])
+    nz = np.ascontiguousarray(vte[re:].T)
+    if not ident:
+        nz = nmat @ nz
+        z0 = nmat @ z0
+    mz = ak @ nz
+    u, s, vt = np.linalg.svd(mz, full_matrices=False)
+    if stop and (_rank(s) < rank0 or (s[rank0 - 1] < lam[1] and s[rank0 - 1] < smin0)):
+        return False
+    w = np.empty(nz.shape[1])
+    _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w)
+    a[:] = nz @ w
+    _apply(u, s, vt, mz, ak @ z0, method, False, lam[0], lam[1], lam[2], w)
+    bb[:] = xprev + z0 - nz @ w
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _keep(x, s, a, bb, sat, satval, held):
+    """Set ``x = s a + bb``, the saturated joints exactly at their values; held = sat."""
+    for j in range(x.shape[0]):
+        x[j] = satval[j] if sat[j] else s * a[j] + bb[j]
+        held[j] = sat[j]
+
+
+@njit(cache=True, nogil=True)
+def _saturate(j, a, bb, lo, hi, sat, satval):
+    """Saturate joint j at the bound its increment runs into."""
+    sat[j] = True
+    if a[j] > BOUND_TOL:
+        satval[j] = hi[j]
+    elif a[j] < -BOUND_TOL:
+        satval[j] = lo[j]
+    else:
+        satval[j] = min(max(bb[j], lo[j]), hi[j])
+
+
+@njit(cache=True, nogil=True)
+def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held):
+    """One level by saturation in the null space: x (in: the levels above; out: with this one).
+
+    The increment ``N M# r`` (``M = ak N``) is taken whole if every joint stays in [lo, hi];
+    else the joint that bounds its scale is saturated at its bound and the rest solved again,
+    keeping the largest scale s in [0, 1] found (Flacco, De Luca, Khatib 2015, Alg. 1). Stops
+    when a hold cannot be kept, the task loses rank, or needs more damping than unsaturated
+    (see :func:`_held_increment`). ``top``: the highest level (N is the identity).
+
+    Returns:
+        (scale, iterations, sigma_min, lambda, singular values and V^T of M).
+    """
+    n = x.shape[0]
+    xprev = x.copy()
+    sat = np.zeros(n, dtype=np.bool_)
+    satval = np.zeros(n)
+    held[:] = False
+    m0 = _times(ak, nmat, top)
+    u, s0, vt0 = np.linalg.svd(m0, full_matrices=False)
+    g = np.empty(n)
+    smin, lm = _apply(u, s0, vt0, m0, r, method, top, lam[0], lam[1], lam[2], g)
+    rank0 = _rank(s0)
+    a = g.copy() if top else nmat @ g
+    bb = xprev.copy()
+    if rank0 == 0:
+        _keep(x, 1.0, a, bb, sat, satval, held)
+        return 1.0, 1, smin, lm, s0, vt0
+    best = 0.0
+    it = 0
+    for it in range(1, n + 2):
+        if it > 1 and not _held_increment(
+            ak,
+            r,
+            xprev,
+            nmat,
+            top,
+            sat,
+            satval,
+            rank0,
+            s0[rank0 - 1],
+            best > 0.0,
+            method,
+            lam,
+            a,
+            bb,
+        ):
+            break
+        smax, sdown, jcrit = _scale_bounds(a, bb, lo, hi, sat)
+        if smax >= 1.0 and sdown <= 1.0:
+            _keep(x, 1.0, a, bb, sat, satval, held)
+            return 1.0, it, smin, lm, s0, vt0
+        st = min(smax, 1.0)
+        if st >= 0.0 and sdown <= st and st > best:
+            best = st
+            _keep(x, st, a, bb, sat, satval, held)
+        if jcrit < 0:
+            break
+        _saturate(jcrit, a, bb, lo, hi, sat, satval)
+    return best, it, smin, lm, s0, vt0
+
+
+@njit(cache=True, nogil=True)
+def _residual(aw, bw, r0, r1, x, at, rk):
+    """Level rows r0:r1 that are not zero into at, what is left of their task into rk."""
+    n = aw.shape[1]
+    mk = 0
+    for r in range(r0, r1):
+        nonzero = False
         for j in range(n):
             if aw[r, j] != 0.0:
-                rows += 1
+                nonzero = True
                 break
-    return max(1, min(rows, k))
-
-
-@njit(cache=True, nogil=True)
-def _numerical_floor(s):
-    """Singular values at or below this are rounding noise: :data:`RCOND` times the largest."""
-    return RCOND * s[0] if s.shape[0] > 0 else 0.0
-
-
-@njit(cache=True, nogil=True)
-def _dls(u, s, vt, bw, lam_max, eps, out, kk):
-    """DLS from the SVD ``u s vt`` of the task matrix: out += A# bw; returns (s_min, lambda).
-
-    Each singular direction is damped by its own singular value,
-    ``lambda_i^2 = (1 - (s_i / eps)^2) lambda_max^2`` below ``eps`` (else 0): the gain
-    ``s_i / (s_i^2 + lambda_i^2)`` is a continuous function of ``s_i`` that is 0 at 0, so a row
-    whose weight rises from 0 (a band, a limit's margin) enters the solve smoothly instead of
-    switching the damping of every other direction on at once. ``kk``: sigma_min is
-    ``s[kk - 1]`` (see :func:`_acting`); the lambda returned is that direction's.
-    """
-    m = u.shape[0]
-    n = vt.shape[1]
-    k = s.shape[0]
-    smin = s[kk - 1]
-    lam_max2 = lam_max * lam_max
-    floor = _numerical_floor(s)
-    for i in range(k):
-        lam2 = 0.0
-        if s[i] < eps:
-            r = s[i] / eps
-            lam2 = (1.0 - r * r) * lam_max2
-        if lam2 == 0.0 and s[i] <= floor:
-            continue  # undamped: a direction that is rounding noise is not inverted
-        den = s[i] * s[i] + lam2
-        if den <= 0.0:
+        if not nonzero:
             continue
-        alpha = 0.0
-        for r_ in range(m):
-            alpha += u[r_, i] * bw[r_]
-        f = s[i] / den
+        acc = bw[r]
         for j in range(n):
-            out[j] += f * alpha * vt[i, j]
-    lam = 0.0
-    if smin < eps:
-        r = smin / eps
-        lam = math.sqrt((1.0 - r * r) * lam_max2)
-    return smin, lam
+            acc -= aw[r, j] * x[j]
+            at[mk, j] = aw[r, j]
+        rk[mk] = acc
+        mk += 1
+    return mk
 
 
 @njit(cache=True, nogil=True)
-def _projector(sv, vt, lam_max, eps, proj):
-    """P = I - V diag(f(s)) V^T into proj (n, n): the null space of rows with SVD (sv, vt)."""
-    n = proj.shape[0]
-    lam_max2 = lam_max * lam_max
-    floor = _numerical_floor(sv)
-    for i in range(n):
-        for j in range(n):
-            proj[i, j] = 1.0 if i == j else 0.0
-    for k in range(sv.shape[0]):
-        s2 = sv[k] * sv[k]
-        if sv[k] >= eps:
-            f = 1.0
-        else:
-            rr = sv[k] / eps
-            lam2 = (1.0 - rr * rr) * lam_max2
-            den = s2 + lam2
-            f = s2 / den if den > 0.0 and not (lam2 == 0.0 and sv[k] <= floor) else 0.0
-        if f == 0.0:
-            continue
-        for i in range(n):
-            vi = f * vt[k, i]
-            for j in range(n):
-                proj[i, j] -= vi * vt[k, j]
+def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk):
+    """Prioritised SNS solve of aw x = bw into x.
 
+    Returns (level 1's scale, most iterations of a level, sigma_min, lambda).
 
-@njit(cache=True, nogil=True)
-def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
-    """One damped solve of aw x = bw into out; returns (sigma_min, lambda)."""
-    m, n = aw.shape
-    out[:] = 0.0
-    if m == 0 or n == 0:
-        return 0.0, 0.0
-    u, s, vt = np.linalg.svd(aw, full_matrices=False)
-    if method == 0:
-        return _dls(u, s, vt, bw, lam_max, eps, out, _acting(aw, s.shape[0]))
-    k = s.shape[0]
-    smin = s[_acting(aw, k) - 1] if k > 0 else 0.0
-    # SDLS (Buss & Kim): damp each singular direction by how far a unit task step moves joints.
-    rho = np.zeros(n)
-    for j in range(n):
-        for r_ in range(m):
-            rho[j] += abs(aw[r_, j])
-    phi = np.empty(n)
-    for i in range(k):
-        if s[i] <= 1e-12:
-            continue
-        alpha = 0.0
-        ni = 0.0
-        for r_ in range(m):
-            alpha += u[r_, i] * bw[r_]
-            ni += abs(u[r_, i])
-        mi = 0.0
-        for j in range(n):
-            mi += abs(vt[i, j]) * rho[j]
-        mi /= s[i]
-        gamma = gamma_max * (min(1.0, ni / mi) if mi > 0.0 else 1.0)
-        for j in range(n):
-            phi[j] = alpha / s[i] * vt[i, j]
-        _clamp_max_abs(phi, gamma)
-        out += phi
-    _clamp_max_abs(out, gamma_max)
-    return smin, 0.0
-
-
-@njit(cache=True, nogil=True)
-def _solve_levels(aw, bw, levels, nlev, method, lam_max, eps, gamma_max, out, proj, at, rk, zw):
-    """Prioritised damped solve of aw x = bw into out; returns (sigma_min, lambda).
-
-    Rows ``levels[k]:levels[k + 1]`` are level k (0 highest). Rows that are zero (weight 0,
-    e.g. a band's inactive rows) are left out of each level's solve, so that they do not read
-    as a singularity; sigma_min and lambda are those of the first level with a non-zero row.
-    ``proj`` (n, n), ``at`` (m, n), ``rk`` (m,) and ``zw`` (n,) are work arrays.
+    Level k acts along the projector of the levels above (``proj``), saturating within its
+    level. Rows that are zero (weight 0) are left out; sigma_min and lambda are those of the
+    first level with a non-zero row. ``locked`` (out): joints some level held at a bound.
     """
     n = aw.shape[1]
-    out[:] = 0.0
-    for i in range(n):
-        for j in range(n):
-            proj[i, j] = 1.0 if i == j else 0.0
+    x[:] = 0.0
+    locked[:] = False
+    held = np.zeros(n, dtype=np.bool_)
+    scale = 1.0
+    iters = 1
     smin = 0.0
-    lam = 0.0
+    lm = 0.0
     first = True
-    lam_max2 = lam_max * lam_max
     for lev in range(nlev):
-        r0 = levels[lev]
         r1 = levels[lev + 1]
-        # What is left of this level's task, with its rows restricted to the null space.
-        mk = 0
-        for r in range(r0, r1):
-            nonzero = False
-            for j in range(n):
-                if aw[r, j] != 0.0:
-                    nonzero = True
-                    break
-            if not nonzero:
-                continue
-            acc = bw[r]
-            for j in range(n):
-                acc -= aw[r, j] * out[j]
-                s_ = 0.0
-                for t in range(n):
-                    s_ += aw[r, t] * proj[t, j]
-                at[mk, j] = s_
-            rk[mk] = acc
-            mk += 1
+        mk = _residual(aw, bw, levels[lev], r1, x, at, rk)
         projected = False
         if mk > 0:
-            if lev == 0 and method == 0:
-                # level 1 as _solve_once computes it; its SVD gives the projector too
-                zw[:] = 0.0
-                u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
-                s0, l0 = _dls(u, sv, vt, rk[:mk], lam_max, eps, zw, sv.shape[0])
-                if nlev > 1:
-                    _projector(sv, vt, lam_max, eps, proj)
-                    projected = True
-            elif lev == 0:
-                s0, l0 = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
-            elif method == 0:
-                s0 = 1e300
-                l0 = 0.0
-                zw[:] = 0.0
-                u, sv, vt = np.linalg.svd(at[:mk], full_matrices=False)
-                floor = _numerical_floor(sv)
-                for i in range(sv.shape[0]):
-                    lam2 = 0.0
-                    if sv[i] < eps:
-                        rr = sv[i] / eps
-                        lam2 = (1.0 - rr * rr) * lam_max2
-                    if sv[i] > 0.0 and sv[i] < s0:
-                        s0 = sv[i]
-                        l0 = math.sqrt(lam2)
-                    den = sv[i] * sv[i] + lam2
-                    if den <= 0.0 or (lam2 == 0.0 and sv[i] <= floor):
-                        continue
-                    alpha = 0.0
-                    for r in range(mk):
-                        alpha += u[r, i] * rk[r]
-                    f = alpha * sv[i] / den
-                    for j in range(n):
-                        zw[j] += f * vt[i, j]
-            else:
-                s0, l0 = _solve_once(at[:mk], rk[:mk], method, lam_max, eps, gamma_max, zw)
-            if first:
-                smin, lam = (s0, l0) if s0 < 1e300 else (0.0, 0.0)
-                first = False
+            sk, it, s0, l0, sv, vt = _sns_level(
+                at[:mk], rk[:mk], proj, lev == 0, lo, hi, method, lam, x, held
+            )
+            for j in range(n):
+                locked[j] = locked[j] or held[j]
+            iters = max(iters, it)
             if lev == 0:
-                for j in range(n):
-                    out[j] += zw[j]
-            else:  # out += P zw: a direction the roll-off half frees gets half its share again
-                for i in range(n):
-                    acc = 0.0
-                    for j in range(n):
-                        acc += proj[i, j] * zw[j]
-                    out[i] += acc
+                scale = sk
+            if first:
+                smin, lm = s0, l0
+                first = False
+            if lev == 0 and method == 0 and lev + 1 < nlev:
+                _projector(sv, vt, lam[0], lam[1], proj)  # level 1's SVD gives it
+                projected = True
         if lev + 1 < nlev and r1 > 0 and not projected:
             # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
-            u, sv, vt = np.linalg.svd(aw[:r1], full_matrices=False)
-            _projector(sv, vt, lam_max, eps, proj)
-    return smin, lam
+            _, sv, vt = np.linalg.svd(aw[:r1], full_matrices=False)
+            _projector(sv, vt, lam[0], lam[1], proj)
+    return scale, iters, smin, lm
+
+
+@njit(cache=True, nogil=True)
+def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, aw, bw, lo, hi):
+    """Weighted rows into aw, bw; the box of x = Wq^-1/2 q' into lo, hi; False if not finite.
+
+    ``hi = min(vmax, max(0, (upper - q) / dt)) / sqrt(wq)``, lo likewise (0 for wq = 0).
+    """
+    m, n = a.shape
+    finite = True
+    for r in range(m):
+        sw = math.sqrt(wy[r])
+        for j in range(n):
+            aw[r, j] = sw * a[r, j] * math.sqrt(wq[j])
+            finite = finite and math.isfinite(aw[r, j])
+        bw[r] = sw * b[r]
+        finite = finite and math.isfinite(bw[r])
+    for j in range(n):
+        sq = math.sqrt(wq[j])
+        up = min(vmax[j], max(0.0, (upper[j] - q[j]) / dt))
+        dn = max(-vmax[j], min(0.0, (lower[j] - q[j]) / dt))
+        hi[j] = up / sq if sq > 0.0 else 0.0
+        lo[j] = dn / sq if sq > 0.0 else 0.0
+    return finite
 
 
 @njit(cache=True, nogil=True)
@@ -335,7 +387,17 @@ def solve_prioritized(
     rk,
     zw,
 ):
-    """Weighted damped solve with strict priorities, joint-limit locking and velocity scaling.
+    """Weighted damped solve with strict priorities and hard joint bounds (SNS).
+
+    Every joint keeps ``lo <= q' <= hi``, ``hi = min(vmax, max(0, (upper - q) / dt))`` (lo
+    likewise): its velocity limit and the position limit of the next step. Each level is
+    solved by saturation in the null space (Flacco, De Luca, Khatib): when its damped
+    increment would leave the box, the joint that bounds it is saturated at its bound and the
+    level solved again with the others, and the increment is scaled by the largest s in
+    [0, 1] that stays inside (direction kept). A lower level acts in what the levels above
+    leave (today's projector), so it never changes their task velocity, and joints it does
+    not saturate keep the bounds too. When no bound binds, this is the plain prioritised
+    damped solve.
 
     Args:
         a: (m, n) task matrix, rows grouped by level (highest first).
@@ -352,90 +414,40 @@ def solve_prioritized(
         eps: singular value below which damping starts.
         gamma_max: SDLS joint velocity bound per singular direction [rad/s].
         qdot: (n,) output [rad/s].
-        locked: (n,) bool output: joints held at a limit.
+        locked: (n,) bool output: joints saturated (held at a velocity or position bound by
+            some level and still at it).
         aw: (m, n) work array.
         bw: (m,) work array.
         xw: (n,) work array.
-        fixed: (n,) work array: velocities of the locked joints.
-        info: (INFO_SIZE,) output: sigma_min, damping (with several levels: of the first level
-            with a non-zero row, zero rows left out), scale, iterations, finite flag.
+        fixed: (n,) work array (the box's lower side).
+        info: (INFO_SIZE,) output: sigma_min, damping (of the first level with a non-zero
+            row, zero rows left out), level 1's task scale s (1: not scaled), the most
+            saturate-and-solve iterations of a level, finite flag.
         levels: (nlev + 1,) int64: level k is rows ``levels[k]:levels[k + 1]``.
-        nlev: number of levels (1: the plain weighted solve, bit for bit).
-        proj: (n, n) work array (used with several levels only, as the next three).
+        nlev: number of levels.
+        proj: (n, n) work array.
         at: (m, n) work array.
         rk: (m,) work array.
-        zw: (n,) work array.
+        zw: (n,) work array (the box's upper side).
     """
-    m, n = a.shape
+    n = a.shape[1]
+    finite = _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, aw, bw, fixed, zw)
+    scale, it, smin, lam = 1.0, 1, 0.0, 0.0
+    xw[:] = 0.0
+    locked[:] = False
+    if finite:
+        lams = (lam_max, eps, gamma_max)
+        scale, it, smin, lam = _solve_levels(
+            aw, bw, levels, max(nlev, 1), fixed, zw, method, lams, xw, locked, proj, at, rk
+        )
     for j in range(n):
-        locked[j] = wq[j] <= 0.0
-        fixed[j] = 0.0
-    smin = 0.0
-    lam = 0.0
-    it = 0
-    while True:
-        it += 1
-        for r in range(m):
-            sw = math.sqrt(wy[r])
-            acc = b[r]
-            for j in range(n):
-                if locked[j]:
-                    acc -= a[r, j] * fixed[j]
-                    aw[r, j] = 0.0
-                else:
-                    aw[r, j] = sw * a[r, j] * math.sqrt(wq[j])
-            bw[r] = sw * acc
-        if nlev <= 1:
-            smin, lam = _solve_once(aw, bw, method, lam_max, eps, gamma_max, xw)
-        else:
-            smin, lam = _solve_levels(
-                aw, bw, levels, nlev, method, lam_max, eps, gamma_max, xw, proj, at, rk, zw
-            )
-        # Velocity scale of this candidate: a joint is locked only if the step it will
-        # really take (after the scaling below) crosses a limit. Testing the unscaled step
-        # locked joints far from their limits (e.g. 1 rad away when the unscaled q' is
-        # 500 rad/s toward an unreachable target), which bent the direction of q' and made
-        # it jump when the lock was released.
-        scale = 1.0
-        for j in range(n):
-            v = fixed[j] if locked[j] else math.sqrt(wq[j]) * xw[j]
-            qdot[j] = v
-            av = abs(v)
-            if av > vmax[j]:
-                scale = min(scale, vmax[j] / av)
-        new_lock = False
-        for j in range(n):
-            if locked[j]:
-                continue
-            v = qdot[j]
-            nxt = q[j] + scale * v * dt
-            if v > 0.0 and nxt > upper[j]:
-                locked[j] = True  # reach the limit at most (never faster than vmax)
-                fixed[j] = min(vmax[j], max(0.0, (upper[j] - q[j]) / dt))
-                new_lock = True
-            elif v < 0.0 and nxt < lower[j]:
-                locked[j] = True
-                fixed[j] = max(-vmax[j], min(0.0, (lower[j] - q[j]) / dt))
-                new_lock = True
-        if not new_lock or it > n:
-            break
-    scale = 1.0
-    for j in range(n):
-        if locked[j]:
-            qdot[j] = fixed[j]
-        av = abs(qdot[j])
-        if av > vmax[j] and av > 0.0:
-            scale = min(scale, vmax[j] / av)
-    finite = True
-    for j in range(n):
-        qdot[j] *= scale
-        if not math.isfinite(qdot[j]):
-            finite = False
+        x = min(max(xw[j], fixed[j]), zw[j])
+        qdot[j] = math.sqrt(wq[j]) * x
+        finite = finite and math.isfinite(qdot[j])
+        # a joint a higher level saturated that a lower one moved off its bound is free again
+        locked[j] = locked[j] and (x >= zw[j] - BOUND_TOL or x <= fixed[j] + BOUND_TOL)
     if not finite:
         qdot[:] = 0.0
-    for j in range(n):  # a joint frozen by its weight is not "locked by a limit"
-        if wq[j] <= 0.0:
-            locked[j] = False
     info[0] = smin
     info[1] = lam
     info[2] = scale
@@ -445,19 +457,19 @@ def solve_prioritized(
 
 @njit(cache=True, nogil=True)
 def solve_limited(*args):
-    """Weighted damped solve with joint-limit locking and velocity scaling (one level).
+    """Weighted damped solve with hard joint bounds (one level).
 
     ``solve_limited(a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
     qdot, locked, aw, bw, xw, fixed, info)``: the first twenty arguments of
-    :func:`solve_prioritized`, whose one level is then all the rows (its work arrays for
-    several levels are not used). The control tick calls :func:`solve_prioritized`; this is the
-    same solve, bit for bit.
+    :func:`solve_prioritized`, whose one level is then all the rows (its other work arrays are
+    made here). The control tick calls :func:`solve_prioritized`; this is the same solve, bit
+    for bit.
     """
-    aw, bw, xw = args[15], args[16], args[17]
+    m, n = args[0].shape
     levels = np.zeros(2, dtype=np.int64)
-    levels[1] = args[0].shape[0]
-    one_level = (levels, 1, aw, aw, bw, xw)  # levels, nlev, proj, at, rk, zw
-    solve_prioritized(*(args + one_level))
+    levels[1] = m
+    work = (np.zeros((n, n)), np.zeros((m, n)), np.zeros(m), np.zeros(n))
+    solve_prioritized(*(args + (levels, 1) + work))  # noqa: RUF005 (numba: one tuple)
 
 
 def damped_pinv_solve(
@@ -494,6 +506,7 @@ __all__ = [
     "INFO_SCALE",
     "INFO_SIGMA_MIN",
     "INFO_SIZE",
+    "RCOND",
     "SOLVERS",
     "damped_pinv_solve",
     "solve_limited",

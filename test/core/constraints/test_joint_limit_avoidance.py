@@ -62,7 +62,7 @@ def test_a_joint_clear_of_its_margin_costs_nothing() -> None:
 
 
 def _reach_behind(mode: str, weight: float = 1.0) -> dict[str, float]:
-    """Reach for a target behind the robot; returns the locks, the closest approach, jumps.
+    """Reach for a target behind the robot; returns the position locks, closest approach, jumps.
 
     ``mode``: 'none' (the hand alone), 'level' (joint_limit_avoidance beside the hand, weights
     blend) or 'priority' (joint_limit_avoidance at priority 1, the hand at priority 2).
@@ -84,7 +84,9 @@ def _reach_behind(mode: str, weight: float = 1.0) -> dict[str, float]:
     for _ in range(1500):
         res = scene.solve(q, DT)
         assert res.ok
-        locked += bool(res.locked.any())
+        nxt = q + DT * res.qdot  # a joint saturated at a position limit (not a velocity one)
+        at_limit = np.minimum(np.abs(nxt - TREE.lower), np.abs(TREE.upper - nxt)) < 1e-9
+        locked += bool((res.locked & at_limit).any())
         if prev is not None:
             jumps.append(float(np.abs(res.qdot - prev).max()))
         prev = res.qdot.copy()

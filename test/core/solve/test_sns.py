@@ -1,0 +1,163 @@
+"""Hard joint bounds by saturation in the null space, level by level, on the Panda.
+
+* with velocity limits binding, the higher level's task velocity is that of the higher level
+  solved alone with the same bounds (the lower level only uses what is left);
+* no bound is ever exceeded, whatever the levels ask;
+* a level that cannot be done within the bounds is scaled, its direction kept.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics.home_poses import home_of
+from itasc_ros.core.solve import solver as S
+from itasc_ros.tools.resources import robot_urdf
+
+TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
+HOME = home_of("panda")
+N = TREE.n_joints
+DT = 0.004
+LAM, EPS = 0.1, 0.06
+
+
+def _kernel(
+    a: np.ndarray,
+    b: np.ndarray,
+    q: np.ndarray,
+    levels: list[int],
+    vmax: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    method: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """solve_prioritized with unit weights: (q', locked, info)."""
+    m = a.shape[0]
+    qdot, locked, info = np.zeros(N), np.zeros(N, dtype=bool), np.zeros(S.INFO_SIZE)
+    S.solve_prioritized(
+        np.ascontiguousarray(a),
+        b.copy(),
+        np.ones(m),
+        np.ones(N),
+        q.copy(),
+        lower,
+        upper,
+        vmax,
+        DT,
+        method,
+        LAM,
+        EPS,
+        np.pi,
+        qdot,
+        locked,
+        np.zeros((m, N)),
+        np.zeros(m),
+        np.zeros(N),
+        np.zeros(N),
+        info,
+        np.array(levels, dtype=np.int64),
+        len(levels) - 1,
+        np.zeros((N, N)),
+        np.zeros((m, N)),
+        np.zeros(m),
+        np.zeros(N),
+    )
+    return qdot, locked, info
+
+
+def _draw(rng: np.random.Generator, speed: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A configuration inside the limits, the hand position rows (level 1) and the joint rows
+    (level 2) stacked, and right-hand sides of the given order [m/s, rad/s]."""
+    span = TREE.upper - TREE.lower
+    q = TREE.lower + span * rng.uniform(0.02, 0.98, N)
+    a = np.vstack([TREE.jacobian(q, "panda_hand")[:3], np.eye(N)])
+    b = np.concatenate([rng.normal(size=3) * speed, rng.normal(size=N) * 3.0 * speed])
+    return q, a, b
+
+
+def _box(q: np.ndarray, vmax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    hi = np.minimum(vmax, np.maximum(0.0, (TREE.upper - q) / DT))
+    lo = np.maximum(-vmax, np.minimum(0.0, (TREE.lower - q) / DT))
+    return lo, hi
+
+
+def test_the_higher_level_is_the_higher_level_alone_under_saturation() -> None:
+    rng = np.random.default_rng(11)
+    vmax = TREE.velocity_limits
+    checked = saturated = 0
+    for _ in range(400):
+        q, a, b = _draw(rng, rng.uniform(0.2, 4.0))
+        if np.linalg.svd(a[:3], compute_uv=False).min() < EPS:
+            continue  # in level 1's damping band the projector hands a share over, by design
+        alone, _, info1 = _kernel(a[:3], b[:3], q, [0, 3], vmax, TREE.lower, TREE.upper)
+        both, _, info = _kernel(a, b, q, [0, 3, 3 + N], vmax, TREE.lower, TREE.upper)
+        free, _, _ = _kernel(
+            a, b, q, [0, 3, 3 + N], np.full(N, np.inf), TREE.lower - 1e9, TREE.upper + 1e9
+        )
+        lo, hi = _box(q, vmax)
+        if np.any(free > hi) or np.any(free < lo):
+            saturated += 1
+        checked += 1
+        np.testing.assert_allclose(a[:3] @ both, a[:3] @ alone, rtol=0.0, atol=1e-9)
+        assert info[S.INFO_SCALE] == info1[S.INFO_SCALE]
+        assert np.all(both <= hi + 1e-12) and np.all(both >= lo - 1e-12)
+    assert checked >= 200 and saturated >= checked // 2
+
+
+def test_no_bound_is_ever_exceeded() -> None:
+    rng = np.random.default_rng(12)
+    for i in range(300):
+        q, a, b = _draw(rng, rng.uniform(0.1, 20.0))
+        if i % 3 == 0:  # joints at or just inside their limits
+            k = rng.integers(0, N, 3)
+            q[k] = np.where(rng.random(3) < 0.5, TREE.lower[k], TREE.upper[k] - 1e-4)
+        vmax = TREE.velocity_limits * rng.uniform(0.05, 1.0)
+        lo, hi = _box(q, vmax)
+        for method in (0, 1):
+            qdot, locked, info = _kernel(
+                a, b, q, [0, 3, 3 + N], vmax, TREE.lower, TREE.upper, method
+            )
+            assert info[S.INFO_FINITE] == 1.0
+            assert np.all(qdot <= hi + 1e-12) and np.all(qdot >= lo - 1e-12)
+            assert np.all(
+                (qdot[locked] >= hi[locked] - 1e-12) | (qdot[locked] <= lo[locked] + 1e-12)
+            )
+            assert 0.0 <= info[S.INFO_SCALE] <= 1.0
+
+
+def test_an_infeasible_level_keeps_its_direction() -> None:
+    """Level 1 asks for far more than the velocity limits allow: its task velocity is s times
+    the unbounded one (s < 1), with or without a level below."""
+    rng = np.random.default_rng(13)
+    vmax = TREE.velocity_limits
+    big = np.full(N, np.inf)
+    scaled = 0
+    for _ in range(200):
+        q, a, b = _draw(rng, 10.0)
+        if np.linalg.svd(a[:3], compute_uv=False).min() < EPS:
+            continue
+        d1 = a[:3] @ _kernel(a[:3], b[:3], q, [0, 3], big, TREE.lower - 1e9, TREE.upper + 1e9)[0]
+        for levels in ([0, 3], [0, 3, 3 + N]):
+            rows = levels[-1]
+            qdot, _, info = _kernel(a[:rows], b[:rows], q, levels, vmax, TREE.lower, TREE.upper)
+            s = info[S.INFO_SCALE]
+            assert 0.0 < s <= 1.0
+            np.testing.assert_allclose(
+                a[:3] @ qdot, s * d1, rtol=0.0, atol=1e-9 * max(1.0, s * np.abs(d1).max())
+            )
+            scaled += s < 1.0
+    assert scaled >= 100
+
+
+def test_a_saturated_joint_is_reported_and_held_exactly() -> None:
+    """Joint 3 at its upper limit, a task that needs it further: held at 0, the others do the
+    task (the Panda is redundant), reported as the only saturated joint."""
+    q = HOME.copy()
+    q[2] = TREE.upper[2]
+    jac = TREE.jacobian(q, "panda_hand")
+    b = jac[:, 2] * 0.5
+    qdot, locked, info = _kernel(jac, b, q, [0, 6], TREE.velocity_limits, TREE.lower, TREE.upper)
+    assert np.flatnonzero(locked).tolist() == [2] and qdot[2] == 0.0
+    np.testing.assert_allclose(jac @ qdot, b, atol=1e-9)
+    assert info[S.INFO_SCALE] == 1.0 and info[S.INFO_ITERATIONS] == 2
