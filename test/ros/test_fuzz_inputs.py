@@ -871,4 +871,7 @@ def test_any_exception_of_the_solve_is_a_fault_with_one_zero() -> None:
     assert [o.status for o, _ in outs] == ["fault"] * 3
     assert [m is not None for _, m in outs] == [True, False, False]
     assert not np.any(outs[0][1].data)
-    assert "solve failed: LinAlgError" in outs[0][0].reason
+    # A solver that takes the NaN matrix into an SVD raises (numba's LinAlgError); this one
+    # checks the weighted rows first and reports a non-finite solve: both are faults.
+    reason = outs[0][0].reason
+    assert "solve failed: LinAlgError" in reason or "non-finite joint velocities" in reason, reason
