@@ -9,8 +9,11 @@ Safety rules (SAFETY.md lists every case):
 
 * no command before a joint state and a target arrived (``publish`` False);
 * joint states older than ``input_timeout`` (or received "in the future" of ``now``: the
-  clock jumped back) -> zeros once, then silence until fresh input;
-* disabled -> zeros once, then silence; a failed solve -> zeros once and status 'fault';
+  clock jumped back), disabled, a failed solve -> the last command ramped to zero within the
+  motion limits (open loop; an immediate zero when no acceleration limit is set), then
+  silence until fresh input;
+* every command differs from the last published one by at most the acceleration (and jerk)
+  limits over the nominal period: late ticks are not allowed a larger change;
 * never NaN/Inf; ``|q'|`` never above the URDF velocity limits (times ``velocity_scale``).
 
 Bad inputs raise :class:`~itasc_ros.core.errors.InputError` naming the reason; the last good
@@ -81,19 +84,20 @@ class Controller(Inputs, Jogging, LiveParameters):
     def step(self, now: float) -> StepOutput:
         """One control tick at time ``now`` [s] (the clock of the input stamps).
 
-        Reads the inputs (the status they allow), updates the references, solves, limits the
-        command, records the tick and returns the command.
+        Reads the inputs (the status they allow), updates the references, solves inside this
+        tick's motion box, records the tick and returns the command. Any other status while
+        the last command was motion ramps that command to zero within the motion limits.
 
         Returns:
             A new :class:`StepOutput`; publish ``qdot`` when ``publish`` is True.
         """
-        dt = self._tick_time(now)
+        self._tick_time(now)
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._update_references(now)
-            out = self._limit(self._solve(), dt)
-        elif status is Status.DISABLED and self._can_stop_smoothly(now):
-            out = self._stop(dt, reason)
+            out = self._limit(self._solve(), status)
+        elif self._can_stop_smoothly():
+            out = self._stop(status, reason)
         else:
             out = self._zero(status, reason, None)
         if self.journal is not None:
@@ -103,9 +107,9 @@ class Controller(Inputs, Jogging, LiveParameters):
     def _tick_time(self, now: float) -> float:
         """The time since the last step [s], at most ``input_timeout`` (the period at first).
 
-        The motion limits use it as it is: a late tick may change the command by what the
-        limits allow over the time that really passed, so that the accelerations and jerks of
-        the published commands, at the ticks' times, are within the limits.
+        Jogging moves its reference by it. The motion limits do not use it: every command
+        differs from the last one by at most what the limits allow over the *nominal* period,
+        as a ros2_control velocity controller applies a command at once, however late it is.
         """
         dt = now - self._last_step
         self._last_step = now
@@ -163,47 +167,73 @@ class Controller(Inputs, Jogging, LiveParameters):
                 self.scene.get(name).set_target_twist(None)
 
     def _solve(self) -> SolveResult | str:
-        """The scene's solve at the last joint state, or why it failed."""
+        """The scene's solve at the last joint state inside this tick's box, or why it failed.
+
+        The box (:meth:`MotionLimiter.box`) holds this tick's acceleration, jerk and braking
+        limits from the last command at the nominal period, so every priority level of the
+        solve keeps them (a lower level cannot take a higher one's share of a limit).
+        """
+        scene = self.scene
+        if self._limiter.active:
+            self._limiter.box(
+                self._q,
+                self._dt,
+                2.0 * self._dt,
+                self.config.input_timeout + self._dt,
+                scene.box_lo,
+                scene.box_hi,
+            )
         try:
-            return self.scene.solve(self._q, self._dt)
+            return scene.solve(self._q, self._dt)
         except ItascError as exc:
             return f"solve failed: {exc}"
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
             return f"solve failed: {type(exc).__name__}: {exc}"
 
-    def _limit(self, res: SolveResult | str, dt: float) -> StepOutput:
+    def _limit(self, res: SolveResult | str, status: Status) -> StepOutput:
         """The command of a solve: finite, within the velocity and motion limits; else a fault.
 
-        Args:
-            res: the solve's result, or why it failed.
-            dt: the time since the last tick [s] (for the motion limits).
+        The solve kept the motion box; the limiter here is the guard that every command passes
+        (it changes nothing that is inside the box, and holds the limits when the solve could
+        not).
         """
         if isinstance(res, str):
-            return self._zero(Status.FAULT, res, None)
+            return self._fault(res, None)
         if res.ok and clip_finite(res.qdot, self._vmax, self._qdot):
             if self._limiter.active:
-                self._limiter.step(self._qdot, self._q, dt, 2.0 * self._dt, self._qdot)
+                self._limiter.step(self._qdot, self._q, self._dt, 2.0 * self._dt, self._qdot)
             self._halted = False
-            return StepOutput(Status.ACTIVE, True, self._qdot.copy(), self._q.copy(), res, "")
-        return self._zero(Status.FAULT, "solve produced non-finite joint velocities", res)
+            return StepOutput(status, True, self._qdot.copy(), self._q.copy(), res, "")
+        return self._fault("solve produced non-finite joint velocities", res)
 
-    def _can_stop_smoothly(self, now: float) -> bool:
-        """Decelerate within the limits rather than send a zero: moving, fresh joint states."""
-        return (
-            self._limiter.active
-            and self._limiter.moving
-            and not self._halted
-            and self._joints.has_state
-            and fresh(now - self._joints.stamp, self.config.input_timeout)
-        )
+    def _fault(self, reason: str, res: SolveResult | None) -> StepOutput:
+        """A failed solve: the command ramps to zero within the limits (else an immediate zero)."""
+        if self._can_stop_smoothly():
+            out = self._stop(Status.FAULT, reason)
+            out.result = res
+            return out
+        return self._zero(Status.FAULT, reason, res)
 
-    def _stop(self, dt: float, reason: str) -> StepOutput:
-        """Disabled while moving: one step of deceleration within the motion limits."""
-        self._limiter.step(self._zeros, self._q, dt, 2.0 * self._dt, self._qdot)
+    def _can_stop_smoothly(self) -> bool:
+        """Ramp the last command down within the motion limits rather than send a zero."""
+        return self._limiter.active and self._limiter.moving and not self._halted
+
+    def _stop(self, status: Status, reason: str) -> StepOutput:
+        """One step of the ramp to zero within the motion limits, open loop.
+
+        It needs no joint state (they may be stale): the command only slows down, at the
+        deceleration and jerk limits over the nominal period. The braking curve of every active
+        command keeps half the deceleration limit in reserve before the position limits, so
+        this ramp stops a joint within half the distance it had left.
+        """
+        self._limiter.stop(self._dt, self._qdot)
         self._halted = not self._limiter.moving
-        status = Status.DISABLED if self._halted else Status.STOPPING
-        if not self._halted:
-            reason = "~/enable is false: decelerating within the joint limits, then zero"
+        if status is Status.DISABLED:
+            if not self._halted:
+                status = Status.STOPPING
+                reason = "~/enable is false: decelerating within the joint limits, then zero"
+        elif not self._halted:
+            reason = f"{reason}; decelerating to zero within the joint limits"
         return StepOutput(status, True, self._qdot.copy(), self._q.copy(), None, reason)
 
     def _zero(self, status: Status, reason: str, res: SolveResult | None) -> StepOutput:

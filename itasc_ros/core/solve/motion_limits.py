@@ -176,6 +176,7 @@ def limit_motion(  # pragma: no cover - compiled
     lo: Array,
     hi: Array,
     work: Array,
+    sync: bool = True,
 ) -> float:
     """One tick of :class:`MotionLimiter` (see the module docstring); updates ``v`` and ``a``.
 
@@ -196,6 +197,9 @@ def limit_motion(  # pragma: no cover - compiled
         lo: (n,) work array.
         hi: (n,) work array.
         work: (n,) work array.
+        sync: True: one common fraction of the change for all joints (its direction kept);
+            False: each joint makes as much of its change as its own limits allow (a stop:
+            every joint brakes at its own limit).
 
     Returns:
         The common fraction ``s`` of the change made this tick (1: all of it).
@@ -254,6 +258,8 @@ def limit_motion(  # pragma: no cover - compiled
             s_lo = max(s_lo, f1)
             s_hi = min(s_hi, f2)
     s = s_hi if s_hi >= s_lo else max(min(s_hi, 1.0), 0.0)
+    if not sync:
+        s = 1.0
     for j in range(n):
         acc = min(max(s * work[j] / dt, lo[j]), hi[j])
         nv = v[j] + acc * dt
@@ -271,6 +277,88 @@ def limit_motion(  # pragma: no cover - compiled
         a[j] = (nv - v[j]) / dt
         v[j] = nv
     return s
+
+
+@njit(cache=True)
+def motion_box(  # pragma: no cover - compiled
+    v: Array,
+    a: Array,
+    q: Array,
+    lower: Array,
+    upper: Array,
+    vmax: Array,
+    amax: Array,
+    dmax: Array,
+    jmax: Array,
+    dt: float,
+    horizon: float,
+    hold: float,
+    lo: Array,
+    hi: Array,
+) -> None:
+    """The box ``lo <= q' <= hi`` of this tick's command that the limits allow, per joint.
+
+    The same windows as :func:`limit_motion`, as bounds on the command instead of a change
+    to scale: from the last command ``v`` and its acceleration ``a``, the acceleration (or
+    deceleration) and jerk limits over the nominal period ``dt``, the braking curve before the
+    position limits (half the deceleration limit, held ``horizon`` plus the jerk's ramp), the
+    velocity limit and the position limit within ``horizon``. A solve inside this box gives a
+    command :func:`limit_motion` passes unchanged (no acceleration ramp-down cap aside). Where
+    the limits conflict (a limit changed live), the acceleration window wins: the command
+    never jumps.
+
+    Args:
+        v: (n,) the last published command [rad/s].
+        a: (n,) its acceleration [rad/s^2].
+        q: (n,) joint positions.
+        lower: (n,) lower position limits (-inf: none).
+        upper: (n,) upper position limits (inf: none).
+        vmax: (n,) velocity limits.
+        amax: (n,) acceleration limits (inf: none).
+        dmax: (n,) deceleration limits (inf: none).
+        jmax: (n,) jerk limits (inf: none).
+        dt: the nominal control period [s].
+        horizon: how long the command may be held before the next tick [s].
+        hold: how long the command may go on before a stop ramps it down [s] (the inputs'
+            timeout): the braking curve's lag, so that a joint still stops before its limit
+            when its joint states go stale now.
+        lo: (n,) output: the box's lower side [rad/s].
+        hi: (n,) output: the box's upper side [rad/s].
+    """
+    n = v.shape[0]
+    for j in range(n):
+        jd = jmax[j] * dt
+        up = amax[j] if v[j] >= 0.0 else dmax[j]
+        down = amax[j] if v[j] <= 0.0 else dmax[j]
+        alo = max(-down, a[j] - jd)
+        ahi = min(up, a[j] + jd)
+        d = 0.5 * min(dmax[j], amax[j])
+        if not math.isinf(d):
+            lag = max(horizon, hold) + (d / jmax[j] if not math.isinf(jmax[j]) else 0.0)
+            if not math.isinf(upper[j]):
+                vb = _braking_speed(upper[j] - q[j], d, lag)
+                ahi = max(min(ahi, (vb - v[j]) / dt), alo)
+            if not math.isinf(lower[j]):
+                vb = _braking_speed(q[j] - lower[j], d, lag)
+                alo = min(max(alo, (-vb - v[j]) / dt), ahi)
+        if ahi < alo:
+            m = min(max(0.5 * (alo + ahi), a[j] - jd, -down), a[j] + jd, up)
+            alo = ahi = m
+        wlo = v[j] + alo * dt if not math.isinf(alo) else -math.inf
+        whi = v[j] + ahi * dt if not math.isinf(ahi) else math.inf
+        blo = -vmax[j]
+        bhi = vmax[j]
+        if not math.isinf(upper[j]):
+            bhi = min(bhi, max((upper[j] - q[j]) / horizon, 0.0))
+        if not math.isinf(lower[j]):
+            blo = max(blo, min((lower[j] - q[j]) / horizon, 0.0))
+        if whi < blo:  # the limits moved away faster than the joint may follow
+            lo[j] = hi[j] = whi
+        elif wlo > bhi:
+            lo[j] = hi[j] = wlo
+        else:
+            lo[j] = max(wlo, blo)
+            hi[j] = min(whi, bhi)
 
 
 def limit_ratios(t: Array, cmds: Array, limits: Sequence[JointLimits]) -> tuple[Array, Array]:
@@ -329,6 +417,9 @@ class MotionLimiter:
         self._lo = np.zeros(n)
         self._hi = np.zeros(n)
         self._work = np.zeros(n)
+        self._free_lo = np.full(n, -np.inf)  # no position limits: the open-loop stop
+        self._free_hi = np.full(n, np.inf)
+        self._rest = np.zeros(n)
 
     @property
     def moving(self) -> bool:
@@ -355,12 +446,54 @@ class MotionLimiter:
         out[:] = self.v
         return s
 
+    def stop(self, dt: float, out: Array) -> None:
+        """One step of the ramp of the last command to zero, open loop (no joint state needed).
+
+        Each joint slows down at its own deceleration and jerk limits over ``dt`` [s] (not in
+        step with the others: the braking curves before the position limits are per joint); the
+        position limits are not consulted (the ramp only slows down). A residue of rounding
+        (below 1e-12) is made exactly zero, so that the ramp ends; its acceleration is kept.
+
+        Args:
+            dt: the nominal control period [s].
+            out: (n,) output: the command [rad/s].
+        """
+        limit_motion(
+            self._rest, self.v, self.a, self._rest, self._free_lo,
+            self._free_hi, self.vmax, self.amax, self.dmax, self.jmax, max(dt, 1e-6),
+            max(2.0 * dt, 1e-6), self._lo, self._hi, self._work, False,
+        )  # fmt: skip
+        for j in range(self.v.shape[0]):
+            if abs(self.v[j]) < 1e-12:
+                self.v[j] = 0.0
+        out[:] = self.v
+
+    def box(self, q: Array, dt: float, horizon: float, hold: float, lo: Array, hi: Array) -> None:
+        """This tick's box of commands ``lo <= q' <= hi`` (n,) at ``q`` (see :func:`motion_box`).
+
+        Args:
+            q: (n,) joint positions.
+            dt: the nominal control period [s].
+            horizon: how long the command may be held before the next tick [s].
+            hold: how long it may go on before a stop ramps it down [s] (the inputs' timeout).
+            lo: (n,) output: the lower side [rad/s].
+            hi: (n,) output: the upper side [rad/s].
+        """
+        motion_box(
+            self.v, self.a, q, self.lower, self.upper, self.vmax, self.amax, self.dmax,
+            self.jmax, max(dt, 1e-6), max(horizon, dt, 1e-6), hold, lo, hi,
+        )  # fmt: skip
+
     def warm_up(self) -> None:
         """Compile (or load) the kernel now, on copies: the first tick must not wait for it."""
         v, a = self.v.copy(), self.a.copy()
         limit_motion(
             v, v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
             0.001, 0.002, self._lo.copy(), self._hi.copy(), self._work.copy(),
+        )  # fmt: skip
+        motion_box(
+            v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
+            0.001, 0.002, 0.1, self._lo.copy(), self._hi.copy(),
         )  # fmt: skip
 
     def halt(self) -> None:
@@ -376,4 +509,5 @@ __all__ = [
     "limit_motion",
     "limit_ratios",
     "limits_from_parameters",
+    "motion_box",
 ]

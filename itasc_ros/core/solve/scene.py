@@ -174,6 +174,8 @@ class Scene:
         self._xw = np.zeros(n)
         self._fixed = np.zeros(n)
         self._info = np.zeros(S.INFO_SIZE)
+        self.box_lo = np.full(n, -np.inf)  # (n,) the motion limits' box on q' [rad/s]
+        self.box_hi = np.full(n, np.inf)
         self.result = SolveResult(
             np.zeros(n), np.zeros(0), [], tree.joint_names, locked=self._locked
         )
@@ -396,6 +398,11 @@ class Scene:
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].
 
+        Every level keeps ``q'`` inside the joints' box: the velocity limits, the position
+        limits of the next step and :attr:`box_lo` <= q' <= :attr:`box_hi`, the motion limits'
+        box of this tick (acceleration, jerk and braking, from the last command; written in
+        place by the controller before each solve, +-inf when no one does).
+
         Returns:
             The scene's :class:`SolveResult` (reused by the next call).
 
@@ -435,6 +442,8 @@ class Scene:
                 self._at,
                 self._rk,
                 self._zw,
+                self.box_lo,
+                self.box_hi,
             )
             if not self._has_ineq or not update_active_set(
                 self._a,

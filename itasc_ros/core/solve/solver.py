@@ -106,13 +106,16 @@ def _times(ak, nmat, ident):
 
 @njit(cache=True, nogil=True)
 def _scale_bounds(a, bb, lo, hi, sat):
-    """Over the free joints, the s range with ``s a + bb`` in [lo, hi].
+    """Over the free joints, the s range with ``s a + bb`` in [lo, hi], and its critical joint.
 
-    Returns (s_up, s_down, the joint that bounds s_up or -1).
+    Returns (s_up, s_down, the joint to saturate or -1): the joint that bounds s_up, or,
+    when no s in [0, 1] is inside (a box that excludes zero, e.g. while decelerating), the
+    joint that needs the largest s to come inside.
     """
     smax = np.inf
     smin = -np.inf
     jcrit = -1
+    jlow = -1
     for j in range(a.shape[0]):
         if sat[j]:
             continue
@@ -132,6 +135,9 @@ def _scale_bounds(a, bb, lo, hi, sat):
             jcrit = j
         if dn > smin:
             smin = dn
+            jlow = j
+    if smin > 1.0 and jlow >= 0:
+        jcrit = jlow
     return smax, smin, jcrit
 
 
@@ -195,9 +201,14 @@ def _keep(x, s, a, bb, sat, satval, held):
 
 @njit(cache=True, nogil=True)
 def _saturate(j, a, bb, lo, hi, sat, satval):
-    """Saturate joint j at the bound its increment runs into."""
+    """Saturate joint j at the bound it is outside of at s = 1 (else the one it runs into)."""
     sat[j] = True
-    if a[j] > BOUND_TOL:
+    v1 = a[j] + bb[j]
+    if v1 > hi[j]:
+        satval[j] = hi[j]
+    elif v1 < lo[j]:
+        satval[j] = lo[j]
+    elif a[j] > BOUND_TOL:
         satval[j] = hi[j]
     elif a[j] < -BOUND_TOL:
         satval[j] = lo[j]
@@ -234,6 +245,7 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held):
         _keep(x, 1.0, a, bb, sat, satval, held)
         return 1.0, 1, smin, lm, s0, vt0
     best = 0.0
+    found = False
     it = 0
     for it in range(1, n + 2):
         if it > 1 and not _held_increment(
@@ -258,8 +270,9 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held):
             _keep(x, 1.0, a, bb, sat, satval, held)
             return 1.0, it, smin, lm, s0, vt0
         st = min(smax, 1.0)
-        if st >= 0.0 and sdown <= st and st > best:
+        if st >= 0.0 and sdown <= st and (st > best or not found):
             best = st
+            found = True
             _keep(x, st, a, bb, sat, satval, held)
         if jcrit < 0:
             break
@@ -335,10 +348,12 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
 
 
 @njit(cache=True, nogil=True)
-def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, aw, bw, lo, hi):
+def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, aw, bw, lo, hi):
     """Weighted rows into aw, bw; the box of x = Wq^-1/2 q' into lo, hi; False if not finite.
 
-    ``hi = min(vmax, max(0, (upper - q) / dt)) / sqrt(wq)``, lo likewise (0 for wq = 0).
+    ``hi = min(vmax, max(0, (upper - q) / dt), bhi) / sqrt(wq)``, lo likewise (0 for wq = 0);
+    where that is empty (the motion limits' box excludes what the velocity and position
+    bounds allow), the motion limits' box ``[blo, bhi]`` alone.
     """
     m, n = a.shape
     finite = True
@@ -351,8 +366,11 @@ def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, aw, bw, lo, hi):
         finite = finite and math.isfinite(bw[r])
     for j in range(n):
         sq = math.sqrt(wq[j])
-        up = min(vmax[j], max(0.0, (upper[j] - q[j]) / dt))
-        dn = max(-vmax[j], min(0.0, (lower[j] - q[j]) / dt))
+        up = min(vmax[j], max(0.0, (upper[j] - q[j]) / dt), bhi[j])
+        dn = max(-vmax[j], min(0.0, (lower[j] - q[j]) / dt), blo[j])
+        if dn > up:
+            dn = blo[j]
+            up = bhi[j]
         hi[j] = up / sq if sq > 0.0 else 0.0
         lo[j] = dn / sq if sq > 0.0 else 0.0
     return finite
@@ -386,6 +404,8 @@ def solve_prioritized(
     at,
     rk,
     zw,
+    blo,
+    bhi,
 ):
     """Weighted damped solve with strict priorities and hard joint bounds (SNS).
 
@@ -429,9 +449,13 @@ def solve_prioritized(
         at: (m, n) work array.
         rk: (m,) work array.
         zw: (n,) work array (the box's upper side).
+        blo: (n,) the motion limits' lower bound on q' this tick (-inf: none) [rad/s].
+        bhi: (n,) the motion limits' upper bound on q' this tick (inf: none) [rad/s]: a
+            box from the last command, its acceleration and jerk limits
+            (:func:`~itasc_ros.core.solve.motion_limits.motion_box`); it may exclude zero.
     """
     n = a.shape[1]
-    finite = _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, aw, bw, fixed, zw)
+    finite = _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, aw, bw, fixed, zw)
     scale, it, smin, lam = 1.0, 1, 0.0, 0.0
     xw[:] = 0.0
     locked[:] = False
@@ -462,13 +486,20 @@ def solve_limited(*args):
     ``solve_limited(a, b, wy, wq, q, lower, upper, vmax, dt, method, lam_max, eps, gamma_max,
     qdot, locked, aw, bw, xw, fixed, info)``: the first twenty arguments of
     :func:`solve_prioritized`, whose one level is then all the rows (its other work arrays are
-    made here). The control tick calls :func:`solve_prioritized`; this is the same solve, bit
-    for bit.
+    made here, and no motion-limit box). The control tick calls :func:`solve_prioritized`; this
+    is the same solve, bit for bit.
     """
     m, n = args[0].shape
     levels = np.zeros(2, dtype=np.int64)
     levels[1] = m
-    work = (np.zeros((n, n)), np.zeros((m, n)), np.zeros(m), np.zeros(n))
+    work = (
+        np.zeros((n, n)),
+        np.zeros((m, n)),
+        np.zeros(m),
+        np.zeros(n),
+        np.full(n, -np.inf),
+        np.full(n, np.inf),
+    )
     solve_prioritized(*(args + (levels, 1) + work))  # noqa: RUF005 (numba: one tuple)
 
 

@@ -91,7 +91,9 @@ def test_one_level_is_todays_solve_bit_for_bit() -> None:
             if prioritized:
                 levels = np.array([0, rows], dtype=np.int64)
                 extra = [levels, 1, np.zeros((n, n)), np.zeros((rows, n)), np.zeros(rows)]
-                S.solve_prioritized(*args, *extra, np.zeros(n))
+                S.solve_prioritized(
+                    *args, *extra, np.zeros(n), np.full(n, -np.inf), np.full(n, np.inf)
+                )
             else:
                 S.solve_limited(*args)
         assert np.array_equal(out[0], out[1])

@@ -31,8 +31,10 @@ def _kernel(
     lower: np.ndarray,
     upper: np.ndarray,
     method: int = 0,
+    box: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """solve_prioritized with unit weights: (q', locked, info)."""
+    """solve_prioritized with unit weights: (q', locked, info); ``box``: the motion box."""
+    blo, bhi = box if box is not None else (np.full(N, -np.inf), np.full(N, np.inf))
     m = a.shape[0]
     qdot, locked, info = np.zeros(N), np.zeros(N, dtype=bool), np.zeros(S.INFO_SIZE)
     S.solve_prioritized(
@@ -62,6 +64,8 @@ def _kernel(
         np.zeros((m, N)),
         np.zeros(m),
         np.zeros(N),
+        blo,
+        bhi,
     )
     return qdot, locked, info
 
@@ -161,3 +165,32 @@ def test_a_saturated_joint_is_reported_and_held_exactly() -> None:
     assert np.flatnonzero(locked).tolist() == [2] and qdot[2] == 0.0
     np.testing.assert_allclose(jac @ qdot, b, atol=1e-9)
     assert info[S.INFO_SCALE] == 1.0 and info[S.INFO_ITERATIONS] == 2
+
+
+def test_a_motion_box_that_excludes_zero_is_kept_and_the_hierarchy_is_exact() -> None:
+    """The acceleration window around the last command (it may exclude zero: the joints are
+    moving and may slow down only so fast) is a bound of every level: every joint stays in it,
+    and level 1 with a level below equals level 1 alone in the same box."""
+    rng = np.random.default_rng(14)
+    vmax = TREE.velocity_limits
+    acc = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])
+    checked = excluded = 0
+    for _ in range(300):
+        q, a, b = _draw(rng, rng.uniform(0.1, 4.0))
+        if np.linalg.svd(a[:3], compute_uv=False).min() < EPS:
+            continue
+        v_prev = vmax * rng.uniform(-0.9, 0.9, N)
+        box = (v_prev - acc * DT, v_prev + acc * DT)
+        excluded += bool(np.any((box[0] > 0.0) | (box[1] < 0.0)))
+        lo, hi = _box(q, vmax)
+        lo, hi = np.maximum(lo, box[0]), np.minimum(hi, box[1])
+        if np.any(lo > hi):
+            continue  # a joint near its position limit, moving fast toward it
+        alone, _, _ = _kernel(a[:3], b[:3], q, [0, 3], vmax, TREE.lower, TREE.upper, box=box)
+        both, _, info = _kernel(a, b, q, [0, 3, 3 + N], vmax, TREE.lower, TREE.upper, box=box)
+        assert info[S.INFO_FINITE] == 1.0
+        assert np.all(both <= hi + 1e-12) and np.all(both >= lo - 1e-12)
+        assert np.all(alone <= hi + 1e-12) and np.all(alone >= lo - 1e-12)
+        np.testing.assert_allclose(a[:3] @ both, a[:3] @ alone, rtol=0.0, atol=1e-9)
+        checked += 1
+    assert checked >= 150 and excluded >= checked // 2

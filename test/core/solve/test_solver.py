@@ -341,7 +341,15 @@ def test_solve_limited_is_the_prioritized_kernel_with_one_level_bit_for_bit() ->
             if prioritized:
                 levels = np.array([0, m], dtype=np.int64)
                 S.solve_prioritized(
-                    *args, levels, 1, np.zeros((n, n)), np.zeros((m, n)), np.zeros(m), np.zeros(n)
+                    *args,
+                    levels,
+                    1,
+                    np.zeros((n, n)),
+                    np.zeros((m, n)),
+                    np.zeros(m),
+                    np.zeros(n),
+                    np.full(n, -np.inf),
+                    np.full(n, np.inf),
                 )
             else:
                 S.solve_limited(*args)
