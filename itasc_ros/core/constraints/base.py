@@ -92,6 +92,8 @@ class Constraint(ABC):
         type_name: the name the type registers under ('' = not a type of its own).
         FIELDS: the type's settings (:class:`~itasc_ros.core.constraints.schema.Field`).
         one_sided: the rows are inequalities (see :meth:`~itasc_ros.core.solve.Scene.solve`).
+        hard: the inequalities are bounds of every priority level (a safety limit), not a
+            weighted task.
 
     Attributes:
         name: unique name in a scene.
@@ -110,6 +112,11 @@ class Constraint(ABC):
     one_sided: ClassVar[bool] = False
     """True when every row is an inequality ``A q' >= y'_d``: the scene gives a row its weight
     ``wy`` only while the solution would otherwise violate it (an active set)."""
+    hard: ClassVar[bool] = False
+    """With ``one_sided``: True when the inequalities are hard, bounds of every priority level
+    that no task may break (collision: a row is on while its weight is > 0, inside the
+    activation distance); False when they are a weighted task of their level, switched on by
+    the active set (joint-limit avoidance: it gives way to the tasks of its level)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -110,6 +110,7 @@ class Collision(Constraint):
 
     type_name = "collision"
     one_sided = True
+    hard = True
     FIELDS = (
         Field("margin", "double", 0.02, "Smallest distance kept [m].", 0.0, 1.0, live=True),
         Field(

@@ -10,13 +10,20 @@ For constraints c = 1..k on one kinematic tree::
 Rows are grouped by the constraints' ``priority`` (1 first); a lower level acts only in the
 null space of the higher ones (:func:`~itasc_ros.core.solve.solver.solve_prioritized`).
 
-Rows of a one-sided constraint (``Constraint.one_sided``, e.g. collision) are inequalities
-``A q' >= y'_d``: an active set, as the joints' saturate-and-re-solve. They start off
-(weight 0); after each solve the most violated row is switched on with its weight or, when
-none is violated, the row that is on but pulls most (it holds with room and so pulls the
-solution back to its bound, which an inequality must not) is switched off; the solve runs
-again, up to :data:`MAX_INEQUALITY_ROUNDS` times. Rows are checked on the solution divided by level
-1's task scale.
+Rows of a one-sided constraint (``Constraint.one_sided``) are inequalities ``A q' >= y'_d``.
+
+* **Hard** ones (``Constraint.hard``, collision), switched on by their weight (> 0: inside the
+  activation distance), are no level's task but a bound of every level, kept as the joints'
+  box is (saturated at their bound when a level's motion would break them): no task at any
+  priority drives a pair below its margin.
+* **Soft** ones (joint-limit avoidance) are a weighted task of their level, by an active set
+  as the joints' saturate-and-re-solve: they start off (weight 0); after each solve the most
+  violated row is switched on with its weight or, when none is violated, the row that is on
+  but pulls most (it holds with room and so pulls the solution back to its bound, which an
+  inequality must not) is switched off; the solve runs again, up to
+  :data:`MAX_INEQUALITY_ROUNDS` times. Rows are checked on the solution divided by level 1's
+  task scale.
+
 A row that the motion satisfies anyway costs nothing: it neither brakes nor pulls.
 
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
@@ -42,7 +49,7 @@ from . import solver as S
 Array = NDArray[np.float64]
 
 MAX_INEQUALITY_ROUNDS = 8
-"""Most solves per tick for the active set of the inequality rows (usually 1-3 are needed)."""
+"""Most solves per tick for the active set of the soft inequality rows (usually 1-3)."""
 
 INEQUALITY_TOLERANCE = 1e-9
 """A row ``A q' >= y'_d`` counts as violated below ``y'_d`` minus this [row units/s]."""
@@ -320,7 +327,8 @@ class Scene:
         self._ff = np.zeros(m)
         self._aw = np.zeros((m, n))
         self._bw = np.zeros(m)
-        self._ineq = np.zeros(m, dtype=np.bool_)
+        self._ineq = np.zeros(m, dtype=np.bool_)  # hard inequality rows (the solver's bounds)
+        self._soft = np.zeros(m, dtype=np.bool_)  # soft ones (the active set)
         self._wcand = np.zeros(m)
         self._views = []
         # Rows grouped by priority level, highest first (one level: the constraints' order).
@@ -357,8 +365,9 @@ class Scene:
                     self._ff[s],
                 )
             )
-            self._ineq[s] = c.one_sided
-        self._has_ineq = bool(self._ineq.any())
+            self._ineq[s] = c.one_sided and c.hard
+            self._soft[s] = c.one_sided and not c.hard
+        self._has_soft = bool(self._soft.any())
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
@@ -412,45 +421,16 @@ class Scene:
         self._check(q, dt)
         self.update(self._q)
         res = self.result
-        if self._has_ineq:  # inequality rows start off (see the module docstring)
-            start_active_set(self._wy, self._wcand, self._ineq)
+        if self._has_soft:  # soft inequality rows start off (see the module docstring)
+            start_active_set(self._wy, self._wcand, self._soft)
         for _ in range(MAX_INEQUALITY_ROUNDS):
-            S.solve_prioritized(
-                self._a,
-                self._rhs,
-                self._wy,
-                self._wq,
-                self._q,
-                self._lower,
-                self._upper,
-                self._vmax,
-                float(dt),
-                self._method,
-                self.damping_max,
-                self.damping_epsilon,
-                self.sdls_gamma_max,
-                res.qdot,
-                self._locked,
-                self._aw,
-                self._bw,
-                self._xw,
-                self._fixed,
-                self._info,
-                self._levels,
-                self._nlev,
-                self._proj,
-                self._at,
-                self._rk,
-                self._zw,
-                self.box_lo,
-                self.box_hi,
-            )
-            if not self._has_ineq or not update_active_set(
+            self._solve_once(dt)
+            if not self._has_soft or not update_active_set(
                 self._a,
                 self._rhs,
                 self._wy,
                 self._wcand,
-                self._ineq,
+                self._soft,
                 res.qdot,
                 max(self._info[S.INFO_SCALE], 1e-12),
                 INEQUALITY_TOLERANCE,
@@ -466,6 +446,40 @@ class Scene:
         res.ok = bool(info[S.INFO_FINITE])
         res.active_rows = int(np.count_nonzero(self._wy))
         return res
+
+    def _solve_once(self, dt: float) -> None:
+        """One call of the compiled solve on the scene's rows, box and work arrays."""
+        S.solve_prioritized(
+            self._a,
+            self._rhs,
+            self._wy,
+            self._wq,
+            self._q,
+            self._lower,
+            self._upper,
+            self._vmax,
+            float(dt),
+            self._method,
+            self.damping_max,
+            self.damping_epsilon,
+            self.sdls_gamma_max,
+            self.result.qdot,
+            self._locked,
+            self._aw,
+            self._bw,
+            self._xw,
+            self._fixed,
+            self._info,
+            self._levels,
+            self._nlev,
+            self._proj,
+            self._at,
+            self._rk,
+            self._zw,
+            self.box_lo,
+            self.box_hi,
+            self._ineq,
+        )
 
     @property
     def levels(self) -> list[tuple[int, slice]]:

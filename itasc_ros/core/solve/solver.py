@@ -61,6 +61,10 @@ SOLVERS = ("dls", "sdls")
 #: A saturated joint whose row of the free space has a singular value at or below this cannot
 #: be held by the level [-].
 HOLD_TOL = 1e-10
+#: A level stops saturating (keeping its best scale) when its reduced task's smallest singular
+#: value falls below this fraction of the unsaturated one's: the reduced task would need far
+#: more damping, which bends its direction [-].
+STOP_SIGMA = 1.0
 #: An increment this small (in x) does not move a joint toward a bound [rad/s].
 BOUND_TOL = 1e-12
 
@@ -105,28 +109,40 @@ def _times(ak, nmat, ident):
 
 
 @njit(cache=True, nogil=True)
-def _scale_bounds(a, bb, lo, hi, sat):
-    """Over the free joints, the s range with ``s a + bb`` in [lo, hi], and its critical joint.
+def _scale_bounds(a, bb, lo, hi, sat, cw, cl):
+    """Over the free joints and rows, the s range with ``s a + bb`` inside, and its critical one.
 
-    Returns (s_up, s_down, the joint to saturate or -1): the joint that bounds s_up, or,
-    when no s in [0, 1] is inside (a box that excludes zero, e.g. while decelerating), the
-    joint that needs the largest s to come inside.
+    The joints: ``lo <= x <= hi``; the inequality rows: ``cw x >= cl``. Returns (s_up,
+    s_down, the joint or row (n + i) to saturate, or -1): the one that bounds s_up, or, when
+    no s in [0, 1] is inside (a box that excludes zero, e.g. while decelerating, or a row
+    already violated), the one that needs the largest s to come inside.
     """
+    n = a.shape[0]
     smax = np.inf
     smin = -np.inf
     jcrit = -1
     jlow = -1
-    for j in range(a.shape[0]):
+    for j in range(n + cw.shape[0]):
         if sat[j]:
             continue
-        if a[j] > BOUND_TOL:
-            up = (hi[j] - bb[j]) / a[j]
-            dn = (lo[j] - bb[j]) / a[j]
-        elif a[j] < -BOUND_TOL:
-            up = (lo[j] - bb[j]) / a[j]
-            dn = (hi[j] - bb[j]) / a[j]
-        elif bb[j] > hi[j] + BOUND_TOL or bb[j] < lo[j] - BOUND_TOL:
-            up = -np.inf  # s cannot fix this joint: it must be saturated
+        if j < n:
+            aj, bj, lj, hj = a[j], bb[j], lo[j], hi[j]
+        else:
+            i = j - n
+            aj = 0.0
+            bj = 0.0
+            for t in range(n):
+                aj += cw[i, t] * a[t]
+                bj += cw[i, t] * bb[t]
+            lj, hj = cl[i], np.inf
+        if aj > BOUND_TOL:
+            up = (hj - bj) / aj
+            dn = (lj - bj) / aj
+        elif aj < -BOUND_TOL:
+            up = (lj - bj) / aj
+            dn = (hj - bj) / aj
+        elif bj > hj + BOUND_TOL or bj < lj - BOUND_TOL:
+            up = -np.inf  # s cannot fix this one: it must be saturated
             dn = np.inf
         else:
             continue
@@ -143,12 +159,13 @@ def _scale_bounds(a, bb, lo, hi, sat):
 
 @njit(cache=True, nogil=True)
 def _held_increment(
-    ak, r, xprev, nmat, ident, sat, satval, rank0, smin0, stop, method, lam, a, bb
+    ak, r, xprev, nmat, ident, sat, satval, rank0, smin0, stop, method, lam, a, bb, cw
 ):
-    """The level's increment with the saturated joints held: x = s a + bb.
+    """The level's increment with the saturated joints and rows held: x = s a + bb.
 
     ``x = xprev + N z0 + N Z M# (s r - ak N z0)``, ``M = ak N Z``: z0 holds the saturated
-    joints at their values, Z spans what leaves them there. False if the holds cannot all be
+    joints at their values (and the saturated inequality rows of ``cw`` at their bounds),
+    Z spans what leaves them there. False if the holds cannot all be
     kept; with ``stop`` (a scale > 0 was found), also if the task loses rank or needs damping
     (or more of it) that it did not need with every joint free: the damped solution would
     then leave the task's direction. Without a scale > 0 the level goes on, as a joint lock
@@ -162,11 +179,16 @@ def _held_increment(
     e = np.empty(ns)
     for t in range(ns):
         j = idx[t]
-        if ident:
+        if j >= n:  # an inequality row held at its bound: cw x = cl
+            row = cw[j - n]
+            e_rows[t] = row if ident else row @ nmat
+            e[t] = satval[j] - row @ xprev
+        elif ident:
             e_rows[t, j] = 1.0
+            e[t] = satval[j] - xprev[j]
         else:
             e_rows[t] = nmat[j]
-        e[t] = satval[j] - xprev[j]
+            e[t] = satval[j] - xprev[j]
     ue, se, vte = np.linalg.svd(e_rows, full_matrices=True)
     re = 0
     for v in se:
@@ -179,9 +201,14 @@ def _held_increment(
     if not ident:
         nz = nmat @ nz
         z0 = nmat @ z0
+    if ak.shape[0] == 0:
+        a[:] = 0.0
+        bb[:] = xprev + z0
+        return True
     mz = ak @ nz
     u, s, vt = np.linalg.svd(mz, full_matrices=False)
-    if stop and (_rank(s) < rank0 or (s[rank0 - 1] < lam[1] and s[rank0 - 1] < smin0)):
+    sr = s[rank0 - 1] if rank0 > 0 else 1.0
+    if stop and (_rank(s) < rank0 or (sr < lam[1] and sr < STOP_SIGMA * smin0)):
         return False
     w = np.empty(nz.shape[1])
     _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w)
@@ -194,15 +221,22 @@ def _held_increment(
 @njit(cache=True, nogil=True)
 def _keep(x, s, a, bb, sat, satval, held):
     """Set ``x = s a + bb``, the saturated joints exactly at their values; held = sat."""
-    for j in range(x.shape[0]):
+    for j in range(held.shape[0]):
         x[j] = satval[j] if sat[j] else s * a[j] + bb[j]
         held[j] = sat[j]
 
 
 @njit(cache=True, nogil=True)
-def _saturate(j, a, bb, lo, hi, sat, satval):
-    """Saturate joint j at the bound it is outside of at s = 1 (else the one it runs into)."""
+def _saturate(j, a, bb, lo, hi, sat, satval, cl):
+    """Saturate joint j (or inequality row j - n) at its bound.
+
+    A joint: the bound it is outside of at s = 1, else the one it runs into.
+    """
     sat[j] = True
+    n = a.shape[0]
+    if j >= n:
+        satval[j] = cl[j - n]
+        return
     v1 = a[j] + bb[j]
     if v1 > hi[j]:
         satval[j] = hi[j]
@@ -217,8 +251,36 @@ def _saturate(j, a, bb, lo, hi, sat, satval):
 
 
 @njit(cache=True, nogil=True)
-def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held):
+def _brake_along(x, lo, hi, cw, cl):
+    """When no motion of the level keeps the box and the rows together: brake along a row.
+
+    The box wins (the motion limits), and within it every joint of the most violated row goes
+    the way that row asks, as far as its box lets it (the hardest braking toward its bound).
+    """
+    worst = -1
+    gap = BOUND_TOL
+    for i in range(cw.shape[0]):
+        v = cl[i]
+        for t in range(x.shape[0]):
+            v -= cw[i, t] * min(max(x[t], lo[t]), hi[t])
+        if v > gap:
+            gap = v
+            worst = i
+    for t in range(x.shape[0]):
+        if worst >= 0 and cw[worst, t] > BOUND_TOL:
+            x[t] = hi[t]
+        elif worst >= 0 and cw[worst, t] < -BOUND_TOL:
+            x[t] = lo[t]
+        else:
+            x[t] = min(max(x[t], lo[t]), hi[t])
+
+
+@njit(cache=True, nogil=True)
+def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl):
     """One level by saturation in the null space: x (in: the levels above; out: with this one).
+
+    The joints keep ``lo <= x <= hi`` and the inequality rows ``cw x >= cl`` (collision
+    rows): a row is saturated (held at its bound) as a joint is.
 
     The increment ``N M# r`` (``M = ak N``) is taken whole if every joint stays in [lo, hi];
     else the joint that bounds its scale is saturated at its bound and the rest solved again,
@@ -231,23 +293,29 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held):
     """
     n = x.shape[0]
     xprev = x.copy()
-    sat = np.zeros(n, dtype=np.bool_)
-    satval = np.zeros(n)
+    sat = np.zeros(n + cw.shape[0], dtype=np.bool_)
+    satval = np.zeros(n + cw.shape[0])
     held[:] = False
-    m0 = _times(ak, nmat, top)
-    u, s0, vt0 = np.linalg.svd(m0, full_matrices=False)
-    g = np.empty(n)
-    smin, lm = _apply(u, s0, vt0, m0, r, method, top, lam[0], lam[1], lam[2], g)
-    rank0 = _rank(s0)
+    g = np.zeros(n)
+    if ak.shape[0] > 0:
+        m0 = _times(ak, nmat, top)
+        u, s0, vt0 = np.linalg.svd(m0, full_matrices=False)
+        smin, lm = _apply(u, s0, vt0, m0, r, method, top, lam[0], lam[1], lam[2], g)
+        rank0 = _rank(s0)
+    else:  # no task: only the rows to keep
+        s0 = np.zeros(0)
+        vt0 = np.zeros((0, n))
+        smin, lm = 0.0, 0.0
+        rank0 = 0
     a = g.copy() if top else nmat @ g
     bb = xprev.copy()
-    if rank0 == 0:
+    if rank0 == 0 and cw.shape[0] == 0:
         _keep(x, 1.0, a, bb, sat, satval, held)
         return 1.0, 1, smin, lm, s0, vt0
     best = 0.0
     found = False
     it = 0
-    for it in range(1, n + 2):
+    for it in range(1, n + cw.shape[0] + 2):
         if it > 1 and not _held_increment(
             ak,
             r,
@@ -257,15 +325,16 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held):
             sat,
             satval,
             rank0,
-            s0[rank0 - 1],
+            s0[rank0 - 1] if rank0 > 0 else 0.0,
             best > 0.0,
             method,
             lam,
             a,
             bb,
+            cw,
         ):
             break
-        smax, sdown, jcrit = _scale_bounds(a, bb, lo, hi, sat)
+        smax, sdown, jcrit = _scale_bounds(a, bb, lo, hi, sat, cw, cl)
         if smax >= 1.0 and sdown <= 1.0:
             _keep(x, 1.0, a, bb, sat, satval, held)
             return 1.0, it, smin, lm, s0, vt0
@@ -276,16 +345,20 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held):
             _keep(x, st, a, bb, sat, satval, held)
         if jcrit < 0:
             break
-        _saturate(jcrit, a, bb, lo, hi, sat, satval)
+        _saturate(jcrit, a, bb, lo, hi, sat, satval, cl)
+    if not found and cw.shape[0] > 0:
+        _brake_along(x, lo, hi, cw, cl)
     return best, it, smin, lm, s0, vt0
 
 
 @njit(cache=True, nogil=True)
-def _residual(aw, bw, r0, r1, x, at, rk):
-    """Level rows r0:r1 that are not zero into at, what is left of their task into rk."""
+def _residual(aw, bw, r0, r1, x, at, rk, ineq):
+    """Level rows r0:r1 that are not zero (nor inequalities) into at, what is left into rk."""
     n = aw.shape[1]
     mk = 0
     for r in range(r0, r1):
+        if ineq[r]:
+            continue
         nonzero = False
         for j in range(n):
             if aw[r, j] != 0.0:
@@ -303,7 +376,7 @@ def _residual(aw, bw, r0, r1, x, at, rk):
 
 
 @njit(cache=True, nogil=True)
-def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk):
+def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk, ineq):
     """Prioritised SNS solve of aw x = bw into x.
 
     Returns (level 1's scale, most iterations of a level, sigma_min, lambda).
@@ -311,8 +384,24 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
     Level k acts along the projector of the levels above (``proj``), saturating within its
     level. Rows that are zero (weight 0) are left out; sigma_min and lambda are those of the
     first level with a non-zero row. ``locked`` (out): joints some level held at a bound.
+    The inequality rows (``ineq``, non-zero) are no level's task: every level keeps
+    ``aw[r] x >= bw[r]`` as it keeps the joints' box (they are taken out of ``aw``).
     """
     n = aw.shape[1]
+    p = 0
+    for r in range(aw.shape[0]):
+        if ineq[r] and np.any(aw[r] != 0.0):
+            p += 1
+    cw = np.empty((p, n))
+    cl = np.empty(p)
+    i = 0
+    for r in range(aw.shape[0]):
+        if ineq[r]:
+            if np.any(aw[r] != 0.0):
+                cw[i] = aw[r]
+                cl[i] = bw[r]
+                i += 1
+            aw[r] = 0.0  # not in any level's projector
     x[:] = 0.0
     locked[:] = False
     held = np.zeros(n, dtype=np.bool_)
@@ -323,11 +412,11 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
     first = True
     for lev in range(nlev):
         r1 = levels[lev + 1]
-        mk = _residual(aw, bw, levels[lev], r1, x, at, rk)
+        mk = _residual(aw, bw, levels[lev], r1, x, at, rk, ineq)
         projected = False
-        if mk > 0:
+        if mk > 0 or (lev == 0 and p > 0):
             sk, it, s0, l0, sv, vt = _sns_level(
-                at[:mk], rk[:mk], proj, lev == 0, lo, hi, method, lam, x, held
+                at[:mk], rk[:mk], proj, lev == 0, lo, hi, method, lam, x, held, cw, cl
             )
             for j in range(n):
                 locked[j] = locked[j] or held[j]
@@ -348,17 +437,18 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
 
 
 @njit(cache=True, nogil=True)
-def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, aw, bw, lo, hi):
+def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, lo, hi):
     """Weighted rows into aw, bw; the box of x = Wq^-1/2 q' into lo, hi; False if not finite.
 
     ``hi = min(vmax, max(0, (upper - q) / dt), bhi) / sqrt(wq)``, lo likewise (0 for wq = 0);
     where that is empty (the motion limits' box excludes what the velocity and position
-    bounds allow), the motion limits' box ``[blo, bhi]`` alone.
+    bounds allow), the motion limits' box ``[blo, bhi]`` alone. An inequality row (``ineq``)
+    is a bound, not a weighted task: its weight only switches it on (> 0) or off.
     """
     m, n = a.shape
     finite = True
     for r in range(m):
-        sw = math.sqrt(wy[r])
+        sw = math.sqrt(wy[r]) if not ineq[r] else (1.0 if wy[r] > 0.0 else 0.0)
         for j in range(n):
             aw[r, j] = sw * a[r, j] * math.sqrt(wq[j])
             finite = finite and math.isfinite(aw[r, j])
@@ -406,6 +496,7 @@ def solve_prioritized(
     zw,
     blo,
     bhi,
+    ineq,
 ):
     """Weighted damped solve with strict priorities and hard joint bounds (SNS).
 
@@ -453,16 +544,18 @@ def solve_prioritized(
         bhi: (n,) the motion limits' upper bound on q' this tick (inf: none) [rad/s]: a
             box from the last command, its acceleration and jerk limits
             (:func:`~itasc_ros.core.solve.motion_limits.motion_box`); it may exclude zero.
+        ineq: (m,) bool: rows that are inequalities ``a[r] q' >= b[r]`` (collision rows; on
+            while ``wy[r] > 0``): bounds of every level, as the joints' box, not tasks.
     """
     n = a.shape[1]
-    finite = _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, aw, bw, fixed, zw)
+    finite = _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, fixed, zw)
     scale, it, smin, lam = 1.0, 1, 0.0, 0.0
     xw[:] = 0.0
     locked[:] = False
     if finite:
         lams = (lam_max, eps, gamma_max)
         scale, it, smin, lam = _solve_levels(
-            aw, bw, levels, max(nlev, 1), fixed, zw, method, lams, xw, locked, proj, at, rk
+            aw, bw, levels, max(nlev, 1), fixed, zw, method, lams, xw, locked, proj, at, rk, ineq
         )
     for j in range(n):
         x = min(max(xw[j], fixed[j]), zw[j])
@@ -499,6 +592,7 @@ def solve_limited(*args):
         np.zeros(n),
         np.full(n, -np.inf),
         np.full(n, np.inf),
+        np.zeros(m, dtype=np.bool_),
     )
     solve_prioritized(*(args + (levels, 1) + work))  # noqa: RUF005 (numba: one tuple)
 

@@ -92,7 +92,12 @@ def test_one_level_is_todays_solve_bit_for_bit() -> None:
                 levels = np.array([0, rows], dtype=np.int64)
                 extra = [levels, 1, np.zeros((n, n)), np.zeros((rows, n)), np.zeros(rows)]
                 S.solve_prioritized(
-                    *args, *extra, np.zeros(n), np.full(n, -np.inf), np.full(n, np.inf)
+                    *args,
+                    *extra,
+                    np.zeros(n),
+                    np.full(n, -np.inf),
+                    np.full(n, np.inf),
+                    np.zeros(rows, dtype=bool),
                 )
             else:
                 S.solve_limited(*args)

@@ -66,6 +66,7 @@ def _kernel(
         np.zeros(N),
         blo,
         bhi,
+        np.zeros(m, dtype=bool),
     )
     return qdot, locked, info
 
