@@ -313,11 +313,15 @@ class ItascNode(ParameterNode):
             self.get_logger().info(text)
 
     def _on_tick_error(self, ctrl: Controller, exc: Exception) -> None:
-        """An unexpected exception in ``step``: zero command once, log, report, keep running."""
+        """An unexpected exception in ``step``: ramp the command down, log, report, keep running.
+
+        Every tick that fails sends the next step of the open-loop ramp to zero (within the
+        motion limits; one zero without them), until the robot is commanded to rest.
+        """
+        self._publish_ramp(ctrl, ZeroReason.TICK_ERROR)
         if not self._tick_error:
-            self._publish_zero(ctrl, wait=0.0, reason=ZeroReason.TICK_ERROR)
             self.get_logger().error(
-                f"control step failed, zero command sent: {type(exc).__name__}: {exc}"
+                f"control step failed, ramping the command to zero: {type(exc).__name__}: {exc}"
             )
         self._tick_error = _clip(f"control step failed: {type(exc).__name__}: {exc}")
 

@@ -69,9 +69,9 @@ class ModelNode(OutputNode):
             thread = threading.Thread(target=lambda: parsed.append(parse_urdf(xml)), daemon=True)
             thread.start()
             thread.join(2.0 * ctrl.period)
-            if thread.is_alive():
-                self._publish_zero(ctrl, wait=0.0, reason=ZeroReason.SLOW_PARSE)
-                thread.join()
+            while thread.is_alive():  # the loop waits: ramp the command down meanwhile
+                self._publish_ramp(ctrl, ZeroReason.SLOW_PARSE)
+                thread.join(ctrl.period)
             tree, why = parsed[0]
         return self._take_parsed(source, digest, tree, why, refuse, config)
 

@@ -99,6 +99,25 @@ class OutputNode(Node):
         self._wait_delivered(self._cmd_pub, wait)
         return True
 
+    def _publish_ramp(self, ctrl: Controller, reason: ZeroReason) -> bool:
+        """Publish the next step of ``ctrl``'s open-loop ramp to zero, outside a tick.
+
+        Within the motion limits (each joint at its deceleration limit over the nominal
+        period); the ramp's last command is zero, journaled with ``reason``. Returns True while
+        something was published.
+        """
+        cmd = self._command
+        if cmd is None or (self._kind == JOINT_TRAJECTORY and not ctrl.has_joint_state):
+            return False
+        out = ctrl.ramp_down()
+        if not out.publish:
+            return False
+        now = self._now()
+        self._cmd_pub.publish(cmd.fill(ctrl.q, out.qdot, ctrl.period, now))
+        if not out.qdot.any():
+            self._journal.zero(now, reason)
+        return True
+
     @staticmethod
     def _wait_delivered(pub: Any, wait: float) -> None:
         """Wait at most ``wait`` [s] until the subscribers of ``pub`` acknowledged its messages."""

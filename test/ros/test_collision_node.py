@@ -103,4 +103,6 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(client: RosTestClient)
     print(f"\nclosest pair over the run {closest:.4f} m (margin {MARGIN}); hand {hand[0]:.3f} -> "
           f"{hand[-1]:.3f} m from the target; {len(qs)} joint states")  # fmt: skip
     assert closest >= MARGIN - 0.001
-    assert hand[-1] < 0.5 * hand[0]  # it went toward the target as far as the margin let it
+    # it went toward the target while its pose task could (scaled along its direction: the
+    # collision rows and the joint limits bound it)
+    assert hand[-1] < 0.6 * hand[0]

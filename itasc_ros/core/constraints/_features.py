@@ -155,3 +155,23 @@ def copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, 
         y[r] = xf[k]
         ydot[r] = -gain * xf[k]
         wy[r] = weight
+
+
+@njit(cache=True, nogil=True)
+def clamp_pose_feedback(ydot, orient, linear, angular):  # pragma: no cover - compiled
+    """Clamp a pose error's feedback: each part's norm at most its speed, direction kept.
+
+    The position rows of ``ydot`` to at most ``linear`` [m/s], the orientation rows
+    (``orient``) to at most ``angular`` [rad/s].
+    """
+    lin2 = 0.0
+    ang2 = 0.0
+    for r in range(ydot.shape[0]):
+        if orient[r]:
+            ang2 += ydot[r] * ydot[r]
+        else:
+            lin2 += ydot[r] * ydot[r]
+    fl = linear / math.sqrt(lin2) if lin2 > linear * linear else 1.0
+    fa = angular / math.sqrt(ang2) if ang2 > angular * angular else 1.0
+    for r in range(ydot.shape[0]):
+        ydot[r] *= fa if orient[r] else fl

@@ -112,6 +112,10 @@ class Constraint(ABC):
     one_sided: ClassVar[bool] = False
     """True when every row is an inequality ``A q' >= y'_d``: the scene gives a row its weight
     ``wy`` only while the solution would otherwise violate it (an active set)."""
+    pose_feedback: ClassVar[bool] = False
+    """True when ``y'_d`` is the gain times a pose error (position rows [m], orientation rows
+    [rad], :meth:`orientation_rows`): the scene may clamp it to the Cartesian speed limits
+    (:meth:`~itasc_ros.core.solve.Scene.set_feedback_limits`)."""
     hard: ClassVar[bool] = False
     """With ``one_sided``: True when the inequalities are hard, bounds of every priority level
     that no task may break (collision: a row is on while its weight is > 0, inside the

@@ -55,6 +55,7 @@ class CopyPose(EffectorTargetConstraint):
     """
 
     type_name = "copy_pose"
+    pose_feedback = True
     FIELDS = (
         *EffectorTargetConstraint.HEAD_FIELDS,
         Field(

@@ -193,15 +193,16 @@ class Controller(Inputs, Jogging, LiveParameters):
     def _limit(self, res: SolveResult | str, status: Status) -> StepOutput:
         """The command of a solve: finite, within the velocity and motion limits; else a fault.
 
-        The solve kept the motion box; the limiter here is the guard that every command passes
-        (it changes nothing that is inside the box, and holds the limits when the solve could
-        not).
+        The solve kept the motion box: its command is taken as it is. The limiter is the guard
+        of a command outside the box (the box and the collision rows could not both be kept):
+        it holds the limits then.
         """
         if isinstance(res, str):
             return self._fault(res, None)
         if res.ok and clip_finite(res.qdot, self._vmax, self._qdot):
-            if self._limiter.active:
-                self._limiter.step(self._qdot, self._q, self._dt, 2.0 * self._dt, self._qdot)
+            lim, scene = self._limiter, self.scene
+            if lim.active and not lim.take(self._qdot, scene.box_lo, scene.box_hi, self._dt):
+                lim.step(self._qdot, self._q, self._dt, 2.0 * self._dt, self._qdot)
             self._halted = False
             return StepOutput(status, True, self._qdot.copy(), self._q.copy(), res, "")
         return self._fault("solve produced non-finite joint velocities", res)
@@ -235,6 +236,37 @@ class Controller(Inputs, Jogging, LiveParameters):
         elif not self._halted:
             reason = f"{reason}; decelerating to zero within the joint limits"
         return StepOutput(status, True, self._qdot.copy(), self._q.copy(), None, reason)
+
+    def take_motion(self, old: Controller) -> bool:
+        """Go on from ``old``'s last command (a new model of the same joints): no jump.
+
+        The next tick starts from ``old``'s command and its acceleration: it solves inside the
+        box they leave, or ramps them down. Returns False (nothing taken; the caller stops
+        ``old`` with a zero) when the joints differ or a controller has no motion limits.
+        """
+        if not (
+            old.commanding
+            and old.joint_names == self.joint_names
+            and old._limiter.active
+            and self._limiter.active
+        ):
+            return False
+        self._limiter.v[:] = old._limiter.v
+        self._limiter.a[:] = old._limiter.a
+        self._qdot[:] = old._limiter.v
+        self._halted = False
+        return True
+
+    def ramp_down(self) -> StepOutput:
+        """One step of the open-loop ramp of the last command to zero, outside a tick.
+
+        For the node when a tick cannot run (its step raised, a URDF parse holds the loop): the
+        command still changes only within the motion limits. ``publish`` is False once the
+        ramp has ended (or without motion limits, after one zero).
+        """
+        if self._can_stop_smoothly():
+            return self._stop(Status.FAULT, "the control tick could not run")
+        return self._zero(Status.FAULT, "the control tick could not run", None)
 
     def _zero(self, status: Status, reason: str, res: SolveResult | None) -> StepOutput:
         """An immediate zero (once, then silence): the limiter starts again from rest."""

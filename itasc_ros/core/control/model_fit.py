@@ -107,7 +107,7 @@ class FittedModel:
         """
         try:
             cons = [c.build() for c in cfg.constraints]
-            return Scene(
+            scene = Scene(
                 self.tree,
                 cons,
                 solver=cfg.solver,
@@ -117,6 +117,8 @@ class FittedModel:
                 joint_limit_margin=cfg.joint_limit_margin,
                 max_velocity=cfg.max_velocity,
             )
+            scene.set_feedback_limits(cfg.max_cartesian_speed, cfg.max_cartesian_angular_speed)
+            return scene
         except ConfigError:
             raise
         except ItascError as exc:

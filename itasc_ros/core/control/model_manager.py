@@ -66,7 +66,8 @@ class ModelOutcome(Generic[T]):
         change: see :class:`ModelChange`.
         reason: '' unless the URDF was rejected: why (also :attr:`ModelManager.error`, except
             for ``REFUSED``, which goes back to the caller).
-        zero_on: the old controller, which was commanding: send it one zero command now
+        zero_on: the old controller, which was commanding and whose motion the new one could
+            not take over (other joints, no motion limits): send it one zero command now
             (``INSTALLED``, ``DROPPED``); else None.
         pending: targets received while there was no model, to apply to the new controller
             now (``INSTALLED``).
@@ -289,6 +290,9 @@ class ModelManager(Generic[T]):
                     f"ignored: {ctrl.ignored_joint_limits}",
                 )
             )
+        # The same joints: the new controller goes on from the old one's command (within the
+        # motion limits); else the old one is sent a zero (another robot's command).
+        stop_old = old is not None and old.commanding and not ctrl.take_motion(old)
         self.controller = ctrl
         self.source = source
         pending, self.pending_targets = self.pending_targets, {}
@@ -301,7 +305,7 @@ class ModelManager(Generic[T]):
         )
         return ModelOutcome(
             ModelChange.INSTALLED,
-            zero_on=old if old is not None and old.commanding else None,
+            zero_on=old if stop_old else None,
             pending=pending,
             logs=tuple(logs),
         )

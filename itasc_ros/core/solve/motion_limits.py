@@ -332,6 +332,9 @@ def motion_box(  # pragma: no cover - compiled
         down = amax[j] if v[j] <= 0.0 else dmax[j]
         alo = max(-down, a[j] - jd)
         ahi = min(up, a[j] + jd)
+        if not math.isinf(jmax[j]):  # the acceleration ramps back to 0 before the velocity limit
+            ahi = max(min(ahi, max(_ramp_cap(vmax[j] - v[j], jmax[j], dt), 0.0)), alo)
+            alo = min(max(alo, min(-_ramp_cap(vmax[j] + v[j], jmax[j], dt), 0.0)), ahi)
         d = 0.5 * min(dmax[j], amax[j])
         if not math.isinf(d):
             lag = max(horizon, hold) + (d / jmax[j] if not math.isinf(jmax[j]) else 0.0)
@@ -361,18 +364,23 @@ def motion_box(  # pragma: no cover - compiled
             hi[j] = min(whi, bhi)
 
 
-def limit_ratios(t: Array, cmds: Array, limits: Sequence[JointLimits]) -> tuple[Array, Array]:
+def limit_ratios(
+    t: Array, cmds: Array, limits: Sequence[JointLimits], period: float | None = None
+) -> tuple[Array, Array]:
     """Per interval, the largest acceleration / limit and jerk / limit of a command sequence.
 
-    The definitions of :func:`limit_motion`: the acceleration ``a_k = (v_k - v_{k-1}) /
-    (t_k - t_{k-1})`` against the acceleration limit when the joint speeds up from ``v_{k-1}``
-    and the deceleration limit when it slows down; the jerk ``(a_k - a_{k-1}) / (t_k -
-    t_{k-1})`` against the jerk limit.
+    The definitions of :func:`limit_motion`: the acceleration ``a_k = (v_k - v_{k-1}) / dt``
+    against the acceleration limit when the joint speeds up from ``v_{k-1}`` and the
+    deceleration limit when it slows down; the jerk ``(a_k - a_{k-1}) / dt`` against the jerk
+    limit. ``dt`` is the nominal control ``period`` when given (what the controller promises:
+    a ros2_control velocity controller applies each command at once, however late it
+    comes), else the time between the commands.
 
     Args:
         t: (k,) command times [s], increasing.
         cmds: (k, n) the commands [rad/s].
         limits: (n,) the joints' limits.
+        period: the nominal control period [s], or None.
 
     Returns:
         ((k - 1,) acceleration ratios, (k - 2,) jerk ratios); 0 where a joint has no limit.
@@ -380,7 +388,7 @@ def limit_ratios(t: Array, cmds: Array, limits: Sequence[JointLimits]) -> tuple[
     amax = np.array([lim.max_acceleration for lim in limits])
     dmax = np.array([lim.max_deceleration for lim in limits])
     jmax = np.array([lim.max_jerk for lim in limits])
-    dt = np.diff(t)[:, None]
+    dt = np.diff(t)[:, None] if period is None else np.full((max(len(t) - 1, 0), 1), period)
     acc = np.diff(cmds, axis=0) / dt
     prev = cmds[:-1]
     speeding_up = np.where(acc >= 0.0, prev >= 0.0, prev <= 0.0)
@@ -445,6 +453,23 @@ class MotionLimiter:
         )  # fmt: skip
         out[:] = self.v
         return s
+
+    def take(self, cmd: Array, lo: Array, hi: Array, dt: float) -> bool:
+        """Take a command that lies in this tick's box ``lo <= cmd <= hi`` (n,) as it is.
+
+        A command inside the box (:meth:`box`) keeps every limit: it becomes the last command
+        and its acceleration is recorded (``dt``: the nominal period [s]). Returns False,
+        taking nothing, when a joint is outside the box by more than rounding (then
+        :meth:`step` makes the command).
+        """
+        for j in range(cmd.shape[0]):
+            if not (lo[j] - 1e-12 <= cmd[j] <= hi[j] + 1e-12):
+                return False
+        np.clip(cmd, lo, hi, out=cmd)
+        np.subtract(cmd, self.v, out=self.a)
+        self.a /= max(dt, 1e-6)
+        self.v[:] = cmd
+        return True
 
     def stop(self, dt: float, out: Array) -> None:
         """One step of the ramp of the last command to zero, open loop (no joint state needed).

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..constraints._features import clamp_pose_feedback
 from ..constraints.base import Constraint
 from ..errors import ConfigurationError, ConstraintError, SolverError
 from ..kinematics._kernels import start_active_set, update_active_set
@@ -181,6 +182,7 @@ class Scene:
         self._xw = np.zeros(n)
         self._fixed = np.zeros(n)
         self._info = np.zeros(S.INFO_SIZE)
+        self._feedback_limits = (math.inf, math.inf)  # [m/s], [rad/s]
         self.box_lo = np.full(n, -np.inf)  # (n,) the motion limits' box on q' [rad/s]
         self.box_hi = np.full(n, np.inf)
         self.result = SolveResult(
@@ -290,6 +292,23 @@ class Scene:
         v = self.tree.velocity_limits
         self._vmax = np.where(np.isfinite(v), v, self._max_velocity) * self._velocity_scale
 
+    def set_feedback_limits(self, linear: float, angular: float) -> None:
+        """Clamp the feedback of pose errors (``Constraint.pose_feedback``) to these speeds.
+
+        The feedback ``K (y_d - y)`` of a far target asks for a speed the joints cannot give
+        and, near a singularity or an unreachable target, for joint velocities that swing
+        from one limit to the other; its norm is kept at most ``linear`` [m/s] (position rows)
+        and ``angular`` [rad/s] (orientation rows), its direction kept; the feed-forward of
+        the target's twist is not clamped. ``inf`` (or 0): no clamp.
+        """
+        for name, v in (("linear", linear), ("angular", angular)):
+            if not (v >= 0.0):
+                raise SolverError(f"the {name} feedback limit must be >= 0, got {v!r}")
+        self._feedback_limits = (
+            float(linear) if linear > 0.0 else math.inf,
+            float(angular) if angular > 0.0 else math.inf,
+        )
+
     @property
     def velocity_limits(self) -> Array:
         """(n,) the velocity limits the solve respects [rad/s or m/s]."""
@@ -331,6 +350,11 @@ class Scene:
         self._soft = np.zeros(m, dtype=np.bool_)  # soft ones (the active set)
         self._wcand = np.zeros(m)
         self._views = []
+        self._orient: dict[str, NDArray[np.bool_]] = {
+            c.name: np.array(c.orientation_rows(), dtype=np.bool_)
+            for c in active
+            if c.pose_feedback
+        }
         # Rows grouped by priority level, highest first (one level: the constraints' order).
         prios = sorted({c.priority for c in active})
         self._nlev = max(1, len(prios))
@@ -394,8 +418,12 @@ class Scene:
             self._rebuild()
         qv = self._check(q, 1.0)
         self.tree.compute(qv)
+        lin, ang = self._feedback_limits
+        clamp = lin < math.inf or ang < math.inf
         for c, a, b, y, ydot, wy, rhs, ff in self._views:
             c.update(self.tree, qv, a, b, y, ydot, wy)
+            if clamp and c.pose_feedback:
+                clamp_pose_feedback(ydot, self._orient[c.name], lin, ang)
             if not c.has_target:
                 wy[:] = 0.0
             if c.feedforward:

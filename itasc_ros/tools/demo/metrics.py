@@ -100,8 +100,8 @@ def compute_metrics(
         The figures by name ('phases': per phase), JSON-able but for NaN.
     """
     m: dict[str, Any] = {}
-    if limits and data.cmd_t.size > 2:  # over the whole run, the ticks' times
-        m.update(_limit_ratio_figures(data, limits))
+    if limits and data.cmd_t.size > 2:  # over the whole run, at the nominal period
+        m.update(_limit_ratio_figures(data, limits, 1.0 / control_rate))
     err_all = position_errors(data, phases)
     per_phase = {ph.name: _phase_entry(data, ph, err_all, path, vlim, trace) for ph in phases}
     m["phases"] = per_phase
@@ -120,9 +120,14 @@ def compute_metrics(
     return m
 
 
-def _limit_ratio_figures(data: BagData, limits: Sequence[JointLimits]) -> dict[str, Any]:
-    """The largest acceleration and jerk ratios to their limits, and the commands reaching them."""
-    acc, jerk = limit_ratios(data.cmd_t, data.cmd, limits)
+def _limit_ratio_figures(
+    data: BagData, limits: Sequence[JointLimits], period: float
+) -> dict[str, Any]:
+    """The largest acceleration and jerk ratios to their limits, and the commands reaching them.
+
+    At the nominal ``period`` [s]: what the controller promises.
+    """
+    acc, jerk = limit_ratios(data.cmd_t, data.cmd, limits, period)
     return {
         "max_joint_acceleration_ratio": float(np.max(acc)),
         "max_joint_jerk_ratio": float(np.max(jerk)),

