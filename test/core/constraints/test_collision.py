@@ -4,7 +4,6 @@ inequality, its settings and the self_collision demo scenario."""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 from pathlib import Path
 
