@@ -199,7 +199,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         """
         if isinstance(res, str):
             return self._fault(res, None)
-        if res.ok and clip_finite(res.qdot, self._vmax, self._qdot):
+        if res.ok and clip_finite(res.qdot, self._vmax_hard, self._qdot):
             lim, scene = self._limiter, self.scene
             if lim.active and not lim.take(self._qdot, scene.box_lo, scene.box_hi, self._dt):
                 lim.step(self._qdot, self._q, self._dt, 2.0 * self._dt, self._qdot)

@@ -97,6 +97,7 @@ class FittedModel:
         self._constraints: list[Constraint] = scene.constraints
         self._limiter = limiter
         self._vmax: Array = limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
+        self._vmax_hard: Array = limiter.vmax_hard  # (n,) the same, not velocity_scale'd
         self._dt = 1.0 / cfg.control_rate  # [s] the nominal control period
 
     def _build_scene(self, cfg: ControllerConfig) -> Scene:
@@ -141,6 +142,7 @@ class FittedModel:
             [limits.get(j, JointLimits()) for j in self.joint_names],
             lower,
             upper,
+            scene.hard_velocity_limits,
         )
 
     def _warm_up(self) -> None:
@@ -163,8 +165,17 @@ class FittedModel:
 
     @property
     def velocity_limits(self) -> Array:
-        """(n,) the velocity limits every command respects [rad/s or m/s]."""
+        """(n,) the velocity limits the commands keep [rad/s or m/s] (``velocity_scale``'d).
+
+        After a live change lowers them, a faster joint slows down to them at its deceleration
+        limit: the commands stay within :attr:`hard_velocity_limits` meanwhile.
+        """
         return self._vmax.copy()
+
+    @property
+    def hard_velocity_limits(self) -> Array:
+        """(n,) the velocity limits no command ever exceeds (the URDF's and joint_limits')."""
+        return self._vmax_hard.copy()
 
     @property
     def pose_constraints(self) -> list[str]:

@@ -403,16 +403,27 @@ class MotionLimiter:
     """The command's acceleration, deceleration and jerk limits, and braking before limits.
 
     Args:
-        vmax: (n,) velocity limits (the solver's, already scaled).
+        vmax: (n,) velocity limits (the solver's, already scaled by ``velocity_scale``): what
+            the commands aim to keep.
         limits: (n,) per commanded joint, in order.
         lower, upper: (n,) position limits.
+        vmax_hard: (n,) the limits no command exceeds (the URDF's, not scaled); default
+            ``vmax``. After a live change lowers ``vmax``, a faster joint slows down to it at
+            its deceleration limit rather than jump.
     """
 
     def __init__(
-        self, vmax: Array, limits: Sequence[JointLimits], lower: Array, upper: Array
+        self,
+        vmax: Array,
+        limits: Sequence[JointLimits],
+        lower: Array,
+        upper: Array,
+        vmax_hard: Array | None = None,
     ) -> None:
         n = vmax.shape[0]
         self.vmax = np.minimum(vmax, [lim.max_velocity for lim in limits])
+        hard = self.vmax if vmax_hard is None else np.maximum(vmax_hard, vmax)
+        self.vmax_hard = np.minimum(hard, [lim.max_velocity for lim in limits])
         # A hair inside the limits, so that rounding never shows a ratio of 1 + 1e-15
         self.amax = np.array([lim.max_acceleration for lim in limits], dtype=float) * INSIDE
         self.dmax = np.array([lim.max_deceleration for lim in limits], dtype=float) * INSIDE
@@ -448,8 +459,9 @@ class MotionLimiter:
             The fraction of the change made this tick (1.0: all; below: limited).
         """
         s = limit_motion(
-            v_d, self.v, self.a, q, self.lower, self.upper, self.vmax, self.amax, self.dmax,
-            self.jmax, max(dt, 1e-6), max(horizon, dt, 1e-6), self._lo, self._hi, self._work,
+            v_d, self.v, self.a, q, self.lower, self.upper, self.vmax_hard, self.amax,
+            self.dmax, self.jmax, max(dt, 1e-6), max(horizon, dt, 1e-6), self._lo, self._hi,
+            self._work,
         )  # fmt: skip
         out[:] = self.v
         return s
@@ -485,7 +497,7 @@ class MotionLimiter:
         """
         limit_motion(
             self._rest, self.v, self.a, self._rest, self._free_lo,
-            self._free_hi, self.vmax, self.amax, self.dmax, self.jmax, max(dt, 1e-6),
+            self._free_hi, self.vmax_hard, self.amax, self.dmax, self.jmax, max(dt, 1e-6),
             max(2.0 * dt, 1e-6), self._lo, self._hi, self._work, False,
         )  # fmt: skip
         for j in range(self.v.shape[0]):

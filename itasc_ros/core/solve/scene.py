@@ -315,6 +315,12 @@ class Scene:
         return self._vmax.copy()
 
     @property
+    def hard_velocity_limits(self) -> Array:
+        """(n,) the URDF's velocity limits, not scaled (``max_velocity`` where none) [rad/s]."""
+        v = self.tree.velocity_limits
+        return np.where(np.isfinite(v), v, self._max_velocity)
+
+    @property
     def position_limits(self) -> tuple[Array, Array]:
         """(lower (n,), upper (n,)) the position limits the solve keeps to (margin applied)."""
         return self._lower.copy(), self._upper.copy()

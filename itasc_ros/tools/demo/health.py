@@ -29,6 +29,8 @@ FEEDBACK_LAG_FACTOR = 1.5
 LOOP_RATE_FRACTION = 0.8
 #: Tolerance of a ratio to its limit (rounding) [-].
 RATIO_SLACK = 1e-9
+MAX_SIGN_CHANGES_PER_S = 2.0  # at an unreachable target, after 1 s: more is chattering
+MAX_STEP_OVERSHOOT = 0.02  # of the step's length
 
 #: Why the node published an immediate zero, by the tick's recorded status or zero kind.
 ZERO_CAUSES = {
@@ -155,6 +157,17 @@ def phase_flags(m: dict[str, Any], offline: dict[str, dict[str, float]]) -> list
                 flags.append(f"{name}: the arm did not stretch toward the target ({far:.3f} m)")
             if not ph.get("commands_finite", True):
                 flags.append(f"{name}: non-finite commands")
+            chatter = ph.get("max_velocity_sign_changes_per_s", 0.0)
+            if chatter > MAX_SIGN_CHANGES_PER_S:
+                flags.append(
+                    f"{name}: a joint's velocity changes sign {chatter:.1f} times/s after 1 s "
+                    f"(chattering; at most {MAX_SIGN_CHANGES_PER_S:g})"
+                )
+        if ph.get("step_overshoot_ratio", 0.0) > MAX_STEP_OVERSHOOT:
+            flags.append(
+                f"{name}: a step overshoots by {100 * ph['step_overshoot_ratio']:.1f} % of its "
+                f"length (at most {100 * MAX_STEP_OVERSHOOT:g} %)"
+            )
     return flags
 
 

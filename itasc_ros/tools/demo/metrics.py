@@ -26,6 +26,8 @@ Array = NDArray[np.float64]
 STEADY_FRACTION = 0.5  # the second half of a tracking phase is its steady state
 SETTLE_BAND = 0.02  # step response: within 2 % of the step (at least SETTLE_FLOOR)
 SETTLE_FLOOR = 0.001  # [m]
+SIGN_CHANGES_AFTER = 1.0  # [s] into the unreachable phase: chattering is counted from here
+SIGN_DEADBAND = 1e-3  # [rad/s] a commanded speed at or below this has no sign
 
 
 def _interp_positions(t: Array, ts: Array, ps: Array) -> Array:
@@ -116,6 +118,10 @@ def compute_metrics(
     if trace is not None:
         m.update(_trace_figures(trace, t_first, t_last, damping_epsilon))
     m["damping_epsilon"] = damping_epsilon
+    m["step_overshoot_ratio"] = per_phase["steps"].get("step_overshoot_ratio", math.nan)
+    m["max_velocity_sign_changes_per_s"] = per_phase["unreachable"].get(
+        "max_velocity_sign_changes_per_s", math.nan
+    )
     m["status_messages"] = len(data.status)
     return m
 
@@ -167,14 +173,39 @@ def _phase_entry(
             entry["sigma_min_min"] = float(np.min(trace.sigma_min[rs])) if rs.any() else math.nan
             entry["damping_max_used"] = _max(trace.damping[rs])
         entry["commands_finite"] = bool(np.all(np.isfinite(data.cmd[cmd_sel])))
+        late = cmd_sel & (data.cmd_t >= t0 + SIGN_CHANGES_AFTER)
+        entry["max_velocity_sign_changes_per_s"] = sign_changes_per_s(
+            data.cmd[late], t1 - t0 - SIGN_CHANGES_AFTER
+        )
     return entry
 
 
+def sign_changes_per_s(cmds: Array, seconds: float, deadband: float = SIGN_DEADBAND) -> float:
+    """The most sign changes per second of one joint's commanded velocity (chattering).
+
+    Args:
+        cmds: (k, n) commands [rad/s], in time order.
+        seconds: the time they span [s].
+        deadband: speeds at or below this are no sign [rad/s] (rounding and rest).
+
+    Returns:
+        The largest count over the joints divided by ``seconds`` (0 without commands).
+    """
+    if cmds.size == 0 or seconds <= 0.0:
+        return 0.0
+    worst = 0
+    for j in range(cmds.shape[1]):
+        signs = np.sign(cmds[:, j])[np.abs(cmds[:, j]) > deadband]
+        worst = max(worst, int(np.count_nonzero(np.diff(signs) != 0)))
+    return worst / seconds
+
+
 def _steps_entry(data: BagData, ph: Phase, path: TargetPath) -> dict[str, Any]:
-    """The step phase's figures: hold time, settle time of each step, mean and max."""
+    """The step phase's figures: hold time, settle time of each step, mean and max, overshoot."""
     settle = _settle_times(data, ph, path)
     st = [s for s in settle if s is not None]
     return {
+        "step_overshoot_ratio": _overshoot(data, ph, path),
         "step_hold_s": step_hold(ph),
         "settle_times_s": settle,
         "settle_time_mean_s": float(np.mean(st)) if st else math.nan,
@@ -247,6 +278,28 @@ def _runs(mask: NDArray[np.bool_]) -> int:
     return int(x[0] + np.count_nonzero(np.diff(x) == 1))
 
 
+def _overshoot(data: BagData, ph: Phase, path: TargetPath) -> float:
+    """The largest overshoot of a step, as a fraction of the step's length (0: none).
+
+    How far past its target the effector went along the step's direction.
+    """
+    hold = step_hold(ph)
+    t0 = ph.start_ns * 1e-9
+    worst = 0.0
+    for i in range(len(STEP_OFFSETS)):
+        sel = (data.js_t >= t0 + i * hold) & (data.js_t < t0 + (i + 1) * hold)
+        if not sel.any():
+            continue
+        ee = data.ee[sel]
+        step = path.step_target(i) - ee[0]
+        length = float(np.linalg.norm(step))
+        if length < 1e-3:
+            continue
+        past = (ee - path.step_target(i)) @ (step / length)
+        worst = max(worst, float(np.max(past)) / length)
+    return worst
+
+
 def _settle_times(data: BagData, ph: Phase, path: TargetPath) -> list[float | None]:
     """Per step: time [s] after which the effector stays within the band of the target."""
     hold = step_hold(ph)
@@ -276,4 +329,5 @@ __all__ = [
     "STEADY_FRACTION",
     "compute_metrics",
     "position_errors",
+    "sign_changes_per_s",
 ]

@@ -80,6 +80,19 @@ def check_pairs(cmds: list[np.ndarray], period: float, jerk: bool = True) -> tup
     return acc_ratio, jerk_ratio
 
 
+class _FailingSolve:
+    """A scene whose solve raises while ``failing`` (a solver failure), else the real one."""
+
+    def __init__(self, ctrl: Controller) -> None:
+        self.failing = False
+        self._solve = ctrl.scene.solve
+
+    def __call__(self, q: Any, dt: float) -> Any:
+        if self.failing:
+            raise ConfigError("injected solver failure")
+        return self._solve(q, dt)
+
+
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -91,6 +104,11 @@ def check_pairs(cmds: list[np.ndarray], period: float, jerk: bool = True) -> tup
 def test_every_command_pair_within_the_limits_and_no_limit_crossed(
     tree: KinematicTree, seed: int, rate: float, jerk: bool
 ) -> None:
+    """Every path in combination: random targets and far steps, late and skipped ticks (up to
+    4 periods), stale joint states, solver failures, ticks that raise (the node's ramp),
+    enable / disable, live changes of the velocity scale, model reloads and a final shutdown
+    ramp: every pair of commands the robot is given within the limits at the nominal period,
+    no position limit crossed."""
     rng = np.random.default_rng(seed)
     ctrl = make(tree, rate, jerk)
     q = HOME.copy()
@@ -100,7 +118,9 @@ def test_every_command_pair_within_the_limits_and_no_limit_crossed(
     ctrl.step(now)  # the loop ticks before any input arrives (waiting: no command)
     cmds = [v.copy()]
     goal = tree.forward_kinematics(q, "panda_hand")
-    stale_until = -1.0
+    stale_until = fail_until = raise_until = -1.0
+    failing = _FailingSolve(ctrl)
+    ctrl.scene.solve = failing  # type: ignore[method-assign]
     for k in range(int(1.6 * rate)):
         dt = period * (rng.uniform(0.7, 1.3) if rng.random() < 0.9 else rng.uniform(1.0, 4.0))
         now += dt
@@ -114,19 +134,47 @@ def test_every_command_pair_within_the_limits_and_no_limit_crossed(
             ctrl.set_enabled(not ctrl.enabled)
         elif event < 0.025:
             stale_until = now + 0.2
+        elif event < 0.03:
+            fail_until = now + rng.uniform(0.0, 0.1)
+        elif event < 0.035:
+            raise_until = now + rng.uniform(0.0, 0.1)
+        elif event < 0.04:  # a live change that moves the velocity limits
+            ctrl.update_parameters(velocity_scale=float(rng.uniform(0.2, 1.0)))
+            failing = _FailingSolve(ctrl)
+            ctrl.scene.solve = failing  # type: ignore[method-assign]
+        elif event < 0.045:  # a model reload (same joints): it goes on from the last command
+            new = make(tree, rate, jerk)
+            new.set_enabled(ctrl.enabled)
+            new.take_motion(ctrl)
+            ctrl = new
+            failing = _FailingSolve(ctrl)
+            ctrl.scene.solve = failing  # type: ignore[method-assign]
         else:  # a moving target
             goal[:3, 3] += rng.normal(0.0, 0.002, 3)
+        failing.failing = now < fail_until
         if now > stale_until:
             ctrl.set_joint_state(ctrl.joint_names, q, now, now)
         try:
             ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now, now)
         except Exception:  # beyond the reach: refused, the last target stays
             pass
+        # a tick that raised: the node sends the next step of the ramp instead
+        out = ctrl.ramp_down() if now < raise_until else ctrl.step(now)
+        if out.publish:
+            v = out.qdot.copy()
+            assert np.all(np.isfinite(v))
+            assert np.all(np.abs(v) <= ctrl.hard_velocity_limits + 1e-12)
+        cmds.append(v.copy())  # what the robot is commanded this tick: ros2_control holds it
+    ctrl.set_enabled(False)  # shutdown: the controlled stop, then silence
+    for _ in range(int(2.0 * rate)):
+        now += period
+        q = q + v * period
+        ctrl.set_joint_state(ctrl.joint_names, q, now, now)
         out = ctrl.step(now)
         if out.publish:
             v = out.qdot.copy()
-            assert np.all(np.isfinite(v)) and np.all(np.abs(v) <= ctrl.velocity_limits + 1e-12)
-        cmds.append(v.copy())  # what the robot is commanded this tick: ros2_control holds it
+        cmds.append(v.copy())
+    assert not np.any(v)  # at rest
     acc_ratio, jerk_ratio = check_pairs(cmds, period, jerk)
     assert acc_ratio <= 1.0 + 1e-9
     assert jerk_ratio <= 1.0 + 1e-9
