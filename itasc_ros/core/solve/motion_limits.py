@@ -364,6 +364,27 @@ def motion_box(  # pragma: no cover - compiled
             hi[j] = min(whi, bhi)
 
 
+@njit(cache=True)
+def take_command(
+    cmd: Array, lo: Array, hi: Array, v: Array, a: Array, dt: float
+) -> bool:  # pragma: no cover - compiled
+    """The kernel of :meth:`MotionLimiter.take`: a command inside the box becomes the last one.
+
+    ``cmd`` (n,) clipped into ``[lo, hi]`` becomes ``v``, its change over ``dt`` [s] ``a``;
+    False (nothing changed) when a joint is outside by more than 1e-12.
+    """
+    n = cmd.shape[0]
+    for j in range(n):
+        if not (lo[j] - 1e-12 <= cmd[j] <= hi[j] + 1e-12):
+            return False
+    for j in range(n):
+        c = min(max(cmd[j], lo[j]), hi[j])
+        cmd[j] = c
+        a[j] = (c - v[j]) / dt
+        v[j] = c
+    return True
+
+
 def limit_ratios(
     t: Array, cmds: Array, limits: Sequence[JointLimits], period: float | None = None
 ) -> tuple[Array, Array]:
@@ -474,14 +495,7 @@ class MotionLimiter:
         taking nothing, when a joint is outside the box by more than rounding (then
         :meth:`step` makes the command).
         """
-        for j in range(cmd.shape[0]):
-            if not (lo[j] - 1e-12 <= cmd[j] <= hi[j] + 1e-12):
-                return False
-        np.clip(cmd, lo, hi, out=cmd)
-        np.subtract(cmd, self.v, out=self.a)
-        self.a /= max(dt, 1e-6)
-        self.v[:] = cmd
-        return True
+        return bool(take_command(cmd, lo, hi, self.v, self.a, max(dt, 1e-6)))
 
     def stop(self, dt: float, out: Array) -> None:
         """One step of the ramp of the last command to zero, open loop (no joint state needed).
@@ -532,6 +546,7 @@ class MotionLimiter:
             v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
             0.001, 0.002, 0.1, self._lo.copy(), self._hi.copy(),
         )  # fmt: skip
+        take_command(v.copy(), self._lo.copy(), self._hi.copy(), v, a, 0.001)
 
     def halt(self) -> None:
         """The robot was sent an immediate zero: start again from rest."""
@@ -547,4 +562,5 @@ __all__ = [
     "limit_ratios",
     "limits_from_parameters",
     "motion_box",
+    "take_command",
 ]
