@@ -59,12 +59,19 @@ class CartesianReference:
         self.angular_speed = 0.0
         self.twist = np.zeros(6)
 
-    def start(self, pose: Array, jogging: bool = False) -> None:
-        """Start from ``pose`` (4, 4) (the effector's), at rest unless already moving."""
+    def start(self, pose: Array, jogging: bool = False, twist: Array | None = None) -> None:
+        """Start from ``pose`` (4, 4) and ``twist`` (6,), the effector's, unless already moving.
+
+        Without ``twist``: at rest. A step that comes while the effector moves starts from that
+        motion: the part along the new line is kept, the part across it is braked within the
+        acceleration limit, so the reference asks the arm for no change its limits cannot give.
+        """
         if not self.active:
             self.pose[:] = pose
             self.speed = self.angular_speed = 0.0
             self.twist[:] = 0.0
+            if twist is not None and np.all(np.isfinite(twist)):
+                self.twist[:3] = twist[:3]
         self.active, self.jogging = True, jogging
 
     def toward(
@@ -86,18 +93,27 @@ class CartesianReference:
         angle = float(np.linalg.norm(rot))
         u = dp / dist if dist > ARRIVED else np.zeros(3)
         axis = rot / angle if angle > ARRIVED else np.zeros(3)
-        # keep only the speed along the new direction: no sideways jerk at a new step
-        self.speed = max(0.0, float(self.twist[:3] @ u)) if dist > ARRIVED else 0.0
+        # Toward a fixed goal the motion across the line (the effector's own at the start of a
+        # step) is braked at amax, not dropped: no jump of the reference's twist. Chasing a
+        # moving goal, the line turns every tick: only the speed along it is kept.
+        along = float(self.twist[:3] @ u) if dist > ARRIVED else 0.0
+        drift = self.twist[:3] - along * u
+        size = float(np.linalg.norm(drift))
+        if goal_twist[:3].any() or size <= 0.0:
+            drift[:] = 0.0
+        else:
+            drift *= max(0.0, size - amax * dt) / size
+        self.speed = max(0.0, along)
         self.angular_speed = max(0.0, float(self.twist[3:] @ axis)) if angle > ARRIVED else 0.0
         chase = max(0.0, float(goal_twist[:3] @ u))  # the target moving away along the line
         spin = max(0.0, float(goal_twist[3:] @ axis))
         self.speed = _speed_toward(self.speed, dist, vmax, amax, dt, chase)
         self.angular_speed = _speed_toward(self.angular_speed, angle, wmax, alpha, dt, spin)
         step, turn = min(self.speed * dt, dist), min(self.angular_speed * dt, angle)
-        self.pose[:3, 3] += u * step
+        self.pose[:3, 3] += u * step + drift * dt
         self.pose[:3, :3] = spatial.so3_exp(axis * turn) @ self.pose[:3, :3]
-        self.twist[:3], self.twist[3:] = u * self.speed, axis * self.angular_speed
-        if dist - step <= ARRIVED and angle - turn <= ARRIVED:
+        self.twist[:3], self.twist[3:] = u * self.speed + drift, axis * self.angular_speed
+        if dist - step <= ARRIVED and angle - turn <= ARRIVED and not drift.any():
             self.pose[:] = goal
             self.stop()
             return True

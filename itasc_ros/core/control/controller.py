@@ -68,7 +68,6 @@ class Controller(Inputs, Jogging, LiveParameters):
         super().__init__(tree, config)
         n = self.n_joints
         self._zeros = np.zeros(n)  # (n,) the zero command
-        self._qdot = np.zeros(n)  # (n,) the command being made [rad/s or m/s]
         self._warm_up()
 
     @classmethod

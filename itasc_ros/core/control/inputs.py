@@ -230,7 +230,7 @@ class Inputs(Journaling):
         if step and not st.ref.active and self.config.max_cartesian_speed > 0.0:
             start = self._effector_pose(c)
             if start is not None and self._is_far(start, pose):
-                st.ref.start(start)
+                st.ref.start(start, twist=self._effector_twist(c))
                 c.set_target(st.ref.pose, check=False)  # active from here, where it is
         if st.ref.active:
             st.ref.jogging = False  # a pose target ends a jog: approach it from here

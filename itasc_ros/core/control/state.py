@@ -51,6 +51,7 @@ class ControllerState(FittedModel):
         self._set_reach()
         self._joints = JointStateInput(self.tree, self._q_full)
         self._q = self._joints.q  # (n,) the same array: the last good joint positions
+        self._qdot = np.zeros(self._q.shape[0])  # (n,) the command being made [rad/s or m/s]
         self._enabled = True
         self._halted = True  # the last command sent (if any) was zero
         self._last_step = -math.inf  # [s] time of the last tick
@@ -162,6 +163,16 @@ class ControllerState(FittedModel):
         if link is None or not self._joints.has_state:
             return None
         return self.tree.forward_kinematics(self._q, link)
+
+    def _effector_twist(self, c: Constraint) -> Array | None:
+        """The twist (6,) the last command gives the constraint's effector (root frame), or None.
+
+        None: no effector, no joint state, or at rest.
+        """
+        link = c.effector_link
+        if link is None or not self._joints.has_state or self._halted:
+            return None
+        return self.tree.jacobian(self._q, link) @ self._qdot
 
     def _twist_arg(self, what: str, twist: ArrayLike, received: float) -> Array:
         """A twist argument (6,) checked: 6 finite values of at most HUGE, a finite time.
