@@ -160,6 +160,40 @@ def _ramp_cap(e: float, jerk: float, dt: float) -> float:  # pragma: no cover - 
 
 
 @njit(cache=True)
+def _window(
+    v: float,
+    a: float,
+    q: float,
+    lower: float,
+    upper: float,
+    amax: float,
+    dmax: float,
+    jmax: float,
+    dt: float,
+    lag0: float,
+) -> tuple[float, float]:  # pragma: no cover - compiled
+    """One joint's acceleration window [rad/s^2] this tick: limits, jerk, braking curves.
+
+    The acceleration (speeding up) or deceleration limit, the jerk window around ``a`` and, on
+    the braking curve before each position limit (half the deceleration limit, held ``lag0``
+    plus the jerk's ramp), no faster than still stops there. Returns (lowest, highest).
+    """
+    jd = jmax * dt
+    up = amax if v >= 0.0 else dmax  # positive acceleration: speeding up if v >= 0
+    down = amax if v <= 0.0 else dmax
+    lo = max(-down, a - jd)
+    hi = min(up, a + jd)
+    d = 0.5 * min(dmax, amax)  # on the braking curve, whatever the others do
+    if not math.isinf(d):
+        lag = lag0 + (d / jmax if not math.isinf(jmax) else 0.0)
+        if not math.isinf(upper):
+            hi = max(min(hi, (_braking_speed(upper - q, d, lag) - v) / dt), lo)
+        if not math.isinf(lower):
+            lo = min(max(lo, (-_braking_speed(q - lower, d, lag) - v) / dt), hi)
+    return lo, hi
+
+
+@njit(cache=True)
 def limit_motion(  # pragma: no cover - compiled
     v_d: Array,
     v: Array,
@@ -227,19 +261,11 @@ def limit_motion(  # pragma: no cover - compiled
     for j in range(n):
         e = work[j]
         jd = jmax[j] * dt
-        up = amax[j] if v[j] >= 0.0 else dmax[j]  # positive acceleration: speeding up if v >= 0
+        up = amax[j] if v[j] >= 0.0 else dmax[j]
         down = amax[j] if v[j] <= 0.0 else dmax[j]
-        lo[j] = max(-down, a[j] - jd)
-        hi[j] = min(up, a[j] + jd)
-        d = 0.5 * min(dmax[j], amax[j])  # on the braking curve, whatever the others do
-        if not math.isinf(d):
-            lag = horizon + (d / jmax[j] if not math.isinf(jmax[j]) else 0.0)
-            if not math.isinf(upper[j]):
-                vb = _braking_speed(upper[j] - q[j], d, lag)
-                hi[j] = max(min(hi[j], (vb - v[j]) / dt), lo[j])
-            if not math.isinf(lower[j]):
-                vb = _braking_speed(q[j] - lower[j], d, lag)
-                lo[j] = min(max(lo[j], (-vb - v[j]) / dt), hi[j])
+        lo[j], hi[j] = _window(
+            v[j], a[j], q[j], lower[j], upper[j], amax[j], dmax[j], jmax[j], dt, horizon
+        )
         if e > 0.0:
             hi[j] = min(hi[j], max(_ramp_cap(e, jmax[j], dt), 0.0))
         elif e < 0.0:
@@ -330,20 +356,13 @@ def motion_box(  # pragma: no cover - compiled
         jd = jmax[j] * dt
         up = amax[j] if v[j] >= 0.0 else dmax[j]
         down = amax[j] if v[j] <= 0.0 else dmax[j]
-        alo = max(-down, a[j] - jd)
-        ahi = min(up, a[j] + jd)
+        alo, ahi = _window(
+            v[j], a[j], q[j], lower[j], upper[j], amax[j], dmax[j], jmax[j], dt,
+            max(horizon, hold),
+        )  # fmt: skip
         if not math.isinf(jmax[j]):  # the acceleration ramps back to 0 before the velocity limit
             ahi = max(min(ahi, max(_ramp_cap(vmax[j] - v[j], jmax[j], dt), 0.0)), alo)
             alo = min(max(alo, min(-_ramp_cap(vmax[j] + v[j], jmax[j], dt), 0.0)), ahi)
-        d = 0.5 * min(dmax[j], amax[j])
-        if not math.isinf(d):
-            lag = max(horizon, hold) + (d / jmax[j] if not math.isinf(jmax[j]) else 0.0)
-            if not math.isinf(upper[j]):
-                vb = _braking_speed(upper[j] - q[j], d, lag)
-                ahi = max(min(ahi, (vb - v[j]) / dt), alo)
-            if not math.isinf(lower[j]):
-                vb = _braking_speed(q[j] - lower[j], d, lag)
-                alo = min(max(alo, (-vb - v[j]) / dt), ahi)
         if ahi < alo:
             m = min(max(0.5 * (alo + ahi), a[j] - jd, -down), a[j] + jd, up)
             alo = ahi = m
