@@ -166,24 +166,15 @@ class Controller(Inputs, Jogging, LiveParameters):
                 self.scene.get(name).set_target_twist(None)
 
     def _solve(self) -> SolveResult | str:
-        """The scene's solve at the last joint state inside this tick's box, or why it failed.
+        """The scene's solve at the last joint state, or why it failed.
 
-        The box (:meth:`MotionLimiter.box`) holds this tick's acceleration, jerk and braking
-        limits from the last command at the nominal period, so every priority level of the
-        solve keeps them (a lower level cannot take a higher one's share of a limit).
+        The scene's limits include this tick's motion box (:class:`~itasc_ros.core.solve.limits.
+        MotionBox`: the acceleration, jerk and braking limits from the last command at the
+        nominal period), so every priority level of the solve keeps them (a lower level cannot
+        take a higher one's share of a limit).
         """
-        scene = self.scene
-        if self._limiter.active:
-            self._limiter.box(
-                self._q,
-                self._dt,
-                2.0 * self._dt,
-                self.config.input_timeout + self._dt,
-                scene.box_lo,
-                scene.box_hi,
-            )
         try:
-            return scene.solve(self._q, self._dt)
+            return self.scene.solve(self._q, self._dt)
         except ItascError as exc:
             return f"solve failed: {exc}"
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from ..constraints import Constraint
 from ..errors import ConfigError, ItascError
 from ..kinematics.tree import KinematicTree
+from ..solve.limits import MotionBox
 from ..solve.motion_limits import JointLimits, MotionLimiter
 from ..solve.scene import Scene
 from .config import ControllerConfig
@@ -96,6 +97,8 @@ class FittedModel:
         self.scene = scene
         self._constraints: list[Constraint] = scene.constraints
         self._limiter = limiter
+        if limiter.active:  # the motion limits: the scene's last limit, in every level
+            scene.add_limit(MotionBox(limiter, 1.0 / cfg.control_rate, cfg.input_timeout))
         self._vmax: Array = limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
         self._vmax_hard: Array = limiter.vmax_hard  # (n,) the same, not velocity_scale'd
         self._dt = 1.0 / cfg.control_rate  # [s] the nominal control period

@@ -46,6 +46,7 @@ from ..errors import ConfigurationError, ConstraintError, SolverError
 from ..kinematics._kernels import start_active_set, update_active_set
 from ..kinematics.tree import KinematicTree
 from . import solver as S
+from .limits import JointPositionLimit, JointVelocityLimit, Limit
 
 Array = NDArray[np.float64]
 
@@ -175,6 +176,8 @@ class Scene:
         self._velocity_scale = 1.0
         self._max_velocity = 10.0
         self._margin = 0.0
+        self._limits: list[Limit] = []
+        self._extra_limits: list[Limit] = []
         self.set_limits(velocity_scale, joint_limit_margin, max_velocity)
         if joint_weights is not None:
             self.set_joint_weights(joint_weights)
@@ -183,8 +186,10 @@ class Scene:
         self._fixed = np.zeros(n)
         self._info = np.zeros(S.INFO_SIZE)
         self._feedback_limits = (math.inf, math.inf)  # [m/s], [rad/s]
-        self.box_lo = np.full(n, -np.inf)  # (n,) the motion limits' box on q' [rad/s]
+        self.box_lo = np.full(n, -np.inf)  # (n,) the last solve's box on q' [rad/s]
         self.box_hi = np.full(n, np.inf)
+        self._free_lo = np.full(n, -np.inf)  # the kernel's own bounds: the limits give them
+        self._free_hi = np.full(n, np.inf)
         self.result = SolveResult(
             np.zeros(n), np.zeros(0), [], tree.joint_names, locked=self._locked
         )
@@ -291,6 +296,31 @@ class Scene:
         self._upper = np.where(room, hi - self._margin, hi)
         v = self.tree.velocity_limits
         self._vmax = np.where(np.isfinite(v), v, self._max_velocity) * self._velocity_scale
+        self._limits = [
+            JointVelocityLimit(self._vmax),
+            JointPositionLimit(self._lower, self._upper),
+            *self._extra_limits,
+        ]
+
+    @property
+    def limits(self) -> list[Limit]:
+        """The hard limits of every solve, in the order their boxes are intersected."""
+        return list(self._limits)
+
+    def add_limit(self, limit: Limit) -> Limit:
+        """Add a hard limit after the others (it wins where its box conflicts with theirs).
+
+        Raises:
+            SolverError: a limit for another number of joints.
+        """
+        if limit._lo.shape != self._q.shape:
+            raise SolverError(
+                f"limit {limit.name!r} bounds {limit._lo.shape[0]} joints; the scene has "
+                f"{self._q.shape[0]}: {self.tree.joint_names}"
+            )
+        self._extra_limits.append(limit)
+        self._limits.append(limit)
+        return limit
 
     def set_feedback_limits(self, linear: float, angular: float) -> None:
         """Clamp the feedback of pose errors (``Constraint.pose_feedback``) to these speeds.
@@ -441,10 +471,9 @@ class Scene:
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].
 
-        Every level keeps ``q'`` inside the joints' box: the velocity limits, the position
-        limits of the next step and :attr:`box_lo` <= q' <= :attr:`box_hi`, the motion limits'
-        box of this tick (acceleration, jerk and braking, from the last command; written in
-        place by the controller before each solve, +-inf when no one does).
+        Every level keeps ``q'`` inside the joints' box, the intersection of the :attr:`limits`'
+        boxes (velocity, next-step position, and those added: the controller's motion limits),
+        kept in :attr:`box_lo`, :attr:`box_hi`.
 
         Returns:
             The scene's :class:`SolveResult` (reused by the next call).
@@ -454,6 +483,10 @@ class Scene:
         """
         self._check(q, dt)
         self.update(self._q)
+        self.box_lo[:] = -np.inf
+        self.box_hi[:] = np.inf
+        for limit in self._limits:
+            limit.apply(self._q, float(dt), self.box_lo, self.box_hi)
         res = self.result
         if self._has_soft:  # soft inequality rows start off (see the module docstring)
             start_active_set(self._wy, self._wcand, self._soft)
@@ -489,9 +522,9 @@ class Scene:
             self._wy,
             self._wq,
             self._q,
-            self._lower,
-            self._upper,
-            self._vmax,
+            self._free_lo,
+            self._free_hi,
+            self._free_hi,
             float(dt),
             self._method,
             self.damping_max,

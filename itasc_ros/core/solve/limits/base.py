@@ -1,0 +1,64 @@
+"""The limit contract: what the scene needs from every hard limit of the solve."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+@njit(cache=True, nogil=True)
+def intersect(lo: Array, hi: Array, llo: Array, lhi: Array) -> None:  # pragma: no cover
+    """``[lo, hi]`` (n,) intersected with ``[llo, lhi]`` in place; the later wins a conflict.
+
+    Where the two do not meet, ``[llo, lhi]`` alone.
+    """
+    for j in range(lo.shape[0]):
+        a = max(lo[j], llo[j])
+        b = min(hi[j], lhi[j])
+        if a > b:
+            a, b = llo[j], lhi[j]
+        lo[j] = a
+        hi[j] = b
+
+
+class Limit(ABC):
+    """A hard limit: this tick's box ``lo <= q' <= hi`` per joint [rad/s or m/s].
+
+    A limit type is one module: a subclass that fills its box (:meth:`box`) from the joint
+    positions and the period, in preallocated arrays (no allocation per tick). The scene
+    intersects the boxes of its limits in order (:meth:`apply`); a later limit wins where its
+    box does not meet the ones before (the motion limits are last: a command never jumps).
+
+    Attributes:
+        name: what the limit is, for reports and errors.
+    """
+
+    name: str = ""
+
+    def __init__(self, n: int) -> None:
+        self._lo = np.full(n, -np.inf)
+        self._hi = np.full(n, np.inf)
+
+    @abstractmethod
+    def box(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
+        """Write this tick's bounds on ``q'`` into ``lo``, ``hi`` (n,) [rad/s or m/s].
+
+        Args:
+            q: (n,) joint positions [rad or m].
+            dt: the control period [s].
+            lo: (n,) output: the lower bounds (-inf: none).
+            hi: (n,) output: the upper bounds (inf: none).
+        """
+
+    def apply(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
+        """Intersect this limit's box into ``lo``, ``hi`` (n,) (it wins where they conflict)."""
+        self.box(q, dt, self._lo, self._hi)
+        intersect(lo, hi, self._lo, self._hi)
+
+
+__all__ = ["Array", "Limit", "intersect"]
