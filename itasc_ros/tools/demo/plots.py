@@ -30,6 +30,7 @@ def write_plots(
     joint_names: Sequence[str],
     damping_epsilon: float,
     limits: Sequence[JointLimits] = (),
+    period: float | None = None,
 ) -> list[Path]:
     """PNG plots: tracking error per phase, joint velocities and accelerations, sigma_min.
 
@@ -42,6 +43,8 @@ def write_plots(
         joint_names: the commanded joints (n).
         damping_epsilon: the singularity threshold.
         limits: per commanded joint, its acceleration and jerk limits.
+        period: the nominal control period [s]: the accelerations and jerks are plotted at it
+            (what the controller promises), else at the commands' times.
 
     Returns:
         The files written: tracking_error.png, joint_velocities.png, sigma_min.png.
@@ -55,7 +58,7 @@ def write_plots(
         ("tracking_error.png", lambda: _tracking_figure(plt, data, phases)),
         (
             "joint_velocities.png",
-            lambda: _velocity_figure(plt, data, phases, vlim, joint_names, limits),
+            lambda: _velocity_figure(plt, data, phases, vlim, joint_names, limits, period),
         ),
         ("sigma_min.png", lambda: _sigma_figure(plt, data, phases, trace, damping_epsilon)),
     )
@@ -131,6 +134,7 @@ def _velocity_figure(
     vlim: Array,
     joint_names: Sequence[str],
     limits: Sequence[JointLimits],
+    period: float | None = None,
 ) -> Any:
     """Commands [rad/s]; the largest speed, acceleration and jerk ratios to their limits."""
     t_ref = phases[0].start_ns * 1e-9
@@ -150,7 +154,7 @@ def _velocity_figure(
     ax2.grid(True, alpha=0.3)
     _shade(ax3, phases)
     if limits and data.cmd_t.size > 2:
-        acc, jerk = limit_ratios(data.cmd_t, data.cmd, limits)
+        acc, jerk = limit_ratios(data.cmd_t, data.cmd, limits, period)
         ax3.plot(data.cmd_t[1:] - t_ref, acc, lw=0.6, label="max |q''| / acceleration limit")
         ax3.plot(data.cmd_t[2:] - t_ref, jerk, lw=0.6, label="max |q'''| / jerk limit")
     ax3.axhline(1.0, color="red", ls="--", lw=0.8)

@@ -52,7 +52,10 @@ def report(d: DemoSetup, wall0: float, t_run: float) -> int:
     plots: list[Path] = []
     if not d.args.no_plots:
         eps = d.config.damping_epsilon
-        plots = write_plots(d.out, data, d.measured, trace, vlim, d.cmd_joints, eps, limits)
+        plots = write_plots(
+            d.out, data, d.measured, trace, vlim, d.cmd_joints, eps, limits,
+            1.0 / d.config.control_rate,
+        )  # fmt: skip
     flags = health_flags(d, metrics, data, trace)
     metrics["verdict"] = {"healthy": not flags, "flags": flags}
     write_metrics(d.out / "metrics.json", metrics)
