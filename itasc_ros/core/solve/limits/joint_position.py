@@ -19,6 +19,34 @@ def next_step_box(q, lower, upper, dt, lo, hi):  # pragma: no cover - compiled
         lo[j] = min(0.0, (lower[j] - q[j]) / dt) if not math.isinf(lower[j]) else -math.inf
 
 
+@njit(cache=True, nogil=True)
+def intersect_next_step(q, lower, upper, dt, lo, hi):  # pragma: no cover - compiled
+    """:func:`next_step_box` intersected into ``[lo, hi]`` (n,) in place (the later wins)."""
+    for j in range(q.shape[0]):
+        b = max(0.0, (upper[j] - q[j]) / dt) if not math.isinf(upper[j]) else math.inf
+        a = min(0.0, (lower[j] - q[j]) / dt) if not math.isinf(lower[j]) else -math.inf
+        na = max(lo[j], a)
+        nb = min(hi[j], b)
+        if na > nb:
+            na, nb = a, b
+        lo[j] = na
+        hi[j] = nb
+
+
+@njit(cache=True, nogil=True)
+def joint_box(q, vmax, lower, upper, dt, lo, hi):  # pragma: no cover - compiled
+    """The velocity limits and the next step's position limits, written into ``lo``, ``hi``.
+
+    What :class:`~itasc_ros.core.solve.limits.JointVelocityLimit` and
+    :class:`JointPositionLimit` intersect, in one call (both contain zero: they never conflict).
+    """
+    for j in range(q.shape[0]):
+        b = max(0.0, (upper[j] - q[j]) / dt) if not math.isinf(upper[j]) else math.inf
+        a = min(0.0, (lower[j] - q[j]) / dt) if not math.isinf(lower[j]) else -math.inf
+        lo[j] = max(-vmax[j], a)
+        hi[j] = min(vmax[j], b)
+
+
 class JointPositionLimit(Limit):
     """``q + q' dt`` within ``[lower, upper]``; a joint beyond a limit may only move back.
 
@@ -38,5 +66,9 @@ class JointPositionLimit(Limit):
         """The next step's bounds (see :class:`Limit`)."""
         next_step_box(q, self.lower, self.upper, float(dt), lo, hi)
 
+    def apply(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
+        """Intersect the next step's bounds in one compiled call (the tick's hot path)."""
+        intersect_next_step(q, self.lower, self.upper, float(dt), lo, hi)
 
-__all__ = ["JointPositionLimit", "next_step_box"]
+
+__all__ = ["JointPositionLimit", "intersect_next_step", "joint_box", "next_step_box"]
