@@ -158,12 +158,17 @@ def copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, 
 
 
 @njit(cache=True, nogil=True)
-def clamp_pose_feedback(ydot, orient, linear, angular):  # pragma: no cover - compiled
+def clamp_pose_feedback(ydot, orient, linear, angular, twist):  # pragma: no cover - compiled
     """Clamp a pose error's feedback: each part's norm at most its speed, direction kept.
 
-    The position rows of ``ydot`` to at most ``linear`` [m/s], the orientation rows
-    (``orient``) to at most ``angular`` [rad/s].
+    The position rows of ``ydot`` to at most ``max(linear, |v|)`` [m/s], the orientation rows
+    (``orient``) to at most ``max(angular, |w|)`` [rad/s], ``(v, w) = twist`` the target's own
+    twist fed forward: the feedback can always pull back as fast as the target moves.
     """
+    v2 = twist[0] * twist[0] + twist[1] * twist[1] + twist[2] * twist[2]
+    w2 = twist[3] * twist[3] + twist[4] * twist[4] + twist[5] * twist[5]
+    linear = max(linear, math.sqrt(v2))
+    angular = max(angular, math.sqrt(w2))
     lin2 = 0.0
     ang2 = 0.0
     for r in range(ydot.shape[0]):

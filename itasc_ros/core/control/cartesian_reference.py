@@ -20,6 +20,9 @@ from ..kinematics import spatial
 
 Array = NDArray[np.float64]
 
+DRIFT_MAX = 0.01
+"""[m] at a step, the effector's own motion across the new line goes on at most this far."""
+
 ARRIVED = 1e-6
 """[m] and [rad]: closer than this the reference is at its target."""
 
@@ -101,8 +104,9 @@ class CartesianReference:
         size = float(np.linalg.norm(drift))
         if goal_twist[:3].any() or size <= 0.0:
             drift[:] = 0.0
-        else:
-            drift *= max(0.0, size - amax * dt) / size
+        else:  # braked at amax, or harder: it stops within DRIFT_MAX of where it started
+            brake = max(amax, size * size / (2.0 * DRIFT_MAX))
+            drift *= max(0.0, size - brake * dt) / size
         self.speed = max(0.0, along)
         self.angular_speed = max(0.0, float(self.twist[3:] @ axis)) if angle > ARRIVED else 0.0
         chase = max(0.0, float(goal_twist[:3] @ u))  # the target moving away along the line

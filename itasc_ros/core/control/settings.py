@@ -262,8 +262,8 @@ SETTINGS: tuple[Setting, ...] = (
         0.5,
         "A target step (a pose that is not part of a smooth stream) or a jog on "
         "~/delta_twist_cmds is followed along a straight line at most this fast, and a pose "
-        "task's feedback toward a far target is clamped to it (direction kept; the target's "
-        "own twist is fed forward unclamped); 0: steps go to the constraint at once, no "
+        "task's feedback toward a far target is clamped to it or to the target's own speed, "
+        "whichever is larger (direction kept); 0: steps go to the constraint at once, no "
         "clamp, jogs are capped by max_target_speed.",
         lo=0.0,
         hi=100.0,
@@ -285,7 +285,7 @@ SETTINGS: tuple[Setting, ...] = (
         "double",
         1.5,
         "Angular speed of a target step's or a jog's rotation, and the clamp of a pose "
-        "task's rotation feedback.",
+        "task's rotation feedback (as max_cartesian_speed).",
         lo=0.001,
         hi=1000.0,
         live=True,

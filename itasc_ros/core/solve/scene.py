@@ -326,6 +326,10 @@ class Scene:
     def set_feedback_limits(self, linear: float, angular: float) -> None:
         """Clamp the feedback of pose errors (``Constraint.pose_feedback``) to these speeds.
 
+        The controller gives its Cartesian speeds (``max_cartesian_speed``, ``_angular_``); the
+        clamp is never below the target's own twist, so the feedback can always pull back
+        against what is fed forward.
+
         The feedback ``K (y_d - y)`` of a far target asks for a speed the joints cannot give
         and, near a singularity or an unreachable target, for joint velocities that swing
         from one limit to the other; its norm is kept at most ``linear`` [m/s] (position rows)
@@ -460,7 +464,7 @@ class Scene:
         for c, a, b, y, ydot, wy, rhs, ff in self._views:
             c.update(self.tree, qv, a, b, y, ydot, wy)
             if clamp and c.pose_feedback:
-                clamp_pose_feedback(ydot, self._orient[c.name], lin, ang)
+                clamp_pose_feedback(ydot, self._orient[c.name], lin, ang, c._target_twist)
             if not c.has_target:
                 wy[:] = 0.0
             if c.feedforward:

@@ -11,6 +11,7 @@ from itasc_ros.tools.demo.bag_data import BagData
 from itasc_ros.tools.demo.health import (
     CommandTicks,
     JointStateTimes,
+    health_notes,
     limit_flags,
     phase_flags,
     verdict_line,
@@ -57,7 +58,8 @@ def report(d: DemoSetup, wall0: float, t_run: float) -> int:
             1.0 / d.config.control_rate,
         )  # fmt: skip
     flags = health_flags(d, metrics, data, trace)
-    metrics["verdict"] = {"healthy": not flags, "flags": flags}
+    notes = health_notes(metrics)
+    metrics["verdict"] = {"healthy": not flags, "flags": flags, "notes": notes}
     write_metrics(d.out / "metrics.json", metrics)
     wall = time.monotonic() - wall0
     metrics.update(wall_time_s=wall, run_time_s=t_run, bag=str(d.bag))
@@ -68,6 +70,8 @@ def report(d: DemoSetup, wall0: float, t_run: float) -> int:
     )
     for flag in flags:
         print(f"itasc-demo: FLAG: {flag}")
+    for note in notes:
+        print(f"itasc-demo: NOTE: {note}")
     print(verdict_line("itasc-demo", flags), flush=True)
     if d.args.json:
         print(metrics_line(metrics))
