@@ -31,12 +31,16 @@ PANDA_SRDF = "package://example-robot-data/robots/panda_description/srdf/panda.s
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 
 
-def _near_configuration(ctrl: Any, seconds: float) -> Array:
-    """The Panda's joints after ``seconds`` of the self_collision scenario (pairs close)."""
+def _scenario_path(ctrl: Any, seconds: float) -> list[Array]:
+    """The Panda's joints at each tick of ``seconds`` of the self_collision scenario.
+
+    The last entry is the arm folded against its base (pairs close).
+    """
     from ..core.kinematics import spatial
     from ..tools.scenarios.self_collision import HOME, TARGET
 
     q = HOME.copy()
+    path = [q]
     quat = spatial.matrix_to_quat(ctrl.tree.forward_kinematics(q, "panda_hand")[:3, :3])
     dt = 1.0 / ctrl.config.control_rate
     for k in range(round(seconds / dt)):
@@ -44,7 +48,35 @@ def _near_configuration(ctrl: Any, seconds: float) -> Array:
         if k == 0:
             ctrl.set_target("ee", "", TARGET, quat, 0.0)
         q = q + ctrl.step(k * dt).qdot * dt
-    return q
+        path.append(q)
+    return path
+
+
+def _along_path(
+    tree: KinematicTree, coll: Collision, ref: PinocchioReference, path: list[Array]
+) -> tuple[dict[str, Callable[[], Any]], float]:
+    """Per-tick functions over the whole scenario path, and the mean pairs queried per tick.
+
+    Each call runs the path from its start (the broad phase's memory is of the previous tick,
+    as in the loop): the constraint as configured, and Pinocchio on every pair.
+    """
+    qps = [ref.q_of(q) for q in path]
+    queried = 0
+    for q in path:
+        tree.compute(q)
+        coll.update_distances(tree)
+        queried += int(coll._queried.sum())
+
+    def ours() -> None:
+        for q in path:
+            tree.compute(q)
+            coll.update_distances(tree)
+
+    def peer() -> None:
+        for qp in qps:
+            ref.distances(qp)
+
+    return {"path_itasc_ros": ours, "path_pinocchio": peer}, queried / len(path)
 
 
 def bench_collision(number: int, repeats: int) -> dict[str, Any]:
@@ -55,8 +87,11 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
     arm folded against its base). ``queries``: FK + every pair's distance and nearest points
     (the constraint with the broad phase off, so that both compute every pair), beside
     Pinocchio's FK + geometry placements + the same queries in C++. ``queries_culled``: the
-    constraint as configured (pairs farther than margin + activation_distance by their
-    bounding spheres are not queried). ``rows``: the constraint's whole update (queries and
+    constraint as configured, called again at the same configuration (the robot at rest: the
+    broad phase queries the pairs whose bounding spheres or last distance are within
+    margin + activation_distance). ``path``: the constraint as configured, per tick over the
+    3 s of the scenario (moving), beside Pinocchio on every pair of the same configurations.
+    ``rows``: the constraint's whole update (queries and
     rows of A). ``tick``: the controller's tick (joint state, target, step) of
     config/panda_self_collision.yaml, and the same configuration without the collision
     constraint.
@@ -79,7 +114,8 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
     cfg = load_config(share_file("config", "panda_self_collision.yaml"))
     plain = copy.deepcopy(cfg)
     plain.constraints = [c for c in plain.constraints if c.type != "collision"]
-    near = _near_configuration(Controller(full, cfg), 3.0)
+    path = _scenario_path(Controller(full, cfg), 3.0)
+    near = path[-1]
     out: dict[str, Any] = {"pairs": every.n_pairs, "robot": "panda", "urdf": str(urdf)}
     for label, q in (("home", np.array(HOME_POSES["panda"])), ("near", near)):
         qp = ref.q_of(q)
@@ -119,6 +155,15 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
         row["tick_collision_overhead_us"] = (t["tick_collision"] - t["tick_plain"]) * 1e6
         row["tick_fits_1khz"] = bool(t["tick_collision"] < 1e-3)
         out[label] = row
+    path_funcs, per_tick = _along_path(tree, culled, ref, path)
+    t = time_interleaved(path_funcs, max(1, number // 100), repeats)
+    out["path"] = {
+        "ticks": len(path),
+        "itasc_ros_us_per_tick": t["path_itasc_ros"] / len(path) * 1e6,
+        "pinocchio_us_per_tick": t["path_pinocchio"] / len(path) * 1e6,
+        "ratio_vs_pinocchio": t["path_itasc_ros"] / t["path_pinocchio"],
+        "pairs_queried_per_tick": per_tick,
+    }
     out["queries_ratio_vs_pinocchio"] = out["near"]["queries_ratio_vs_pinocchio"]
     out["tick_collision_near_us"] = out["near"]["tick_collision_us"]
     return out
@@ -160,9 +205,11 @@ def collision_command(args: argparse.Namespace) -> dict[str, Any]:
         print_table(
             f"collision, Panda {label}, {r['pairs']} pairs [us per call, median]", r[label]
         )
+    print_table("collision along the self_collision scenario [us per tick, median]", r["path"])
     return {
         "collision": r,
         "queries_ratio_vs_pinocchio": r["queries_ratio_vs_pinocchio"],
+        "path_ratio_vs_pinocchio": r["path"]["ratio_vs_pinocchio"],
         "tick_collision_near_us": r["tick_collision_near_us"],
     }
 

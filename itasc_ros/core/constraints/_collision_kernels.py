@@ -53,12 +53,41 @@ def sphere_bounds(pairs, cw, radius, out):
 
 
 @njit(cache=True, nogil=True)
-def plan_queries(pairs, cw, radius, link_idx, reach, dist, queried, todo, need, shapes):
-    """The pairs whose bounding spheres are within ``reach`` [m], and the shapes they move.
+def _moved(cw, rot, radius, k, last_c, last_r, r, side):
+    """Upper bound of how far any point of shape k moved since pair r's last query [m].
 
-    Writes the lower bound of every pair's distance into ``dist`` (p,), ``queried`` (p,)
-    True for the pairs to query, their indices into ``todo`` (p,), and into ``shapes`` (s,)
-    the link shapes (``link_idx`` >= 0) of those pairs, each once (``need`` (s,) work array).
+    A point at offset u (|u| <= radius) from the bounding-sphere centre moved by
+    ``dc + (R - R_last) u``; the largest singular value of ``R - R_last`` is
+    ``||R - R_last||_F / sqrt(2)`` (two equal ones, ``2 sin(angle / 2)``, and zero).
+    """
+    dc = 0.0
+    for i in range(3):
+        t = cw[k, i] - last_c[r, side, i]
+        dc += t * t
+    dr = 0.0
+    for i in range(3):
+        for j in range(3):
+            t = rot[k, i, j] - last_r[r, side, i, j]
+            dr += t * t
+    return math.sqrt(dc) + radius[k] * math.sqrt(0.5 * dr)
+
+
+@njit(cache=True, nogil=True)
+def plan_queries(
+    pairs, cw, rot, radius, link_idx, reach, dist, queried, todo, need, shapes,
+    exact, known, last_c, last_r,
+):  # fmt: skip
+    """The pairs that may be within ``reach`` [m], and the shapes they move.
+
+    Two lower bounds of a pair's distance, the larger kept: the bounding spheres', and the
+    distance of the pair's last query minus how far each shape has moved since (temporal
+    coherence: a pair far beyond ``reach`` is queried again only once the motion since its
+    last query could have brought it there). Writes the bound into ``dist`` (p,), ``queried``
+    (p,) True for the pairs to query, their indices into ``todo`` (p,), and into ``shapes``
+    (s,) the link shapes (``link_idx`` >= 0) of those pairs, each once (``need`` (s,) work
+    array). ``exact`` (p,), ``known`` (p,), ``last_c`` (p, 2, 3) and ``last_r`` (p, 2, 3, 3)
+    keep each pair's last queried distance [m] and the shapes' centres and rotations then;
+    the distances queried after the previous call are read from ``dist`` on entry.
 
     Returns:
         (number of pairs to query, number of shapes to place).
@@ -69,13 +98,27 @@ def plan_queries(pairs, cw, radius, link_idx, reach, dist, queried, todo, need, 
     ns = 0
     for r in range(pairs.shape[0]):
         a, b = pairs[r, 0], pairs[r, 1]
+        if queried[r]:  # queried since the last call: dist holds its exact distance
+            exact[r] = dist[r]
+            known[r] = True
         d0 = cw[a, 0] - cw[b, 0]
         d1 = cw[a, 1] - cw[b, 1]
         d2 = cw[a, 2] - cw[b, 2]
-        dist[r] = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - radius[a] - radius[b]
-        queried[r] = dist[r] <= reach
+        bound = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - radius[a] - radius[b]
+        if known[r] and bound <= reach:
+            since = exact[r] - _moved(cw, rot, radius, a, last_c, last_r, r, 0)
+            since -= _moved(cw, rot, radius, b, last_c, last_r, r, 1)
+            bound = max(bound, since)
+        dist[r] = bound
+        queried[r] = bound <= reach
         if not queried[r]:
             continue
+        for i in range(3):
+            last_c[r, 0, i] = cw[a, i]
+            last_c[r, 1, i] = cw[b, i]
+            for j in range(3):
+                last_r[r, 0, i, j] = rot[a, i, j]
+                last_r[r, 1, i, j] = rot[b, i, j]
         todo[n] = r
         n += 1
         for k in (a, b):
@@ -193,7 +236,7 @@ def collision_rows(
         y[r] = d
         w = ramp(d, margin, activation) if queried[pr] else 0.0
         active[r] = w > 0.0
-        if not queried[pr]:
+        if w <= 0.0:  # beyond the activation distance: no nearest points were read
             a[r, :] = 0.0
             ydot[r] = 0.0
             wy[r] = 0.0

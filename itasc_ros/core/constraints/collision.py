@@ -13,19 +13,21 @@ The inequality ``d >= margin``, row by row:
 * it asks ``y' >= y'_d = gain (margin + buffer - d)``: above ``margin + buffer`` an approach
   no faster than ``gain`` times the room left (a velocity damper: the distance closes at most
   exponentially), below it a push outward;
-* the rows are one-sided (:attr:`one_sided`): the scene switches a row on only while the
-  solution would otherwise break it (an active set, see :mod:`itasc_ros.core.solve.scene`), so a
-  pair that the motion keeps apart anyway neither brakes nor pulls the robot.
+* the rows are one-sided and hard (:attr:`one_sided`, :attr:`hard`): a row on (inside the
+  activation distance) is no level's task but a bound of every priority level, kept as the
+  joints' velocity box is (:mod:`itasc_ros.core.solve.saturation`), so no task at any
+  priority drives a pair below its margin; a pair that the motion keeps apart anyway neither
+  brakes nor pulls the robot.
 
-A switched-on row is solved by weighted least squares with the other rows of its priority, so
-the weight decides how little a task pushing into the robot can gain against it: the default
-(1e4 against 1 of a pose task) holds the Panda driven at a target inside its base at
-``margin + buffer`` (``itasc-demo --scenario self_collision``; SAFETY.md says what this does
-and does not guarantee).
+Rows: one per pair (``max_rows`` 0) or the ``max_rows`` closest pairs (a fixed layout).
 
-Rows: one per pair (``max_rows`` 0) or the ``max_rows`` closest pairs (a fixed layout). A pair
-whose bounding spheres are farther apart than ``margin + activation_distance`` is not queried:
-its row has weight 0, ``A = 0`` and ``y`` = that lower bound of its distance.
+Broad phase: a pair is queried only when a lower bound of its distance is within
+``margin + activation_distance`` (its row may act). The bound is the larger of two: the
+distance of the shapes' bounding spheres, and the pair's last queried distance minus how far
+each shape has moved since (temporal coherence: at 1 kHz a pair a few centimetres beyond the
+activation distance is queried again only every few dozen ticks). A pair not queried has
+weight 0, ``A = 0`` and ``y`` = that lower bound; a pair queried beyond the activation distance
+has its exact ``y`` and weight 0 (its nearest points are not read).
 """
 
 from __future__ import annotations
@@ -387,6 +389,10 @@ class Collision(Constraint):
         ]
         self._dist = np.zeros(p)  # (p,) distance (or its lower bound) of each pair [m]
         self._queried = np.zeros(p, dtype=np.bool_)
+        self._exact = np.zeros(p)  # (p,) each pair's last queried distance [m]
+        self._known = np.zeros(p, dtype=np.bool_)  # a pair has been queried since bind
+        self._last_c = np.zeros((p, 2, 3))  # its shapes' centres then [m]
+        self._last_r = np.zeros((p, 2, 3, 3))  # and rotations
         self._todo = np.zeros(p, dtype=np.int64)  # pairs to query this tick
         self._need = np.zeros(s, dtype=np.bool_)
         self._shape_list = np.zeros(s, dtype=np.int64)  # link shapes to place this tick
@@ -419,17 +425,23 @@ class Collision(Constraint):
             self._pos,
             self._cw,
         )
+        reach = self.margin + self.activation_distance
         n, ns = K.plan_queries(
             self._pairs,
             self._cw,
+            self._rot,
             self._radius,
             self._link_idx,
-            self.margin + self.activation_distance,
+            reach,
             self._dist,
             self._queried,
             self._todo,
             self._need,
             self._shape_list,
+            self._exact,
+            self._known,
+            self._last_c,
+            self._last_r,
         )
         tfs, rots, poss, shape_list = self._tf, self._rot_views, self._pos_views, self._shape_list
         for i in range(ns):
@@ -451,6 +463,8 @@ class Collision(Constraint):
             res.clear()  # a result keeps the smallest distance it has seen
             d = query(tfa, tfb, request, res)
             dist[r] = d
+            if d >= reach:  # the row is off: its points and normal are not read
+                continue
             pa[r] = res.getNearestPoint1()
             pb[r] = res.getNearestPoint2()
             if -NORMAL_FROM_POINTS < d < NORMAL_FROM_POINTS:

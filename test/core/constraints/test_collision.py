@@ -105,13 +105,13 @@ def test_far_pairs_are_off_and_not_queried(arm: KinematicTree) -> None:
 
 def _near_pose() -> np.ndarray:
     """The arm folded against its base (after 3 s of the demo scenario)."""
-    from itasc_ros.bench.collision import _near_configuration
+    from itasc_ros.bench.collision import _scenario_path
 
     cfg = load_config(share_file("config", "panda_self_collision.yaml"))
     cfg = dataclasses.replace(cfg, joint_limits={})  # folded faster without Franka's limits
-    return _near_configuration(
+    return _scenario_path(
         Controller(KinematicTree.from_urdf_file(erd_urdf_path("panda")), cfg), 3.0
-    )
+    )[-1]
 
 
 def test_an_inequality_that_the_motion_keeps_costs_nothing(arm: KinematicTree) -> None:

@@ -54,3 +54,30 @@ def test_distances_at_q_equal_those_of_a_solve_there() -> None:
     hand = scene.tree.forward_kinematics(HOME, "panda_hand")[:3, 3]
     # the hand's shapes are outside the sphere and nearer than its centre less the radius
     assert 0.0 < sphere < np.linalg.norm(hand - [0.4, 0.0, 0.5]) - 0.05 + 1e-9
+
+
+def test_broad_phase_never_skips_a_pair_within_reach() -> None:
+    """Along a random walk (small steps and jumps), the pairs the broad phase does not query
+    get a lower bound of their distance, and every pair within reach is queried exactly."""
+    arm = KinematicTree.from_urdf_file(erd_urdf_path("panda")).select_joints(ARM)
+    culled = Collision("coll", srdf_file=SRDF, obstacles=["sphere 0.4 0.0 0.5 0.05"])
+    every = Collision(
+        "every", srdf_file=SRDF, obstacles=["sphere 0.4 0.0 0.5 0.05"], activation_distance=10
+    )
+    Scene(arm, [culled])
+    Scene(arm, [every])
+    reach = culled.margin + culled.activation_distance
+    rng = np.random.default_rng(3)
+    q = FOLDED.copy()
+    skipped = 0
+    for k in range(600):
+        step = 0.3 if k % 97 == 0 else 0.004  # mostly a 1 kHz walk, now and then a jump
+        q = np.clip(q + rng.normal(0.0, step, 7), arm.lower, arm.upper)
+        every.min_distance(q)
+        culled.min_distance(q)
+        truth, got = every._dist, culled._dist  # per shape pair, the same pair order
+        assert np.all(got <= truth + 1e-9)  # never above the true distance
+        near = truth < reach
+        assert np.allclose(got[near], truth[near], atol=1e-9)  # queried where it may act
+        skipped += int((~culled._queried).sum())
+    assert skipped > 0  # the broad phase did skip pairs
