@@ -1,4 +1,4 @@
-"""``itasc-bench hierarchy``: strict priority under saturation, ours beside PlaCo and Drake.
+"""``itasc-bench hierarchy``: strict priority under saturation, ours beside PlaCo, Drake, daqp.
 
 The case (:class:`HierarchyCase`): the Panda at its home pose, a 2 ms period, the URDF's
 velocity limits binding; level 1 is the hand's position toward a target 0.3 m away (gain 20:
@@ -10,8 +10,10 @@ velocity limits binding; level 1 is the hand's position toward a target 0.3 m aw
 Every solver's joint velocities go through the same figures (:func:`trajectory_figures`), so
 the measurement holds for any solver that maps ``q`` to ``q'``: ours (:func:`measure_ours`,
 two ``priority`` levels of a :class:`~itasc_ros.core.Scene`), PlaCo (the position task
-``hard`` or ``scaled``, the posture ``soft``, in its worker) and Drake's differential IK (the
-position-only velocity flag, joint centering toward the posture).
+``hard`` or ``scaled``, the posture ``soft``, in its worker), Drake's differential IK (the
+position-only velocity flag, joint centering toward the posture) and daqp's hierarchical QP
+(:func:`measure_daqp`: the box, level 1 as least squares or scaled, the posture below; also
+timed per solve beside our scene's).
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ from numpy.typing import NDArray
 
 from ..core import CopyPose, JointValue, KinematicTree, Scene
 from ..core.kinematics.home_poses import HOME_POSES
+from ..core.solve.limits.joint_position import joint_box
 from ..tools.resources import robot_urdf
+from .harness import time_interleaved
 from .peers import DrakePeer, PeerUnavailable, PlacoPeer
+from .peers.daqp_peer import DaqpHierarchy, daqp_version
 from .report import print_table
 
 Array = NDArray[np.float64]
@@ -189,12 +194,7 @@ def measure_ours(data: CaseData) -> dict[str, Any]:
         runs[name]["first_velocity_scale"] = scales[0]
         runs[name]["ended"] = ended
         qdot0[name] = qdots[0]
-    both, alone = runs["with_level2"], runs["alone"]
-    change = data.task_velocity(data.home, qdot0["with_level2"] - qdot0["alone"])
-    diff = np.abs(np.subtract(both["level1_error_mm"], alone["level1_error_mm"]))
-    runs["speed_ratio"] = both["level1_speed_m_s"] / alone["level1_speed_m_s"]
-    runs["task_velocity_change_m_s"] = float(np.linalg.norm(change))
-    runs["max_error_difference_mm"] = float(np.max(diff))
+    _compare(data, runs, qdot0)
     return runs
 
 
@@ -260,16 +260,173 @@ def measure_drake(data: CaseData) -> dict[str, Any]:
     return out
 
 
-def bench_hierarchy(peers: bool = True, case: HierarchyCase | None = None) -> dict[str, Any]:
-    """The case for ours and, if ``peers``, PlaCo and Drake (``"not measured"`` otherwise).
+def _box(data: CaseData, q: Array) -> tuple[Array, Array]:
+    """The box on ``q'`` at ``q`` that our scene keeps to in this case [rad/s], (n,) each.
+
+    The URDF's velocity limits and the position limits reached in one period, intersected by
+    the same compiled call as :meth:`Scene.solve <itasc_ros.core.Scene.solve>` (the case adds
+    no other limit, so this is the scene's ``box_lo``, ``box_hi``).
+    """
+    tree, n = data.tree, data.home.shape[0]
+    lo, hi = np.empty(n), np.empty(n)
+    joint_box(q, tree.velocity_limits, tree.lower, tree.upper, data.case.period, lo, hi)
+    return lo, hi
+
+
+def _daqp_problem(data: CaseData, q: Array) -> tuple[Array, Array, Array, Array, Array]:
+    """The data of daqp's solve at ``q``: box (lo, hi), ``J_pos`` (3, n), ``v1``, ``v2``.
+
+    The box [rad/s], (n,) each; ``v1`` [m/s], (3,); ``v2`` [rad/s], (n,). Level 1's rows and
+    velocity are our scene's (``J_pos q' = K (target - p)``), level 2's the posture's
+    (``q' = K (posture - q)``).
+    """
+    c = data.case
+    lo, hi = _box(data, q)
+    jac = data.tree.jacobian(q, c.link)[:3]
+    return lo, hi, jac, c.gain * (data.target - data.position(q)), c.gain * (data.posture - q)
+
+
+def _daqp_run(data: CaseData, solver: DaqpHierarchy) -> tuple[list[Array], dict[str, Any]]:
+    """The closed loop with ``solver``; its joint velocities and the run's figures.
+
+    Returns:
+        The joint velocities of each tick [rad/s], and :func:`trajectory_figures` with
+        ``ended``, ``first_scale`` (daqp's ``s`` at the first tick, None unless scaled),
+        ``first_exitflag``, ``max_box_violation_rad_s`` (largest excess of ``q'`` over the box,
+        every tick) and ``max_equality_residual_m_s`` (largest ``|J_pos q' - s v1|``
+        component, every tick; None unless scaled).
+    """
+    scales: list[float | None] = []
+    flags: list[int] = []
+    violation, residual = [0.0], [0.0]
+
+    def step(q: Array) -> Array | None:
+        lo, hi, jac, v1, v2 = _daqp_problem(data, q)
+        qdot = solver.solve(lo, hi, jac, v1, v2 if solver.posture else None)
+        scales.append(solver.scale)
+        flags.append(solver.exitflag)
+        if qdot is not None:
+            violation[0] = max(violation[0], float(np.max(qdot - hi)), float(np.max(lo - qdot)))
+            if solver.scale is not None:
+                res = float(np.max(np.abs(jac @ qdot - solver.scale * v1)))
+                residual[0] = max(residual[0], res)
+        return qdot
+
+    qdots, ended = closed_loop(data, step)
+    out = trajectory_figures(data, qdots)
+    out.update(
+        ended=ended,
+        first_scale=scales[0],
+        first_exitflag=flags[0],
+        max_box_violation_rad_s=violation[0],
+        max_equality_residual_m_s=residual[0] if solver.scaled else None,
+    )
+    return qdots, out
+
+
+def _compare(data: CaseData, runs: dict[str, Any], qdot0: dict[str, Array]) -> None:
+    """Add how level 2 changes level 1 to ``runs`` (with ``alone`` and ``with_level2``).
+
+    Adds ``speed_ratio`` (first tick, with / alone), ``task_velocity_change_m_s`` (first tick,
+    ``|J_pos (q'_both - q'_alone)|``) and ``max_error_difference_mm`` (closed loop, largest
+    difference of level 1's error); ``qdot0``: the two runs' first ``q'`` [rad/s], (n,) each.
+    """
+    both, alone = runs["with_level2"], runs["alone"]
+    change = data.task_velocity(data.home, qdot0["with_level2"] - qdot0["alone"])
+    diff = np.abs(np.subtract(both["level1_error_mm"], alone["level1_error_mm"]))
+    runs["speed_ratio"] = both["level1_speed_m_s"] / alone["level1_speed_m_s"]
+    runs["task_velocity_change_m_s"] = float(np.linalg.norm(change))
+    runs["max_error_difference_mm"] = float(np.max(diff))
+
+
+def time_per_solve(data: CaseData, number: int = 200, repeats: int = 10) -> dict[str, float]:
+    """Time per solve at the home pose [us], ours and daqp's, blocks interleaved.
+
+    ``ours_us``: our scene's ``solve`` with both levels (its kinematics, box and solve: one
+    tick). ``daqp_<variant>_qp_us``: ``DaqpHierarchy.solve`` alone (its arrays written and
+    ``daqp.solve`` called) on the box, ``J_pos`` and velocities at home, computed once.
+    ``daqp_<variant>_tick_us``: the same work as our tick: the box (:func:`_box`), ``J_pos``
+    and the position from our kinematic tree, then ``DaqpHierarchy.solve``. ``<variant>``:
+    ``least_squares`` or ``scaled``. Medians over ``repeats`` blocks of ``number`` calls
+    (:func:`~itasc_ros.bench.harness.time_interleaved`).
+
+    Raises:
+        PeerUnavailable: If daqp is not importable.
+    """
+    scene, home, period = _our_scene(data, True), data.home, data.case.period
+    problem = _daqp_problem(data, home)
+    solvers = {
+        v: DaqpHierarchy(home.shape[0], 3, v == "scaled", True)
+        for v in ("least_squares", "scaled")
+    }
+
+    def qp(solver: DaqpHierarchy) -> Callable[[], Any]:
+        return lambda: solver.solve(*problem)
+
+    def tick(solver: DaqpHierarchy) -> Callable[[], Any]:
+        return lambda: solver.solve(*_daqp_problem(data, home))
+
+    funcs: dict[str, Callable[[], Any]] = {"ours_us": lambda: scene.solve(home, period)}
+    for variant, solver in solvers.items():
+        funcs[f"daqp_{variant}_qp_us"] = qp(solver)
+        funcs[f"daqp_{variant}_tick_us"] = tick(solver)
+    return {k: t * 1e6 for k, t in time_interleaved(funcs, number, repeats).items()}
+
+
+def measure_daqp(data: CaseData, number: int = 200, repeats: int = 10) -> dict[str, Any]:
+    """The case with daqp's hierarchical QP (box; position; posture), two forms of level 1.
+
+    Level 0 the box (:func:`_box`), level 1 the position (least squares: ``least_squares``, or
+    scaled along ``v1``: ``scaled``), level 2 the posture; each with and without level 2, as
+    :func:`measure_ours` (:class:`~itasc_ros.bench.peers.daqp_peer.DaqpHierarchy`).
 
     Args:
-        peers: Also run PlaCo and Drake (each reported ``unavailable`` if it cannot run).
+        data: The case.
+        number: Calls per timed block (:func:`time_per_solve`).
+        repeats: Timed blocks per function.
+
+    Returns:
+        ``version``, ``settings`` (daqp's, as passed); per variant (``least_squares``,
+        ``scaled``) the figures of :func:`measure_ours`'s form: ``alone`` and ``with_level2``
+        (:func:`_daqp_run`'s), ``speed_ratio``, ``task_velocity_change_m_s``,
+        ``max_error_difference_mm``; ``time_us`` (:func:`time_per_solve`) and
+        ``time_ratio_qp`` / ``time_ratio_tick`` (daqp's scaled variant over ours: its QP
+        alone, its whole tick); or ``{"unavailable": why}``.
+    """
+    n = data.home.shape[0]
+    try:
+        DaqpHierarchy(n, 3, False, False)
+    except PeerUnavailable as exc:
+        return {"unavailable": str(exc)}
+    out: dict[str, Any] = {"version": daqp_version()}
+    for variant in ("least_squares", "scaled"):
+        runs: dict[str, Any] = {}
+        qdot0: dict[str, Array] = {}
+        for name, posture in (("alone", False), ("with_level2", True)):
+            solver = DaqpHierarchy(n, 3, variant == "scaled", posture)
+            out["settings"] = solver.settings
+            qdots, runs[name] = _daqp_run(data, solver)
+            qdot0[name] = qdots[0] if qdots else np.full(n, np.nan)
+        _compare(data, runs, qdot0)
+        out[variant] = runs
+    times = time_per_solve(data, number, repeats)
+    out["time_us"] = times
+    out["time_ratio_qp"] = times["daqp_scaled_qp_us"] / times["ours_us"]
+    out["time_ratio_tick"] = times["daqp_scaled_tick_us"] / times["ours_us"]
+    return out
+
+
+def bench_hierarchy(peers: bool = True, case: HierarchyCase | None = None) -> dict[str, Any]:
+    """The case for ours and, if ``peers``, PlaCo, Drake, daqp (``"not measured"`` otherwise).
+
+    Args:
+        peers: Also run PlaCo, Drake and daqp (each reported ``unavailable`` if it cannot run).
         case: The case; default :class:`HierarchyCase`'s.
 
     Returns:
         ``case`` (its parameters), ``ours`` (:func:`measure_ours`), ``placo``
-        (:func:`measure_placo`) and ``drake`` (:func:`measure_drake`).
+        (:func:`measure_placo`), ``drake`` (:func:`measure_drake`) and ``daqp``
+        (:func:`measure_daqp`).
     """
     data = CaseData.panda(case or HierarchyCase())
     c = data.case
@@ -288,6 +445,7 @@ def bench_hierarchy(peers: bool = True, case: HierarchyCase | None = None) -> di
     skipped = {"unavailable": "not measured (peers off)"}
     out["placo"] = measure_placo(data) if peers else skipped
     out["drake"] = measure_drake(data) if peers else skipped
+    out["daqp"] = measure_daqp(data) if peers else skipped
     return out
 
 
@@ -319,6 +477,19 @@ def print_hierarchy(r: dict[str, Any]) -> None:
     for mode in ("hard", "scaled"):
         rows[f"placo_{mode}"] = _row(placo.get(mode, placo), "first_scale")
     rows["drake"] = _row(r["drake"], "first_status")
+    daqp = r["daqp"]
+    for variant, short in (("least_squares", "ls"), ("scaled", "scaled")):
+        run = daqp.get(variant, daqp)
+        rows[f"daqp_{short}_alone"] = _row(run.get("alone", run), "first_scale")
+        rows[f"daqp_{short}_both"] = _row(run.get("with_level2", run), "first_scale")
+        if "unavailable" not in run:
+            rows[f"daqp_{short}_priority"] = {
+                k: run[k]
+                for k in ("speed_ratio", "task_velocity_change_m_s", "max_error_difference_mm")
+            }
+    if "time_us" in daqp:
+        rows["time_per_solve_us"] = {**daqp["time_us"], "ratio_qp": daqp["time_ratio_qp"]}
+        rows["time_per_solve_us"]["ratio_tick"] = daqp["time_ratio_tick"]
     c = r["case"]
     title = (
         f"strict priority under saturation (Panda, {c['target_distance_m']} m at K = "
@@ -345,9 +516,11 @@ __all__ = [
     "bench_hierarchy",
     "closed_loop",
     "hierarchy_command",
+    "measure_daqp",
     "measure_drake",
     "measure_ours",
     "measure_placo",
     "print_hierarchy",
+    "time_per_solve",
     "trajectory_figures",
 ]
