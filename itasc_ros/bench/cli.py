@@ -33,6 +33,10 @@ Subcommands (``--json`` prints one JSON object on the last line):
   at gain 20 above a posture): level 1's task velocity with and without level 2, ours beside
   PlaCo (``hard`` / ``scaled``) and Drake's differential IK; key ``hierarchy``
   (:mod:`itasc_ros.bench.hierarchy`).
+* ``unreachable``: at a target 2 m away, from ``--samples`` (at most 100) random starts per
+  robot (Panda, UR5; their configs' limits, one tick of delay): the most sign changes per
+  second of a joint's command after 1 s; key ``unreachable``
+  (:mod:`itasc_ros.bench.unreachable`).
 * ``all``: kinematics, tick, tracking and hierarchy.
 
 Timing: each implementation runs ``--number`` calls per block, blocks interleaved between the
@@ -58,6 +62,7 @@ from .loop import BenchError, loop_command
 from .outliers import outliers_command
 from .tick import tick_command
 from .tracking import tracking_command
+from .unreachable import unreachable_command
 
 PROG = "itasc-bench"
 
@@ -69,6 +74,7 @@ SUBCOMMANDS = (
     "outliers",
     "collision",
     "hierarchy",
+    "unreachable",
     "ik",
     "loop",
     "soak",
@@ -83,6 +89,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "outliers": outliers_command,
     "collision": collision_command,
     "hierarchy": hierarchy_command,
+    "unreachable": unreachable_command,
     "loop": loop_command,
     "soak": loop_command,
 }
@@ -99,7 +106,10 @@ def _parser() -> CliParser:
         "--repeats", type=positive_int, default=15, help="timing blocks (median taken)"
     )
     ap.add_argument(
-        "--samples", type=positive_int, default=1000, help="ik: targets per robot and seed kind"
+        "--samples",
+        type=positive_int,
+        default=1000,
+        help="ik: targets per robot and seed kind; unreachable: starts per robot (<= 100)",
     )
     ap.add_argument(
         "--robots",

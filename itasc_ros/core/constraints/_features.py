@@ -158,17 +158,22 @@ def copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, 
 
 
 @njit(cache=True, nogil=True)
-def clamp_pose_feedback(ydot, orient, linear, angular, twist):  # pragma: no cover - compiled
+def clamp_pose_feedback(  # pragma: no cover - compiled
+    ydot, orient, linear, angular, twist, gain, lin_acc, ang_acc
+):
     """Clamp a pose error's feedback: each part's norm at most its speed, direction kept.
 
-    The position rows of ``ydot`` to at most ``max(linear, |v|)`` [m/s], the orientation rows
-    (``orient``) to at most ``max(angular, |w|)`` [rad/s], ``(v, w) = twist`` the target's own
-    twist fed forward: the feedback can always pull back as fast as the target moves.
+    The position rows of ``ydot`` (the feedback ``K e``) to at most ``max(linear, |v|)``
+    [m/s], the orientation rows (``orient``) to at most ``max(angular, |w|)`` [rad/s],
+    ``(v, w) = twist`` the target's own twist fed forward: the feedback can always pull back
+    as fast as the target moves. With accelerations (``lin_acc`` [m/s^2], ``ang_acc``
+    [rad/s^2], ``inf``: none) and ``gain`` K > 0, the speeds are also at most the braking
+    curve ``sqrt(acc |e|)`` of the error ``|e| = |K e| / K`` (braking at half of ``acc``:
+    room for the joints' own limits): a feedback whose change is acceleration-limited then
+    stops at the target instead of overshooting it.
     """
     v2 = twist[0] * twist[0] + twist[1] * twist[1] + twist[2] * twist[2]
     w2 = twist[3] * twist[3] + twist[4] * twist[4] + twist[5] * twist[5]
-    linear = max(linear, math.sqrt(v2))
-    angular = max(angular, math.sqrt(w2))
     lin2 = 0.0
     ang2 = 0.0
     for r in range(ydot.shape[0]):
@@ -176,7 +181,54 @@ def clamp_pose_feedback(ydot, orient, linear, angular, twist):  # pragma: no cov
             ang2 += ydot[r] * ydot[r]
         else:
             lin2 += ydot[r] * ydot[r]
+    if gain > 0.0:
+        linear = min(linear, math.sqrt(lin_acc * math.sqrt(lin2) / gain))
+        angular = min(angular, math.sqrt(ang_acc * math.sqrt(ang2) / gain))
+    linear = max(linear, math.sqrt(v2))
+    angular = max(angular, math.sqrt(w2))
     fl = linear / math.sqrt(lin2) if lin2 > linear * linear else 1.0
     fa = angular / math.sqrt(ang2) if ang2 > angular * angular else 1.0
     for r in range(ydot.shape[0]):
         ydot[r] *= fa if orient[r] else fl
+
+
+@njit(cache=True, nogil=True)
+def limit_pose_demand(rhs, a, u, b, dtw, orient, linear, angular):  # pragma: no cover - compiled
+    """Keep a pose task's demanded velocity near what the last command gives the task.
+
+    ``expected = A u + B dtw``: the task velocity of the last command ``u`` (n,) at this
+    tick's ``A``, plus the change of the fed-forward target twist since the last solve
+    (``dtw`` (6,): the target's own acceleration is not limited). The rest of the change,
+    ``rhs - expected``, is kept at most ``linear`` [m/s] in norm over the position rows and
+    ``angular`` [rad/s] over the orientation rows (``orient``), its direction kept; ``rhs``
+    (m,) is written in place.
+    """
+    m = rhs.shape[0]
+    lin2 = 0.0
+    ang2 = 0.0
+    for r in range(m):
+        d = rhs[r] - _expected(a, u, b, dtw, r)
+        if orient[r]:
+            ang2 += d * d
+        else:
+            lin2 += d * d
+    fl = linear / math.sqrt(lin2) if lin2 > linear * linear else 1.0
+    fa = angular / math.sqrt(ang2) if ang2 > angular * angular else 1.0
+    if fl == 1.0 and fa == 1.0:
+        return
+    for r in range(m):
+        f = fa if orient[r] else fl
+        if f < 1.0:
+            e = _expected(a, u, b, dtw, r)
+            rhs[r] = e + (rhs[r] - e) * f
+
+
+@njit(cache=True, nogil=True)
+def _expected(a, u, b, dtw, r):  # pragma: no cover - compiled
+    """Row r of ``A u + B dtw``."""
+    e = 0.0
+    for j in range(u.shape[0]):
+        e += a[r, j] * u[j]
+    for j in range(6):
+        e += b[r, j] * dtw[j]
+    return e

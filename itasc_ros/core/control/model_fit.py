@@ -99,6 +99,12 @@ class FittedModel:
         self._limiter = limiter
         if limiter.active:  # the motion limits: the scene's last limit, in every level
             scene.add_limit(MotionBox(limiter, 1.0 / cfg.control_rate, cfg.input_timeout))
+            scene.set_demand_limits(  # pose tasks ask for what the motion limits can follow
+                cfg.max_cartesian_acceleration,
+                cfg.max_cartesian_angular_acceleration,
+                limiter.v,
+                1.0 / cfg.control_rate,
+            )
         self._vmax: Array = limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
         self._vmax_hard: Array = limiter.vmax_hard  # (n,) the same, not velocity_scale'd
         self._dt = 1.0 / cfg.control_rate  # [s] the nominal control period

@@ -274,7 +274,9 @@ SETTINGS: tuple[Setting, ...] = (
         "max_cartesian_acceleration",
         "double",
         2.5,
-        "Acceleration of that straight-line motion.",
+        "Acceleration of that straight-line motion; with joint acceleration limits, also "
+        "how fast a pose task's feedback may change (it approaches a far target along a "
+        "braking curve, without overshoot).",
         lo=0.001,
         hi=1000.0,
         live=True,
@@ -295,7 +297,8 @@ SETTINGS: tuple[Setting, ...] = (
         "max_cartesian_angular_acceleration",
         "double",
         8.0,
-        "Angular acceleration of that rotation.",
+        "Angular acceleration of that rotation, and of a pose task's rotation feedback "
+        "(as max_cartesian_acceleration).",
         lo=0.001,
         hi=10000.0,
         live=True,

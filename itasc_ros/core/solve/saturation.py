@@ -6,7 +6,8 @@ joints' box. A level's damped increment ``N M# r`` (``M = A_k N``, ``N`` the pro
 levels above) is taken whole when every joint stays in its box ``lo <= x <= hi`` and every
 inequality row keeps ``cw x >= cl``; else the joint or row that bounds the increment's scale
 is *saturated*, held at its bound while the rest is solved again, and the increment is scaled
-by the largest ``s`` in [0, 1] found (its direction kept). The caller
+by the largest ``s`` in [0, 1] found (its direction kept; the first level's increment starts
+from the box's point nearest zero). The caller
 (:func:`~itasc_ros.core.solve.solver.solve_prioritized`) stacks the levels.
 
 Compiled (numba); the hold and reduced arrays of a level that saturates are made here, as
@@ -29,6 +30,8 @@ HOLD_TOL = 1e-10
 STOP_SIGMA = 1.0
 #: An increment this small (in x) does not move a joint toward a bound [rad/s].
 BOUND_TOL = 1e-12
+#: Scales this close bind together: the joint or row leaving fastest is saturated first [-].
+TIE_TOL = 1e-12
 
 
 @njit(cache=True, nogil=True)
@@ -64,6 +67,8 @@ def _scale_bounds(a, bb, lo, hi, sat, cw, cl):
     smin = -np.inf
     jcrit = -1
     jlow = -1
+    acrit = -1.0
+    alow = -1.0
     for j in range(n + cw.shape[0]):
         if sat[j]:
             continue
@@ -88,12 +93,16 @@ def _scale_bounds(a, bb, lo, hi, sat, cw, cl):
             dn = np.inf
         else:
             continue
-        if up < smax:
-            smax = up
+        # ties (e.g. two joints at a bound of 0 that the level leaves at once) go to the one
+        # leaving fastest, not to the first listed: the result does not depend on joint order
+        if up < smax - TIE_TOL or (up <= smax + TIE_TOL and abs(aj) > acrit):
+            smax = min(smax, up)
             jcrit = j
-        if dn > smin:
-            smin = dn
+            acrit = abs(aj)
+        if dn > smin + TIE_TOL or (dn >= smin - TIE_TOL and abs(aj) > alow):
+            smin = max(smin, dn)
             jlow = j
+            alow = abs(aj)
     if smin > 1.0 and jlow >= 0:
         jcrit = jlow
     return smax, smin, jcrit
@@ -149,7 +158,12 @@ def _held_increment(
         return True
     mz = ak @ nz
     u, s, vt = np.linalg.svd(mz, full_matrices=False)
-    sr = s[rank0 - 1] if rank0 > 0 else 1.0
+    if rank0 == 0:
+        sr = 1.0
+    elif rank0 <= s.shape[0]:
+        sr = s[rank0 - 1]
+    else:  # fewer free directions than the task's rank: it lost rank
+        sr = 0.0
     if stop and (_rank(s) < rank0 or (sr < lam[1] and sr < STOP_SIGMA * smin0)):
         return False
     w = np.empty(nz.shape[1])
@@ -293,4 +307,4 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl):
     return best, it, smin, lm, s0, vt0
 
 
-__all__ = ["BOUND_TOL", "HOLD_TOL", "STOP_SIGMA"]
+__all__ = ["BOUND_TOL", "HOLD_TOL", "STOP_SIGMA", "TIE_TOL"]

@@ -16,31 +16,24 @@ Rows of a one-sided constraint (``Constraint.one_sided``) are inequalities ``A q
   activation distance), are no level's task but a bound of every level, kept as the joints'
   box is (saturated at their bound when a level's motion would break them): no task at any
   priority drives a pair below its margin.
-* **Soft** ones (joint-limit avoidance) are a weighted task of their level, by an active set
-  as the joints' saturate-and-re-solve: they start off (weight 0); after each solve the most
-  violated row is switched on with its weight or, when none is violated, the row that is on
-  but pulls most (it holds with room and so pulls the solution back to its bound, which an
-  inequality must not) is switched off; the solve runs again, up to
-  :data:`MAX_INEQUALITY_ROUNDS` times. Rows are checked on the solution divided by level 1's
-  task scale.
-
-A row that the motion satisfies anyway costs nothing: it neither brakes nor pulls.
+* **Soft** ones (joint-limit avoidance) are a weighted task of their level, by an active set:
+  off at first; after each solve the most violated row is switched on or, when none is, the
+  one on that pulls most (an inequality must not pull) off, and the solve runs again, up to
+  :data:`MAX_INEQUALITY_ROUNDS` times (rows checked on q' divided by level 1's scale).
 
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
-Work arrays are allocated when the layout changes (a constraint added, removed, enabled or
-given other axes), never in :meth:`Scene.solve`.
+A pose task's demand is shaped by :mod:`.pose_demand`. Work arrays are allocated when the
+layout changes (a constraint added, removed, enabled or given other axes), never in a solve.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..constraints._features import clamp_pose_feedback
 from ..constraints.base import Constraint
 from ..errors import ConfigurationError, ConstraintError, SolverError
 from ..kinematics._kernels import start_active_set, update_active_set
@@ -48,6 +41,8 @@ from ..kinematics.tree import KinematicTree
 from . import solver as S
 from .limits import JointPositionLimit, JointVelocityLimit, Limit
 from .limits.joint_position import joint_box
+from .pose_demand import PoseDemand
+from .solve_result import SolveResult
 
 Array = NDArray[np.float64]
 
@@ -56,69 +51,6 @@ MAX_INEQUALITY_ROUNDS = 8
 
 INEQUALITY_TOLERANCE = 1e-9
 """A row ``A q' >= y'_d`` counts as violated below ``y'_d`` minus this [row units/s]."""
-
-
-@dataclass
-class SolveResult:
-    """Outcome of one :meth:`Scene.solve`. The scene reuses it: copy it to keep it.
-
-    Attributes:
-        qdot: (n,) joint velocities [rad/s or m/s], in ``tree.joint_names`` order.
-        errors: (k,) error of each constraint (``constraint_names`` order) [m, rad or mixed].
-        constraint_names: names of the constraints in the scene.
-        sigma_min: smallest singular value of the weighted task matrix.
-        damping: damping lambda used (0 when far from singular).
-        locked: (n,) joints saturated this tick: held at a velocity or next-step position
-            bound by the solve (saturation in the null space) and still at it.
-        velocity_scale: level 1's task scale s (<= 1): its task velocity is s times the
-            unbounded one, direction kept, so that every joint stays within its bounds.
-        ok: False when the solve produced a non-finite value (q' is then zero).
-        iterations: saturate-and-solve rounds of the level that needed most (1: nothing
-            saturated).
-        active_rows: rows with a non-zero weight (0: nothing to do, q' = 0).
-    """
-
-    qdot: Array
-    errors: Array
-    constraint_names: list[str]
-    joint_names: list[str]
-    sigma_min: float = 0.0
-    damping: float = 0.0
-    locked: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    velocity_scale: float = 1.0
-    ok: bool = True
-    iterations: int = 0
-    active_rows: int = 0
-
-    @property
-    def velocity_scaled(self) -> bool:
-        """True when the joint bounds scaled level 1's task down."""
-        return self.velocity_scale < 1.0
-
-    @property
-    def locked_joints(self) -> list[str]:
-        """Names of the saturated joints (held at a velocity or position bound)."""
-        return [n for n, lk in zip(self.joint_names, self.locked, strict=True) if lk]
-
-    def error(self, name: str) -> float:
-        """Error of one constraint by name."""
-        return float(self.errors[self.constraint_names.index(name)])
-
-    def copy(self) -> SolveResult:
-        """A deep copy that the next solve will not overwrite."""
-        return SolveResult(
-            self.qdot.copy(),
-            self.errors.copy(),
-            list(self.constraint_names),
-            list(self.joint_names),
-            self.sigma_min,
-            self.damping,
-            self.locked.copy(),
-            self.velocity_scale,
-            self.ok,
-            self.iterations,
-            self.active_rows,
-        )
 
 
 class Scene:
@@ -186,7 +118,7 @@ class Scene:
         self._xw = np.zeros(n)
         self._fixed = np.zeros(n)
         self._info = np.zeros(S.INFO_SIZE)
-        self._feedback_limits = (math.inf, math.inf)  # [m/s], [rad/s]
+        self._demand = PoseDemand(n)
         self.box_lo = np.full(n, -np.inf)  # (n,) the last solve's box on q' [rad/s]
         self.box_hi = np.full(n, np.inf)
         self._free_lo = np.full(n, -np.inf)  # the kernel's own bounds: the limits give them
@@ -324,25 +256,30 @@ class Scene:
         return limit
 
     def set_feedback_limits(self, linear: float, angular: float) -> None:
-        """Clamp the feedback of pose errors (``Constraint.pose_feedback``) to these speeds.
+        """Clamp the feedback of pose errors to these speeds (:meth:`.PoseDemand.set_speeds`).
 
-        The controller gives its Cartesian speeds (``max_cartesian_speed``, ``_angular_``); the
-        clamp is never below the target's own twist, so the feedback can always pull back
-        against what is fed forward.
+        The controller gives its Cartesian speeds (``max_cartesian_speed``, ``_angular_``)
+        [m/s], [rad/s]; the clamp is never below the target's own twist. 0: no clamp.
 
-        The feedback ``K (y_d - y)`` of a far target asks for a speed the joints cannot give
-        and, near a singularity or an unreachable target, for joint velocities that swing
-        from one limit to the other; its norm is kept at most ``linear`` [m/s] (position rows)
-        and ``angular`` [rad/s] (orientation rows), its direction kept; the feed-forward of
-        the target's twist is not clamped. ``inf`` (or 0): no clamp.
+        Raises:
+            SolverError: a negative speed.
         """
-        for name, v in (("linear", linear), ("angular", angular)):
-            if not (v >= 0.0):
-                raise SolverError(f"the {name} feedback limit must be >= 0, got {v!r}")
-        self._feedback_limits = (
-            float(linear) if linear > 0.0 else math.inf,
-            float(angular) if angular > 0.0 else math.inf,
-        )
+        self._demand.set_speeds(linear, angular)
+
+    def set_demand_limits(
+        self, linear: float, angular: float, last_command: Array | None, period: float
+    ) -> None:
+        """Keep a pose task's demand near what the last command gives it (:mod:`.pose_demand`).
+
+        The controller gives its Cartesian accelerations (``max_cartesian_acceleration``,
+        ``_angular_``; 0: off), its last published command (an (n,) array it updates in place,
+        read at each solve) and its nominal period [s]. The feedback's clamp
+        (:meth:`set_feedback_limits`) then also follows the braking curve of the pose error.
+
+        Raises:
+            SolverError: a negative or non-finite value, or a command of the wrong length.
+        """
+        self._demand.set(linear, angular, last_command, period)
 
     @property
     def velocity_limits(self) -> Array:
@@ -385,6 +322,7 @@ class Scene:
         self._wy = np.zeros(m)
         self._rhs = np.zeros(m)
         self._ff = np.zeros(m)
+        demand_views: list[tuple[Constraint, Array, Array, Array, NDArray[np.bool_]]] = []
         self._aw = np.zeros((m, n))
         self._bw = np.zeros(m)
         self._ineq = np.zeros(m, dtype=np.bool_)  # hard inequality rows (the solver's bounds)
@@ -430,9 +368,14 @@ class Scene:
                     self._ff[s],
                 )
             )
+            if c.pose_feedback:
+                demand_views.append(
+                    (c, self._rhs[s], self._a[s], self._b[s], self._orient[c.name])
+                )
             self._ineq[s] = c.one_sided and c.hard
             self._soft[s] = c.one_sided and not c.hard
         self._has_soft = bool(self._soft.any())
+        self._demand.bind(demand_views)
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
@@ -459,12 +402,11 @@ class Scene:
             self._rebuild()
         qv = self._check(q, 1.0)
         self.tree.compute(qv)
-        lin, ang = self._feedback_limits
-        clamp = lin < math.inf or ang < math.inf
+        clamp = self._demand.clamps
         for c, a, b, y, ydot, wy, rhs, ff in self._views:
             c.update(self.tree, qv, a, b, y, ydot, wy)
             if clamp and c.pose_feedback:
-                clamp_pose_feedback(ydot, self._orient[c.name], lin, ang, c._target_twist)
+                self._demand.clamp_feedback(c, ydot, self._orient[c.name])
             if not c.has_target:
                 wy[:] = 0.0
             if c.feedforward:
@@ -488,6 +430,7 @@ class Scene:
         """
         self._check(q, dt)
         self.update(self._q)
+        self._demand.apply()
         # the built-in velocity and position limits in one compiled call (what their Limit
         # objects intersect), then the added ones in order
         joint_box(

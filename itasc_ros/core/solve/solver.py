@@ -105,9 +105,11 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
 
     Returns (level 1's scale, most iterations of a level, sigma_min, lambda).
 
-    Level k acts along the projector of the levels above (``proj``), saturating within its
-    level. Rows that are zero (weight 0) are left out; sigma_min and lambda are those of the
-    first level with a non-zero row. ``locked`` (out): joints some level held at a bound.
+    x starts at the box's point nearest zero (zero unless the box excludes it: the motion
+    limits decelerating a joint), so that what no level asks for brakes at the limits. Level
+    k acts along the projector of the levels above (``proj``), saturating within its level.
+    Rows that are zero (weight 0) are left out; sigma_min and lambda are those of the first
+    level with a non-zero row. ``locked`` (out): joints some level held at a bound.
     The inequality rows (``ineq``, non-zero) are no level's task: every level keeps
     ``aw[r] x >= bw[r]`` as it keeps the joints' box (they are taken out of ``aw``).
     """
@@ -126,7 +128,8 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
                 cl[i] = bw[r]
                 i += 1
             aw[r] = 0.0  # not in any level's projector
-    x[:] = 0.0
+    for j in range(n):  # the box's point nearest zero: what no task asks for
+        x[j] = min(max(0.0, lo[j]), hi[j])
     locked[:] = False
     held = np.zeros(n, dtype=np.bool_)
     scale = 1.0

@@ -268,11 +268,12 @@ def test_self_collision_scenario_keeps_the_margin(tmp_path: Path) -> None:
     assert m["collision_pairs"] == 44 and m["collision_margin_m"] == 0.02
     assert m["min_collision_distance_m"] >= m["collision_margin_m"] - 0.001
     # The hand went toward the target inside the base while its whole pose task could: the
-    # collision rows are bounds of the task, which is scaled along its direction (the
-    # orientation held exactly); it stops where no motion along it keeps the rows and joint
-    # 4's limit, closer to the target than it started.
+    # collision rows are bounds of the task, which is scaled along its direction (from the
+    # decelerating motion's point nearest zero while the motion limits brake the arm: the
+    # orientation held within 1 mrad); it stops where no motion along it keeps the rows and
+    # joint 4's limit, closer to the target than it started.
     assert m["final_position_error_m"] < 0.6 * m["start_position_error_m"]
-    assert m["final_orientation_error_rad"] < 1e-6
+    assert m["final_orientation_error_rad"] < 1e-3
     # Independently: Pinocchio + coal at the final configuration agree.
     arm = KinematicTree.from_urdf_file(erd_urdf_path("panda")).select_joints(ARM)
     c = Collision("c", srdf_file=SRDF, activation_distance=10.0)

@@ -1,0 +1,131 @@
+"""PoseDemand: what a pose task asks for: its feedback clamped, its change per tick limited.
+
+The feedback ``K (y_d - y)`` of a far target asks for a speed the joints cannot give and, near
+a singularity or an unreachable target, for joint velocities that swing from one limit to the
+other: its norm is kept at most a linear speed [m/s] (position rows) and an angular one
+[rad/s] (orientation rows), direction kept, never below the target's own twist (the feedback
+can always pull back against what is fed forward); the feed-forward is not clamped.
+
+With joint acceleration limits, a pose task (``Constraint.pose_feedback``) whose demanded
+velocity ``y'_d`` (feedback and feed-forward) is far from what the joints can reach in one
+tick is met only by saturating joints at their acceleration bounds, and which joints saturate
+can flip from one tick to the next: the arm chatters at the limits (seen stretched toward an
+unreachable target). So at each solve the demand differs from ``A u`` (what the last
+published command ``u`` gives the task at this tick's configuration) by at most
+``linear x period`` [m/s] over its position rows and ``angular x period`` [rad/s] over its
+orientation rows, direction kept, beyond the change of the target's fed-forward twist since
+the last solve (the target's own acceleration is fed forward whole): a Cartesian acceleration
+limit of the task's feedback. The feedback's speed clamp then also keeps it below the braking
+curve ``sqrt(acc |e|)`` of the pose error ``e`` (:attr:`PoseDemand.braking`), so that it
+slows down in time: a far target is approached at these accelerations and reached without
+overshoot. ROS-free.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..constraints._features import clamp_pose_feedback, limit_pose_demand
+from ..constraints.base import Constraint
+from ..errors import SolverError
+
+Array = NDArray[np.float64]
+
+
+class PoseDemand:
+    """The demand limit of a scene's pose tasks (off until :meth:`set`).
+
+    Args:
+        n: number of joints of the scene.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.speeds = (math.inf, math.inf)  # [m/s], [rad/s] of the feedback's clamp
+        self.steps = (math.inf, math.inf)  # [m/s], [rad/s] per tick
+        self.braking = (math.inf, math.inf)  # [m/s^2], [rad/s^2] of the feedback's clamp
+        self.last_command: Array | None = None  # (n,) read at each solve
+        self._views: list[tuple[Constraint, Array, Array, Array, NDArray[np.bool_]]] = []
+        self._dtw = np.zeros(6)  # a target twist's change since the last solve
+
+    @property
+    def clamps(self) -> bool:
+        """Whether a pose task's feedback is clamped (a speed or a braking curve is set)."""
+        return min(self.speeds + self.braking) < math.inf
+
+    def set_speeds(self, linear: float, angular: float) -> None:
+        """The feedback's speed clamp [m/s], [rad/s] (0 or inf: none).
+
+        Raises:
+            SolverError: a negative speed.
+        """
+        for name, v in (("linear", linear), ("angular", angular)):
+            if not (v >= 0.0):
+                raise SolverError(f"the {name} feedback limit must be >= 0, got {v!r}")
+        self.speeds = (
+            float(linear) if linear > 0.0 else math.inf,
+            float(angular) if angular > 0.0 else math.inf,
+        )
+
+    def clamp_feedback(self, c: Constraint, ydot: Array, orient: NDArray[np.bool_]) -> None:
+        """Clamp pose task ``c``'s feedback rows ``ydot`` in place (``orient``: rotation rows)."""
+        lin, ang = self.speeds
+        lacc, aacc = self.braking
+        clamp_pose_feedback(ydot, orient, lin, ang, c._target_twist, c.gain, lacc, aacc)
+
+    def set(
+        self, linear: float, angular: float, last_command: Array | None, period: float
+    ) -> None:
+        """Switch the limit on (see the module docstring); 0 for both: off.
+
+        Args:
+            linear: Cartesian acceleration [m/s^2] (0: no limit).
+            angular: angular acceleration [rad/s^2] (0: no limit).
+            last_command: (n,) the last published command [rad/s], an array its owner updates
+                in place, read at each solve (None: off).
+            period: the nominal control period [s].
+
+        Raises:
+            SolverError: a negative or non-finite value, or a command of the wrong length.
+        """
+        for name, v in (("linear", linear), ("angular", angular), ("period", period)):
+            if not (v >= 0.0 and math.isfinite(v)):
+                raise SolverError(f"the {name} demand limit must be finite and >= 0, got {v!r}")
+        if last_command is not None and last_command.shape != (self.n,):
+            raise SolverError(
+                f"the last command has shape {last_command.shape}; expected ({self.n},)"
+            )
+        self.last_command = last_command
+        self.braking = (
+            linear if linear > 0.0 else math.inf,
+            angular if angular > 0.0 else math.inf,
+        )
+        self.steps = (
+            linear * period if linear > 0.0 else math.inf,
+            angular * period if angular > 0.0 else math.inf,
+        )
+
+    def bind(self, views: list[tuple[Constraint, Array, Array, Array, NDArray[np.bool_]]]) -> None:
+        """The pose tasks' rows: (constraint, rhs, A, B, orientation-row mask) views each."""
+        self._views = views
+
+    def apply(self) -> None:
+        """Limit each pose task's right-hand side in place (after the scene's update)."""
+        u = self.last_command
+        lin, ang = self.steps
+        if u is None or (lin == math.inf and ang == math.inf):
+            return
+        dtw = self._dtw
+        for c, rhs, a, b, orient in self._views:
+            if c.feedforward:
+                np.subtract(c._target_twist, c._twist_fed, out=dtw)
+            else:
+                dtw[:] = 0.0
+            limit_pose_demand(rhs, a, u, b, dtw, orient, lin, ang)
+            c.mark_twist_fed()
+
+
+__all__ = ["PoseDemand"]
