@@ -159,18 +159,19 @@ def copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, 
 
 @njit(cache=True, nogil=True)
 def clamp_pose_feedback(  # pragma: no cover - compiled
-    ydot, orient, linear, angular, twist, gain, lin_acc, ang_acc
+    ydot, orient, linear, angular, twist, gain, lin_acc, ang_acc, fed
 ):
     """Clamp a pose error's feedback: each part's norm at most its speed, direction kept.
 
     The position rows of ``ydot`` (the feedback ``K e``) to at most ``max(linear, |v|)``
     [m/s], the orientation rows (``orient``) to at most ``max(angular, |w|)`` [rad/s],
-    ``(v, w) = twist`` the target's own twist fed forward: the feedback can always pull back
-    as fast as the target moves. With accelerations (``lin_acc`` [m/s^2], ``ang_acc``
-    [rad/s^2], ``inf``: none) and ``gain`` K > 0, the speeds are also at most the braking
-    curve ``sqrt(acc |e|)`` of the error ``|e| = |K e| / K`` (braking at half of ``acc``:
-    room for the joints' own limits): a feedback whose change is acceleration-limited then
-    stops at the target instead of overshooting it.
+    ``(v, w) = twist`` the target's own twist: the feedback can always pull back as fast as
+    the target moves. With accelerations (``lin_acc`` [m/s^2], ``ang_acc`` [rad/s^2], ``inf``:
+    none) and ``gain`` K > 0, also at most the braking curve ``sqrt(acc |e|)`` of the error
+    ``|e| = |K e| / K`` (braking at half of ``acc``: room for the joints' own limits), plus the
+    target's speed when its twist is not fed forward (``fed`` False: the feedback carries
+    it): the error then closes no faster than it can stop, and an acceleration-limited
+    feedback stops at the target instead of overshooting it.
     """
     v2 = twist[0] * twist[0] + twist[1] * twist[1] + twist[2] * twist[2]
     w2 = twist[3] * twist[3] + twist[4] * twist[4] + twist[5] * twist[5]
@@ -181,11 +182,13 @@ def clamp_pose_feedback(  # pragma: no cover - compiled
             ang2 += ydot[r] * ydot[r]
         else:
             lin2 += ydot[r] * ydot[r]
-    if gain > 0.0:
-        linear = min(linear, math.sqrt(lin_acc * math.sqrt(lin2) / gain))
-        angular = min(angular, math.sqrt(ang_acc * math.sqrt(ang2) / gain))
-    linear = max(linear, math.sqrt(v2))
-    angular = max(angular, math.sqrt(w2))
+    v, w = math.sqrt(v2), math.sqrt(w2)
+    linear = max(linear, v)
+    angular = max(angular, w)
+    if gain > 0.0:  # the part that closes the error brakes in time; without feed-forward the
+        # feedback also carries the target's own speed
+        linear = min(linear, math.sqrt(lin_acc * math.sqrt(lin2) / gain) + (0.0 if fed else v))
+        angular = min(angular, math.sqrt(ang_acc * math.sqrt(ang2) / gain) + (0.0 if fed else w))
     fl = linear / math.sqrt(lin2) if lin2 > linear * linear else 1.0
     fa = angular / math.sqrt(ang2) if ang2 > angular * angular else 1.0
     for r in range(ydot.shape[0]):
@@ -197,8 +200,8 @@ def limit_pose_demand(rhs, a, u, b, dtw, orient, linear, angular):  # pragma: no
     """Keep a pose task's demanded velocity near what the last command gives the task.
 
     ``expected = A u + B dtw``: the task velocity of the last command ``u`` (n,) at this
-    tick's ``A``, plus the change of the fed-forward target twist since the last solve
-    (``dtw`` (6,): the target's own acceleration is not limited). The rest of the change,
+    tick's ``A``, plus the change of the target's twist since the last solve (``dtw`` (6,):
+    the target's own acceleration is not limited). The rest of the change,
     ``rhs - expected``, is kept at most ``linear`` [m/s] in norm over the position rows and
     ``angular`` [rad/s] over the orientation rows (``orient``), its direction kept; ``rhs``
     (m,) is written in place.

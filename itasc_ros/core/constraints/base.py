@@ -146,7 +146,7 @@ class Constraint(ABC):
         self.enabled = True
         self.priority = 1
         self._target_twist = np.zeros(6)  # (6,) root frame: v [m/s], w [rad/s]
-        self._twist_fed = np.zeros(6)  # (6,) the twist fed forward at the last solve
+        self._twist_seen = np.zeros(6)  # (6,) the target twist at the last solve
         self._structure_version = 0
         self._tree: KinematicTree | None = None
 
@@ -194,17 +194,15 @@ class Constraint(ABC):
             raise ConfigurationError(f"{self.name}: target twist must be 6 finite values, got {t}")
         self._target_twist[:] = t
 
-    def mark_twist_fed(self) -> None:
-        """Note the target twist as fed forward by this solve (0 with feed-forward off).
+    def mark_twist_seen(self) -> None:
+        """Note the target twist as the one of this solve.
 
         A scene that limits how fast a pose task's demand changes
-        (:meth:`~itasc_ros.core.solve.Scene.set_demand_limits`) lets the fed-forward twist's
-        own change through whole; this is the twist it compares with at the next solve.
+        (:meth:`~itasc_ros.core.solve.Scene.set_demand_limits`) lets the change of the target's
+        twist through whole (fed forward, or followed by the feedback); this is the twist it
+        compares with at the next solve.
         """
-        if self.feedforward:
-            self._twist_fed[:] = self._target_twist
-        else:
-            self._twist_fed[:] = 0.0
+        self._twist_seen[:] = self._target_twist
 
     @property
     def target_twist(self) -> Array:

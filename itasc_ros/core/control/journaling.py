@@ -120,7 +120,7 @@ class Journaling(ControllerState):
             if st.has_pose:
                 c.set_target(st.pose, check=False)
             c.set_target_twist(st.applied if st.applied.any() else None)
-            c.mark_twist_fed()  # the snapshot is taken between ticks: the last solve's twist
+            c.mark_twist_seen()  # the snapshot is taken between ticks: the last solve's twist
             i += STREAM_SIZE
         return i
 

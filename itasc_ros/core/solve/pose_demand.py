@@ -13,12 +13,12 @@ can flip from one tick to the next: the arm chatters at the limits (seen stretch
 unreachable target). So at each solve the demand differs from ``A u`` (what the last
 published command ``u`` gives the task at this tick's configuration) by at most
 ``linear x period`` [m/s] over its position rows and ``angular x period`` [rad/s] over its
-orientation rows, direction kept, beyond the change of the target's fed-forward twist since
-the last solve (the target's own acceleration is fed forward whole): a Cartesian acceleration
-limit of the task's feedback. The feedback's speed clamp then also keeps it below the braking
-curve ``sqrt(acc |e|)`` of the pose error ``e`` (:attr:`PoseDemand.braking`), so that it
-slows down in time: a far target is approached at these accelerations and reached without
-overshoot. ROS-free.
+orientation rows, direction kept, beyond the change of the target's twist since the last
+solve (the target's own acceleration passes whole, fed forward or followed by the feedback):
+a Cartesian acceleration limit of the task's feedback. The feedback's speed clamp then also
+keeps it below the braking curve ``sqrt(acc |e|)`` of the pose error ``e``
+(:attr:`PoseDemand.braking`), so that it slows down in time: a far target is approached at
+these accelerations and reached without overshoot. ROS-free.
 """
 
 from __future__ import annotations
@@ -74,7 +74,9 @@ class PoseDemand:
         """Clamp pose task ``c``'s feedback rows ``ydot`` in place (``orient``: rotation rows)."""
         lin, ang = self.speeds
         lacc, aacc = self.braking
-        clamp_pose_feedback(ydot, orient, lin, ang, c._target_twist, c.gain, lacc, aacc)
+        clamp_pose_feedback(
+            ydot, orient, lin, ang, c._target_twist, c.gain, lacc, aacc, c.feedforward
+        )
 
     def set(
         self, linear: float, angular: float, last_command: Array | None, period: float
@@ -120,12 +122,9 @@ class PoseDemand:
             return
         dtw = self._dtw
         for c, rhs, a, b, orient in self._views:
-            if c.feedforward:
-                np.subtract(c._target_twist, c._twist_fed, out=dtw)
-            else:
-                dtw[:] = 0.0
+            np.subtract(c._target_twist, c._twist_seen, out=dtw)
             limit_pose_demand(rhs, a, u, b, dtw, orient, lin, ang)
-            c.mark_twist_fed()
+            c.mark_twist_seen()
 
 
 __all__ = ["PoseDemand"]

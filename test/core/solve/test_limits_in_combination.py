@@ -175,12 +175,12 @@ def test_a_lower_level_never_changes_the_higher_one_under_saturation(accel: bool
                 ctrl.set_target("pose", "", other[:3, 3] - [0.2, 0.0, 0.0],
                                 spatial.matrix_to_quat(other), now, now)  # fmt: skip
             last[:] = ctrl._limiter.v
-            fed = ctrl.scene.get("pos")._twist_fed.copy()
+            seen = ctrl.scene.get("pos")._twist_seen.copy()
             out = ctrl.step(now)
             assert out.publish and out.result is not None
             if both:  # level 1 alone, same state, box and demand limit
                 level1 = ctrl.scene.get("pos")  # its reference pose and twist this tick
-                alone.get("pos")._twist_fed[:] = fed
+                alone.get("pos")._twist_seen[:] = seen
                 alone.get("pos").set_target(level1.target_pose(ctrl.tree, q))
                 alone.get("pos").set_target_twist(level1._target_twist.copy())
                 same_box.lo[:], same_box.hi[:] = ctrl.scene.box_lo, ctrl.scene.box_hi
