@@ -48,7 +48,9 @@ def _controller_ticks(
 
     ``controller_journaled`` records every call into a journal emptied every 10 ticks, as the
     node does while ``~/journal`` is subscribed at 1 kHz; ``controller_limited`` applies
-    Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``).
+    Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``);
+    ``live_gain_change`` is a live change of the pose task's gain on that controller (set on
+    the running scene, nothing rebuilt).
     """
     config = ControllerConfig(
         constraints=[ConstraintConfig("ee", "copy_pose", link="panda_link8")], control_rate=1000.0
@@ -79,6 +81,14 @@ def _controller_ticks(
             return out
 
         funcs[name] = tick
+    live = Controller(tree, limited)
+    gains = [20.0, 21.0]
+
+    def gain_change() -> None:  # a live scalar change, as a ros2 param set of the gain
+        gains.reverse()
+        live.update_parameters(**{"constraints.ee.gain": gains[0]})
+
+    funcs["live_gain_change"] = gain_change
     return funcs
 
 
@@ -157,6 +167,7 @@ def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
     out["journal_overhead_us"] = row["journal_overhead_us"]
     row["motion_limits_overhead_us"] = (t["controller_limited"] - t["controller"]) * 1e6
     out["motion_limits_overhead_us"] = row["motion_limits_overhead_us"]
+    out["live_gain_change_us"] = row["live_gain_change_us"]
     if "pykdl" in t:
         row["ratio_vs_pykdl"] = t["itasc_ros"] / t["pykdl"]
         row["with_target_ratio_vs_pykdl"] = t["itasc_ros_with_target"] / t["pykdl"]

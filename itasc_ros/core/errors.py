@@ -17,6 +17,23 @@ def _choices(names: Iterable[str], limit: int = 40) -> str:
     return shown or "(none)"
 
 
+ECHO_LIMIT = 64
+"""Longest part of an input echoed in a message [characters]; the rest is counted, not shown."""
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """``repr(value)`` for a message, cut at ``limit`` characters with the length it had.
+
+    A name sent by a client (a frame_id, a constraint name) may be megabytes long; a message
+    that repeats it whole floods the log.
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, str | bytes) else len(text)
+    return f"{text[:limit]}... ({size} characters)"
+
+
 class ItascError(Exception):
     """Root of every error raised by itasc_ros."""
 
@@ -52,9 +69,14 @@ class UnknownNameError(ItascError, KeyError):
         self.kind = kind
         self.name = name
         self.valid = list(valid)
-        near = difflib.get_close_matches(str(name), [str(v) for v in self.valid], n=1)
+        short = len(str(name)) <= 4 * ECHO_LIMIT  # a megabyte name is compared with nothing
+        near = (
+            difflib.get_close_matches(str(name), [str(v) for v in self.valid], n=1)
+            if short
+            else []
+        )
         hint = f" did you mean {near[0]!r}?" if near else ""
-        super().__init__(f"unknown {kind} {name!r};{hint} {kind}s are: {_choices(self.valid)}")
+        super().__init__(f"unknown {kind} {echo(name)};{hint} {kind}s are: {_choices(self.valid)}")
 
     def __str__(self) -> str:  # KeyError would quote the message otherwise
         return str(self.args[0])
@@ -103,6 +125,7 @@ class InputError(ItascError, ValueError):
 
 
 __all__ = [
+    "ECHO_LIMIT",
     "ConfigError",
     "ConfigurationError",
     "ConstraintError",
@@ -120,4 +143,5 @@ __all__ = [
     "UrdfError",
     "UrdfStructureError",
     "UrdfSyntaxError",
+    "echo",
 ]

@@ -174,7 +174,7 @@ class IkRequests:
             js = JointState(header=req.header, name=list(outcome.joint_names))
             js.position = [float(v) for v in r.q]
             self._solutions.publish(js)
-            logger.info(outcome.summary())
+            logger.info(outcome.summary(), throttle_duration_sec=1.0)  # a flood: one a second
         else:
             reason = f"refused: {outcome.error}" if r is None else f"not solved: {r.message}"
             logger.warning(outcome.summary(), throttle_duration_sec=1.0)

@@ -33,6 +33,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -404,7 +405,15 @@ class ItascNode(ParameterNode):
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
         self._models.set_enabled(bool(request.data))
         response.success = True
-        response.message = "enabled" if request.data else "disabled: zero command sent once"
+        ctrl = self._controller
+        if request.data:
+            response.message = "enabled" if ctrl is not None else "enabled (no model yet)"
+        elif ctrl is not None and ctrl.motion_limited:
+            response.message = (
+                "disabled: the command ramps to zero within the motion limits, then silence"
+            )
+        else:
+            response.message = "disabled: one zero command, then silence"
         self.get_logger().info(response.message)
         return response
 
@@ -455,6 +464,26 @@ class ItascNode(ParameterNode):
         self._diag_pub.publish(diagnostic_array(status, self.get_clock().now().to_msg()))
 
 
+def route_warnings(logger: Any) -> None:
+    """Python warnings (a missing mesh replaced by a capsule, ...) go to ``logger``, one line.
+
+    Without this they would reach the terminal as Python's own two-line text, outside the ROS
+    log (its format, its level filter, rosout).
+    """
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        logger.warning(str(message))
+
+    warnings.showwarning = show
+
+
 def main(args: list[str] | None = None) -> int:
     """Run the node until SIGINT/SIGTERM; publish a zero command before exiting.
 
@@ -489,8 +518,10 @@ def main(args: list[str] | None = None) -> int:
     node: ItascNode | None = None
     code = 0
     stopped = False
+    route_warnings(rclpy.logging.get_logger(NODE_NAME))  # e.g. while the model loads
     try:
         node = ItascNode()
+        route_warnings(node.get_logger())
         node.apply_scheduling()
         executor = make_executor()
         executor.add_node(node)

@@ -248,7 +248,7 @@ def test_enable_false_publishes_zeros_then_silence(
     try:
         t_off = time.monotonic()
         res = client.call(SetBool, "/m/itasc_node/enable", SetBool.Request(data=False))
-        assert res.success
+        assert res.success and res.message == "disabled: one zero command, then silence"
         time.sleep(0.4)
         after = [m for t, m in list(client.messages["/m/commands"]) if t > t_off]
         assert after and not np.any(after[-1].data)

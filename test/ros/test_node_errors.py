@@ -320,3 +320,36 @@ def test_a_link_the_topic_urdf_lacks_is_named_and_the_node_stays_up(
     assert code == 0, log[-3000:]
     assert "did you mean 'panda_hand'?" in log
     assert "Traceback" not in log
+
+
+def test_a_missing_mesh_is_reported_in_the_ros_log(tmp_path: Path) -> None:
+    """The capsule that replaces a missing collision mesh is a ROS WARN line of the node,
+    not Python's own two-line warning text."""
+    import time
+
+    from robots import erd_urdf_path
+
+    xml = erd_urdf_path("panda").read_text()
+    broken = xml.replace("meshes/collision/link4.stl", "meshes/collision/no_such_link4.stl")
+    urdf = tmp_path / "panda_without_link4_mesh.urdf"
+    urdf.write_text(broken)
+    params = PANDA_URDF.parents[1] / "config" / "panda_self_collision.yaml"
+    proc = start_ros(
+        DOMAIN,
+        f"urdf_file:={urdf}",
+        f"constraints.collision.urdf_file:={urdf}",  # the geometry of the URDF with the hole
+        ns="/mesh",
+        params_files=[params],
+    )
+    try:
+        deadline = time.monotonic() + 60.0
+        while "capsule" not in read_log(proc) and time.monotonic() < deadline:
+            assert proc.poll() is None, read_log(proc)[-3000:]
+            time.sleep(0.2)
+    finally:
+        stop_process(proc)
+    log = read_log(proc)
+    lines = [line for line in log.splitlines() if "no_such_link4" in line]
+    assert lines, log[-3000:]
+    assert all("[WARN]" in line for line in lines), lines
+    assert "UserWarning" not in log and "warnings.warn" not in log, log[-3000:]

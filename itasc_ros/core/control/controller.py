@@ -205,6 +205,11 @@ class Controller(Inputs, Jogging, LiveParameters):
             return out
         return self._zero(Status.FAULT, reason, res)
 
+    @property
+    def motion_limited(self) -> bool:
+        """True when joint acceleration limits are set: a stop ramps down within them."""
+        return bool(self._limiter.active)
+
     def _can_stop_smoothly(self) -> bool:
         """Ramp the last command down within the motion limits rather than send a zero."""
         return self._limiter.active and self._limiter.moving and not self._halted

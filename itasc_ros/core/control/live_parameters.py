@@ -1,9 +1,11 @@
 """Live parameters: ``enable`` and the settings that change while the controller runs.
 
-A live change is all or nothing: the new configuration is checked and a new scene and new
-motion limits are fitted to it (:mod:`~itasc_ros.core.control.model_fit`) before anything is
-replaced; the constraints carry their targets over, the motion goes on from the command it had
-reached. ROS-free.
+A live change is all or nothing. A scalar (a constraint's weight, gain or feed-forward, the
+damping, the Cartesian limits) is checked and set on the running scene
+(:mod:`~itasc_ros.core.control.in_place`); any other change checks the new configuration and
+fits a new scene and new motion limits to it (:mod:`~itasc_ros.core.control.model_fit`)
+before anything is replaced: the constraints carry their targets over, the motion goes on from
+the command it had reached. ROS-free.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from ._target_kernels import cap_twist
 from .config import apply_updates
+from .in_place import apply_in_place, in_place_changes
 from .state import ControllerState
 
 
@@ -35,11 +38,16 @@ class LiveParameters(ControllerState):
             ConfigError: unknown or structural key (naming the live ones), invalid value;
                 nothing is changed.
         """
+        changes = in_place_changes(self.config, kw)
+        if changes is not None:  # scalars: set on the running scene, nothing rebuilt
+            self.config = apply_in_place(self.config, self.scene, changes)
+            return
         cfg = apply_updates(self.config, **kw)
         scene = self._build_scene(cfg)
         for old in self.scene.constraints:  # carry the targets over
             new = scene.get(old.name)
             new.carry_over(old)
+            new._twist_seen[:] = old._twist_seen  # the demand limit goes on from there
         for st in self._targets.values():
             st.applied[:] = 0.0  # the new constraints start without a twist
             for tw in (st.estimate, st.twist):  # within the (new) speed limits

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..constraints import Constraint
-from ..errors import InputError, ItascError, TargetNotSet
+from ..errors import InputError, ItascError, TargetNotSet, echo
 from ..kinematics.tree import KinematicTree
 from .config import ControllerConfig
 from .joint_input import JointStateInput
@@ -126,7 +126,7 @@ class ControllerState(FittedModel):
         st = self._targets.get(constraint)
         if st is None or not self.config.constraint(constraint).takes_target:
             raise self._reject(
-                f"constraint {constraint!r} takes no target pose; constraints with a target "
+                f"constraint {echo(constraint)} takes no target pose; constraints with a target "
                 f"are: {', '.join(self.pose_constraints) or '(none)'}"
             )
         return st
@@ -139,13 +139,13 @@ class ControllerState(FittedModel):
             idx = self.tree.link_index(frame)
         except ItascError:
             raise self._reject(
-                f"{what} frame {frame!r} is not a URDF link; use '' or "
+                f"{what} frame {echo(frame)} is not a URDF link; use '' or "
                 f"{self.tree.root_link!r} for the root, or one of: "
                 + ", ".join(self.tree.link_names)
             ) from None
         if not self._joints.has_state:
             raise self._reject(
-                f"{what} in frame {frame!r} needs a joint state to transform it "
+                f"{what} in frame {echo(frame)} needs a joint state to transform it "
                 f"to {self.tree.root_link!r}; none received yet"
             )
         self.tree.compute(self._q)

@@ -19,7 +19,9 @@ def quat_to_matrix(q: Array | tuple[float, float, float, float]) -> Array:
     """Rotation matrix of a quaternion.
 
     Args:
-        q: (4,) quaternion (x, y, z, w). Normalised here; must not be zero or non-finite.
+        q: (4,) quaternion (x, y, z, w). Normalised here, without overflow (divided by its
+            largest component first: a quaternion scaled by 1e200 is the same rotation); its
+            norm must be at least 1e-6 and finite.
 
     Returns:
         (3, 3) rotation matrix.
@@ -28,9 +30,18 @@ def quat_to_matrix(q: Array | tuple[float, float, float, float]) -> Array:
         ConfigurationError: zero-norm or non-finite quaternion.
     """
     x, y, z, w = (float(v) for v in q)
-    n = x * x + y * y + z * z + w * w
-    if not math.isfinite(n) or n < 1e-12:
-        raise ConfigurationError(f"quaternion (x, y, z, w)={tuple(q)} has no rotation (norm ~0)")
+    big = max(abs(x), abs(y), abs(z), abs(w))
+    if not math.isfinite(big) or big * math.sqrt(4.0) < 1e-6:
+        raise ConfigurationError(
+            f"quaternion (x, y, z, w)={tuple(float(v) for v in q)} has no rotation "
+            "(norm ~0 or not finite)"
+        )
+    x, y, z, w = x / big, y / big, z / big, w / big
+    n = x * x + y * y + z * z + w * w  # in [1, 4]
+    if big * math.sqrt(n) < 1e-6:
+        raise ConfigurationError(
+            f"quaternion (x, y, z, w)={tuple(float(v) for v in q)} has no rotation (norm ~0)"
+        )
     s = 2.0 / n
     xx, yy, zz = x * x * s, y * y * s, z * z * s
     xy, xz, yz = x * y * s, x * z * s, y * z * s

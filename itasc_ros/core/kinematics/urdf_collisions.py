@@ -17,7 +17,6 @@ every link this approximation, for kinematics-only URDFs without ``<collision>``
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 import warnings
 from collections.abc import Sequence
@@ -45,7 +44,6 @@ from .uri_resolution import resolve_uri
 
 Array = NDArray[np.float64]
 
-log = logging.getLogger(__name__)
 
 GEOMETRY_SOURCES = ("collision", "capsules")
 """``collision``: the URDF's ``<collision>`` elements; ``capsules``: every link approximated."""
@@ -237,8 +235,7 @@ def link_shapes(
         for k, ce in enumerate(le.findall("collision")):
             shapes.append(_collision_shape(ce, name, k, reading))
     for note in reading.notes:
-        warnings.warn(note, stacklevel=2)
-        log.warning(note)
+        warnings.warn(note, stacklevel=2)  # the node routes warnings to its ROS log
     return shapes, reading.notes
 
 

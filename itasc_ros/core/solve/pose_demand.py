@@ -48,6 +48,7 @@ class PoseDemand:
         self.steps = (math.inf, math.inf)  # [m/s], [rad/s] per tick
         self.braking = (math.inf, math.inf)  # [m/s^2], [rad/s^2] of the feedback's clamp
         self.last_command: Array | None = None  # (n,) read at each solve
+        self.period = 0.0  # [s] the nominal control period
         self._views: list[tuple[Constraint, Array, Array, Array, NDArray[np.bool_]]] = []
         self._dtw = np.zeros(6)  # a target twist's change since the last solve
 
@@ -101,6 +102,7 @@ class PoseDemand:
                 f"the last command has shape {last_command.shape}; expected ({self.n},)"
             )
         self.last_command = last_command
+        self.period = period
         self.braking = (
             linear if linear > 0.0 else math.inf,
             angular if angular > 0.0 else math.inf,
@@ -109,6 +111,15 @@ class PoseDemand:
             linear * period if linear > 0.0 else math.inf,
             angular * period if angular > 0.0 else math.inf,
         )
+
+    def set_accelerations(self, linear: float, angular: float) -> None:
+        """New accelerations for a limit that is on (:meth:`set`); nothing when it is off.
+
+        Raises:
+            SolverError: as :meth:`set`.
+        """
+        if self.last_command is not None:
+            self.set(linear, angular, self.last_command, self.period)
 
     def bind(self, views: list[tuple[Constraint, Array, Array, Array, NDArray[np.bool_]]]) -> None:
         """The pose tasks' rows: (constraint, rhs, A, B, orientation-row mask) views each."""

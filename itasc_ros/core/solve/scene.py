@@ -281,6 +281,10 @@ class Scene:
         """
         self._demand.set(linear, angular, last_command, period)
 
+    def set_demand_accelerations(self, linear: float, angular: float) -> None:
+        """New accelerations of the demand limit, when it is on (:meth:`set_demand_limits`)."""
+        self._demand.set_accelerations(linear, angular)
+
     @property
     def velocity_limits(self) -> Array:
         """(n,) the velocity limits the solve respects [rad/s or m/s]."""

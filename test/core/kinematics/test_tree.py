@@ -8,6 +8,7 @@ import pytest
 from robots import erd_urdf_path
 
 from itasc_ros.core import KinematicTree
+from itasc_ros.core.errors import ConfigurationError
 from itasc_ros.core.kinematics import spatial
 
 ROBOTS = ["panda", "ur3", "ur5", "ur10", "z1", "so100", "baxter", "tiago", "talos"]
@@ -173,3 +174,14 @@ def test_quaternion_roundtrip():
     # Against Pinocchio's quaternion (x, y, z, w coefficients).
     quat = pin.Quaternion(np.array([0.1, -0.2, 0.3, 0.9]) / np.linalg.norm([0.1, -0.2, 0.3, 0.9]))
     assert np.allclose(spatial.quat_to_matrix(quat.coeffs()), quat.matrix(), atol=1e-12)
+
+
+def test_a_quaternion_is_read_whatever_its_scale() -> None:
+    """Scaled by 1e200 or 1e-5 it is the same rotation; below 1e-6, NaN or inf it is refused."""
+    q = np.array([0.1, -0.2, 0.3, 0.9])
+    r = spatial.quat_to_matrix(q)
+    for scale in (1e200, 1e-5, 1e100, -3.0):
+        np.testing.assert_allclose(spatial.quat_to_matrix(q * scale), r, atol=1e-12)
+    for bad in (q * 1e-7, np.zeros(4), [np.nan, 0, 0, 1], [np.inf, 0, 0, 1]):
+        with pytest.raises(ConfigurationError, match="has no rotation"):
+            spatial.quat_to_matrix(bad)
