@@ -15,6 +15,7 @@ library with the same joint vector and the same URDF:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,4 +61,16 @@ def joint_vector(names: Sequence[str], values: dict[str, float]) -> FloatArray:
     return np.array([float(values[n]) for n in names])
 
 
-__all__ = ["FloatArray", "PeerUnavailable", "check_q", "joint_vector"]
+def import_peer(module: str, hint: str) -> Any:
+    """The peer library ``module``.
+
+    Raises:
+        PeerUnavailable: If it is not importable; the message says so and gives ``hint``.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise PeerUnavailable(f"{module} is not importable: {hint}") from exc
+
+
+__all__ = ["FloatArray", "PeerUnavailable", "check_q", "import_peer", "joint_vector"]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .contract import FloatArray, PeerUnavailable
+from .contract import FloatArray, import_peer
 
 #: The wheel ``make limit-peers`` installs.
 DAQP_REQUIREMENT = "daqp==0.11.0"
@@ -46,14 +46,8 @@ def import_daqp() -> Any:
     Raises:
         PeerUnavailable: If it is not importable; the message has the install hint.
     """
-    try:
-        import daqp
-    except ImportError as exc:
-        raise PeerUnavailable(
-            f"daqp is not importable: install it with 'make limit-peers' (pip install "
-            f"{DAQP_REQUIREMENT})"
-        ) from exc
-    return daqp
+    hint = f"install it with 'make limit-peers' (pip install {DAQP_REQUIREMENT})"
+    return import_peer("daqp", hint)
 
 
 def daqp_version() -> str:
