@@ -78,14 +78,16 @@ def pose_in_root(
     quat = np.asarray(quaternion, dtype=float).reshape(-1)
     if p.shape != (3,) or not np.all(np.isfinite(p)):
         raise ConfigurationError(f"the position must be 3 finite values, got {p.tolist()}")
-    norm = float(np.linalg.norm(quat)) if quat.shape == (4,) else 0.0
-    if not (np.all(np.isfinite(quat)) and norm > 1e-6):
+    t = np.eye(4)
+    try:  # normalised without overflow: a quaternion scaled by 1e200 is the same rotation
+        if quat.shape != (4,):
+            raise ConfigurationError("not 4 values")
+        t[:3, :3] = spatial.quat_to_matrix(quat)
+    except ConfigurationError:
         raise ConfigurationError(
             f"the orientation must be a finite, non-zero quaternion (x, y, z, w), got "
             f"{quat.tolist()}"
-        )
-    t = np.eye(4)
-    t[:3, :3] = spatial.quat_to_matrix(quat / norm)
+        ) from None
     t[:3, 3] = p
     if frame and frame != tree.root_link:
         t = tree.forward_kinematics(q, frame) @ t

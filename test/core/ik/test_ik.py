@@ -300,8 +300,12 @@ def test_the_worker_solves_in_a_frame_and_survives_bad_requests() -> None:
         from itasc_ros.core.kinematics import spatial
 
         quat = spatial.matrix_to_quat(rel[:3, :3])
+        goal_quat = spatial.matrix_to_quat(goal[:3, :3])
         bad = worker.solve(tree, "panda_hand", q, "", rel[:3, 3], np.full(4, math.nan))
         assert bad.result is None and "quaternion" in bad.error and "refused" in bad.summary()
+        for scale in (1e200, 1e-5):  # the same rotation at any scale (no overflow)
+            scaled = worker.solve(tree, "panda_hand", q, "", goal[:3, 3], goal_quat * scale)
+            assert scaled.result is not None and scaled.result.success, scaled.error
         unknown = worker.solve(tree, "panda_hand", q, "nowhere", rel[:3, 3], quat)
         assert unknown.result is None and "panda_link0" in unknown.error
         worker.submit(tree, "panda_hand", q, "panda_link2", rel[:3, 3], quat)
