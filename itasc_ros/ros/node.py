@@ -92,6 +92,7 @@ from .node_reports import (
 )
 from .realtime import apply_realtime, current_policy
 from .ros_args import non_ros_args
+from .security import log_security
 from .slack_gc import SlackCollector
 from .tick_spacing import TickSpacing
 
@@ -522,6 +523,7 @@ def main(args: list[str] | None = None) -> int:
     try:
         node = ItascNode()
         route_warnings(node.get_logger())
+        log_security(node.get_logger(), argv)
         node.apply_scheduling()
         executor = make_executor()
         executor.add_node(node)
