@@ -156,6 +156,22 @@ def _kind(name: str, type_name: str) -> Any:
 def _declare(node: Node, spec: ParamSpec) -> None:
     if not node.has_parameter(spec.name):
         node.declare_parameter(spec.name, spec.default, spec.descriptor())
+        if isinstance(spec.default, Parameter.Type):
+            _empty_array(node, spec.name, spec.default)
+
+
+def _empty_array(node: Node, name: str, kind: Parameter.Type) -> None:
+    """Give an empty array parameter its typed empty value.
+
+    rclpy declares a parameter given only its type as *uninitialised* (and would read a plain
+    ``[]`` as a byte array): ``get_parameters`` then answers nothing for a request that names
+    it with others (``ros2 param get`` of several names). rclpy has no public call to set a
+    read-only parameter, so the node's own table is set; without it (another rclpy) the
+    parameter stays uninitialised and :func:`value` reads it as [].
+    """
+    table = getattr(node, "_parameters", None)
+    if isinstance(table, dict) and name in table:
+        table[name] = Parameter(name, kind, [])
 
 
 def value(node: Node, name: str) -> Any:

@@ -219,6 +219,13 @@ def test_an_integer_for_a_double_is_accepted_at_start_up_and_live(
         gain, rate = read("constraints.ee.gain", "control_rate")
         assert (gain.type, gain.double_value) == (ParameterType.PARAMETER_DOUBLE, 10.0)
         assert (rate.type, rate.double_value) == (ParameterType.PARAMETER_DOUBLE, 100.0)
+        # An empty array among the names: every value is answered, the array typed and empty.
+        gain, affinity = read("constraints.ee.gain", "cpu_affinity")
+        assert (gain.type, affinity.type) == (
+            ParameterType.PARAMETER_DOUBLE,
+            ParameterType.PARAMETER_INTEGER_ARRAY,
+        )
+        assert list(affinity.integer_array_value) == []
         # Live: `ros2 param set /ints/itasc_node constraints.ee.gain 25` sends an INTEGER.
         result = set_one(
             "constraints.ee.gain", _value(ParameterType.PARAMETER_INTEGER, integer_value=25)
