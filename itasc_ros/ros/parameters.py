@@ -167,8 +167,14 @@ def _empty_array(node: Node, name: str, kind: Parameter.Type) -> None:
     ``[]`` as a byte array): ``get_parameters`` then answers nothing for a request that names
     it with others (``ros2 param get`` of several names). rclpy has no public call to set a
     read-only parameter, so the node's own table is set; without it (another rclpy) the
-    parameter stays uninitialised and :func:`value` reads it as [].
+    parameter stays uninitialised and :func:`value` reads it as []. A value given at start-up
+    (a params file, ``-p``) is kept.
     """
+    try:
+        node.get_parameter(name)
+        return  # a value was given (a params file, -p): it stays
+    except ParameterUninitializedException:
+        pass
     table = getattr(node, "_parameters", None)
     if isinstance(table, dict) and name in table:
         table[name] = Parameter(name, kind, [])
