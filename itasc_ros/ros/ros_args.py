@@ -99,8 +99,9 @@ def param_overrides(argv: Sequence[str], node_name: str) -> dict[str, object]:
     return out
 
 
-def _param_pairs(argv: Sequence[str]) -> list[str]:
-    pairs: list[str] = []
+def ros_flag_values(argv: Sequence[str], flags: Sequence[str]) -> list[str]:
+    """The values that follow any of ``flags`` inside the ``--ros-args`` of ``argv``, in order."""
+    values: list[str] = []
     in_ros = False
     items = list(argv)
     for i, arg in enumerate(items):
@@ -108,9 +109,19 @@ def _param_pairs(argv: Sequence[str]) -> list[str]:
             in_ros = True
         elif arg == "--":
             in_ros = False
-        elif in_ros and arg in ("-p", "--param") and i + 1 < len(items):
-            pairs.append(items[i + 1])
-    return pairs
+        elif in_ros and arg in flags and i + 1 < len(items):
+            values.append(items[i + 1])
+    return values
 
 
-__all__ = ["ROS_FLAGS", "check_params_files", "non_ros_args", "param_overrides"]
+def _param_pairs(argv: Sequence[str]) -> list[str]:
+    return ros_flag_values(argv, ("-p", "--param"))
+
+
+__all__ = [
+    "ROS_FLAGS",
+    "check_params_files",
+    "non_ros_args",
+    "param_overrides",
+    "ros_flag_values",
+]

@@ -17,6 +17,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .ros_args import ros_flag_values
+
 #: Files an SROS2 enclave holds (``ros2 security create_enclave``).
 ENCLAVE_FILES = ("cert.pem", "key.pem", "governance.p7s", "permissions.p7s")
 
@@ -30,16 +32,8 @@ def enclave_of(argv: Sequence[str], env: Mapping[str, str]) -> str:
     override = env.get("ROS_SECURITY_ENCLAVE_OVERRIDE", "")
     if override:
         return override
-    args = list(argv)
-    inside = False
-    for i, a in enumerate(args):
-        if a == "--ros-args":
-            inside = True
-        elif a == "--":
-            inside = False
-        elif inside and a in ("--enclave", "-e") and i + 1 < len(args):
-            return args[i + 1]
-    return "/"
+    given = ros_flag_values(argv, ("--enclave", "-e"))
+    return given[0] if given else "/"
 
 
 def security_summary(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, str]:
