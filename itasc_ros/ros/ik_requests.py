@@ -7,13 +7,16 @@ target), not solved within the budget, superseded by a newer request before it s
 model. A solution is published on ``~/ik_solution`` (sensor_msgs/JointState) first. Both carry
 the request's header: the solution as its ``header`` (stamp and frame_id), the result as the
 values ``request_stamp`` (``<sec>.<nanosec>``) and ``frame_id``, so that a client matches them to
-its request. Requests are solved in a thread of their own (the control tick never waits); only
-the latest request waits there.
+its request. The subscription's callback only deposits a request; reading it, solving it and
+answering happen in a thread of their own (the control tick never waits). Only the latest request
+waits there; the ones it superseded are answered as such, up to :data:`SUPERSEDED_KEPT` between
+two solves (under a flood beyond that the oldest get no answer, counted in ``/diagnostics``).
 """
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +36,9 @@ from .realtime import demote_current_thread
 Array = NDArray[np.float64]
 SUPERSEDED = "superseded by a newer request before it started"
 NO_MODEL = "no robot model yet"
+#: Superseded requests kept for their answer; beyond it, under a flood, the oldest get none
+#: (counted: :attr:`IkRequests.unanswered`).
+SUPERSEDED_KEPT = 256
 
 
 @dataclass
@@ -47,7 +53,6 @@ class _Request:
     frame: str
     position: Array
     quaternion: Array
-    superseded: bool = False
 
 
 def stamp_text(header: Header) -> str:
@@ -106,35 +111,54 @@ class IkRequests:
         self._solver = IkWorker(lambda _: None, timeout)
         self._solver.close()
         self._lock = threading.Lock()
-        self._queued: _Request | None = None  # submitted, not started
-        self._worker: LatestWorker[_Request] = LatestWorker(self._serve, "itasc_ik")
+        self._latest: tuple[PoseStamped, Controller | None] | None = None  # not started
+        self._superseded: deque[Header] = deque(maxlen=SUPERSEDED_KEPT)  # not yet answered
+        self.unanswered = 0  # superseded requests beyond SUPERSEDED_KEPT: no result
+        self._worker: LatestWorker[bool] = LatestWorker(self._serve, "itasc_ik")
         self._timeout = timeout
 
     def request(self, msg: PoseStamped, ctrl: Controller | None) -> None:
-        """Queue a request for the first target's effector (else the tip); never raises.
+        """Deposit a request for the worker thread; never raises, does nothing else.
 
-        A request that cannot be queued (no model) and one still waiting when this one comes
-        get their ``~/ik_result`` now.
+        The request waiting before it (not started) is superseded: the worker answers it.
         """
+        with self._lock:
+            if self._latest is not None:
+                if len(self._superseded) == SUPERSEDED_KEPT:
+                    self.unanswered += 1
+                self._superseded.append(self._latest[0].header)
+            self._latest = (msg, ctrl)
+        self._worker.submit(True)
+
+    def close(self) -> None:
+        """Stop the worker thread (a solve in progress ends within its budget)."""
+        self._worker.close(max(1.0, 2.0 * self._timeout))
+
+    def _serve(self, _: bool) -> None:
+        """Worker thread: answer the superseded requests, then solve the latest one."""
+        demote_current_thread()  # a solve must never hold a real-time core
+        with self._lock:
+            latest, self._latest = self._latest, None
+            superseded = list(self._superseded)
+            self._superseded.clear()
+        if latest is None:
+            return
+        msg, ctrl = latest
+        robot = "" if ctrl is None else ctrl.tree.name
+        for header in superseded:
+            self._fail(header, robot, "", SUPERSEDED)
         if ctrl is None:
             self._fail(msg.header, "", "", NO_MODEL)
             return
         try:
             req = self._make(msg, ctrl)
         except Exception as exc:  # a request never stops the node
-            self._fail(msg.header, ctrl.tree.name, "", f"refused: {exc}")
+            self._fail(msg.header, robot, "", f"refused: {exc}")
             return
-        with self._lock:
-            old, self._queued = self._queued, req
-            if old is not None:
-                old.superseded = True
-            self._worker.submit(req)
-        if old is not None:
-            self._fail(old.header, old.robot, old.link, SUPERSEDED)
-
-    def close(self) -> None:
-        """Stop the worker thread (a solve in progress ends within its budget)."""
-        self._worker.close(max(1.0, 2.0 * self._timeout))
+        outcome = self._solver.solve(
+            req.tree, req.link, req.seed, req.frame, req.position, req.quaternion
+        )
+        self._publish(req, outcome)
 
     def _make(self, msg: PoseStamped, ctrl: Controller) -> _Request:
         targets = ctrl.pose_constraints
@@ -152,19 +176,6 @@ class IkRequests:
             np.array(p, dtype=float),
             np.array(quat, dtype=float),
         )
-
-    def _serve(self, req: _Request) -> None:
-        """Worker thread: solve, publish the solution and the result."""
-        with self._lock:
-            if req.superseded:  # its failure was published when the newer one came
-                return
-            if self._queued is req:
-                self._queued = None
-        demote_current_thread()  # a solve must never hold a real-time core
-        outcome = self._solver.solve(
-            req.tree, req.link, req.seed, req.frame, req.position, req.quaternion
-        )
-        self._publish(req, outcome)
 
     def _publish(self, req: _Request, outcome: IkOutcome) -> None:
         logger = self._node.get_logger()

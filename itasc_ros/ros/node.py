@@ -34,13 +34,12 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock, ClockType, ROSClock
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
@@ -90,6 +89,7 @@ from .node_reports import (
     marker_array,
     status_message,
 )
+from .polled_reader import PolledReader
 from .realtime import apply_realtime, current_policy
 from .ros_args import non_ros_args
 from .security import log_security
@@ -161,10 +161,15 @@ class ItascNode(ParameterNode):
             self._on_joint_state,
             qos_profile_sensor_data,
         )
+        # Targets, their twists and jog twists wait in their DDS readers (the latest of each)
+        # until the tick takes them: a flood costs the loop nothing (see polled_reader).
+        self._readers = []
         for name, (pose_topic, twist_topic) in target_topics(self._config).items():
-            self.create_subscription(PoseStamped, pose_topic, self._target_cb(name), 10)
-            self.create_subscription(TwistStamped, twist_topic, self._twist_cb(name), 10)
-        self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_jog, 10)
+            self._readers.append((name, PolledReader(self, PoseStamped, pose_topic), False))
+            self._readers.append((name, PolledReader(self, TwistStamped, twist_topic), True))
+        self._jog_reader = PolledReader(self, TwistStamped, "~/delta_twist_cmds")
+        self._joint_in: tuple[JointState, float] | None = None  # deposited, not yet taken
+        self._marker_in: dict[str, tuple[PoseStamped, float, bool]] = {}  # RViz, by name
         # Position IK on request, solved in a thread of its own (never in the control tick).
         self._ik = IkRequests(self)
         self.create_subscription(PoseStamped, "~/ik_request", self._on_ik_request, 10)
@@ -281,15 +286,17 @@ class ItascNode(ParameterNode):
         """The periodic jobs while the loop does not tick (no model, no joint states)."""
         t = time.monotonic()
         if t - self._last_tick > STATUS_PERIOD:
+            self._take_inputs()  # targets held for the next model, joint states remembered
             self._housekeeping(t)
 
     def _control(self) -> None:
         if self._worker is not None and self._worker.results:
             self._take_parsed(*self._worker.results.popleft())
+        t0 = time.perf_counter()
+        self._take_inputs()
         ctrl, cmd = self._controller, self._command
         if ctrl is None or cmd is None:
             return
-        t0 = time.perf_counter()
         now = self._now()
         self._journal.sync(ctrl, self._models.digest)
         try:
@@ -335,30 +342,80 @@ class ItascNode(ParameterNode):
         self.get_logger().warning(f"input rejected: {exc}", throttle_duration_sec=1.0)
 
     def _on_joint_state(self, msg: JointState) -> None:
-        ctrl = self._controller
-        names, pos, src = msg.name, msg.position, stamp_or_none(msg.header.stamp)
-        now = self._now()
-        if ctrl is not None:
-            try:
-                ctrl.set_joint_state(names, pos, now, src)
-            except Exception as exc:  # InputError; anything else is counted, never a crash
-                self._reject(exc)
-                return
-        self._models.remember_joint_state(names, pos, src, now)  # for the next model
+        """Deposit the joint state (the tick takes it); with the joint_states trigger, tick."""
+        self._joint_in = (msg, self._now())
         if self._trigger == P.TRIGGER_JOINT_STATES:
             # at most control_rate on average, every state when they come slower
             if self._spacing.due(time.monotonic()):
                 self._on_tick()
 
-    def _target_cb(self, name: str) -> Callable[[PoseStamped], None]:
-        def cb(msg: PoseStamped) -> None:
-            self._on_marker_pose(name, msg)
-            if self._target_markers is not None:  # the RViz marker follows topic targets
-                self._target_markers.follow(name)
-
-        return cb
-
     def _on_marker_pose(self, name: str, pose_stamped: PoseStamped, jump: bool = False) -> None:
+        """Deposit a target pose of the RViz marker for constraint ``name`` (the tick takes it).
+
+        A jump stays a jump until taken, even when a newer pose replaces it.
+        """
+        held = self._marker_in.get(name)
+        self._marker_in[name] = (pose_stamped, self._now(), jump or (held is not None and held[2]))
+
+    def _on_marker_snap(self, name: str, pose_stamped: PoseStamped) -> None:
+        """The marker snapped back to the effector: a jump, no target velocity estimate."""
+        self._on_marker_pose(name, pose_stamped, jump=True)
+
+    def _take_inputs(self) -> None:
+        """The tick's first step: take what arrived since the last one, the latest of each.
+
+        The joint state first (targets in link frames are placed with it), then each target's
+        pose and twist, the jog twist, and the RViz markers' poses. Each is checked and applied
+        by the controller (or kept for the next model while there is none).
+        """
+        if self._joint_in is not None:
+            msg, received = self._joint_in
+            self._joint_in = None
+            self._apply_joint_state(msg, received)
+        sim_offset = self._sim_offset()
+        for name, reader, is_twist in self._readers:
+            got = reader.take()
+            if got is None:
+                continue
+            msg, received = got
+            if is_twist:
+                self._apply_twist(name, msg, received + sim_offset)
+            else:
+                self._apply_target(name, msg, received + sim_offset)
+                if self._target_markers is not None:  # the RViz marker follows topic targets
+                    self._target_markers.follow(name)
+        got = None if self._jog_reader is None else self._jog_reader.take()
+        if got is not None:
+            self._apply_jog(got[0], got[1] + sim_offset)
+        while self._marker_in:
+            name, (pose_stamped, received, jump) = self._marker_in.popitem()
+            self._apply_target(name, pose_stamped, received, jump)
+
+    def _sim_offset(self) -> float:
+        """ROS time minus system time [s]: 0 unless ``use_sim_time`` drives the clock.
+
+        DDS stamps a message's reception with the system clock; the controller's clock is ROS
+        time.
+        """
+        clock = self.get_clock()
+        if isinstance(clock, ROSClock) and clock.ros_time_is_active:
+            return clock.now().nanoseconds * 1e-9 - time.time()
+        return 0.0
+
+    def _apply_joint_state(self, msg: JointState, received: float) -> None:
+        ctrl = self._controller
+        names, pos, src = msg.name, msg.position, stamp_or_none(msg.header.stamp)
+        if ctrl is not None:
+            try:
+                ctrl.set_joint_state(names, pos, received, src)
+            except Exception as exc:  # InputError; anything else is counted, never a crash
+                self._reject(exc)
+                return
+        self._models.remember_joint_state(names, pos, src, received)  # for the next model
+
+    def _apply_target(
+        self, name: str, pose_stamped: PoseStamped, received: float, jump: bool = False
+    ) -> None:
         """Feed a target pose to constraint ``name`` (target topics and the RViz marker)."""
         ctrl = self._controller
         if ctrl is None:
@@ -366,35 +423,28 @@ class ItascNode(ParameterNode):
             return
         try:
             frame, p, q, src = pose_stamped_arrays(pose_stamped)
-            ctrl.set_target(name, frame, p, q, self._now(), src, jump=jump)
+            ctrl.set_target(name, frame, p, q, received, src, jump=jump)
         except Exception as exc:  # InputError; anything else is counted, never a crash
             self._reject(exc)
 
-    def _on_marker_snap(self, name: str, pose_stamped: PoseStamped) -> None:
-        """The marker snapped back to the effector: a jump, no target velocity estimate."""
-        self._on_marker_pose(name, pose_stamped, jump=True)
+    def _apply_twist(self, name: str, msg: TwistStamped, received: float) -> None:
+        ctrl = self._controller
+        if ctrl is None:
+            return
+        try:
+            frame, tw, src = twist_stamped_array(msg)
+            ctrl.set_target_twist(name, frame, tw, received, src)
+        except Exception as exc:  # InputError; anything else is counted, never a crash
+            self._reject(exc)
 
-    def _twist_cb(self, name: str) -> Callable[[TwistStamped], None]:
-        def cb(msg: TwistStamped) -> None:
-            ctrl = self._controller
-            if ctrl is None:
-                return
-            try:
-                frame, tw, src = twist_stamped_array(msg)
-                ctrl.set_target_twist(name, frame, tw, self._now(), src)
-            except Exception as exc:  # InputError; anything else is counted, never a crash
-                self._reject(exc)
-
-        return cb
-
-    def _on_jog(self, msg: TwistStamped) -> None:
+    def _apply_jog(self, msg: TwistStamped, received: float) -> None:
         """``~/delta_twist_cmds``: jog the effector of the first target constraint (as Servo)."""
         ctrl = self._controller
         if ctrl is None or not ctrl.pose_constraints:
             return
         try:
             frame, tw, src = twist_stamped_array(msg)
-            ctrl.set_jog_twist(ctrl.pose_constraints[0], frame, tw, self._now(), src)
+            ctrl.set_jog_twist(ctrl.pose_constraints[0], frame, tw, received, src)
         except Exception as exc:  # InputError; anything else is counted, never a crash
             self._reject(exc)
 
@@ -456,7 +506,11 @@ class ItascNode(ParameterNode):
             self._state(),
             self._now(),
             self.scheduling,
-            [("gc_collections", "/".join(map(str, self.gc.collections)))],
+            [
+                ("gc_collections", "/".join(map(str, self.gc.collections))),
+                ("inputs_replaced_before_taken", sum(r.dropped for r in self.readers())),
+                ("ik_requests_unanswered", 0 if self._ik is None else self._ik.unanswered),
+            ],
             [
                 ("journal_subscribers", self._journal.subscribers),
                 ("parameters_revision", self._journal.revision),

@@ -30,6 +30,7 @@ from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
 from .markers import TargetMarkers
 from .node_reports import LoopStats, Rejections
+from .polled_reader import PolledReader
 from .tick_spacing import TickSpacing
 from .urdf_sources import UrdfWorker
 
@@ -63,6 +64,14 @@ class OutputNode(Node):
     _spacing: TickSpacing  # joint_states trigger: which states tick
     _watchdog_gap: float  # [s]
     _type_errors: dict[str, str]  # the set-parameters request's refusals, by name
+    _readers: list[tuple[str, PolledReader[Any], bool]]  # (constraint, reader, is_twist)
+    _jog_reader: PolledReader[Any] | None  # ~/delta_twist_cmds
+
+    def readers(self) -> list[PolledReader[Any]]:
+        """The inputs the tick takes from their DDS readers (targets, twists, jog)."""
+        found = [r for _, r, _ in getattr(self, "_readers", [])]
+        jog = getattr(self, "_jog_reader", None)
+        return found if jog is None else [*found, jog]
 
     @property
     def _controller(self) -> Controller | None:
@@ -129,11 +138,14 @@ class OutputNode(Node):
             time.sleep(min(wait, 0.2))
 
     def destroy_node(self) -> None:
-        """Stop the URDF parser and IK threads, then destroy the node."""
+        """Stop the URDF parser and IK threads, release the polled readers, destroy the node."""
         if self._worker is not None:
             self._worker.close()
         if self._ik is not None:
             self._ik.close()
+        for reader in self.readers():
+            reader.destroy()
+        self._readers, self._jog_reader = [], None
         super().destroy_node()
 
     def stop_smoothly(self, executor: Any, timeout: float = STOP_TIMEOUT) -> bool:

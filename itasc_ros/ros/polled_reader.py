@@ -1,0 +1,91 @@
+"""A subscription the control tick reads: DDS keeps the latest message, the tick takes it.
+
+A subscription of an rclpy node is served by the executor: every message that arrives costs the
+executor's thread (the control loop's) a callback, ~35-55 us on a 2-core VM before any work of
+its own. A publisher flooding jog twists at 5 kHz then takes most of the loop's thread and ticks
+are missed. A :class:`PolledReader` is a subscription the executor never sees (rcl's
+subscription on the node's handle, so its topic resolves, remaps and shows in the graph as the
+node's own): its DDS reader keeps the latest message (history depth 1: DDS's own threads do the
+depositing, outside Python's lock) and the tick takes it when it starts. A flood costs the tick
+one take (~1 us when nothing came, one message's conversion otherwise), whatever its rate.
+
+Messages replaced before a tick took them are counted (gaps in each publisher's sequence numbers,
+reported in ``/diagnostics``). A message's reception time is DDS's own receive timestamp (the
+system clock), so staleness is measured from when it arrived, not from when the tick took it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Generic, TypeVar
+
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.type_support import check_is_valid_msg_type
+
+M = TypeVar("M")
+
+
+class PolledReader(Generic[M]):
+    """The latest message of one topic, taken by the control tick (see the module).
+
+    Args:
+        node: the node whose subscription this is (name resolution, remapping, the graph).
+        msg_type: the message class.
+        topic: the topic name (``~/...`` and relative names resolve as for the node's own).
+        reliable: RELIABLE (True, as the targets' publishers expect) or BEST_EFFORT.
+    """
+
+    def __init__(self, node: Node, msg_type: type[M], topic: str, reliable: bool = True) -> None:
+        qos = QoSProfile(
+            depth=1,
+            reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+        )
+        self.msg_type = msg_type
+        check_is_valid_msg_type(msg_type)  # imports its type support, as create_subscription
+        with node.handle:
+            self._handle: Any = _rclpy.Subscription(
+                node.handle, msg_type, topic, qos.get_c_qos_profile(), None
+            )
+        self.topic = str(self._handle.get_topic_name())
+        self.taken = 0  # messages taken
+        self.dropped = 0  # messages replaced by a newer one before a tick took them
+        self._sequence: dict[bytes, int] = {}  # the last sequence number of each publisher
+
+    def take(self) -> tuple[M, float] | None:
+        """The message that arrived since the last take, with its reception time, or None.
+
+        Returns:
+            ``(message, received)``: ``received`` is the system-clock time [s] DDS received
+            it (the time of the take when the middleware does not say).
+        """
+        got = self._handle.take_message(self.msg_type, False)
+        if got is None:
+            return None
+        msg, info = got
+        self.taken += 1
+        self._count_gap(info)
+        stamp = info.get("received_timestamp") or 0
+        return msg, (stamp * 1e-9 if stamp > 0 else time.time())
+
+    def _count_gap(self, info: dict[str, Any]) -> None:
+        """Add the messages a publisher sent between this one and its previous one taken."""
+        seq = info.get("publication_sequence_number")
+        gid = info.get("publisher_gid")
+        if not isinstance(seq, int) or not isinstance(gid, dict):
+            return  # the middleware does not number its messages
+        key = bytes(gid.get("data", b""))
+        last = self._sequence.get(key)
+        if last is not None and seq > last + 1:
+            self.dropped += seq - last - 1
+        if len(self._sequence) > 64 and key not in self._sequence:
+            self._sequence.clear()  # publishers come and go: bounded
+        self._sequence[key] = seq
+
+    def destroy(self) -> None:
+        """Release the subscription (before the node is destroyed)."""
+        self._handle.destroy_when_not_in_use()
+
+
+__all__ = ["PolledReader"]
