@@ -19,8 +19,10 @@ Definitions (the oracle is :class:`Model`, an independent statement of the rules
   link frame before any joint state; twist -- a value NaN/Inf or above ``HUGE``, a bad frame.
   Any of them with a header stamp (non-zero) is also rejected when the stream's last accepted
   *stamped* message was received within ``input_timeout`` (either side of now) and the stamp is
-  older than that one's (out of order) or further ahead than the reception times allow plus
-  ``input_timeout`` (a stamp in the future). Older anchors are forgotten (re-anchoring).
+  older than that one's (out of order) or its delivery offset (reception time minus stamp) is
+  smaller than the smallest offset of the stream's accepted messages by more than
+  ``input_timeout`` (a stamp in the future). Older anchors are not compared with (re-anchoring:
+  the smallest offset restarts from the message's own when its stamp is older than the anchor's).
 * The inputs are *unusable* at a tick at time ``now`` when the output is disabled, or no joint
   state was ever accepted, or the last accepted joint state was received more than
   ``input_timeout`` before ``now`` or after ``now`` (the clock jumped back), or no target pose was
@@ -371,21 +373,31 @@ class NodePath:
 
 
 # ------------------------------------------------------------------------------ the model
-def stamp_problem(
-    anchor: tuple[float, float] | None, src: float | None, now: float, timeout: float
-) -> str:
+Anchor = tuple[float, float, float]
+"""A stream's last accepted stamp, its reception time, the smallest delivery offset [s]."""
+
+
+def stamp_problem(anchor: Anchor | None, src: float | None, now: float, timeout: float) -> str:
     """The stamp rule of the module docstring: '' or a word of the expected message."""
     if src is None or anchor is None:
         return ""
-    anchor_src, anchor_received = anchor
+    anchor_src, anchor_received, offset = anchor
     elapsed = now - anchor_received
     if not -timeout <= elapsed <= timeout:
         return ""
     if src < anchor_src:
         return "out of order"
-    if src - anchor_src - max(elapsed, 0.0) > timeout:
+    if offset - (now - src) > timeout:
         return "in the future"
     return ""
+
+
+def anchored(anchor: Anchor | None, src: float, now: float) -> Anchor:
+    """The stream's anchor once a message stamped ``src`` received at ``now`` is accepted."""
+    offset = now - src
+    if anchor is not None and src >= anchor[0]:
+        offset = min(offset, anchor[2])
+    return (src, now, offset)
 
 
 def bad(values: Sequence[float] | np.ndarray) -> bool:
@@ -401,9 +413,9 @@ class Model:
         self.velocity_scale = CONFIG.velocity_scale
         self.q: np.ndarray | None = None  # (n,) last accepted, joints order
         self.js_received = -math.inf
-        self.js_anchor: tuple[float, float] | None = None
+        self.js_anchor: Anchor | None = None
         self.has_target = False
-        self.target_anchor: tuple[float, float] | None = None
+        self.target_anchor: Anchor | None = None
         self.enabled = True
         self.halted = True
 
@@ -433,7 +445,7 @@ class Model:
             return reasons
         self.q, self.js_received = q, now
         if src is not None:
-            self.js_anchor = (src, now)
+            self.js_anchor = anchored(self.js_anchor, src, now)
         return []
 
     def _frame_problem(self, frame: str) -> str:
@@ -473,7 +485,7 @@ class Model:
             return reasons
         self.has_target = True
         if src is not None:
-            self.target_anchor = (src, now)
+            self.target_anchor = anchored(self.target_anchor, src, now)
         return []
 
     def twist(self, msg: TwistStamped, now: float) -> list[str]:

@@ -19,8 +19,9 @@ URDF's movable joints, :attr:`KinematicTree.all_joint_names` order; ``c``: the c
 
 =============  =============================================================================
 SNAPSHOT       :data:`SNAPSHOT_HEAD` values (revision, urdf tag, model number, n, k, enabled,
-               halted, has_state, joint-state reception time, header stamp, stamp-order
-               anchor (stamp, reception)), q (n), per target :data:`STREAM_SIZE` values
+               halted, has_state, joint-state reception time, header stamp, stamp order
+               (last accepted stamp, its reception time, smallest delivery offset)), q (n),
+               per target :data:`STREAM_SIZE` values
                (:func:`stream_layout`), then the motion limiter's state: the last tick's
                time, the last command (c) and its acceleration (c)
 JOINT_STATE    reception time, header stamp, q (n)
@@ -54,16 +55,16 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-FORMAT = 2.0
+FORMAT = 3.0
 """First value of every journal message: the layout version."""
 
 LABEL = "itasc_journal_v1"
 """``layout.dim[0].label`` of a journal message."""
 
-STREAM_SIZE = 83
+STREAM_SIZE = 86
 """Values per target stream in a SNAPSHOT (see :func:`stream_layout`)."""
 
-SNAPSHOT_HEAD = 12
+SNAPSHOT_HEAD = 13
 """Values before the joint positions in a SNAPSHOT."""
 
 TICK_TARGET_SIZE = 21
@@ -107,17 +108,22 @@ STATUS_CODES = ("waiting", "active", "stale", "disabled", "fault", "stopping")
 
 
 def stream_layout() -> dict[str, slice]:
-    """Field name -> slice of one target stream's :data:`STREAM_SIZE` SNAPSHOT values."""
+    """Field name -> slice of one target stream's :data:`STREAM_SIZE` SNAPSHOT values.
+
+    ``order``, ``twist_order`` and ``jog_order`` are a
+    :class:`~itasc_ros.core.control.streams.StampOrder`: the last accepted header stamp [s]
+    (NaN: none), its reception time [s] and the smallest delivery offset [s] (inf: none).
+    """
     sizes = (
         ("has_pose", 1),
         ("pose", 16),
         ("stamp", 1),
         ("header", 1),
-        ("order", 2),
+        ("order", 3),
         ("estimate", 6),
         ("twist", 6),
         ("twist_stamp", 1),
-        ("twist_order", 2),
+        ("twist_order", 3),
         ("applied", 6),
         ("jumps", 1),
         ("capped", 1),
@@ -128,7 +134,7 @@ def stream_layout() -> dict[str, slice]:
         ("ref_twist", 6),
         ("jog", 6),
         ("jog_stamp", 1),
-        ("jog_order", 2),
+        ("jog_order", 3),
         ("jog_valid", 1),
         ("jog_period", 1),
         ("jog_budget", 1),

@@ -20,12 +20,11 @@ from .journal import (
     TICK_TARGET_SIZE,
     Code,
     Journal,
-    stamp_of,
     stamp_value,
 )
 from .state import ControllerState
 from .status import STATUS_CODE, Status, StepOutput
-from .stream_snapshot import stream_from, stream_into
+from .stream_snapshot import order_from, order_into, stream_from, stream_into
 
 Array = NDArray[np.float64]
 
@@ -65,20 +64,11 @@ class Journaling(ControllerState):
         """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
         n_all, k = self._q_full.shape[0], len(self._targets)
         js = self._joints
-        o = js.order
-        out[0:9] = (
-            n_all,
-            k,
-            self._enabled,
-            self._halted,
-            js.has_state,
-            js.stamp,
-            js.header,
-            stamp_value(o.source),
-            o.received,
-        )
-        out[9 : 9 + n_all] = js.all_positions()
-        i = 9 + n_all
+        out[0:7] = (n_all, k, self._enabled, self._halted, js.has_state, js.stamp, js.header)
+        order_into(js.order, out[7:10])
+        h = SNAPSHOT_HEAD - 3
+        out[h : h + n_all] = js.all_positions()
+        i = h + n_all
         for st in self._targets.values():
             stream_into(st, out[i : i + STREAM_SIZE])
             i += STREAM_SIZE
@@ -104,7 +94,7 @@ class Journaling(ControllerState):
         js = self._joints
         self._enabled, self._halted, js.has_state = bool(s[5]), bool(s[6]), bool(s[7])
         js.stamp, js.header = float(s[8]), float(s[9])
-        js.order.source, js.order.received = stamp_of(s[10]), float(s[11])
+        order_from(js.order, s[10:13])
         js.set_all_positions(s[SNAPSHOT_HEAD : SNAPSHOT_HEAD + n_all])
         i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)
         n = self._q.shape[0]

@@ -6,9 +6,30 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .journal import STREAM, stamp_of, stamp_value
-from .streams import TargetStream
+from .streams import StampOrder, TargetStream
 
 Array = NDArray[np.float64]
+
+
+def order_into(order: StampOrder, out: Array) -> None:
+    """Write a stamp order's (3,) SNAPSHOT values to ``out``.
+
+    Args:
+        order: the stream's stamp order.
+        out: (3,) receives the last accepted header stamp [s] (NaN: none), its reception
+            time [s] and the smallest delivery offset [s] (inf: none).
+    """
+    out[0], out[1], out[2] = stamp_value(order.source), order.received, order.offset
+
+
+def order_from(order: StampOrder, v: Array) -> None:
+    """Set a stamp order from its (3,) SNAPSHOT values ``v`` (the inverse of :func:`order_into`).
+
+    Args:
+        order: the stream's stamp order.
+        v: (3,) the values :func:`order_into` wrote.
+    """
+    order.source, order.received, order.offset = stamp_of(v[0]), float(v[1]), float(v[2])
 
 
 def stream_into(st: TargetStream, out: Array) -> None:
@@ -17,16 +38,16 @@ def stream_into(st: TargetStream, out: Array) -> None:
     out[f["has_pose"]] = st.has_pose
     out[f["pose"]] = st.pose.reshape(16)
     out[f["stamp"]], out[f["header"]] = st.stamp, st.header
-    out[f["order"]] = (stamp_value(st.order.source), st.order.received)
+    order_into(st.order, out[f["order"]])
     out[f["estimate"]], out[f["twist"]] = st.estimate, st.twist
     out[f["twist_stamp"]] = st.twist_stamp
-    out[f["twist_order"]] = (stamp_value(st.twist_order.source), st.twist_order.received)
+    order_into(st.twist_order, out[f["twist_order"]])
     out[f["applied"]] = st.applied
     out[f["jumps"]], out[f["capped"]], out[f["source"]] = st.jumps, st.capped, st.source
     out[f["ref_active"]], out[f["ref_jogging"]] = st.ref.active, st.ref.jogging
     out[f["ref_pose"]], out[f["ref_twist"]] = st.ref.pose.reshape(16), st.ref.twist
     out[f["jog"]], out[f["jog_stamp"]] = st.jog, st.jog_stamp
-    out[f["jog_order"]] = (stamp_value(st.jog_order.source), st.jog_order.received)
+    order_into(st.jog_order, out[f["jog_order"]])
     out[f["jog_valid"]], out[f["jog_period"]] = st.jog_valid, st.jog_period
     out[f["jog_budget"]] = st.jog_budget
     out[f["jog_start"]], out[f["jog_count"]] = st.jog_start, st.jog_count
@@ -38,11 +59,10 @@ def stream_from(st: TargetStream, v: Array) -> None:
     st.has_pose = bool(v[f["has_pose"]][0])
     st.pose[:] = v[f["pose"]].reshape(4, 4)
     st.stamp, st.header = float(v[f["stamp"]][0]), float(v[f["header"]][0])
-    st.order.source, st.order.received = stamp_of(v[f["order"]][0]), float(v[f["order"]][1])
+    order_from(st.order, v[f["order"]])
     st.estimate[:], st.twist[:] = v[f["estimate"]], v[f["twist"]]
     st.twist_stamp = float(v[f["twist_stamp"]][0])
-    order = v[f["twist_order"]]
-    st.twist_order.source, st.twist_order.received = stamp_of(order[0]), float(order[1])
+    order_from(st.twist_order, v[f["twist_order"]])
     st.applied[:] = v[f["applied"]]
     st.jumps, st.capped = int(v[f["jumps"]][0]), int(v[f["capped"]][0])
     st.source = int(v[f["source"]][0])
@@ -52,12 +72,11 @@ def stream_from(st: TargetStream, v: Array) -> None:
     ref.speed = float(np.linalg.norm(ref.twist[:3]))
     ref.angular_speed = float(np.linalg.norm(ref.twist[3:]))
     st.jog[:], st.jog_stamp = v[f["jog"]], float(v[f["jog_stamp"]][0])
-    order = v[f["jog_order"]]
-    st.jog_order.source, st.jog_order.received = stamp_of(order[0]), float(order[1])
+    order_from(st.jog_order, v[f["jog_order"]])
     st.jog_valid = float(v[f["jog_valid"]][0])
     st.jog_period = float(v[f["jog_period"]][0])
     st.jog_budget = float(v[f["jog_budget"]][0])
     st.jog_start, st.jog_count = float(v[f["jog_start"]][0]), int(v[f["jog_count"]][0])
 
 
-__all__ = ["stream_from", "stream_into"]
+__all__ = ["order_from", "order_into", "stream_from", "stream_into"]

@@ -33,49 +33,87 @@ def fresh(age: float, timeout: float) -> bool:
 
 
 class StampOrder:
-    """Header stamps [s] of one input stream (joint states, a target's poses or twists).
+    """Header stamps [s] of one input stream (joint states, a target's poses, twists or jogs).
 
-    A stamped message is compared with the last accepted stamped message of its stream while
-    that one is fresh (received within ``input_timeout``, see :func:`_fresh`): an older stamp is
-    *out of order*; a stamp further ahead than the reception times allow, plus
-    ``input_timeout`` of jitter, *leaps ahead* (a stamp in the future). Both are rejected. Once
-    the last stamped message is no longer fresh the stream re-anchors on the next one, so a
-    single bad stamp, a restarted publisher or a clock that jumped can never lock a stream out
-    for longer than ``input_timeout``. Unstamped messages (stamp zero) are not compared.
+    A stamped message's *delivery offset* is its reception time minus its stamp [s]: how late
+    it was delivered plus the offset between the publisher's clock and the controller's. The
+    stream keeps the smallest offset of the messages it accepted, its most punctual delivery;
+    it is kept across silent gaps (the publisher's clock does not change when it pauses).
+
+    While the last accepted stamped message is fresh (received within ``input_timeout``, see
+    :func:`fresh`) a stamp older than its stamp is *out of order*, and a message whose offset
+    is smaller than the kept one by more than ``input_timeout`` *leaps ahead* (a stamp in the
+    future): both are refused. A message delivered late (a stalled publisher, a burst) has a
+    larger offset: neither it nor the punctual ones that follow it are ahead.
+
+    Once the last accepted is no longer fresh, the next message is accepted whatever its stamp
+    and re-anchors the stream, offset included: its offset is kept alone when its stamp is
+    older than the last accepted one (a restarted publisher, a clock that jumped back) or when
+    it is the smaller (a clock that jumped forward); otherwise (a pause) the smaller stays. So
+    a run of refusals ends within ``input_timeout`` of the last accepted message: a single bad
+    stamp, a restarted publisher or a clock that jumped can never lock a stream out for longer.
+    The state depends on the accepted messages only (a journal of them replays it). Unstamped
+    messages (``None``) are not compared.
+
+    Attributes:
+        source: header stamp [s] of the last accepted stamped message (None: none yet).
+        received: its reception time [s] (-inf: never).
+        offset: the smallest delivery offset [s] of the stamped messages accepted since the
+            stream last re-anchored on an older stamp (inf: none).
     """
 
     def __init__(self) -> None:
-        self.source: float | None = None  # [s] header stamp of the last accepted message
-        self.received = -math.inf  # [s] its reception time
+        self.source: float | None = None
+        self.received = -math.inf
+        self.offset = math.inf
 
     def check(self, source: float | None, received: float, timeout: float) -> str:
-        """'' when a message stamped ``source`` [s] received at ``received`` [s] is in order."""
+        """Why a message stamped ``source`` [s] received at ``received`` [s] is refused.
+
+        Args:
+            source: the message's header stamp [s], or None (unstamped: not compared).
+            received: its reception time [s] on the controller's clock.
+            timeout: ``input_timeout`` [s].
+
+        Returns:
+            The reason ('' when the message is in order).
+        """
         if source is None:
             return ""
         if not math.isfinite(source):
             return f"stamp {source!r} is not finite"
-        elapsed = received - self.received
-        if self.source is None or not fresh(elapsed, timeout):
+        if self.source is None or not fresh(received - self.received, timeout):
             return ""  # nothing recent to compare with: re-anchor
         if source < self.source:
             return (
                 f"stamp {source:.6f} s is older than the last accepted {self.source:.6f} s "
                 "(out of order)"
             )
-        lead = source - self.source - max(elapsed, 0.0)
+        lead = self.offset - (received - source)
         if lead > timeout:
             return (
-                f"stamp {source:.6f} s is {lead:.3f} s further ahead of the last accepted "
-                f"{self.source:.6f} s than the time between them (a stamp in the future; "
-                f"input_timeout {timeout} s)"
+                f"stamp {source:.6f} s is {lead:.3f} s further ahead of its reception time than "
+                f"the stream's most punctual delivery (a stamp in the future; input_timeout "
+                f"{timeout} s)"
             )
         return ""
 
     def accept(self, source: float | None, received: float) -> None:
-        """Record an accepted message (unstamped ones leave the anchor as it is)."""
-        if source is not None:
-            self.source = float(source)
-            self.received = float(received)
+        """Record an accepted message (unstamped ones leave the stream's state as it is).
+
+        Args:
+            source: its header stamp [s], or None.
+            received: its reception time [s].
+        """
+        if source is None:
+            return
+        offset = float(received) - float(source)
+        if self.source is None or source < self.source:
+            self.offset = offset  # another clock: its own delivery only
+        elif offset < self.offset:
+            self.offset = offset
+        self.source = float(source)
+        self.received = float(received)
 
 
 def as_array(value: ArrayLike, what: str, reject: Any) -> Array:
