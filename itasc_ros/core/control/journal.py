@@ -194,16 +194,28 @@ class Journal:
 
     def begin(self, code: Code, length: int) -> Array:
         """Start a record; returns the (length,) view to fill with its payload."""
+        b, n = self.reserve(length)
+        b[n], b[n + 1] = code, length
+        return b[n + 2 : n + 2 + length]
+
+    def reserve(self, length: int) -> tuple[Array, int]:
+        """Room for one record of ``length`` payload values, for a writer that fills it whole.
+
+        Args:
+            length: payload values of the record.
+
+        Returns:
+            The buffer and the index where the record (its code, its length, then its
+            payload) goes; the buffer is valid until the next write.
+        """
         n = self._n
         end = n + 2 + length
         if end > self._capacity:
             grown = np.zeros(max(2 * self._capacity, end))
             grown[:n] = self._buf[:n]
             self._buf, self._capacity = grown, grown.shape[0]
-        b = self._buf
-        b[n : n + 2] = (code, length)
         self._n = end
-        return b[n + 2 : end]
+        return self._buf, n
 
     def take(self) -> Array:
         """The message so far, ``[FORMAT, sequence, records...]``; then empty the buffer.

@@ -14,14 +14,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ConfigError
-from .journal import (
-    SNAPSHOT_HEAD,
-    STREAM_SIZE,
-    TICK_TARGET_SIZE,
-    Code,
-    Journal,
-    stamp_value,
+from ..kinematics.tree import KinematicTree
+from ._journal_kernels import (
+    tick_length,
+    write_joint_state,
+    write_target,
+    write_tick,
+    write_twist,
 )
+from .config import ControllerConfig
+from .journal import SNAPSHOT_HEAD, STREAM_SIZE, Code, Journal, stamp_value
 from .state import ControllerState
 from .status import STATUS_CODE, Status, StepOutput
 from .stream_snapshot import order_from, order_into, stream_from, stream_into
@@ -30,7 +32,35 @@ Array = NDArray[np.float64]
 
 
 class Journaling(ControllerState):
-    """Recording into the journal, the SNAPSHOT of the input state and its restoration."""
+    """Recording into the journal, the SNAPSHOT of the input state and its restoration.
+
+    Each record is written by one compiled call (:mod:`._journal_kernels`). A TICK reads each
+    target stream's pose, reference pose and applied twist through flat views made here once
+    (the streams update those arrays in place, never replace them), and its scalars through a
+    (4 k,) work array.
+    """
+
+    def __init__(self, tree: KinematicTree, config: ControllerConfig) -> None:
+        super().__init__(tree, config)
+        views: list[Array] = []
+        for st in self._targets.values():
+            views += [st.pose.reshape(16), st.ref.pose.reshape(16), st.applied]
+        # (3 k,) views, or 3 unused arrays without targets (a tuple of arrays cannot be empty)
+        self._tick_arrays = tuple(views) or (np.zeros(16), np.zeros(16), np.zeros(6))
+        # (4 k,) per target: twist source, pose reception time, header stamp, reference active
+        self._tick_meta = np.zeros(4 * len(self._targets))
+        self._warm_journal()
+
+    def _warm_journal(self) -> None:
+        """Write each record once into a scratch journal: the kernels never compile in a tick."""
+        scratch = Journal()
+        out = StepOutput(Status.WAITING, False, self._qdot, self._q)
+        self._record_tick(scratch, 0.0, out)
+        self._record_joint_state(scratch, 0.0)
+        buf, at = scratch.reserve(12)
+        write_target(buf, at, 0, 0.0, np.nan, -1, 0.0, np.zeros(3), np.zeros(4))
+        buf, at = scratch.reserve(10)
+        write_twist(buf, at, float(Code.TWIST), 0, 0.0, np.nan, -1, np.zeros(6))
 
     def attach_journal(self, journal: Journal | None) -> None:
         """Record every accepted input and tick into ``journal`` (None: stop recording).
@@ -117,9 +147,9 @@ class Journaling(ControllerState):
     # ------------------------------------------------------------------------- records
     def _record_joint_state(self, journal: Journal, received: float) -> None:
         """Append the JOINT_STATE record of the joint state just accepted."""
-        rec = journal.begin(Code.JOINT_STATE, 2 + self._q_full.shape[0])
-        rec[0], rec[1] = received, self._joints.header
-        rec[2:] = self._joints.all_positions()
+        positions = self._joints.all_positions()
+        buf, at = journal.reserve(2 + positions.shape[0])
+        write_joint_state(buf, at, float(received), self._joints.header, positions)
 
     def _record_target(
         self, journal: Journal, constraint: str, frame: str, jump: bool, p: Array, qt: Array
@@ -135,16 +165,9 @@ class Journaling(ControllerState):
             qt: (4,) the quaternion (x, y, z, w) as received.
         """
         st = self._targets[constraint]
-        rec = journal.begin(Code.TARGET, 12)
-        rec[:5] = (
-            self._stream_index[constraint],
-            st.stamp,
-            st.header,
-            self._frame_code(frame),
-            jump,
-        )
-        rec[5:8] = p
-        rec[8:12] = qt
+        buf, at = journal.reserve(12)
+        index, code = self._stream_index[constraint], self._frame_code(frame)
+        write_target(buf, at, index, st.stamp, st.header, code, 1.0 if jump else 0.0, p, qt)
 
     def _record_twist(
         self,
@@ -157,34 +180,39 @@ class Journaling(ControllerState):
         header_stamp: float | None,
     ) -> None:
         """Append a TWIST or JOG record: ``twist`` (6,) as received, in ``frame``'s axes."""
-        rec = journal.begin(code, 10)
-        rec[0], rec[1] = self._stream_index[constraint], received
-        rec[2], rec[3] = stamp_value(header_stamp), self._frame_code(frame)
-        rec[4:10] = twist
+        buf, at = journal.reserve(10)
+        index, header = self._stream_index[constraint], stamp_value(header_stamp)
+        frame_code = self._frame_code(frame)
+        write_twist(buf, at, float(code), index, float(received), header, frame_code, twist)
 
     def _record_tick(self, journal: Journal, now: float, out: StepOutput) -> None:
-        """Append the TICK record of ``out`` (what the tick consumed and decided)."""
-        n, k = self._q.shape[0], len(self._targets)
-        rec = journal.begin(Code.TICK, 7 + 2 * n + k * TICK_TARGET_SIZE)
-        rec[:7] = (
-            now,
+        """Append the TICK record of ``out`` (what the tick consumed and decided).
+
+        One compiled call (:func:`._journal_kernels.write_tick`) after the targets' scalars
+        are copied to the work array.
+        """
+        meta, j = self._tick_meta, 0
+        for st in self._targets.values():
+            meta[j], meta[j + 1], meta[j + 2] = st.source, st.stamp, st.header
+            meta[j + 3] = st.ref.active
+            j += 4
+        js = self._joints
+        buf, at = journal.reserve(tick_length(self._q.shape[0], len(self._targets)))
+        write_tick(
+            buf,
+            at,
+            float(now),
             STATUS_CODE[out.status],
             out.publish,
-            journal.revision,
-            self._joints.stamp,
-            self._joints.header,
-            n,
+            float(journal.revision),
+            js.stamp,
+            js.header,
+            out.status is Status.ACTIVE or out.result is not None,
+            self._q,
+            out.qdot,
+            self._tick_meta,
+            self._tick_arrays,
         )
-        rec[7 : 7 + n] = self._q
-        i = 7 + n
-        active = out.status is Status.ACTIVE or out.result is not None
-        for st in self._targets.values():
-            rec[i : i + 3] = (st.source if active else 0, st.stamp, st.header)
-            used = st.ref.pose if st.ref.active else st.pose
-            rec[i + 3 : i + 15] = used.ravel()[:12]  # rows 0-2
-            rec[i + 15 : i + 21] = st.applied
-            i += TICK_TARGET_SIZE
-        rec[i : i + n] = out.qdot
 
 
 __all__ = ["Journaling"]

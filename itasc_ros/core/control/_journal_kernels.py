@@ -1,0 +1,169 @@
+"""Compiled writers of the journal's per-tick records (numba; layouts of :mod:`.journal`).
+
+Internal: the public API is :meth:`itasc_ros.core.control.Controller.attach_journal`. A tick
+and its inputs are journaled in the control thread; as numpy slice assignments (about 1 us
+each, a dozen per tick) the records cost more than ten microseconds a tick. Each writer here
+writes one whole record, ``[code, length, payload...]``, into the journal's buffer at the index
+the journal reserved (:meth:`.journal.Journal.reserve`), and allocates nothing.
+"""
+
+from __future__ import annotations
+
+from numba import njit, types
+
+from .journal import TICK_TARGET_SIZE, Code
+
+TICK = float(Code.TICK)
+JOINT_STATE = float(Code.JOINT_STATE)
+TARGET = float(Code.TARGET)
+
+TICK_HEAD = 7
+"""Values of a TICK payload before the joint positions."""
+
+_BUF = types.Array(types.float64, 1, "C")
+_DATA = types.Array(types.float64, 1, "A", readonly=True, aligned=False)
+"""Any (m,) float64 array: the inputs' writers take what callers give (a column of a matrix, a
+read-only message buffer) without compiling another variant in the control thread."""
+_I, _F = types.int64, types.float64
+
+
+def tick_length(n: int, k: int) -> int:
+    """Payload values of a TICK record of ``n`` commanded joints and ``k`` targets."""
+    return TICK_HEAD + 2 * n + k * TICK_TARGET_SIZE
+
+
+@njit(cache=True, nogil=True)
+def write_tick(
+    buf, at, now, status, published, revision, js_stamp, js_header, active, q, qdot, meta, arrays
+):
+    """Write a TICK record at ``buf[at]`` (its length by :func:`tick_length`).
+
+    Args:
+        buf: (>= at + 2 + length,) the journal's buffer.
+        at: index of the record's code.
+        now: the tick's time [s].
+        status: its status code (:data:`.journal.STATUS_CODES` index).
+        published: True when the command was published.
+        revision: the configuration revision in force.
+        js_stamp: reception time [s] of the joint state used.
+        js_header: its header stamp [s] (NaN: none).
+        active: True when the tick solved (the targets' twist sources are recorded; else 0).
+        q: (n,) the joint positions used [rad or m].
+        qdot: (n,) the command [rad/s or m/s].
+        meta: (4 k,) per target: twist source, pose reception time [s], header stamp [s]
+            (NaN: none), 1.0 when its straight-line reference is active.
+        arrays: per target, its pose (16,) and its reference pose (16,) (4 x 4 row-major,
+            root frame) and the twist (6,) it was given [m/s, rad/s]: 3 k arrays (at least
+            3, unread when k is 0).
+    """
+    n = q.shape[0]
+    k = meta.shape[0] // 4
+    buf[at] = TICK
+    buf[at + 1] = TICK_HEAD + 2 * n + k * TICK_TARGET_SIZE
+    i = at + 2
+    buf[i] = now
+    buf[i + 1] = status
+    buf[i + 2] = published
+    buf[i + 3] = revision
+    buf[i + 4] = js_stamp
+    buf[i + 5] = js_header
+    buf[i + 6] = n
+    i += TICK_HEAD
+    for c in range(n):
+        buf[i + c] = q[c]
+    i += n
+    for j in range(k):
+        buf[i] = meta[4 * j] if active else 0.0
+        buf[i + 1] = meta[4 * j + 1]
+        buf[i + 2] = meta[4 * j + 2]
+        used = arrays[3 * j + 1] if meta[4 * j + 3] != 0.0 else arrays[3 * j]
+        for c in range(12):  # rows 0-2
+            buf[i + 3 + c] = used[c]
+        twist = arrays[3 * j + 2]
+        for c in range(6):
+            buf[i + 15 + c] = twist[c]
+        i += TICK_TARGET_SIZE
+    for c in range(n):
+        buf[i + c] = qdot[c]
+
+
+@njit(types.void(_BUF, _I, _F, _F, _DATA), cache=True, nogil=True)
+def write_joint_state(buf, at, received, header, positions):
+    """Write a JOINT_STATE record at ``buf[at]`` (payload ``2 + n_all`` values).
+
+    Args:
+        buf: the journal's buffer.
+        at: index of the record's code.
+        received: reception time [s].
+        header: header stamp [s] (NaN: none).
+        positions: (n_all,) every movable joint's position, URDF order [rad or m].
+    """
+    m = positions.shape[0]
+    buf[at] = JOINT_STATE
+    buf[at + 1] = 2 + m
+    buf[at + 2] = received
+    buf[at + 3] = header
+    for c in range(m):
+        buf[at + 4 + c] = positions[c]
+
+
+@njit(types.void(_BUF, _I, _I, _F, _F, _I, _F, _DATA, _DATA), cache=True, nogil=True)
+def write_target(buf, at, index, received, header, frame, jump, p, qt):
+    """Write a TARGET record at ``buf[at]`` (payload 12 values).
+
+    Args:
+        buf: the journal's buffer.
+        at: index of the record's code.
+        index: the target's stream index.
+        received: reception time [s].
+        header: header stamp [s] (NaN: none).
+        frame: the frame's code (link index, -1 root).
+        jump: 1.0 when the pose was given as a jump, else 0.0.
+        p: (3,) position as received [m].
+        qt: (4,) quaternion (x, y, z, w) as received.
+    """
+    buf[at] = TARGET
+    buf[at + 1] = 12
+    buf[at + 2] = index
+    buf[at + 3] = received
+    buf[at + 4] = header
+    buf[at + 5] = frame
+    buf[at + 6] = jump
+    for c in range(3):
+        buf[at + 7 + c] = p[c]
+    for c in range(4):
+        buf[at + 10 + c] = qt[c]
+
+
+@njit(types.void(_BUF, _I, _F, _I, _F, _F, _I, _DATA), cache=True, nogil=True)
+def write_twist(buf, at, code, index, received, header, frame, twist):
+    """Write a TWIST or JOG record at ``buf[at]`` (payload 10 values).
+
+    Args:
+        buf: the journal's buffer.
+        at: index of the record's code.
+        code: the record's code (TWIST or JOG).
+        index: the target's stream index.
+        received: reception time [s].
+        header: header stamp [s] (NaN: none).
+        frame: the frame's code (link index, -1 root).
+        twist: (6,) the twist as received, in the frame's axes [m/s, rad/s].
+    """
+    buf[at] = code
+    buf[at + 1] = 10
+    buf[at + 2] = index
+    buf[at + 3] = received
+    buf[at + 4] = header
+    buf[at + 5] = frame
+    for c in range(6):
+        buf[at + 6 + c] = twist[c]
+
+
+__all__ = [
+    "TICK_HEAD",
+    "tick_length",
+    "write_joint_state",
+    "write_target",
+    "write_tick",
+    "write_twist",
+]
