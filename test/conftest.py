@@ -4,14 +4,32 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 TEST_DIR = Path(__file__).resolve().parent
 if str(TEST_DIR) not in sys.path:
     sys.path.insert(0, str(TEST_DIR))
 
 # Every test process (and each child it starts with local_dds_env()) uses shared-memory DDS in a
-# private domain: no UDP socket, no multicast on the network interface.
+# private domain: no UDP socket, no multicast on the network interface. The session's domain is
+# ITASC_TEST_DOMAIN_ID if set, else one that no other pytest session of this machine holds.
+from domains import allocate_domain, borrowed_domain  # noqa: E402
+
 from itasc_ros.tools.dds_env import apply_local_dds_env  # noqa: E402
 
-apply_local_dds_env(int(os.environ.get("ITASC_TEST_DOMAIN_ID", 0)) or None)
+apply_local_dds_env(int(os.environ.get("ITASC_TEST_DOMAIN_ID", 0)) or allocate_domain())
+
+
+@pytest.fixture(scope="module")
+def dds_domain() -> Iterator[int]:
+    """This test module's own ROS domain, released when the module's tests are done.
+
+    The module's processes must be stopped by then (fixtures that start them depend on this one,
+    so they end first). A module that needs its domain at import time (``client_fixture``) calls
+    ``domains.allocate_domain()`` instead and holds it for the session.
+    """
+    with borrowed_domain() as domain:
+        yield domain

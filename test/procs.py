@@ -2,7 +2,12 @@
 
 Tests import this module as ``from procs import ...`` (the test directory is on ``sys.path``).
 The child processes get ``itasc_ros.tools.dds_env.local_dds_env(domain)`` (shared-memory DDS,
-private domain); the test process calls ``apply_local_dds_env(domain)`` before ``rclpy.init``.
+private domain); the test process enters :func:`dds_env` (``apply_local_dds_env(domain)``, undone
+at the end) before ``rclpy.init``.
+
+A test module's domain is the ``dds_domain`` fixture (conftest.py), or, where the module needs it
+at import time, ``DOMAIN = allocate_domain()`` (:mod:`domains`): ids that no other module or
+pytest session of this machine holds meanwhile.
 
 A DDS test module starts its processes with :func:`start_ros` (``itasc_node`` or the simulated
 robot, its namespace, remappings, params files and ``-p`` parameters) and stops them with
@@ -27,6 +32,7 @@ from typing import Any
 
 import pytest
 import rclpy
+from domains import allocate_domain
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -34,7 +40,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
+from itasc_ros.tools.dds_env import LOCAL_DDS_KEYS, apply_local_dds_env, local_dds_env
 
 LOG_DIR = Path(tempfile.gettempdir()) / "itasc_test_logs"
 REPO = Path(__file__).resolve().parents[1]
@@ -305,24 +311,47 @@ class RosTestClient:
 
 
 @contextmanager
+def dds_env(domain: int) -> Iterator[int]:
+    """This process's DDS environment on ``domain`` for the block; the one before afterwards.
+
+    So a module's domain does not outlive the module in ``os.environ`` (where
+    ``local_dds_env()`` without a domain would find it).
+
+    Yields:
+        ``domain``.
+    """
+    saved = {key: os.environ.get(key) for key in LOCAL_DDS_KEYS}
+    apply_local_dds_env(domain)
+    try:
+        yield domain
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextmanager
 def ros_client(domain: int, name: str) -> Iterator[RosTestClient]:
     """This process on the local DDS of ``domain``, rclpy initialised, one test client.
 
     The module-scoped ``client`` fixture of the DDS test files (:func:`client_fixture`).
     """
-    apply_local_dds_env(domain)
-    rclpy.init()
-    try:
-        with RosTestClient(name) as c:
-            yield c
-    finally:
-        rclpy.shutdown()
+    with dds_env(domain):
+        rclpy.init()
+        try:
+            with RosTestClient(name) as c:
+                yield c
+        finally:
+            rclpy.shutdown()
 
 
 def client_fixture(domain: int, name: str) -> Any:
     """A module-scoped ``client`` fixture: :func:`ros_client` of ``domain``, node ``name``.
 
-    Use: ``client = client_fixture(DOMAIN, "my_test_client")`` at a test module's top level.
+    Use at a test module's top level: ``DOMAIN = allocate_domain()`` (held for the session),
+    then ``client = client_fixture(DOMAIN, "my_test_client")``.
     """
 
     @pytest.fixture(scope="module")
@@ -340,18 +369,20 @@ def ros_context(domain: int) -> Iterator[tuple[Context, SingleThreadedExecutor]]
     Yields:
         ``(context, executor)``: create nodes with ``context`` and add them to ``executor``.
     """
-    apply_local_dds_env(domain)
-    context = Context()
-    rclpy.init(context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
-    executor = SingleThreadedExecutor(context=context)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    try:
-        yield context, executor
-    finally:
-        executor.shutdown(timeout_sec=2.0)
-        rclpy.shutdown(context=context)
-        thread.join(timeout=2.0)
+    with dds_env(domain):
+        context = Context()
+        rclpy.init(
+            context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO
+        )
+        executor = SingleThreadedExecutor(context=context)
+        thread = threading.Thread(target=executor.spin, daemon=True)
+        thread.start()
+        try:
+            yield context, executor
+        finally:
+            executor.shutdown(timeout_sec=2.0)
+            rclpy.shutdown(context=context)
+            thread.join(timeout=2.0)
 
 
 def wait_until(
@@ -442,7 +473,9 @@ __all__ = [
     "SIM_ROBOT_MODULE",
     "CommandChecker",
     "RosTestClient",
+    "allocate_domain",
     "client_fixture",
+    "dds_env",
     "node_command",
     "read_log",
     "reliable",

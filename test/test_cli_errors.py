@@ -22,7 +22,7 @@ import pytest
 
 from itasc_ros.core import solve_ik
 from itasc_ros.tools import ik as ik_cli
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -135,9 +135,9 @@ ROS_SCRIPTS = ("itasc-record", "itasc_sim_robot")
 IDS = [f"{script}:{' '.join(args)}" for script, args, _ in CASES]
 
 
-def _env(seed: int) -> dict[str, str]:
-    """Shared-memory DDS and a private domain, whatever the calling shell has."""
-    return local_dds_env(private_domain_id(seed))
+def _env(domain: int) -> dict[str, str]:
+    """Shared-memory DDS and the private ``domain``, whatever the calling shell has."""
+    return local_dds_env(domain)
 
 
 def _args(args: list[str], tmp: Path) -> list[str]:
@@ -158,7 +158,7 @@ def _check_one_line(proc: subprocess.CompletedProcess[str], expected: list[str])
 
 @pytest.mark.parametrize(("script", "args", "expected"), CASES, ids=IDS)
 def test_mistake_is_one_line_and_status_2(
-    script: str, args: list[str], expected: list[str], tmp_path: Path
+    script: str, args: list[str], expected: list[str], tmp_path: Path, dds_domain: int
 ) -> None:
     path = BIN / script
     if not path.exists():
@@ -168,7 +168,7 @@ def test_mistake_is_one_line_and_status_2(
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        env=_env(41),
+        env=_env(dds_domain),
         cwd=tmp_path,
     )
     line = _check_one_line(proc, expected)
@@ -183,27 +183,27 @@ def test_mistake_is_one_line_and_status_2(
     ids=[i for i, c in zip(IDS, CASES, strict=True) if c[0] in ROS_SCRIPTS],
 )
 def test_mistake_is_found_before_rclpy_init(
-    script: str, args: list[str], expected: list[str], tmp_path: Path
+    script: str, args: list[str], expected: list[str], tmp_path: Path, dds_domain: int
 ) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", NO_INIT, ENTRY[script], script, *_args(args, tmp_path)],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        env=_env(42),
+        env=_env(dds_domain),
         cwd=tmp_path,
     )
     assert "rclpy.init called" not in proc.stderr
     _check_one_line(proc, expected)
 
 
-def test_ik_prints_plain_numbers_and_a_json_line() -> None:
+def test_ik_prints_plain_numbers_and_a_json_line(dds_domain: int) -> None:
     proc = subprocess.run(
         [str(BIN / "itasc-ik"), "panda", "--link", "panda_hand", *XYZ, *QUAT, "--json"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        env=_env(43),
+        env=_env(dds_domain),
     )
     assert proc.returncode == 0, proc.stderr
     assert "np.float64" not in proc.stdout and "array(" not in proc.stdout
@@ -215,13 +215,13 @@ def test_ik_prints_plain_numbers_and_a_json_line() -> None:
     assert "position error" in proc.stdout and "solved" in proc.stdout.splitlines()[0]
 
 
-def test_ik_json_error_line_beside_the_one_line_on_stderr() -> None:
+def test_ik_json_error_line_beside_the_one_line_on_stderr(dds_domain: int) -> None:
     proc = subprocess.run(
         [str(BIN / "itasc-ik"), "panda", "--xyz", "5", "0", "0.5", "--json"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        env=_env(44),
+        env=_env(dds_domain),
     )
     line = _check_one_line(proc, ["5.025 m", "reaches"])
     data = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -252,7 +252,7 @@ def _read_until(proc: subprocess.Popen[str], text: str) -> str:
     return "".join(lines)
 
 
-def test_sim_robot_takes_an_integer_rate_and_a_robot_name(tmp_path: Path) -> None:
+def test_sim_robot_takes_an_integer_rate_and_a_robot_name(tmp_path: Path, dds_domain: int) -> None:
     """``rate:=250`` (an integer for a double) works; ``urdf_file:=panda`` is the bundled URDF."""
     proc = subprocess.Popen(
         [str(BIN / "itasc_sim_robot"), "--ros-args", "-p", "urdf_file:=panda",
@@ -261,7 +261,7 @@ def test_sim_robot_takes_an_integer_rate_and_a_robot_name(tmp_path: Path) -> Non
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=_env(45),
+        env=_env(dds_domain),
         cwd=tmp_path,
     )  # fmt: skip
     try:

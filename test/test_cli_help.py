@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -38,9 +38,9 @@ raise SystemExit(getattr(__import__(module, fromlist=[func]), func)())
 """
 
 
-def _env() -> dict[str, str]:
-    """Shared-memory DDS and a private domain, whatever the calling shell has."""
-    env = local_dds_env(private_domain_id(17))
+def _env(domain: int) -> dict[str, str]:
+    """Shared-memory DDS and the private ``domain``, whatever the calling shell has."""
+    env = local_dds_env(domain)
     env["FASTDDS_BUILTIN_TRANSPORTS"] = "SHM"
     return env
 
@@ -58,12 +58,16 @@ def test_every_console_script_is_checked() -> None:
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
-def test_help_prints_the_usage_and_exits_0(script: str) -> None:
+def test_help_prints_the_usage_and_exits_0(script: str, dds_domain: int) -> None:
     path = BIN / script
     if not path.exists():
         pytest.skip(f"{script} is not installed next to {sys.executable} (pip install -e .)")
     proc = subprocess.run(
-        [str(path), "--help"], capture_output=True, text=True, timeout=TIMEOUT, env=_env()
+        [str(path), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=_env(dds_domain),
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "usage" in proc.stdout.lower()
@@ -71,13 +75,13 @@ def test_help_prints_the_usage_and_exits_0(script: str) -> None:
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
-def test_help_never_initialises_rclpy(script: str) -> None:
+def test_help_never_initialises_rclpy(script: str, dds_domain: int) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", NO_INIT, SCRIPTS[script], script],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        env=_env(),
+        env=_env(dds_domain),
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "usage" in proc.stdout.lower()

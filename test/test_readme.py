@@ -6,8 +6,9 @@ Each fenced block of README.md has a language, and each is checked by it:
   copy any one block.
 * ``bash``: each line (``\\`` continuations joined) runs in ``bash`` with the venv's console
   scripts first on ``PATH`` and DDS kept on this machine (:func:`local_dds_env`, a private
-  domain per line); it must exit 0. A line starting with a prefix of :data:`NOT_RUN` is not
-  run, for the reason given there (a ROS install, a robot, a running node, minutes of work).
+  domain per line: :func:`domains.borrowed_domain`); it must exit 0. A line starting with a
+  prefix of :data:`NOT_RUN` is not run, for the reason given there (a ROS install, a robot, a
+  running node, minutes of work).
 * ``yaml``: a whole params file (``/**:``) must load as the node loads it and build the real
   controller on the bundled Panda; a fragment (a part of such a file) must parse.
 
@@ -30,12 +31,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from domains import borrowed_domain
 from rosbags.rosbag2 import Reader
 
 from itasc_ros.core import Controller, KinematicTree
 from itasc_ros.params import config_from_params_data, load_config
 from itasc_ros.tools.bagio import BagWriter
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -138,18 +140,20 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work
 
 
-def _env(line: int) -> dict[str, str]:
-    """The venv's scripts first on PATH, DDS on this machine in a domain of its own."""
-    env = local_dds_env(private_domain_id(os.getpid() + line))
+def _env(domain: int) -> dict[str, str]:
+    """The venv's scripts first on PATH, DDS on this machine in ``domain``."""
+    env = local_dds_env(domain)
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
     return env
 
 
-def _run(cmd: list[str], cwd: Path, line: int) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        cmd, cwd=cwd, env=_env(line), capture_output=True, text=True, timeout=TIMEOUT
-    )
+def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``cmd`` run to its end in a domain of its own."""
+    with borrowed_domain() as domain:
+        return subprocess.run(
+            cmd, cwd=cwd, env=_env(domain), capture_output=True, text=True, timeout=TIMEOUT
+        )
 
 
 def _failure(where: int, what: str, proc: subprocess.CompletedProcess[str]) -> str:
@@ -179,7 +183,7 @@ def test_every_not_run_rule_is_used() -> None:
 def test_python_block_runs(block: Block, workdir: Path) -> None:
     script = workdir / f"readme_L{block.line}.py"
     script.write_text(block.text)
-    proc = _run([sys.executable, script.name], workdir, block.line)
+    proc = _run([sys.executable, script.name], workdir)
     assert proc.returncode == 0, _failure(block.line, "the python block", proc)
 
 
@@ -189,7 +193,7 @@ def test_shell_block_runs(block: Block, workdir: Path) -> None:
     for line, command in shell_lines(block):
         if not_run_reason(command) is not None:
             continue
-        proc = _run(["bash", "-c", command], workdir, line)
+        proc = _run(["bash", "-c", command], workdir)
         assert proc.returncode == 0, _failure(line, repr(command), proc)
         ran += 1
     if ran == 0:
@@ -241,7 +245,7 @@ def test_the_readme_obstacles_ship_in_config() -> None:
 
 
 def test_the_obstacles_scenario_is_listed_and_reports_what_happened(workdir: Path) -> None:
-    listed = _run(["itasc-demo", "--list-scenarios"], workdir, 0)
+    listed = _run(["itasc-demo", "--list-scenarios"], workdir)
     assert listed.returncode == 0, listed.stderr
     names = {line.split(":")[0]: line for line in listed.stdout.splitlines()}
     assert "obstacles" in names and "panda_obstacles.yaml" in names["obstacles"]
@@ -249,7 +253,6 @@ def test_the_obstacles_scenario_is_listed_and_reports_what_happened(workdir: Pat
     proc = _run(
         ["itasc-demo", "--scenario", "obstacles", "--quick", "--json", "--out", str(out)],
         workdir,
-        1,
     )
     assert proc.returncode == 0, proc.stderr
     m = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -29,7 +29,6 @@ from itasc_ros.bench.loop import (
 )
 from itasc_ros.bench.loop.scheduling import keep_cpus_warm
 from itasc_ros.bench.loop.series import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs
-from itasc_ros.tools.dds_env import private_domain_id
 
 
 def test_period_stats_regular_and_missed_ticks() -> None:
@@ -86,7 +85,7 @@ def test_proc_readers_match_this_process() -> None:
 
 @pytest.mark.dds
 @pytest.mark.slow
-def test_short_closed_loop_run(tmp_path: Path) -> None:
+def test_short_closed_loop_run(tmp_path: Path, dds_domain: int) -> None:
     if importlib.util.find_spec("itasc_ros.ros.node") is None:
         pytest.skip("the node (itasc_ros/ros/node.py) does not exist yet")
     rate = 250.0
@@ -94,7 +93,7 @@ def test_short_closed_loop_run(tmp_path: Path) -> None:
         robot="panda",
         rate=rate,
         duration=3.0,
-        domain=private_domain_id(os.getpid() + 57),
+        domain=dds_domain,
         warmup=1.0,
         log_dir=tmp_path,
     )
@@ -112,7 +111,7 @@ def test_short_closed_loop_run(tmp_path: Path) -> None:
     assert r["exit_codes"] == "sim_robot=0,node=0", r
 
 
-def test_joint_states_trigger_realtime_run_and_the_floor(tmp_path: Path) -> None:
+def test_joint_states_trigger_realtime_run_and_the_floor(tmp_path: Path, dds_domain: int) -> None:
     """The --trigger joint_states --realtime variant and the floor node close the same loop;
     the floor publishes zeros (it computes nothing), the node follows the target."""
     rate = 250.0
@@ -124,11 +123,10 @@ def test_joint_states_trigger_realtime_run_and_the_floor(tmp_path: Path) -> None
         trigger="joint_states",
         realtime=True,
     )
-    r = run_loop_bench(
-        domain=private_domain_id(os.getpid() + 58), log_dir=tmp_path / "n", **common
-    )
+    # one after the other in the module's domain: each run has stopped its processes on return
+    r = run_loop_bench(domain=dds_domain, log_dir=tmp_path / "n", **common)
     f = run_loop_bench(
-        domain=private_domain_id(os.getpid() + 59),
+        domain=dds_domain,
         log_dir=tmp_path / "f",
         node_module=FLOOR_MODULE,
         **common,

@@ -12,7 +12,6 @@ closer than the margin minus 1 mm, and the hand still gets nearer the target.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,14 +28,13 @@ from itasc_ros.core import KinematicTree, Scene
 from itasc_ros.core.constraints.collision import Collision
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
 
 REPO = Path(__file__).resolve().parents[2]
 PARAMS = REPO / "config" / "panda_self_collision.yaml"
 SRDF = "package://example-robot-data/robots/panda_description/srdf/panda.srdf"
-DOMAIN = private_domain_id(os.getpid() + 73)
 TIMEOUT = 30.0  # [s] generous: the machine is shared, the node builds the convex hulls
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 HOME = home_of("panda").tolist()
@@ -47,8 +45,8 @@ MARGIN = 0.02  # [m] the params file's
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "itasc_collision_test_client") as c:
+def client(dds_domain: int) -> Iterator[RosTestClient]:
+    with ros_client(dds_domain, "itasc_collision_test_client") as c:
         yield c
 
 
@@ -73,7 +71,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_node_keeps_every_pair_at_the_margin_over_dds(
-    client: RosTestClient, case: str
+    client: RosTestClient, dds_domain: int, case: str
 ) -> None:
     params, start_kind, goal, ns = CASES[case]
     start = HOME if start_kind is None else _low_start()
@@ -83,7 +81,7 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(
             "-r", f"__ns:={ns}", "--params-file", str(params),
             "-p", f"urdf_file:={urdf}", "-p", "command_out_topic:=commands",
         ),
-        local_dds_env(DOMAIN),
+        local_dds_env(dds_domain),
         name="itasc_node_" + ns.strip("/"),
     )  # fmt: skip
     sim = start_process(
@@ -93,7 +91,7 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(
             "-p", "command_topic:=commands",
             module="itasc_ros.tools.sim_robot",
         ),
-        local_dds_env(DOMAIN),
+        local_dds_env(dds_domain),
         name="sim_" + ns.strip("/"),
     )  # fmt: skip
     states = client.collect(JointState, f"{ns}/joint_states", 1000)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -47,6 +46,7 @@ from procs import (
     REPO,
     CommandChecker,
     RosTestClient,
+    allocate_domain,
     client_fixture,
     read_log,
     start_ros,
@@ -59,12 +59,11 @@ from std_msgs.msg import Float64MultiArray, String
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import home_of, spatial
-from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
 UR5_URDF = REPO / "urdf" / "ur5.urdf"
-DOMAIN = private_domain_id(os.getpid() + 89)
+DOMAIN = allocate_domain()  # this module's own, held for the session (used at import)
 TIMEOUT = 20.0  # [s] generous: the machine is shared
 INPUT_TIMEOUT = 0.25  # [s] of the nodes (a busy machine may delay joint states by 0.1 s)
 PANDA_HOME = home_of("panda")

@@ -18,7 +18,6 @@ and derandomised, so the stream is the same on every run.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import time
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from procs import (
     CommandChecker,
     RosTestClient,
     StaticRobot,
+    allocate_domain,
     client_fixture,
     read_log,
     running,
@@ -54,11 +54,9 @@ from test_fuzz_inputs import (
     to_message,
 )
 
-from itasc_ros.tools.dds_env import private_domain_id
-
 pytestmark = pytest.mark.dds
 
-DOMAIN = private_domain_id(os.getpid() + 89)  # this module's own domain
+DOMAIN = allocate_domain()  # this module's own, held for the session (used at import)
 NS = "/fuzz"
 TIMEOUT = 15.0  # [s] generous: the machine is shared
 JOINT_ORDER = [

@@ -10,7 +10,6 @@ leave the node running and answering.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,21 +26,20 @@ from std_msgs.msg import Float64MultiArray, String
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
 
 REPO = Path(__file__).resolve().parents[2]
 PANDA = REPO / "urdf" / "panda.urdf"
-DOMAIN = private_domain_id(os.getpid() + 61)
 TIMEOUT = 20.0  # [s] generous: the machine is shared
 FIRST_SOLVE_TIMEOUT = 120.0  # [s] the first solve compiles the IK loop on a fresh machine
 HOME = home_of("panda")
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "itasc_ik_test_client") as c:
+def client(dds_domain: int) -> Iterator[RosTestClient]:
+    with ros_client(dds_domain, "itasc_ik_test_client") as c:
         yield c
 
 
@@ -69,7 +67,7 @@ def result_of(client: RosTestClient, stamp: str) -> dict[str, Any] | None:
 
 
 def test_ik_request_answers_with_a_joint_state_and_survives_bad_requests(
-    client: RosTestClient,
+    client: RosTestClient, dds_domain: int
 ) -> None:
     tree = KinematicTree.from_urdf_file(PANDA)
     solutions = client.collect(JointState, "/ik/itasc_node/ik_solution")
@@ -87,7 +85,7 @@ def test_ik_request_answers_with_a_joint_state_and_survives_bad_requests(
             "-p",
             "constraints.ee.link:=panda_hand",
         ),
-        local_dds_env(DOMAIN),
+        local_dds_env(dds_domain),
         name="itasc_node_ik",
     )
     try:

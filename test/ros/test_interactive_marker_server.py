@@ -52,11 +52,10 @@ from itasc_ros.ros.interactive_marker_server import (
     InteractiveMarkerServer,
     make_6dof_marker,
 )
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
 
-DOMAIN = private_domain_id(os.getpid() + 71)  # this module's own domain
 NS = f"{NODE_NAMESPACE}/{NAMESPACE}"  # '/im_test/target_marker'
 N_EVENTS = 1000
 WINDOW = 32  # feedback messages in flight at once [-]
@@ -137,8 +136,8 @@ def test_make_6dof_marker_layout() -> None:
 
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
-def server_process() -> Iterator[subprocess.Popen[bytes]]:
-    env = local_dds_env(DOMAIN)
+def server_process(dds_domain: int) -> Iterator[subprocess.Popen[bytes]]:
+    env = local_dds_env(dds_domain)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     script = str(REPO / "test" / "im_server_process.py")
     proc = start_process([sys.executable, script], env, name="im_server")
@@ -150,8 +149,8 @@ def server_process() -> Iterator[subprocess.Popen[bytes]]:
 
 
 @pytest.fixture(scope="module")
-def ros() -> Iterator[tuple[Context, SingleThreadedExecutor]]:
-    with ros_context(DOMAIN) as ros_:
+def ros(dds_domain: int) -> Iterator[tuple[Context, SingleThreadedExecutor]]:
+    with ros_context(dds_domain) as ros_:
         yield ros_
 
 

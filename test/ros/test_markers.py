@@ -42,11 +42,10 @@ from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import matrix_to_pose, pose_to_matrix
 from itasc_ros.ros.interactive_marker_server import SNAP_TO_EFFECTOR
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
 
-DOMAIN = private_domain_id(os.getpid() + 37)
 NS = "/itasc_node/target_marker"
 MARKER = "ee"  # the pose constraint of config/panda.yaml
 EFFECTOR = "panda_hand"
@@ -118,11 +117,11 @@ def wait_reached(system: System, target: np.ndarray, what: str) -> None:
 
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
-def system() -> Iterator[System]:
-    env = local_dds_env(DOMAIN)
+def system(dds_domain: int) -> Iterator[System]:
+    env = local_dds_env(dds_domain)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     tree = KinematicTree.from_urdf(PANDA_URDF.read_text())
-    with ros_context(DOMAIN) as (context, executor):
+    with ros_context(dds_domain) as (context, executor):
         sys_ = System(context, executor, tree, threading.Lock(), [])
         probe = rclpy.create_node("marker_test_probe", context=context)
 
@@ -137,7 +136,7 @@ def system() -> Iterator[System]:
         urdf = f"urdf_file:={PANDA_URDF}"
         config = REPO / "config" / "panda.yaml"
         node = start_ros(
-            DOMAIN,
+            dds_domain,
             urdf,
             "control_rate:=200.0",
             params_files=[config],
@@ -152,7 +151,7 @@ def system() -> Iterator[System]:
                 response = client.connect()
                 assert response.markers == []
                 sim = start_ros(
-                    DOMAIN,
+                    dds_domain,
                     urdf,
                     "rate:=250.0",
                     module=SIM_ROBOT_MODULE,

@@ -30,6 +30,7 @@ from procs import (
     SIM_ROBOT_MODULE,
     RosTestClient,
     StaticRobot,
+    allocate_domain,
     client_fixture,
     read_log,
     running,
@@ -51,11 +52,10 @@ from itasc_ros.core import KinematicTree
 from itasc_ros.core.control.settings import default
 from itasc_ros.core.kinematics import home_of, spatial
 from itasc_ros.ros.conversions import command_velocities
-from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
-DOMAIN = private_domain_id(os.getpid() + 47)  # this module's own domain
+DOMAIN = allocate_domain()  # this module's own, held for the session (used at import)
 HOME = home_of("panda")
 TIMEOUT = 15.0  # [s] generous: the machine is shared
 INPUT_TIMEOUT = default("input_timeout")  # [s] the node's, as every node here runs it

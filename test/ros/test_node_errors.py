@@ -19,7 +19,6 @@ The node runs as its own process (the console script's entry point) over real DD
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 from pathlib import Path
@@ -32,6 +31,7 @@ from geometry_msgs.msg import PoseStamped
 from procs import (
     PANDA_URDF,
     RosTestClient,
+    allocate_domain,
     client_fixture,
     node_command,
     read_log,
@@ -44,11 +44,11 @@ from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, String
 
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
 
-DOMAIN = private_domain_id(os.getpid() + 97)
+DOMAIN = allocate_domain()  # this module's own, held for the session (used at import)
 TIMEOUT = 20.0  # [s] generous: the machine is shared
 START_TIMEOUT = 60.0  # [s] a refused start-up (imports included)
 LATCHED = QoSProfile(

@@ -20,7 +20,6 @@ from __future__ import annotations
 import gc
 import json
 import math
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -49,12 +48,10 @@ from sensor_msgs.msg import JointState
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import home_pose, spatial
 from itasc_ros.core.scenarios import path_point
-from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
 CONFIG = REPO / "config" / "panda.yaml"
-DOMAIN = private_domain_id(os.getpid() + 149)  # this module's own domain
 NODE = "/itasc_node"
 CONSTRAINT = "ee"  # the pose constraint of config/panda.yaml
 EFFECTOR = "panda_hand"
@@ -261,7 +258,7 @@ def hand_speed_bound(tree: KinematicTree, q: np.ndarray) -> float:
 
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
-def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+def rig(tmp_path_factory: pytest.TempPathFactory, dds_domain: int) -> Iterator[Rig]:
     """Node and simulated robot running, this process subscribed and publishing."""
     tmp = tmp_path_factory.mktemp("outliers")
     description = tmp / "robot_description.yaml"  # the URDF as a launch file passes it
@@ -270,7 +267,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     tree = KinematicTree.from_urdf_file(PANDA_URDF)
     params = controller_params()
     assert params["joints"] == tree.joint_names  # the command's order is the tree's
-    with ros_client(DOMAIN, "outliers_test_client") as client:
+    with ros_client(dds_domain, "outliers_test_client") as client:
         client.collect(DiagnosticArray, "/diagnostics", 100)
         js = client.collect(
             JointState,
@@ -282,13 +279,15 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         pose_pub = client.publisher(PoseStamped, f"{NODE}/target_pose", reliable)
         twist_pub = client.publisher(TwistStamped, f"{NODE}/target_twist", reliable)
         sim = start_ros(
-            DOMAIN,
+            dds_domain,
             f"urdf_file:={PANDA_URDF}",
             f"rate:={SIM_RATE}",
             module=SIM_ROBOT_MODULE,
             name="outliers_sim_robot",
         )
-        node = start_ros(DOMAIN, params_files=[CONFIG, description], name="outliers_itasc_node")
+        node = start_ros(
+            dds_domain, params_files=[CONFIG, description], name="outliers_itasc_node"
+        )
         rig_ = Rig(client, tree, params, node, sim, checker, js, pose_pub, twist_pub)
         try:
             client.wait_for_subscribers(pose_pub, 1, TIMEOUT)

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,7 +36,7 @@ from itasc_ros.params import CONTROLLER_KEYS
 from itasc_ros.ros.conversions import COMMAND_TYPES
 from itasc_ros.ros.parameter_docs import markdown
 from itasc_ros.ros.parameters import CHOICES, NODE_PARAMS
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 from itasc_ros.tools.resources import robot_urdf
 
 STRUCTURE = ("joints", "constraint_names")  # controller settings that are not live attributes
@@ -102,25 +101,24 @@ def test_the_readme_tables_show_every_setting() -> None:
 
 
 # ------------------------------------------------------------------ live, over DDS
-DOMAIN = private_domain_id(os.getpid() + 131)
 TIMEOUT = 20.0  # [s] generous: the machine is shared
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "itasc_declarations_client") as c:
+def client(dds_domain: int) -> Iterator[RosTestClient]:
+    with ros_client(dds_domain, "itasc_declarations_client") as c:
         yield c
 
 
 @pytest.mark.dds
 def test_setting_an_undeclared_name_is_refused_with_the_closest_name(
-    client: RosTestClient,
+    client: RosTestClient, dds_domain: int
 ) -> None:
     node = "/decl/itasc_node"
     urdf = f"urdf_file:={robot_urdf('panda')}"
     proc = start_process(
         node_command("-r", "__ns:=/decl", "-p", urdf, "-p", "command_out_topic:=commands"),
-        local_dds_env(DOMAIN),
+        local_dds_env(dds_domain),
         name="itasc_node_declarations",
     )
     put: Any = client.node.create_client(SetParameters, f"{node}/set_parameters")

@@ -47,7 +47,6 @@ Examples are generated (not shrunk: each one talks to a live process) and derand
 from __future__ import annotations
 
 import math
-import os
 import signal
 import subprocess
 import time
@@ -68,6 +67,7 @@ from procs import (
     CommandChecker,
     RosTestClient,
     StaticRobot,
+    allocate_domain,
     client_fixture,
     read_log,
     running,
@@ -88,12 +88,11 @@ from test_node import HOME, goal_pose, home_by_name, pose_msg
 
 from itasc_ros.core import JointValue, KinematicTree
 from itasc_ros.ros.parameters import NODE_PARAMS, ParamSpec, constraint_specs
-from itasc_ros.tools.dds_env import private_domain_id
 
 pytestmark = pytest.mark.dds
 
 PANDA_YAML = REPO / "config" / "panda.yaml"
-DOMAIN = private_domain_id(os.getpid() + 131)  # this module's own domain
+DOMAIN = allocate_domain()  # this module's own, held for the session (used at import)
 NS = "/params"
 NODE = f"{NS}/itasc_node"
 COMMANDS = f"{NS}/commands"

@@ -9,16 +9,14 @@ started here).
 from __future__ import annotations
 
 import logging
-import os
 import time
 from pathlib import Path
 
 from procs import read_log, start_ros, stop_process
 
 from itasc_ros.ros.security import ENCLAVE_FILES, enclave_of, security_summary
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
-DOMAIN = private_domain_id(os.getpid() + 101)  # this module's own domain
 ARGV = ["itasc_node", "--ros-args", "--enclave", "/itasc_node", "-p", "x:=1"]
 
 
@@ -50,14 +48,14 @@ def test_permissive_without_keys_warns_that_it_runs_unsecured(tmp_path: Path) ->
     assert level == logging.INFO and text.startswith("DDS Security: on, enforced")
 
 
-def test_the_node_logs_it_at_start_up(tmp_path: Path) -> None:
+def test_the_node_logs_it_at_start_up(tmp_path: Path, dds_domain: int) -> None:
     env = {
-        **local_dds_env(DOMAIN),
+        **local_dds_env(dds_domain),
         "ROS_SECURITY_ENABLE": "true",
         "ROS_SECURITY_STRATEGY": "Permissive",
         "ROS_SECURITY_KEYSTORE": str(tmp_path / "keystore"),
     }
-    proc = start_ros(DOMAIN, ns="/sec", env=env)
+    proc = start_ros(dds_domain, ns="/sec", env=env)
     try:
         deadline = time.monotonic() + 30.0
         while "DDS Security" not in read_log(proc) and time.monotonic() < deadline:

@@ -32,7 +32,6 @@ from itasc_ros.tools.dds_env import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-DOMAIN = private_domain_id(os.getpid() + 61)
 TIMEOUT = 30.0  # [s] discovery and start-up on a loaded 2-core machine
 SHELL = {  # what a user's shell may have: each of these would open sockets or leave SHM
     "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
@@ -87,22 +86,23 @@ def _hand_target(urdf: Path) -> PoseStamped:
     return msg
 
 
-def test_the_environment_keeps_only_shm_and_a_private_domain() -> None:
-    env = local_dds_env(DOMAIN, base={"PATH": "/usr/bin", **SHELL})
+def test_the_environment_keeps_only_shm_and_a_private_domain(dds_domain: int) -> None:
+    env = local_dds_env(dds_domain, base={"PATH": "/usr/bin", **SHELL})
     assert env["FASTDDS_BUILTIN_TRANSPORTS"] == "SHM"
-    assert env["ROS_DOMAIN_ID"] == str(DOMAIN) and 110 <= DOMAIN <= 229
+    assert env["ROS_DOMAIN_ID"] == env["ITASC_PRIVATE_DOMAIN_ID"] == str(dds_domain)
+    assert all(110 <= private_domain_id(seed) <= 229 for seed in range(300))
     assert "ROS_AUTOMATIC_DISCOVERY_RANGE" not in env and "ROS_LOCALHOST_ONLY" not in env
     assert env["PATH"] == "/usr/bin"
 
 
 def test_apply_removes_the_socket_variables_from_this_process(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, dds_domain: int
 ) -> None:
     for key in LOCAL_DDS_KEYS:
         monkeypatch.delenv(key, raising=False)
     for key, value in SHELL.items():
         monkeypatch.setenv(key, value)
-    assert apply_local_dds_env(DOMAIN) == DOMAIN
+    assert apply_local_dds_env(dds_domain) == dds_domain
     assert os.environ["FASTDDS_BUILTIN_TRANSPORTS"] == "SHM"
     assert "ROS_AUTOMATIC_DISCOVERY_RANGE" not in os.environ
     assert "ROS_LOCALHOST_ONLY" not in os.environ
@@ -116,8 +116,8 @@ def test_the_socket_check_sees_a_loopback_socket() -> None:
 
 
 @pytest.mark.dds
-def test_node_and_simulated_robot_open_no_inet_socket_while_they_talk() -> None:
-    env = local_dds_env(DOMAIN, base={**os.environ, **SHELL})
+def test_node_and_simulated_robot_open_no_inet_socket_while_they_talk(dds_domain: int) -> None:
+    env = local_dds_env(dds_domain, base={**os.environ, **SHELL})
     urdf = REPO / "urdf" / "panda.urdf"
     sim = start_process(
         node_command(
@@ -134,7 +134,7 @@ def test_node_and_simulated_robot_open_no_inet_socket_while_they_talk() -> None:
         name="node_no_socket",
     )
     try:
-        with ros_client(DOMAIN, "no_socket_client") as client:
+        with ros_client(dds_domain, "no_socket_client") as client:
             states = client.collect(JointState, "/joint_states")
             cmds = client.collect(Float64MultiArray, "/forward_velocity_controller/commands")
             target = client.publisher(PoseStamped, "/itasc_node/target_pose")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import subprocess
 import threading
@@ -48,7 +47,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from itasc_ros.core import ConfigurationError, KinematicTree, UnknownJointError
 from itasc_ros.core.kinematics import HOME_POSES, home_pose
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 from itasc_ros.tools.sim_robot.commands import (
     velocity_from_joint_state,
     velocity_from_multi_array,
@@ -58,7 +57,6 @@ from itasc_ros.tools.sim_robot.joints import CommandRejectedError, SimulatedJoin
 
 PANDA = PANDA_URDF
 UR5 = REPO / "urdf" / "ur5.urdf"
-DOMAIN = private_domain_id(os.getpid() + 31)  # this module's own domain
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +238,9 @@ class SimProcess:
         return read_log(self.proc)
 
 
-def start_sim(tmp: Path, ns: str, command_type: Any, rate: float, *params: str) -> SimProcess:
+def start_sim(
+    domain: int, tmp: Path, ns: str, command_type: Any, rate: float, *params: str
+) -> SimProcess:
     files, given = [], []
     for prm in params:
         name, _, value = prm.partition(":=")
@@ -252,7 +252,7 @@ def start_sim(tmp: Path, ns: str, command_type: Any, rate: float, *params: str) 
         else:
             given.append(prm)
     proc = start_ros(
-        DOMAIN,
+        domain,
         f"rate:={rate}",
         "command_topic:=commands",
         *given,
@@ -269,12 +269,15 @@ def stop_sim(sim: SimProcess, sig: int = signal.SIGINT) -> int:
 
 
 @pytest.fixture(scope="module")
-def sims(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, SimProcess]]:
+def sims(
+    tmp_path_factory: pytest.TempPathFactory, dds_domain: int
+) -> Iterator[dict[str, SimProcess]]:
     """Three simulators started together (their start-up overlaps)."""
     tmp = tmp_path_factory.mktemp("sim_robot")
     started = {
-        "fwd": start_sim(tmp, "fwd", Float64MultiArray, 500.0, f"urdf_file:={PANDA}"),
+        "fwd": start_sim(dds_domain, tmp, "fwd", Float64MultiArray, 500.0, f"urdf_file:={PANDA}"),
         "jtc": start_sim(
+            dds_domain,
             tmp,
             "jtc",
             JointTrajectory,
@@ -286,6 +289,7 @@ def sims(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, SimProc
             "command_timeout:=0.3",
         ),
         "js": start_sim(
+            dds_domain,
             tmp,
             "js",
             JointState,
@@ -307,8 +311,8 @@ def sims(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, SimProc
 
 
 @pytest.fixture(scope="module")
-def ros() -> Iterator[tuple[Context, SingleThreadedExecutor]]:
-    with ros_context(DOMAIN) as ros_:
+def ros(dds_domain: int) -> Iterator[tuple[Context, SingleThreadedExecutor]]:
+    with ros_context(dds_domain) as ros_:
         yield ros_
 
 
@@ -540,7 +544,7 @@ def test_js_latency_delays_response_and_noise(jsc: Probe, panda: KinematicTree) 
 
 
 @pytest.mark.dds
-def test_bad_configuration_exits_with_status_2(tmp_path: Path) -> None:
+def test_bad_configuration_exits_with_status_2(tmp_path: Path, dds_domain: int) -> None:
     run = subprocess.run(
         node_command(
             "-r",
@@ -551,7 +555,7 @@ def test_bad_configuration_exits_with_status_2(tmp_path: Path) -> None:
             "joints:=[panda_joint1,nope]",
             module=SIM_ROBOT_MODULE,
         ),
-        env=local_dds_env(DOMAIN),
+        env=local_dds_env(dds_domain),
         capture_output=True,
         timeout=20.0,
     )

@@ -20,13 +20,13 @@ inertials, the Panda's arm joints):
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 import rclpy
+from procs import dds_env
 from rclpy.parameter import Parameter
 from robots import erd_urdf_path
 from test_constraints import HOME, TIP, _fd_dy_dq, _fd_dy_dxu, _random_pose
@@ -44,7 +44,6 @@ from itasc_ros.core import (
 from itasc_ros.core.constraints import Field
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros import parameters as P
-from itasc_ros.tools.dds_env import apply_local_dds_env, private_domain_id
 
 ROBOTS = ("panda", "ur5")
 TREES = {
@@ -220,13 +219,13 @@ def test_a_live_change_of_every_live_setting_keeps_the_target(
 
 
 @pytest.fixture(scope="module")
-def rclpy_context() -> Iterator[None]:
-    apply_local_dds_env(private_domain_id(os.getpid() + 173))
-    rclpy.init()
-    try:
-        yield
-    finally:
-        rclpy.shutdown()
+def rclpy_context(dds_domain: int) -> Iterator[None]:
+    with dds_env(dds_domain):
+        rclpy.init()
+        try:
+            yield
+        finally:
+            rclpy.shutdown()
 
 
 @pytest.mark.parametrize(("robot", "type_name", "i"), [c for c in CASES if c[0] == "panda"])

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import struct
 import sys
 import threading
@@ -52,7 +51,7 @@ from std_msgs.msg import Float64MultiArray, String
 from itasc_ros.core import ItascError, KinematicTree, errors
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
-from itasc_ros.tools.dds_env import local_dds_env, private_domain_id
+from itasc_ros.tools.dds_env import local_dds_env
 
 HOSTILE_DIR = Path(__file__).resolve().parents[2] / "data" / "hostile_urdfs"
 sys.path.insert(0, str(HOSTILE_DIR))
@@ -60,7 +59,6 @@ import make_hostile  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 PANDA = REPO / "urdf" / "panda.urdf"
-DOMAIN = private_domain_id(os.getpid() + 71)
 PARSE_BOUND = 2.0  # [s] the longest a hostile document may take to be rejected
 TIMEOUT = 20.0  # [s] generous: the machine is shared
 HOME = home_of("panda")
@@ -190,8 +188,8 @@ def test_long_mimic_chain_folds_into_its_leader() -> None:
 
 # =========================================================================== node level
 @pytest.fixture(scope="module")
-def client() -> Iterator[RosTestClient]:
-    with ros_client(DOMAIN, "hostile_urdf_test_client") as c:
+def client(dds_domain: int) -> Iterator[RosTestClient]:
+    with ros_client(dds_domain, "hostile_urdf_test_client") as c:
         yield c
 
 
@@ -200,8 +198,8 @@ def panda() -> KinematicTree:
     return KinematicTree.from_urdf_file(PANDA)
 
 
-def start_node(ns: str, *params: str, params_file: Path | None = None) -> Any:
-    """itasc_node in ``ns`` at 100 Hz with its /diagnostics remapped into ``ns``.
+def start_node(domain: int, ns: str, *params: str, params_file: Path | None = None) -> Any:
+    """itasc_node of ``domain`` in ``ns`` at 100 Hz with its /diagnostics remapped into ``ns``.
 
     ``input_timeout`` is 0.5 s so that a busy machine delaying joint states does not make a
     zero command: here every zero command would mean that a URDF stopped the robot.
@@ -214,7 +212,7 @@ def start_node(ns: str, *params: str, params_file: Path | None = None) -> Any:
     if params_file is not None:
         args += ["--params-file", str(params_file)]
     return start_process(
-        node_command(*args), local_dds_env(DOMAIN), name=f"itasc_node{ns.replace('/', '_')}"
+        node_command(*args), local_dds_env(domain), name=f"itasc_node{ns.replace('/', '_')}"
     )
 
 
@@ -322,7 +320,7 @@ STARTUP_CASES = {
 
 @pytest.mark.dds
 def test_node_started_with_a_hostile_urdf_stays_idle_then_takes_a_good_one(
-    client: RosTestClient, panda: KinematicTree, tmp_path: Path
+    client: RosTestClient, dds_domain: int, panda: KinematicTree, tmp_path: Path
 ) -> None:
     """Five nodes at once: hostile urdf_file or robot_description parameter at start-up.
 
@@ -340,14 +338,14 @@ def test_node_started_with_a_hostile_urdf_stays_idle_then_takes_a_good_one(
         path = tmp_path / f"{name}.urdf"
         path.write_bytes(document(name))
         if how == "file":
-            nodes[ns] = start_node(ns, f"urdf_file:={path}")
+            nodes[ns] = start_node(dds_domain, ns, f"urdf_file:={path}")
         else:
             params = tmp_path / f"{name}.yaml"
             text = document(name).decode("utf-8")
             params.write_text(
                 yaml.safe_dump({"/**": {"ros__parameters": {"robot_description": text}}})
             )
-            nodes[ns] = start_node(ns, params_file=params)
+            nodes[ns] = start_node(dds_domain, ns, params_file=params)
     robots = Robots(client, panda, list(STARTUP_CASES))
     targets = {ns: client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose") for ns in nodes}
     descriptions = {
@@ -398,7 +396,7 @@ def test_node_started_with_a_hostile_urdf_stays_idle_then_takes_a_good_one(
 
 @pytest.mark.dds
 def test_hostile_urdfs_at_run_time_keep_the_last_good_model(
-    client: RosTestClient, panda: KinematicTree
+    client: RosTestClient, dds_domain: int, panda: KinematicTree
 ) -> None:
     """Every rejected document of the corpus, one after the other, on robot_description."""
     ns = "/rt"
@@ -406,7 +404,7 @@ def test_hostile_urdfs_at_run_time_keep_the_last_good_model(
     cmds = client.collect(Float64MultiArray, f"{ns}/commands")
     status = client.collect(String, f"{ns}/itasc_node/status")
     diags = client.collect(DiagnosticArray, f"{ns}/diagnostics")
-    node = start_node(ns, f"urdf_file:={PANDA}")
+    node = start_node(dds_domain, ns, f"urdf_file:={PANDA}")
     robots = Robots(client, panda, [ns])
     target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
     description = client.publisher(String, f"{ns}/robot_description", LATCHED)
