@@ -377,6 +377,7 @@ def test_architecture_lists_every_module() -> None:
 TOP_LEVEL_TESTS = {
     "test_cli_errors",
     "test_cli_help",
+    "test_domains",
     "test_launch",
     "test_launch_plan",
     "test_packaging",
@@ -384,7 +385,8 @@ TOP_LEVEL_TESTS = {
     "test_readme",
     "test_structure",
 }
-"""Tests of what spans the package's parts (or of its top-level modules): at ``test/``'s top."""
+"""Tests of what spans the package's parts (or of its top-level modules, or of the tests' own
+DDS domains): at ``test/``'s top."""
 
 
 def test_the_tests_mirror_the_package() -> None:

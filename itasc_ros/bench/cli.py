@@ -24,6 +24,13 @@ Subcommands (``--json`` prints one JSON object on the last line):
   (:mod:`itasc_ros.bench.collision`).
 * ``loop`` / ``soak``: the node at 1 kHz with the simulated robot over DDS
   (:mod:`itasc_ros.bench.loop`).
+* ``flood``: the node's loop beside ``--burners`` busy processes under input floods (jog
+  twists at 5 kHz, IK requests at 2 kHz, target poses at 5 kHz), each beside the same run with a
+  flood nobody reads; keys ``<flood>_missed_ticks_vs_unread``, ``<flood>_command_gap_max_ms``
+  (:mod:`itasc_ros.bench.loop.flood_series`).
+* ``stops``: ``--runs`` runs of each way to stop the node while the robot moves (SIGINT, SIGTERM,
+  ``~/enable false``): in how many the last command received was not zero; keys
+  ``<kind>_zero_lost`` (:mod:`itasc_ros.bench.loop.stops`).
 * ``ik``: position IK on the TRAC-IK protocol (random reachable targets, mid-range or random
   seed, 5 ms, every pose error component <= 1e-5) beside TRAC-IK (pytracik) and KDL's
   ``ChainIkSolverPos_NR_JL``, interleaved per sample, on the Panda, the UR5 and the xArm7
@@ -59,6 +66,8 @@ from .hierarchy import hierarchy_command
 from .ik import ik_command
 from .kinematics import kinematics_command
 from .loop import BenchError, loop_command
+from .loop.flood_series import flood_command, flood_kinds
+from .loop.stops import stops_command
 from .outliers import outliers_command
 from .tick import tick_command
 from .tracking import tracking_command
@@ -78,6 +87,8 @@ SUBCOMMANDS = (
     "ik",
     "loop",
     "soak",
+    "flood",
+    "stops",
     "all",
 )
 #: Subcommand -> its run: prints its tables, returns its figures for the JSON line (not ``ik``,
@@ -92,6 +103,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "unreachable": unreachable_command,
     "loop": loop_command,
     "soak": loop_command,
+    "flood": flood_command,
+    "stops": stops_command,
 }
 #: What ``all`` runs, in order.
 ALL = ("kinematics", "tick", "tracking", "hierarchy")
@@ -152,7 +165,8 @@ def _add_loop_flags(ap: CliParser) -> None:
         "--runs",
         type=positive_int,
         default=1,
-        help="loop: runs (interleaved with the floor's); medians reported",
+        help="loop: runs (interleaved with the floor's); medians reported; flood: rounds; "
+        "stops: runs of each stop",
     )
     ap.add_argument(
         "--floor",
@@ -164,6 +178,13 @@ def _add_loop_flags(ap: CliParser) -> None:
         action="store_true",
         help="loop: then the same run with a subscriber of the node's ~/journal (its cost)",
     )
+    ap.add_argument(
+        "--floods",
+        type=flood_kinds,
+        default="jog,ik,target",
+        help="flood: comma-separated floods (jog, ik, target)",
+    )
+    ap.add_argument("--burners", type=int, default=2, help="flood: busy processes beside the node")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,31 +2,32 @@
 
 It takes the same parameters file as ``itasc_node`` (reads ``command_out_topic``,
 ``joint_topic``, ``control_rate``, ``control_trigger``, ``thread_priority`` and
-``cpu_affinity``; ignores the rest), subscribes to the
-joint states with the same QoS, and publishes a zero ``Float64MultiArray`` (one value per joint
-of the last joint state) with the same reliable QoS, from the same executor, either on a timer or
-on each joint state, with the same garbage collection (right after each publish, see
-:mod:`itasc_ros.ros.slack_gc`). ``itasc-bench loop --floor`` runs it as the peer of the node: it
-measures what rclpy and DDS alone cost on a machine, so that the node's figures can be read
-against it.
+``cpu_affinity``; ignores the rest), takes the joint states the same way (a
+:class:`~itasc_ros.ros.polled_reader.PolledReader` the tick takes from) and publishes a zero
+``Float64MultiArray`` (one value per joint of the last joint state) with the same reliable QoS
+from the same control loop (:class:`~itasc_ros.ros.control_loop.ControlLoop`: its own thread,
+on a timer or on each joint state) beside the same executor, with the same garbage collection
+(right after each publish, see :mod:`itasc_ros.ros.slack_gc`). ``itasc-bench loop --floor``
+runs it as the peer of the node: it measures what rclpy and DDS alone cost on a machine, so
+that the node's figures can be read against it.
 """
 
 from __future__ import annotations
 
-import math
 import signal
 import sys
 import threading
-import time
 from typing import Any
 
 import rclpy
-from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from itasc_ros.ros.control_loop import ControlLoop, shorten_switch_interval
 from itasc_ros.ros.executors import make_executor, spin_until
+from itasc_ros.ros.polled_reader import PolledReader
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 
@@ -50,29 +51,27 @@ def main(args: list[str] | None = None) -> int:
         Float64MultiArray, topic, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     )
     msg = Float64MultiArray()
-    state: dict[str, Any] = {"n": 0, "last": -math.inf}
-
+    reader = PolledReader(node, JointState, str(param("joint_topic", "joint_states")), False)
+    taken: list[JointState] = []  # the joint state the tick takes
     collector = SlackCollector()
 
-    def publish() -> None:
-        if state["n"]:
-            state["last"] = time.monotonic()
-            pub.publish(msg)
-            collector.collect()  # as the node: a due collection right after the publish
+    def take() -> bool:
+        got = reader.take()
+        if got is not None:
+            taken[:] = [got[0]]
+        return got is not None
 
-    def on_joint_state(js: JointState) -> None:
-        if len(js.position) != state["n"]:
-            state["n"] = len(js.position)
-            msg.data = [0.0] * state["n"]
-        if on_state and time.monotonic() - state["last"] >= 0.5 / rate:
-            publish()
+    def tick() -> None:
+        if not on_state:
+            take()
+        if not taken:
+            return
+        if len(taken[0].position) != len(msg.data):
+            msg.data = [0.0] * len(taken[0].position)
+        pub.publish(msg)
+        collector.collect()  # as the node: a due collection right after the publish
 
-    node.create_subscription(
-        JointState, str(param("joint_topic", "joint_states")), on_joint_state,
-        qos_profile_sensor_data,
-    )  # fmt: skip
-    if not on_state:
-        node.create_timer(1.0 / rate, publish)
+    loop = ControlLoop(node.context, tick, 1.0 / rate, (reader, take) if on_state else None)
     for why in apply_realtime(
         int(param("thread_priority", 0)), [int(c) for c in param("cpu_affinity", []) or []]
     ):
@@ -83,9 +82,13 @@ def main(args: list[str] | None = None) -> int:
     stop = threading.Event()
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, lambda signum, frame: stop.set())
+    shorten_switch_interval()  # as the node
+    loop.start()  # the node's control loop, on its own thread
     try:
         spin_until(executor, stop)  # the node's spin loop
     finally:
+        loop.stop()
+        reader.destroy()
         node.destroy_node()
         rclpy.try_shutdown()
     return 0

@@ -7,17 +7,21 @@ target), not solved within the budget, superseded by a newer request before it s
 model. A solution is published on ``~/ik_solution`` (sensor_msgs/JointState) first. Both carry
 the request's header: the solution as its ``header`` (stamp and frame_id), the result as the
 values ``request_stamp`` (``<sec>.<nanosec>``) and ``frame_id``, so that a client matches them to
-its request. The subscription's callback only deposits a request; reading it, solving it and
-answering happen in a thread of their own (the control tick never waits). Only the latest request
-waits there; the ones it superseded are answered as such, up to :data:`SUPERSEDED_KEPT` between
-two solves (under a flood beyond that the oldest get no answer, counted in ``/diagnostics``).
+its request. The requests wait in their DDS reader (a queue of :data:`QUEUE_DEPTH`) for a
+thread of their own that takes them, solves and answers (the control tick never waits, and no
+executor callback runs per request). A round answers every waiting request: the latest is
+solved, the older ones are superseded. Under a flood, requests replaced in the full queue before
+the thread took them get no answer (counted in ``/diagnostics`` as ``ik_requests_unanswered``),
+and the thread rests between rounds at least as long as a round took.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import deque
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
@@ -29,16 +33,19 @@ from std_msgs.msg import Header
 
 from ..core import Controller, KinematicTree
 from ..core.ik.worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker
-from ..core.latest_worker import LatestWorker
 from .conversions import pose_stamped_arrays
+from .polled_reader import PolledReader, Waiter
 from .realtime import demote_current_thread
 
 Array = NDArray[np.float64]
 SUPERSEDED = "superseded by a newer request before it started"
 NO_MODEL = "no robot model yet"
-#: Superseded requests kept for their answer; beyond it, under a flood, the oldest get none
-#: (counted: :attr:`IkRequests.unanswered`).
-SUPERSEDED_KEPT = 256
+#: Requests DDS keeps waiting for the IK thread; beyond it, under a flood, the oldest are
+#: replaced and get no answer (counted: :attr:`IkRequests.unanswered`).
+QUEUE_DEPTH = 10
+#: The IK thread answers a round of requests at most this often [s] (and rests at least as
+#: long as a round took): a flood of requests costs the process at most about half a core.
+MIN_ROUND_PERIOD = 0.005
 
 
 @dataclass
@@ -101,64 +108,76 @@ class IkRequests:
         timeout: time budget of one request [s].
     """
 
-    def __init__(self, node: Node, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        node: Node,
+        controller: Callable[[], Controller | None],
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         self._node = node
+        self._controller = controller
         self._name = f"{node.get_name()}: ik"
         self._solutions = node.create_publisher(JointState, "~/ik_solution", 10)
         self._results = node.create_publisher(DiagnosticStatus, "~/ik_result", 10)
-        # The solver only: the requests go through this class's worker, which keeps each
-        # request's header with it (IkWorker's own thread is not needed).
+        # The solver only: this class's thread takes the requests and keeps each one's header.
         self._solver = IkWorker(lambda _: None, timeout)
         self._solver.close()
-        self._lock = threading.Lock()
-        self._latest: tuple[PoseStamped, Controller | None] | None = None  # not started
-        self._superseded: deque[Header] = deque(maxlen=SUPERSEDED_KEPT)  # not yet answered
-        self.unanswered = 0  # superseded requests beyond SUPERSEDED_KEPT: no result
-        self._worker: LatestWorker[bool] = LatestWorker(self._serve, "itasc_ik")
+        self._reader = PolledReader(node, PoseStamped, "~/ik_request", depth=QUEUE_DEPTH)
+        self._waiter = Waiter(node.context, self._reader)
+        self._closed = threading.Event()
         self._timeout = timeout
+        self._thread = threading.Thread(target=self._run, name="itasc_ik", daemon=True)
+        self._thread.start()
 
-    def request(self, msg: PoseStamped, ctrl: Controller | None) -> None:
-        """Deposit a request for the worker thread; never raises, does nothing else.
-
-        The request waiting before it (not started) is superseded: the worker answers it.
-        """
-        with self._lock:
-            if self._latest is not None:
-                if len(self._superseded) == SUPERSEDED_KEPT:
-                    self.unanswered += 1
-                self._superseded.append(self._latest[0].header)
-            self._latest = (msg, ctrl)
-        self._worker.submit(True)
+    @property
+    def unanswered(self) -> int:
+        """Requests replaced in the queue by newer ones before they were taken: no answer."""
+        return self._reader.dropped
 
     def close(self) -> None:
-        """Stop the worker thread (a solve in progress ends within its budget)."""
-        self._worker.close(max(1.0, 2.0 * self._timeout))
+        """Stop the thread (a solve in progress ends within its budget), release the reader."""
+        self._closed.set()
+        self._waiter.wake()
+        self._thread.join(max(1.0, 2.0 * self._timeout))
+        if not self._thread.is_alive():
+            self._reader.destroy()
 
-    def _serve(self, _: bool) -> None:
-        """Worker thread: answer the superseded requests, then solve the latest one."""
+    def _run(self) -> None:
+        """The thread: wait for requests, answer a round, rest as long as the round took."""
         demote_current_thread()  # a solve must never hold a real-time core
-        with self._lock:
-            latest, self._latest = self._latest, None
-            superseded = list(self._superseded)
-            self._superseded.clear()
-        if latest is None:
-            return
-        msg, ctrl = latest
+        context: Any = self._node.context
+        with context.handle:
+            while not self._closed.is_set():
+                self._waiter.wait(0.1)
+                t0 = time.monotonic()
+                if not self._round():
+                    continue
+                busy = time.monotonic() - t0
+                self._closed.wait(max(busy, MIN_ROUND_PERIOD - busy))
+
+    def _round(self) -> bool:
+        """Answer the waiting requests: the older ones superseded, the latest solved."""
+        batch = self._reader.take_all()
+        if not batch:
+            return False
+        ctrl = self._controller()
         robot = "" if ctrl is None else ctrl.tree.name
-        for header in superseded:
-            self._fail(header, robot, "", SUPERSEDED)
+        for msg, _ in batch[:-1]:
+            self._fail(msg.header, robot, "", SUPERSEDED)
+        msg = batch[-1][0]
         if ctrl is None:
             self._fail(msg.header, "", "", NO_MODEL)
-            return
+            return True
         try:
             req = self._make(msg, ctrl)
         except Exception as exc:  # a request never stops the node
             self._fail(msg.header, robot, "", f"refused: {exc}")
-            return
+            return True
         outcome = self._solver.solve(
             req.tree, req.link, req.seed, req.frame, req.position, req.quaternion
         )
         self._publish(req, outcome)
+        return True
 
     def _make(self, msg: PoseStamped, ctrl: Controller) -> _Request:
         targets = ctrl.pose_constraints
@@ -198,4 +217,12 @@ class IkRequests:
         self._results.publish(result_status(self._name, header, robot, link, None, reason))
 
 
-__all__ = ["NO_MODEL", "SUPERSEDED", "IkRequests", "result_status", "stamp_text"]
+__all__ = [
+    "MIN_ROUND_PERIOD",
+    "NO_MODEL",
+    "QUEUE_DEPTH",
+    "SUPERSEDED",
+    "IkRequests",
+    "result_status",
+    "stamp_text",
+]

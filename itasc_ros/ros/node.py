@@ -33,7 +33,6 @@ import signal
 import sys
 import threading
 import time
-import warnings
 from typing import Any
 
 import rclpy
@@ -47,7 +46,6 @@ from rclpy.qos import (
     DurabilityPolicy,
     QoSProfile,
     ReliabilityPolicy,
-    qos_profile_sensor_data,
 )
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -69,6 +67,7 @@ from ..core.control.model_manager import (
 )
 from ..params import target_topics
 from . import parameters as P
+from .control_loop import ControlLoop, shorten_switch_interval
 from .conversions import (
     COMMAND_TYPES,
     pose_stamped_arrays,
@@ -79,7 +78,7 @@ from .executors import make_executor, spin_until
 from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
 from .node_parameters import ParameterNode
-from .node_process import quiet_init, refuse
+from .node_process import quiet_init, refuse, route_warnings
 from .node_reports import (
     LoopStats,
     NodeState,
@@ -94,7 +93,6 @@ from .realtime import apply_realtime, current_policy
 from .ros_args import non_ros_args
 from .security import log_security
 from .slack_gc import SlackCollector
-from .tick_spacing import TickSpacing
 
 RCLError = _rclpy.RCLError  # rcl's errors (e.g. rclpy.init refusing the ROS arguments)
 NODE_NAME = "itasc_node"
@@ -114,6 +112,10 @@ class ItascNode(ParameterNode):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
+        # The ticks run on a thread of their own (start_loop); what the executor changes in the
+        # controller changes under this lock, between two ticks.
+        self._lock = threading.RLock()
+        self._loop = None
         self._worker = None
         self._ik = None
         self._starting = True  # a static URDF lacking a configured link is fatal now only
@@ -155,11 +157,10 @@ class ItascNode(ParameterNode):
         self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 10)
         self._journal = JournalPublisher(self)  # ~/journal (while subscribed), ~/parameters
         self._journal.publish_parameters(self._parameter_values())
-        self.create_subscription(
-            JointState,
-            str(P.value(self, "joint_topic")),
-            self._on_joint_state,
-            qos_profile_sensor_data,
+        # Joint states wait in their DDS reader (best effort takes every publisher) for the
+        # control loop's thread, as the other inputs do.
+        self._joint_reader = PolledReader(
+            self, JointState, str(P.value(self, "joint_topic")), reliable=False
         )
         # Targets, their twists and jog twists wait in their DDS readers (the latest of each)
         # until the tick takes them: a flood costs the loop nothing (see polled_reader).
@@ -168,11 +169,10 @@ class ItascNode(ParameterNode):
             self._readers.append((name, PolledReader(self, PoseStamped, pose_topic), False))
             self._readers.append((name, PolledReader(self, TwistStamped, twist_topic), True))
         self._jog_reader = PolledReader(self, TwistStamped, "~/delta_twist_cmds")
-        self._joint_in: tuple[JointState, float] | None = None  # deposited, not yet taken
+        self._joint_in: tuple[JointState, float] | None = None  # taken, not yet applied
         self._marker_in: dict[str, tuple[PoseStamped, float, bool]] = {}  # RViz, by name
         # Position IK on request, solved in a thread of its own (never in the control tick).
-        self._ik = IkRequests(self)
-        self.create_subscription(PoseStamped, "~/ik_request", self._on_ik_request, 10)
+        self._ik = IkRequests(self, lambda: self._controller)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self._type_errors: dict[str, str] = {}  # of the request being set (see below)
         self.add_pre_set_parameters_callback(self._before_set_parameters)
@@ -203,20 +203,6 @@ class ItascNode(ParameterNode):
                 "is published until then)"
             )
 
-        self._last_tick = -math.inf  # [s] time.monotonic() of the last tick
-        self._spacing = TickSpacing()  # joint_states trigger: which states tick
-        self._watchdog_gap = 0.0  # [s] set by _set_rate
-        if self._trigger == P.TRIGGER_JOINT_STATES:
-            # Ticks come from the joint states; this timer only ticks when they stop (the
-            # controller then sends its one zero command for stale input).
-            self._timer = self.create_timer(
-                self._timer_period(self._config.control_rate), self._on_watchdog, clock=self._wall
-            )
-        else:
-            self._timer = self.create_timer(
-                self._timer_period(self._config.control_rate), self._on_tick, clock=self._wall
-            )
-        self._set_rate(self._config.control_rate)
         # ~/status, ~/markers and /diagnostics run right after a tick's command (see
         # _housekeeping); this timer runs them only while the loop does not tick.
         self._status_due = self._diagnostics_due = 0.0  # [s] time.monotonic()
@@ -247,21 +233,43 @@ class ItascNode(ParameterNode):
         self.get_logger().info(f"scheduling: {self.scheduling}")
 
     # ------------------------------------------------------------------------- the loop
-    def _on_watchdog(self) -> None:
-        """joint_states trigger: tick when no joint state has ticked for ``input_timeout``.
+    def start_loop(self) -> None:
+        """Start the control loop's thread (after :meth:`apply_scheduling`: it inherits it)."""
+        joint_states = None
+        if self._trigger == P.TRIGGER_JOINT_STATES:
+            joint_states = (self._joint_reader, self._take_joint_state)
+        self._loop = ControlLoop(
+            self.context,
+            self._on_tick,
+            1.0 / self._config.control_rate,
+            joint_states,
+            self._config.input_timeout,
+        )
+        self._loop.start()
 
-        The states have stopped (or come slower than ``input_timeout``: stale anyway); this
-        tick lets the controller send its one zero command for stale input.
-        """
-        gap = max(self._watchdog_gap, self._config.input_timeout)
-        if time.monotonic() - self._last_tick >= gap:
-            self._on_tick()
+    def stop_loop(self) -> None:
+        """Stop the control loop's thread (the last tick ends first)."""
+        if self._loop is not None:
+            self._loop.stop()
+
+    @property
+    def _last_tick(self) -> float:
+        """``time.monotonic()`` of the last tick [s] (-inf before the first)."""
+        return -math.inf if self._loop is None else self._loop.last_tick
+
+    def _take_joint_state(self) -> bool:
+        """``joint_states`` trigger: take the state that woke the loop (True if there was one)."""
+        got = self._joint_reader.take()
+        if got is None:
+            return False
+        self._joint_in = (got[0], got[1] + self._sim_offset())
+        return True
 
     def _on_tick(self) -> None:
         """One control tick: latest inputs -> core -> command; then the periodic jobs."""
-        self._last_tick = time.monotonic()
-        self._control()
-        self._housekeeping(time.monotonic())
+        with self._lock:
+            self._control()
+            self._housekeeping(time.monotonic())
 
     def _housekeeping(self, t: float) -> None:
         """Garbage collection, ``~/status``, ``~/markers`` and ``/diagnostics`` when due.
@@ -283,15 +291,15 @@ class ItascNode(ParameterNode):
             self._on_diagnostics()
 
     def _on_housekeeping_timer(self) -> None:
-        """The periodic jobs while the loop does not tick (no model, no joint states)."""
+        """Install the topic's parsed URDFs; the periodic jobs while the loop does not tick."""
+        self._install_parsed()
         t = time.monotonic()
         if t - self._last_tick > STATUS_PERIOD:
-            self._take_inputs()  # targets held for the next model, joint states remembered
-            self._housekeeping(t)
+            with self._lock:
+                self._take_inputs()  # targets held for the next model, joint states kept
+                self._housekeeping(t)
 
     def _control(self) -> None:
-        if self._worker is not None and self._worker.results:
-            self._take_parsed(*self._worker.results.popleft())
         t0 = time.perf_counter()
         self._take_inputs()
         ctrl, cmd = self._controller, self._command
@@ -341,14 +349,6 @@ class ItascNode(ParameterNode):
         self._rejections.add(exc)
         self.get_logger().warning(f"input rejected: {exc}", throttle_duration_sec=1.0)
 
-    def _on_joint_state(self, msg: JointState) -> None:
-        """Deposit the joint state (the tick takes it); with the joint_states trigger, tick."""
-        self._joint_in = (msg, self._now())
-        if self._trigger == P.TRIGGER_JOINT_STATES:
-            # at most control_rate on average, every state when they come slower
-            if self._spacing.due(time.monotonic()):
-                self._on_tick()
-
     def _on_marker_pose(self, name: str, pose_stamped: PoseStamped, jump: bool = False) -> None:
         """Deposit a target pose of the RViz marker for constraint ``name`` (the tick takes it).
 
@@ -368,11 +368,14 @@ class ItascNode(ParameterNode):
         pose and twist, the jog twist, and the RViz markers' poses. Each is checked and applied
         by the controller (or kept for the next model while there is none).
         """
+        sim_offset = self._sim_offset()
+        got = self._joint_reader.take()
+        if got is not None:
+            self._joint_in = (got[0], got[1] + sim_offset)
         if self._joint_in is not None:
             msg, received = self._joint_in
             self._joint_in = None
             self._apply_joint_state(msg, received)
-        sim_offset = self._sim_offset()
         for name, reader, is_twist in self._readers:
             got = reader.take()
             if got is None:
@@ -448,13 +451,9 @@ class ItascNode(ParameterNode):
         except Exception as exc:  # InputError; anything else is counted, never a crash
             self._reject(exc)
 
-    def _on_ik_request(self, msg: PoseStamped) -> None:
-        """Queue a position IK request (answered on ``~/ik_solution`` and ``~/ik_result``)."""
-        if self._ik is not None:
-            self._ik.request(msg, self._controller)
-
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
-        self._models.set_enabled(bool(request.data))
+        with self._lock:
+            self._models.set_enabled(bool(request.data))
         response.success = True
         ctrl = self._controller
         if request.data:
@@ -519,26 +518,6 @@ class ItascNode(ParameterNode):
         self._diag_pub.publish(diagnostic_array(status, self.get_clock().now().to_msg()))
 
 
-def route_warnings(logger: Any) -> None:
-    """Python warnings (a missing mesh replaced by a capsule, ...) go to ``logger``, one line.
-
-    Without this they would reach the terminal as Python's own two-line text, outside the ROS
-    log (its format, its level filter, rosout).
-    """
-
-    def show(
-        message: Warning | str,
-        category: type[Warning],
-        filename: str,
-        lineno: int,
-        file: Any = None,
-        line: str | None = None,
-    ) -> None:
-        logger.warning(str(message))
-
-    warnings.showwarning = show
-
-
 def main(args: list[str] | None = None) -> int:
     """Run the node until SIGINT/SIGTERM; publish a zero command before exiting.
 
@@ -582,9 +561,12 @@ def main(args: list[str] | None = None) -> int:
         executor = make_executor()
         executor.add_node(node)
         node.gc.start()  # start-up objects frozen; collections after commands, not in ticks
+        shorten_switch_interval()  # the loop's thread waits for the executor's at most this
+        node.start_loop()
         spin_until(executor, stop)
         if rclpy.ok():
             stopped = node.stop_smoothly(executor)
+        node.stop_loop()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (ItascError, ParameterException) as exc:  # e.g. control_rate:=5000.0 at start-up

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 from typing import TYPE_CHECKING
 
 from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import String
 
-from ..core import ConfigError, ControllerConfig, KinematicTree
+from ..core import ConfigError, Controller, ControllerConfig, KinematicTree
 from ..core.control.health import clip_reason as _clip
 from ..core.control.journal import ZeroReason
 from ..core.control.model_manager import (
     ModelChange,
     ModelOutcome,
+    build_controller,
     parse_urdf,
     read_urdf_file,
     urdf_digest,
@@ -54,26 +54,16 @@ class ModelNode(OutputNode):
     ) -> str:
         """Parse and install a URDF now (start-up, parameters). Returns '' or why not.
 
-        A parameter change always rebuilds the model, even with the same URDF (an explicit
+        The parse and the new controller are made here, on the executor's thread, while the
+        control loop ticks on with the old model; only the swap waits for a tick to end. A
+        parameter change always rebuilds the model, even with the same URDF (an explicit
         reload); the topic's republished URDF does not (see :class:`_UrdfWorker`). With
         ``refuse`` (a parameter change, which can be refused) a rejected URDF changes nothing:
         the reason goes back to the caller and to the log. ``config``: the configuration of the
         new controller (default: the current one).
         """
-        digest = urdf_digest(xml)
-        ctrl = self._controller
-        if ctrl is None or not ctrl.commanding:
-            tree, why = parse_urdf(xml)
-        else:  # the control loop waits for the parse: stop the robot if that takes a while
-            parsed: list[tuple[KinematicTree | None, str]] = []
-            thread = threading.Thread(target=lambda: parsed.append(parse_urdf(xml)), daemon=True)
-            thread.start()
-            thread.join(2.0 * ctrl.period)
-            while thread.is_alive():  # the loop waits: ramp the command down meanwhile
-                self._publish_ramp(ctrl, ZeroReason.SLOW_PARSE)
-                thread.join(ctrl.period)
-            tree, why = parsed[0]
-        return self._take_parsed(source, digest, tree, why, refuse, config)
+        tree, why = parse_urdf(xml)  # on the executor: the control loop's thread ticks on
+        return self._take_parsed(source, urdf_digest(xml), tree, why, refuse, config)
 
     def _load_file(
         self, path: str, refuse: bool = False, config: ControllerConfig | None = None
@@ -93,8 +83,21 @@ class ModelNode(OutputNode):
             return
         if self._worker is None:
             models = self._models
-            self._worker = UrdfWorker(lambda: models.current_digest)
-        self._worker.submit(msg.data, "topic")  # installed by the next tick once parsed
+            self._worker = UrdfWorker(lambda: models.current_digest, lambda: self._config)
+        self._worker.submit(msg.data, "topic")  # parsed and built in its thread, then installed
+
+    def _install_parsed(self) -> None:
+        """The topic's URDFs parsed (and their controllers built) by the worker: install them.
+
+        Called by the executor's housekeeping timer (the EventsExecutor has no guard
+        conditions for the worker to wake it).
+        """
+        worker = self._worker
+        while worker is not None and worker.results:
+            source, digest, tree, why, built, cfg = worker.results.popleft()
+            if cfg is not self._config:  # the parameters changed since: build again
+                built = None
+            self._take_parsed(source, digest, tree, why, built=built)
 
     def _take_parsed(
         self,
@@ -104,19 +107,27 @@ class ModelNode(OutputNode):
         why: str,
         refuse: bool = False,
         config: ControllerConfig | None = None,
+        built: Controller | Exception | None = None,
     ) -> str:
         """Install the model of a parsed URDF, or report why not. Returns '' or why not.
+
+        ``built``: the controller made for ``tree`` and ``config`` beforehand (else made here,
+        before the swap).
 
         The decisions are :meth:`ModelManager.take`'s (a URDF that does not parse keeps the
         model, one that does not fit drops it, ``refuse`` changes nothing); this carries
         them out.
         """
         cfg = self._config if config is None else config
-        outcome = self._models.take(source, digest, tree, why, cfg, refuse)
-        missing = unknown_link(outcome.cause)
-        if missing is not None and tree is not None:
-            outcome = self._name_the_link(outcome, missing, tree, source, cfg)
-        return self._carry_out(outcome)
+        if built is None and tree is not None:  # made before the swap: the loop ticks on
+            built = build_controller(tree, cfg)
+        with self._lock:  # between two ticks
+            outcome = self._models.take(source, digest, tree, why, cfg, refuse, built)
+            missing = unknown_link(outcome.cause)
+            if missing is not None and tree is not None:
+                outcome = self._name_the_link(outcome, missing, tree, source, cfg)
+            self._swap_model(outcome)
+        return self._report_model(outcome)
 
     def _name_the_link(
         self,
@@ -149,11 +160,13 @@ class ModelNode(OutputNode):
         return dataclasses.replace(outcome, reason=text, logs=())
 
     def _carry_out(self, outcome: ModelOutcome[PoseStamped]) -> str:
-        """Do what a URDF's outcome asks: zero, command message, targets, markers, logs.
+        """Do what a URDF's outcome asks (see :meth:`_swap_model`, :meth:`_report_model`)."""
+        with self._lock:
+            self._swap_model(outcome)
+        return self._report_model(outcome)
 
-        Returns:
-            The outcome's reason ('' unless the URDF was rejected).
-        """
+    def _swap_model(self, outcome: ModelOutcome[PoseStamped]) -> None:
+        """Between two ticks: the old model's zero, the command message, the held targets."""
         if outcome.zero_on is not None:  # the old model was commanding: stop it
             self._publish_zero(outcome.zero_on, wait=0.0, reason=ZeroReason.MODEL_CHANGE)
         if outcome.model_changed:
@@ -162,6 +175,11 @@ class ModelNode(OutputNode):
             self._command = None if ctrl is None else CommandMessage(self._kind, ctrl.joint_names)
             for name, msg in outcome.pending.items():
                 self._on_marker_pose(name, msg)
+
+    def _report_model(self, outcome: ModelOutcome[PoseStamped]) -> str:
+        """After the swap: the RViz markers of the new model, the log lines; the reason."""
+        if outcome.model_changed:
+            ctrl = self._controller
             if ctrl is not None:
                 self._target_markers = replace_target_markers(  # RViz drag-able targets
                     self,

@@ -10,6 +10,7 @@ parameter changes), :class:`~itasc_ros.ros.node.ItascNode` (the tick, the inputs
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -20,18 +21,17 @@ from rclpy.clock import Clock, ROSClock
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.publisher import Publisher
-from rclpy.timer import Timer
 
 from ..core import Controller, ControllerConfig, StepOutput
 from ..core.control.journal import ZeroReason
 from ..core.control.model_manager import ModelManager
+from .control_loop import ControlLoop
 from .conversions import JOINT_TRAJECTORY, CommandMessage
 from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
 from .markers import TargetMarkers
 from .node_reports import LoopStats, Rejections
 from .polled_reader import PolledReader
-from .tick_spacing import TickSpacing
 from .urdf_sources import UrdfWorker
 
 STOP_TIMEOUT = 2.0  # [s] longest controlled stop at shutdown before the zero command
@@ -60,9 +60,9 @@ class OutputNode(Node):
     _wall: Clock  # steady clock of the timers
     _cmd_pub: Publisher
     _journal: JournalPublisher
-    _timer: Timer  # the control timer (or the joint_states trigger's watchdog)
-    _spacing: TickSpacing  # joint_states trigger: which states tick
-    _watchdog_gap: float  # [s]
+    _loop: ControlLoop | None  # the control loop's thread, once started
+    _lock: threading.RLock  # held by a tick; the executor's changes take it between ticks
+    _joint_reader: PolledReader[Any]  # joint states
     _type_errors: dict[str, str]  # the set-parameters request's refusals, by name
     _readers: list[tuple[str, PolledReader[Any], bool]]  # (constraint, reader, is_twist)
     _jog_reader: PolledReader[Any] | None  # ~/delta_twist_cmds
@@ -143,22 +143,30 @@ class OutputNode(Node):
             self._worker.close()
         if self._ik is not None:
             self._ik.close()
+        loop = getattr(self, "_loop", None)
+        if loop is not None and loop.running:
+            loop.stop()
         for reader in self.readers():
             reader.destroy()
+        joint = getattr(self, "_joint_reader", None)
+        if joint is not None:
+            joint.destroy()
         self._readers, self._jog_reader = [], None
         super().destroy_node()
 
     def stop_smoothly(self, executor: Any, timeout: float = STOP_TIMEOUT) -> bool:
         """Shutdown while commanding: decelerate within the joint limits (stop category 1).
 
-        The node is disabled and keeps ticking (with fresh joint states the controller
-        decelerates, then sends its zero; with stale ones the zero comes at once) for at most
-        ``timeout`` seconds. Returns True when the robot was brought to rest this way.
+        The node is disabled and the control loop goes on ticking (with fresh joint states the
+        controller decelerates, then sends its zero; with stale ones the zero comes at once)
+        for at most ``timeout`` seconds; the executor goes on serving meanwhile. Returns True
+        when the robot was brought to rest this way.
         """
         ctrl = self._controller
         if ctrl is None or not ctrl.commanding:
             return False
-        self._models.set_enabled(False)
+        with self._lock:
+            self._models.set_enabled(False)
         self.get_logger().info("shutdown: decelerating within the joint limits")
         deadline = time.monotonic() + timeout
         while ctrl.commanding and time.monotonic() < deadline and rclpy.ok():

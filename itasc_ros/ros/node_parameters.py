@@ -20,8 +20,6 @@ from ..core.control.health import clip_reason as _clip
 from . import parameters as P
 from .node_models import ModelNode
 
-WATCHDOG_PERIOD = 0.01  # [s] control_trigger joint_states: the stale-input check (100 Hz)
-
 
 class ParameterNode(ModelNode):
     """Live parameter changes and the control rate they set (see the module)."""
@@ -88,43 +86,52 @@ class ParameterNode(ModelNode):
         elif urdf_file and self._urdf_source in ("", "file"):
             reason = self._load_file(urdf_file, refuse=True, config=config)
         elif updates and self._controller is not None:
-            try:  # all or nothing: the controller changes only when the new scene is built
-                self._controller.update_parameters(**updates)
-                reason, updated = "", True
-            except ItascError as exc:
-                reason = str(exc)
+            reason = self._update_controller(updates)
+            updated = not reason
         else:
             reason = ""
         if reason:
             return reason
-        self._config = config
-        values = self._parameter_values()
-        values.update({p.name: p.value for p in params})
-        self._journal.parameters_changed(values, updated)
+        with self._lock:  # between two ticks
+            self._config = config
+            values = self._parameter_values()
+            values.update({p.name: p.value for p in params})
+            self._journal.parameters_changed(values, updated)
         for p in params:
             if p.name == "publish_markers":
                 self._publish_markers = bool(p.value)
-            elif p.name == "control_rate":
+            elif p.name in ("control_rate", "input_timeout"):
                 self._set_rate(config.control_rate)
         return ""
 
-    def _timer_period(self, rate: float) -> float:
-        """The timer's period [s]: the control period, or the watchdog's (joint_states)."""
-        if self._trigger == P.TRIGGER_JOINT_STATES:
-            return max(1.0 / rate, WATCHDOG_PERIOD)
-        return 1.0 / rate
+    def _update_controller(self, updates: dict[str, Any]) -> str:
+        """Change the installed controller's live settings: '' or why not (nothing changed).
+
+        All or nothing: a new scene is built here while the control loop ticks on with the old
+        one; only the swap waits for a tick to end (a scalar is set in place, in microseconds).
+        """
+        ctrl = self._controller
+        assert ctrl is not None
+        try:
+            prepared = ctrl.prepare_parameters(**updates)
+            with self._lock:
+                if self._controller is ctrl:
+                    ctrl.commit_parameters(prepared)
+                elif self._controller is not None:  # a new model meanwhile: that one, now
+                    self._controller.update_parameters(**updates)
+        except ItascError as exc:
+            return str(exc)
+        return ""
 
     def _set_rate(self, rate: float) -> None:
-        """Apply ``control_rate`` [Hz] to the timer (or the joint_states trigger's spacing)."""
-        self._spacing.period = 1.0 / rate  # [s]
-        self._watchdog_gap = 2.0 / rate  # [s] joint_states trigger: watchdog's shortest gap
-        period_ns = int(1e9 * self._timer_period(rate))
-        if self._timer.timer_period_ns != period_ns:
-            self._timer.timer_period_ns = period_ns
+        """Apply ``control_rate`` [Hz] to the control loop (its period and watchdog)."""
+        loop = self._loop
+        if loop is not None:
+            loop.set_period(1.0 / rate, self._config.input_timeout)
 
     def _parameter_values(self) -> dict[str, Any]:
         """Every parameter's current value (the ``~/parameters`` snapshot)."""
         return {name: p.value for name, p in self._parameters.items()}
 
 
-__all__ = ["WATCHDOG_PERIOD", "ParameterNode"]
+__all__ = ["ParameterNode"]

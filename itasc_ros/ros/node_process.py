@@ -11,6 +11,8 @@ import os
 import re
 import sys
 import tempfile
+import warnings
+from typing import Any
 
 import rclpy
 
@@ -56,4 +58,24 @@ def _init(args: list[str] | None) -> None:
         rclpy.init(args=args)
 
 
-__all__ = ["quiet_init", "refuse"]
+def route_warnings(logger: Any) -> None:
+    """Python warnings (a missing mesh replaced by a capsule, ...) go to ``logger``, one line.
+
+    Without this they would reach the terminal as Python's own two-line text, outside the ROS
+    log (its format, its level filter, rosout).
+    """
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        logger.warning(str(message))
+
+    warnings.showwarning = show
+
+
+__all__ = ["quiet_init", "refuse", "route_warnings"]

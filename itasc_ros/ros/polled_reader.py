@@ -35,11 +35,15 @@ class PolledReader(Generic[M]):
         msg_type: the message class.
         topic: the topic name (``~/...`` and relative names resolve as for the node's own).
         reliable: RELIABLE (True, as the targets' publishers expect) or BEST_EFFORT.
+        depth: the messages DDS keeps (1: the latest; more: a bounded queue, the oldest
+            replaced first).
     """
 
-    def __init__(self, node: Node, msg_type: type[M], topic: str, reliable: bool = True) -> None:
+    def __init__(
+        self, node: Node, msg_type: type[M], topic: str, reliable: bool = True, depth: int = 1
+    ) -> None:
         qos = QoSProfile(
-            depth=1,
+            depth=depth,
             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
         )
         self.msg_type = msg_type
@@ -52,6 +56,11 @@ class PolledReader(Generic[M]):
         self.taken = 0  # messages taken
         self.dropped = 0  # messages replaced by a newer one before a tick took them
         self._sequence: dict[bytes, int] = {}  # the last sequence number of each publisher
+
+    @property
+    def handle(self) -> Any:
+        """Rcl's subscription (for a wait set)."""
+        return self._handle
 
     def take(self) -> tuple[M, float] | None:
         """The message that arrived since the last take, with its reception time, or None.
@@ -68,6 +77,13 @@ class PolledReader(Generic[M]):
         self._count_gap(info)
         stamp = info.get("received_timestamp") or 0
         return msg, (stamp * 1e-9 if stamp > 0 else time.time())
+
+    def take_all(self) -> list[tuple[M, float]]:
+        """Every message waiting (at most ``depth``), oldest first."""
+        out = []
+        while (got := self.take()) is not None:
+            out.append(got)
+        return out
 
     def _count_gap(self, info: dict[str, Any]) -> None:
         """Add the messages a publisher sent between this one and its previous one taken."""
@@ -88,4 +104,33 @@ class PolledReader(Generic[M]):
         self._handle.destroy_when_not_in_use()
 
 
-__all__ = ["PolledReader"]
+class Waiter:
+    """Waits on one ``rcl`` wait set for a reader's messages, a wake-up call or a timeout.
+
+    Args:
+        context: the rclpy context of the node.
+        reader: the reader whose messages end a wait (None: only :meth:`wake` and the
+            timeout do).
+    """
+
+    def __init__(self, context: Any, reader: PolledReader[Any] | None = None) -> None:
+        self.context = context
+        self._reader = reader
+        self._guard = _rclpy.GuardCondition(context.handle)
+        self._wait_set = _rclpy.WaitSet(0 if reader is None else 1, 1, 0, 0, 0, 0, context.handle)
+
+    def wait(self, timeout: float) -> None:
+        """Wait at most ``timeout`` [s] (call with ``context.handle`` held, as rclpy does)."""
+        ws = self._wait_set
+        ws.clear_entities()
+        ws.add_guard_condition(self._guard)
+        if self._reader is not None:
+            ws.add_subscription(self._reader.handle)
+        ws.wait(int(1e9 * max(timeout, 0.0)))
+
+    def wake(self) -> None:
+        """End the current (or the next) wait now."""
+        self._guard.trigger_guard_condition()
+
+
+__all__ = ["PolledReader", "Waiter"]

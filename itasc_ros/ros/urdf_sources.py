@@ -13,31 +13,43 @@ from collections.abc import Callable
 from typing import Any
 
 from ..cli import closest
-from ..core import KinematicTree
-from ..core.control.model_manager import SAME_URDF, parse_urdf, urdf_digest
+from ..core import Controller, ControllerConfig, KinematicTree
+from ..core.control.model_manager import SAME_URDF, build_controller, parse_urdf, urdf_digest
 from ..core.errors import UnknownLinkError
 from ..core.latest_worker import LatestWorker
 from ..params import settings_naming
 from .realtime import demote_current_thread
 
+#: A result of :class:`UrdfWorker`: (source, digest, tree, why, built, config).
+Parsed = tuple[
+    str, str, KinematicTree | None, str, Controller | Exception | None, ControllerConfig
+]
+
 
 class UrdfWorker:
-    """Parses URDFs from the topic in a thread, so that the control loop keeps ticking.
+    """Parses URDFs from the topic and builds their controllers in a thread of its own.
 
-    A URDF near the size limits takes up to about a second to parse; meanwhile the executor
-    keeps running the timer (ros2_control would otherwise hold the last command that long).
-    Only the latest request is kept (the topic has depth 1). Results ``(source, digest, tree,
-    why)`` are picked up by the node's next tick on the executor thread; a document whose
-    digest is ``current()`` (the installed model's) is not parsed again: ``why`` is
-    :data:`~itasc_ros.core.control.model_manager.SAME_URDF`.
+    A URDF near the size limits takes up to about a second to parse, and a controller some
+    milliseconds to build; meanwhile the control loop ticks on with the old model. Only the
+    latest request is kept (the topic has depth 1). Results ``(source, digest, tree, why,
+    built, config)`` (``built``: the controller made with ``config``, or the exception that
+    refused it) are installed by the node on its executor (its housekeeping timer); a
+    document whose digest is ``current()`` (the installed model's) is not parsed again: ``why``
+    is :data:`~itasc_ros.core.control.model_manager.SAME_URDF`.
 
     Args:
         current: the digest of the installed model's URDF ('' for none).
+        config: the configuration a new controller gets.
     """
 
-    def __init__(self, current: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        current: Callable[[], str],
+        config: Callable[[], ControllerConfig],
+    ) -> None:
         self._current = current
-        self.results: deque[tuple[str, str, KinematicTree | None, str]] = deque()
+        self._config = config
+        self.results: deque[Parsed] = deque()
         self._worker: LatestWorker[tuple[str, str]] = LatestWorker(
             self._parse, "itasc_urdf_parser"
         )
@@ -54,11 +66,13 @@ class UrdfWorker:
         xml, source = request
         demote_current_thread()  # a long parse must not hold a real-time core
         digest = urdf_digest(xml)
+        cfg = self._config()
         if digest == self._current():
-            self.results.append((source, digest, None, SAME_URDF))
+            self.results.append((source, digest, None, SAME_URDF, None, cfg))
         else:
             tree, why = parse_urdf(xml)
-            self.results.append((source, digest, tree, why))
+            built = None if tree is None else build_controller(tree, cfg)
+            self.results.append((source, digest, tree, why, built, cfg))
 
 
 def unknown_link(exc: BaseException | None) -> UnknownLinkError | None:

@@ -31,6 +31,7 @@ class Recorder:
         self.js_stamps = array.array("d")  # [s] header stamps
         self.track: list[tuple[float, np.ndarray]] = []  # every TRACK_EVERY-th (stamp, q)
         self.journal_messages = 0
+        self.last_command = np.full(n, np.nan)  # (n,) the last command received [rad/s]
 
     def on_journal_raw(self, raw: bytes, info: Any = None) -> None:
         """A serialized journal message: counted, not read (a recorder writes the bytes)."""
@@ -40,12 +41,23 @@ class Recorder:
         self.cmd_received.append(received)
         self.cmd_sent.append(sent)
         qdot = np.asarray(msg.data, dtype=float)
+        self.last_command = qdot
         if out_of_limits(qdot, self.n, self.velocity_limits):
             self.bad_commands += 1
         elif self.n:
             self.max_abs_ratio = max(
                 self.max_abs_ratio, float(np.max(np.abs(qdot) / self.velocity_limits))
             )
+
+    def longest_gap(self, t0: float, t1: float) -> float:
+        """The longest time [s] between two commands' arrivals within ``[t0, t1]`` (wall clock).
+
+        The window's edges count as arrivals: a loop silent from ``t0`` on has a gap too.
+        """
+        t = np.frombuffer(self.cmd_received, dtype=float)
+        inside = np.sort(t[(t >= t0) & (t <= t1)])
+        edges = np.concatenate(([t0], inside, [t1]))
+        return float(np.max(np.diff(edges)))
 
     def on_command_info(self, msg: Any, info: Any) -> None:
         """A command with its message info (DDS ``source_timestamp``, ``received_timestamp``)."""

@@ -9,10 +9,11 @@ from typing import Any
 
 from .errors import BenchError
 from .figures import RunFacts, loop_figures
+from .flood import FLOODS
 from .plan import make_plan
 from .processes import local_dds
 from .recorder import Recorder
-from .scheduling import keep_cpus_warm, saved_scheduling
+from .scheduling import burn_cpus, keep_cpus_warm, saved_scheduling
 
 #: Keys of the dict returned by :func:`run_loop_bench` (and more: see its docstring).
 RESULT_KEYS: tuple[str, ...] = (
@@ -49,6 +50,9 @@ def run_loop_bench(
     node_module: str = "itasc_ros.ros.node",
     warmup: float = WARMUP,
     journal: bool = False,
+    flood: str = "",
+    flood_rate: float | None = None,
+    burners: int = 0,
 ) -> dict[str, Any]:
     """Run the node, the simulated robot and a target in closed loop and measure the loop.
 
@@ -76,6 +80,10 @@ def run_loop_bench(
         warmup: time between the first command and the measurement [s].
         journal: subscribe to the node's ``~/journal`` (as a recorder would), so that the node
             publishes it every tick; ``journal_messages`` in the result.
+        flood: '' or a kind of :data:`~itasc_ros.bench.loop.flood.FLOODS` ('jog', 'ik',
+            'target', 'unread'): a process publishing it from the first command on.
+        flood_rate: its rate [Hz]; default the kind's.
+        burners: processes spinning at the normal priority for the whole run (a busy machine).
 
     Returns:
         The keys of :data:`RESULT_KEYS` (see :mod:`itasc_ros.bench.loop` for the methods) plus
@@ -88,7 +96,9 @@ def run_loop_bench(
         ``joint_states_received``, ``sim_rate_hz``, ``startup_s`` (start to first command),
         ``max_velocity_ratio`` (largest ``|q'| / limit``), ``tracking_error_rms_mm``,
         ``tracking_error_max_mm``, ``load_average`` (1-min load before the run), ``robot``,
-        ``log_dir``, ``exit_codes`` and, for a soak,
+        ``log_dir``, ``exit_codes``, ``command_gap_max_ms`` (the longest time between two
+        commands' arrivals), ``flood``, ``flood_rate_hz``, ``flood_sent``, ``burners`` and, for a
+        soak,
         ``rss_growth_kb_per_min`` and ``rss_max_kb``.
 
     Raises:
@@ -111,17 +121,28 @@ def run_loop_bench(
         log_dir=log_dir,
         node_module=node_module,
     )
+    if flood and flood not in FLOODS:
+        raise BenchError(f"no flood {flood!r}; valid: {', '.join(sorted(FLOODS))}")
+    rate_of_flood = (flood_rate or FLOODS[flood].rate) if flood else 0.0
     saved = saved_scheduling()
     load_before = os.getloadavg()[0]
     rec = Recorder(len(plan.robot.joints), plan.robot.vmax)
-    with local_dds(plan.domain), keep_cpus_warm(keep_warm) as spinners:
-        session = LoopSession(plan, rec, journal)
+    with local_dds(plan.domain), keep_cpus_warm(keep_warm) as spinners, burn_cpus(burners):
+        session = LoopSession(plan, rec, journal, (flood, rate_of_flood) if flood else None)
         win = session.run(warmup, duration, soak, saved)
     s = session
     facts = RunFacts(
         s.realtime_applied, spinners, s.startup, s.stop_s, load_before, s.codes, s.t_path0
     )
-    return loop_figures(plan, rec, win, facts, soak)
+    result = loop_figures(plan, rec, win, facts, soak)
+    result.update(
+        flood=flood,
+        flood_rate_hz=rate_of_flood,
+        flood_sent=s.flood_sent,
+        burners=burners,
+        command_gap_max_ms=rec.longest_gap(win.w0, win.w1) * 1e3,
+    )
+    return result
 
 
 __all__ = ["RESULT_KEYS", "WARMUP", "run_loop_bench"]

@@ -64,6 +64,29 @@ def keep_cpus_warm(enabled: bool) -> Iterator[int]:
             proc.wait()
 
 
+@contextmanager
+def burn_cpus(count: int) -> Iterator[int]:
+    """``count`` processes spinning at the normal priority for the duration (a busy machine).
+
+    Unlike :func:`keep_cpus_warm`'s, they compete for the CPUs with everything else, as the
+    other programs of a robot's computer do.
+    """
+    burners = [
+        subprocess.Popen(
+            [sys.executable, "-c", "while True:\n    pass\n"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
+    try:
+        yield len(burners)
+    finally:
+        for proc in burners:
+            proc.kill()
+            proc.wait()
+
+
 def saved_scheduling() -> tuple[int, Any, set[int]]:
     """This thread's policy, its parameters and its CPUs, for :func:`restore_scheduling`."""
     return os.sched_getscheduler(0), os.sched_getparam(0), os.sched_getaffinity(0)
@@ -83,6 +106,7 @@ __all__ = [
     "BENCH_PRIORITY",
     "NODE_PRIORITY",
     "SIM_PRIORITY",
+    "burn_cpus",
     "keep_cpus_warm",
     "restore_scheduling",
     "saved_scheduling",

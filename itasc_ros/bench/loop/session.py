@@ -14,6 +14,7 @@ import math
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import rclpy
@@ -26,6 +27,7 @@ from std_msgs.msg import Float64MultiArray
 from itasc_ros.ros.realtime import apply_realtime, current_policy
 
 from .errors import BenchError
+from .flood import flood_command
 from .plan import LoopPlan
 from .processes import check_alive, start_process, stop_all, tail
 from .reader import WaitSetReader
@@ -54,17 +56,24 @@ class LoopSession:
         codes: Their exit codes by name.
     """
 
-    def __init__(self, plan: LoopPlan, rec: Recorder, journal: bool) -> None:
+    def __init__(
+        self, plan: LoopPlan, rec: Recorder, journal: bool, flood: tuple[str, float] | None = None
+    ) -> None:
         """This process's node on the run's domain (call inside its local DDS environment).
 
         Args:
             plan: The run.
             rec: Gets the messages.
             journal: Subscribe to the node's ``~/journal`` too.
+            flood: (kind, rate [Hz]) of a flooding process started after the first command
+                (:mod:`~itasc_ros.bench.loop.flood`); a target flood replaces this process's
+                own target.
         """
         self.plan = plan
         self.rec = rec
         self._journal = journal
+        self._flood = flood
+        self.flood_sent = 0
         self._context = rclpy.Context()
         rclpy.init(
             context=self._context,
@@ -99,11 +108,58 @@ class LoopSession:
             self._start()
             self._wait_first_command()
             self.startup = time.monotonic() - t_start
+            self._start_flood()
             time.sleep(warmup)
             self._check_alive("during the warm-up")
             return measure(self.procs, self.plan.logs, duration, soak)
         finally:
             self._stop(saved)
+
+    def start_moving(self, moving: float) -> None:
+        """Start, wait for the first command, let the robot move ``moving`` seconds."""
+        self._start()
+        self._wait_first_command()
+        time.sleep(moving)
+        self._check_alive("while the robot moved")
+
+    def set_enabled(self, enabled: bool, timeout: float = 5.0) -> None:
+        """Call the node's ``~/enable`` (from a node of its own: the reader keeps its topics).
+
+        Raises:
+            BenchError: no answer within ``timeout`` [s].
+        """
+        from rclpy.executors import SingleThreadedExecutor
+        from std_srvs.srv import SetBool
+
+        caller = rclpy.create_node("itasc_bench_enable", context=self._context)
+        executor = SingleThreadedExecutor(context=self._context)
+        executor.add_node(caller)
+        try:
+            client: Any = caller.create_client(SetBool, "/itasc_node/enable")
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise BenchError("the node's ~/enable service did not appear")
+            future = client.call_async(SetBool.Request(data=enabled))
+            executor.spin_until_future_complete(future, timeout_sec=timeout)
+            if not future.done():
+                raise BenchError(f"~/enable did not answer within {timeout:g} s")
+        finally:
+            executor.shutdown()
+            caller.destroy_node()
+
+    def wait_silence(self, quiet: float, timeout: float = 10.0) -> None:
+        """Until no command has arrived for ``quiet`` seconds (at most ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        count, since = len(self.rec.cmd_received), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            if len(self.rec.cmd_received) != count:
+                count, since = len(self.rec.cmd_received), time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return
+
+    def close(self, saved: Any) -> None:
+        """Stop everything (see :meth:`run`)."""
+        self._stop(saved)
 
     def _check_alive(self, stage: str) -> None:
         check_alive(self.procs, self.plan.logs, stage)
@@ -122,6 +178,8 @@ class LoopSession:
         self._reader = WaitSetReader(self._context, handlers)
         self._reader.start()
         robot = plan.robot
+        if self._flood is not None and self._flood[0] == "target":
+            return  # the flood publishes the target
         self._target_thread = threading.Thread(
             target=publish_targets,
             args=(
@@ -161,6 +219,15 @@ class LoopSession:
             handlers.append((journal_sub, rec.on_journal_raw))
         return handlers, target_pub
 
+    def _start_flood(self) -> None:
+        """The flooding process, if the run has one."""
+        if self._flood is None:
+            return
+        kind, rate = self._flood
+        r = self.plan.robot
+        cmd = flood_command(kind, rate, r.tree.root_link, r.center, r.quat, self.t_path0)
+        start_process(self.procs, "flood", cmd, self.plan.env, self.plan.logs)
+
     def _wait_first_command(self) -> None:
         """Until both streams reach this process, at most :data:`START_TIMEOUT`."""
         rec = self.rec
@@ -178,6 +245,8 @@ class LoopSession:
         """The processes (exit codes, time), the threads, this process's node and scheduling."""
         t_stop = time.monotonic()
         self.codes = stop_all(self.procs)
+        if "flood" in self.procs:
+            self.flood_sent = _sent(self.plan.logs / "flood.log")
         self.stop_s = time.monotonic() - t_stop
         self._stop_target.set()
         if self._target_thread is not None:
@@ -188,6 +257,14 @@ class LoopSession:
         rclpy.try_shutdown(context=self._context)
         if self.plan.realtime:
             restore_scheduling(saved)
+
+
+def _sent(log: Path) -> int:
+    """The count a flooding process printed when it stopped (``sent <n>``; 0 if none)."""
+    for line in reversed(tail(log, 5).splitlines()):
+        if line.startswith("sent "):
+            return int(line.split()[1])
+    return 0
 
 
 __all__ = ["JOURNAL_TOPIC", "START_TIMEOUT", "LoopSession"]

@@ -91,6 +91,7 @@ class Controller(Inputs, Jogging, LiveParameters):
             A new :class:`StepOutput`; publish ``qdot`` when ``publish`` is True.
         """
         self._tick_time(now)
+        self._look_at_inputs(now)
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._update_references(now)
@@ -117,14 +118,28 @@ class Controller(Inputs, Jogging, LiveParameters):
         self._elapsed = min(dt, self.config.input_timeout)
         return self._elapsed
 
+    def _look_at_inputs(self, now: float) -> None:
+        """The tick's one look at its inputs: which are fresh at ``now`` [s].
+
+        The rest of the tick reads these flags (and :attr:`_joint_age`), never the clock: one
+        snapshot, one judgement of freshness per input per tick.
+        """
+        timeout = self.config.input_timeout
+        self._joint_age = now - self._joints.stamp
+        self._joints_fresh = fresh(self._joint_age, timeout)
+        for st in self._targets.values():
+            st.pose_fresh = st.has_pose and fresh(now - st.stamp, timeout)
+            st.twist_fresh = fresh(now - st.twist_stamp, timeout)
+            st.jog_fresh = fresh(now - st.jog_stamp, st.jog_valid)
+
     def _status(self, now: float) -> tuple[Status, str]:
-        """What the inputs allow at ``now`` [s], and why when it is not 'active'."""
+        """What the inputs allow (:meth:`_look_at_inputs`), and why when it is not 'active'."""
         if not self._enabled:
             return Status.DISABLED, "~/enable is false: zero command sent, then silence"
         if not self._joints.has_state:
             return Status.WAITING, "no joint state received yet"
-        age = now - self._joints.stamp
-        if not fresh(age, self.config.input_timeout):
+        age = self._joint_age
+        if not self._joints_fresh:
             if age < 0.0:
                 return Status.STALE, (
                     f"the last joint state was received {-age:.3f} s after now: the clock "
@@ -143,15 +158,14 @@ class Controller(Inputs, Jogging, LiveParameters):
 
         A jog or a step followed along the straight-line reference comes first.
         """
-        timeout = self.config.input_timeout
         for name, st in self._targets.items():
-            if st.ref.active or st.ref.jogging or fresh(now - st.jog_stamp, st.jog_valid):
+            if st.ref.active or st.ref.jogging or st.jog_fresh:
                 if self._follow_reference(name, st, now):
                     continue
-            if fresh(now - st.twist_stamp, timeout):
+            if st.twist_fresh:
                 src: Array | None = st.twist
                 st.source = TwistSource.EXPLICIT
-            elif st.has_pose and fresh(now - st.stamp, timeout):
+            elif st.pose_fresh:
                 src = st.estimate
                 st.source = TwistSource.ESTIMATED
             else:
@@ -191,7 +205,9 @@ class Controller(Inputs, Jogging, LiveParameters):
             return self._fault(res, None)
         if res.ok and clip_finite(res.qdot, self._vmax_hard, self._qdot):
             lim, scene = self._limiter, self.scene
-            if lim.active and not lim.take(self._qdot, scene.box_lo, scene.box_hi, self._dt):
+            if not lim.active:
+                lim.v[:] = self._qdot  # the last command, as a snapshot of the journal keeps it
+            elif not lim.take(self._qdot, scene.box_lo, scene.box_hi, self._dt):
                 lim.step(self._qdot, self._q, self._dt, 2.0 * self._dt, self._qdot)
             self._halted = False
             return StepOutput(status, True, self._qdot.copy(), self._q.copy(), res, "")

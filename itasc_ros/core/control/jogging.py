@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from .journal import Code, TwistSource
 from .journaling import Journaling
-from .streams import TargetStream, fresh
+from .streams import TargetStream
 
 _REST = np.zeros(6)  # (6,) the zero twist a stopped jog decelerates to
 _REST.flags.writeable = False
@@ -110,7 +110,7 @@ class Jogging(Journaling):
         """Advance a jog or a step's straight-line reference; False when there is none."""
         ref = st.ref
         c = self.scene.get(name)
-        if fresh(now - st.jog_stamp, st.jog_valid):
+        if st.jog_fresh:
             if not ref.jogging:
                 start = self._effector_pose(c) if not ref.active else ref.pose
                 if start is None:
@@ -125,8 +125,7 @@ class Jogging(Journaling):
                 st.pose[:] = ref.pose
                 st.has_pose = True
         elif ref.active:
-            timeout = self.config.input_timeout
-            goal_twist = st.twist if fresh(now - st.twist_stamp, timeout) else st.estimate
+            goal_twist = st.twist if st.twist_fresh else st.estimate
             ref.toward(st.pose, goal_twist, self._elapsed, self._cartesian_limits())
         else:
             return False

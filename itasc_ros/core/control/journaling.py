@@ -131,6 +131,7 @@ class Journaling(ControllerState):
         self._last_step = float(s[i])
         self._limiter.v[:] = s[i + 1 : i + 1 + n]
         self._limiter.a[:] = s[i + 1 + n : i + 1 + 2 * n]
+        self._qdot[:] = self._limiter.v  # the last command (the effector's twist at a step)
 
     def _restore_streams(self, s: Array, i: int) -> int:
         """Set the target streams from snapshot ``s`` at ``i`` on; returns the index after."""

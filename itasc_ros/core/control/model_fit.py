@@ -109,8 +109,8 @@ class FittedModel:
         self._vmax_hard: Array = limiter.vmax_hard  # (n,) the same, not velocity_scale'd
         self._dt = 1.0 / cfg.control_rate  # [s] the nominal control period
 
-    def _build_scene(self, cfg: ControllerConfig) -> Scene:
-        """The scene of ``cfg``'s constraints on the tree.
+    def _build_scene(self, cfg: ControllerConfig, tree: KinematicTree | None = None) -> Scene:
+        """The scene of ``cfg``'s constraints on ``tree`` (default: the controller's view).
 
         Raises:
             ConfigError: a constraint or a solver setting that does not fit.
@@ -118,7 +118,7 @@ class FittedModel:
         try:
             cons = [c.build() for c in cfg.constraints]
             scene = Scene(
-                self.tree,
+                self.tree if tree is None else tree,
                 cons,
                 solver=cfg.solver,
                 damping_max=cfg.damping_max,

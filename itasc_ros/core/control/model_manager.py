@@ -96,6 +96,18 @@ def urdf_digest(xml: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def build_controller(tree: KinematicTree, config: ControllerConfig) -> Controller | Exception:
+    """A controller of ``config`` on ``tree``, or the exception that refused it; never raises.
+
+    It shares nothing with a running controller: it can be built on any thread while another
+    one ticks, then installed between two ticks (:meth:`ModelManager.take`'s ``built``).
+    """
+    try:
+        return Controller(tree, config)
+    except Exception as exc:  # ItascError: does not fit; anything else: reported, never raised
+        return exc
+
+
 def parse_urdf(xml: str | bytes) -> tuple[KinematicTree | None, str]:
     """``(tree, '')`` or ``(None, why)``: never raises (a URDF is untrusted input)."""
     try:
@@ -177,6 +189,7 @@ class ModelManager(Generic[T]):
         why: str,
         config: ControllerConfig,
         refuse: bool = False,
+        built: Controller | Exception | None = None,
     ) -> ModelOutcome[T]:
         """Install the model of a parsed URDF, or reject it.
 
@@ -189,6 +202,8 @@ class ModelManager(Generic[T]):
             config: the configuration of the new controller.
             refuse: a refusable request (a parameter change): a rejected URDF changes
                 nothing (``REFUSED``).
+            built: :func:`build_controller`'s result for ``tree`` and ``config``, made
+                beforehand (off the control loop's thread); None: built here.
         """
         if source == "topic" and self.source == "parameter":
             return ModelOutcome(ModelChange.IGNORED)  # the parameter was set meanwhile: it wins
@@ -202,13 +217,12 @@ class ModelManager(Generic[T]):
             return ModelOutcome(ModelChange.SAME, logs=logs)
         if tree is None:
             return self.reject(source, why, refuse)
-        try:
-            ctrl = Controller(tree, config)
-        except ItascError as exc:
-            why = f"robot {tree.name!r} does not fit the configuration: {exc}"
-            return self.reject(source, why, refuse, drop=True, cause=exc)
-        except Exception as exc:  # defensive: no URDF may kill the node
-            why = f"robot {tree.name!r}: internal error: {type(exc).__name__}: {exc}"
+        ctrl = build_controller(tree, config) if built is None else built
+        if isinstance(ctrl, ItascError):
+            why = f"robot {tree.name!r} does not fit the configuration: {ctrl}"
+            return self.reject(source, why, refuse, drop=True, cause=ctrl)
+        if isinstance(ctrl, Exception):  # defensive: no URDF may kill the node
+            why = f"robot {tree.name!r}: internal error: {type(ctrl).__name__}: {ctrl}"
             return self.reject(source, why, refuse, drop=True)
         self.digest = digest
         self.error = ""

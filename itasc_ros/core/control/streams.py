@@ -164,6 +164,10 @@ class TargetStream:
         self.jog_start = -math.inf  # [s] reception time of the jog stream's first twist
         self.jog_count = 0  # twists of the jog stream so far
         self.jog_late = 0  # jog twists received after the jog had stopped, stamped in time
+        # The tick's one look at the ages (Controller.step sets them first, from the stamps):
+        self.pose_fresh = False  # a pose received within input_timeout
+        self.twist_fresh = False  # an explicit twist received within input_timeout
+        self.jog_fresh = False  # a jog twist received within jog_valid
 
 
 __all__ = ["HUGE", "StampOrder", "TargetStream", "as_array", "fresh", "usable"]
