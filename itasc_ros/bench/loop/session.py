@@ -106,9 +106,12 @@ class LoopSession:
         try:
             t_start = time.monotonic()
             self._start()
+            if self._flood is not None and self._flood[0] == "target":
+                self._start_flood()  # it is the target: the first command waits for it
             self._wait_first_command()
             self.startup = time.monotonic() - t_start
-            self._start_flood()
+            if self._flood is not None and self._flood[0] != "target":
+                self._start_flood()
             time.sleep(warmup)
             self._check_alive("during the warm-up")
             return measure(self.procs, self.plan.logs, duration, soak)
@@ -235,9 +238,13 @@ class LoopSession:
         while not rec.cmd_received or not rec.js_stamps:  # both streams reach us
             self._check_alive("before the first command")
             if time.monotonic() > deadline:
+                thread = self._target_thread
+                target = "none (flood)" if thread is None else f"alive: {thread.is_alive()}"
                 raise BenchError(
                     f"no command on {self.plan.robot.command_topic} or no joint state within "
-                    f"{START_TIMEOUT:g} s; node log:\n" + tail(self.plan.logs / "node.log")
+                    f"{START_TIMEOUT:g} s (commands {len(rec.cmd_received)}, joint states "
+                    f"{len(rec.js_stamps)}, target thread {target}); node log:\n"
+                    + tail(self.plan.logs / "node.log")
                 )
             time.sleep(0.05)
 
