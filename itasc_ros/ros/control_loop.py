@@ -20,6 +20,7 @@ import math
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,8 @@ class ControlLoop:
             one); None for the timer trigger.
         watchdog: ``joint_states`` trigger: the longest time without a tick [s] before the
             loop ticks anyway (the controller then stops for stale input).
+        on_error: gets an exception a tick let out (default: printed to stderr); the loop
+            goes on.
     """
 
     def __init__(
@@ -58,9 +61,11 @@ class ControlLoop:
         period: float,
         joint_states: tuple[PolledReader[Any], Callable[[], bool]] | None = None,
         watchdog: float = math.inf,
+        on_error: Callable[[Exception], None] | None = None,
     ) -> None:
         self._context = context
         self._tick = tick
+        self._on_error = on_error if on_error is not None else _print_error
         self.period = period
         self.watchdog = watchdog
         self._take = None if joint_states is None else joint_states[1]
@@ -101,8 +106,16 @@ class ControlLoop:
                 self._run_joint_states(self._take)
 
     def _wait(self, timeout: float) -> None:
-        """Wait at most ``timeout`` [s] (capped at :data:`MAX_WAIT`)."""
-        self._waiter.wait(min(timeout, MAX_WAIT))
+        """Wait at most ``timeout`` [s] (capped at :data:`MAX_WAIT`; NaN waits that long)."""
+        self._waiter.wait(timeout if timeout <= MAX_WAIT else MAX_WAIT)
+
+    def _tick_safely(self) -> None:
+        """One tick; an exception it lets out is reported and the loop goes on ticking."""
+        self.last_tick = time.monotonic()
+        try:
+            self._tick()
+        except Exception as exc:  # the loop must never die: the next tick may stop the robot
+            self._on_error(exc)
 
     def _run_timer(self) -> None:
         next_t = time.monotonic()
@@ -111,8 +124,7 @@ class ControlLoop:
             if wait > 0.0:
                 self._wait(wait)
                 continue  # woken early (stop, a new period) or the wait is capped: look again
-            self.last_tick = time.monotonic()
-            self._tick()
+            self._tick_safely()
             next_t += self.period
             if next_t < time.monotonic() - self.period:  # a stall: restart the grid
                 next_t = time.monotonic() + self.period
@@ -125,11 +137,13 @@ class ControlLoop:
             now = time.monotonic()
             if take():
                 if self._spacing.due(now):
-                    self.last_tick = now
-                    self._tick()
+                    self._tick_safely()
             elif now >= deadline:  # no joint state ticked for the watchdog's time
-                self.last_tick = now
-                self._tick()
+                self._tick_safely()
+
+
+def _print_error(exc: Exception) -> None:
+    traceback.print_exception(exc, file=sys.stderr)
 
 
 __all__ = ["MAX_WAIT", "SWITCH_INTERVAL", "ControlLoop", "shorten_switch_interval"]

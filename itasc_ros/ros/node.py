@@ -244,8 +244,23 @@ class ItascNode(ParameterNode):
             1.0 / self._config.control_rate,
             joint_states,
             self._config.input_timeout,
+            self._on_loop_error,
         )
         self._loop.start()
+
+    def _on_loop_error(self, exc: Exception) -> None:
+        """A tick let an exception out (outside the step, which has its own): as a failed step.
+
+        The command ramps to zero within the motion limits, the error is logged and reported;
+        the loop goes on ticking.
+        """
+        ctrl = self._controller
+        if ctrl is not None:
+            with self._lock:
+                self._on_tick_error(ctrl, exc)
+        else:
+            self._tick_error = _clip(f"control tick failed: {type(exc).__name__}: {exc}")
+            self.get_logger().error(self._tick_error, throttle_duration_sec=1.0)
 
     def stop_loop(self) -> None:
         """Stop the control loop's thread (the last tick ends first)."""

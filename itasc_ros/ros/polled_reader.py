@@ -126,7 +126,7 @@ class Waiter:
         ws.add_guard_condition(self._guard)
         if self._reader is not None:
             ws.add_subscription(self._reader.handle)
-        ws.wait(int(1e9 * max(timeout, 0.0)))
+        ws.wait(int(1e9 * timeout) if timeout > 0.0 else 0)  # NaN: no wait
 
     def wake(self) -> None:
         """End the current (or the next) wait now."""
