@@ -93,6 +93,7 @@ from .realtime import apply_realtime, current_policy
 from .ros_args import non_ros_args
 from .security import log_security
 from .slack_gc import SlackCollector
+from .swap_times import SwapTimes
 
 RCLError = _rclpy.RCLError  # rcl's errors (e.g. rclpy.init refusing the ROS arguments)
 NODE_NAME = "itasc_node"
@@ -115,6 +116,7 @@ class ItascNode(ParameterNode):
         # The ticks run on a thread of their own (start_loop); what the executor changes in the
         # controller changes under this lock, between two ticks.
         self._lock = threading.RLock()
+        self._swaps = SwapTimes()  # the structural changes built beside the loop
         self._loop = None
         self._worker = None
         self._ik = None
@@ -524,6 +526,7 @@ class ItascNode(ParameterNode):
                 ("gc_collections", "/".join(map(str, self.gc.collections))),
                 ("inputs_replaced_before_taken", sum(r.dropped for r in self.readers())),
                 ("ik_requests_unanswered", 0 if self._ik is None else self._ik.unanswered),
+                *self._swaps.values(),
             ],
             [
                 ("journal_subscribers", self._journal.subscribers),

@@ -120,8 +120,9 @@ class ModelNode(OutputNode):
         """
         cfg = self._config if config is None else config
         if built is None and tree is not None:  # made before the swap: the loop ticks on
-            built = build_controller(tree, cfg)
-        with self._lock:  # between two ticks
+            with self._swaps.build():
+                built = build_controller(tree, cfg)
+        with self._lock, self._swaps.swap():  # between two ticks
             outcome = self._models.take(source, digest, tree, why, cfg, refuse, built)
             missing = unknown_link(outcome.cause)
             if missing is not None and tree is not None:

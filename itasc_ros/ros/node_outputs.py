@@ -32,6 +32,7 @@ from .journal_publisher import JournalPublisher
 from .markers import TargetMarkers
 from .node_reports import LoopStats, Rejections
 from .polled_reader import PolledReader
+from .swap_times import SwapTimes
 from .urdf_sources import UrdfWorker
 
 STOP_TIMEOUT = 2.0  # [s] longest controlled stop at shutdown before the zero command
@@ -63,6 +64,7 @@ class OutputNode(Node):
     _loop: ControlLoop | None  # the control loop's thread, once started
     _lock: threading.RLock  # held by a tick; the executor's changes take it between ticks
     _joint_reader: PolledReader[Any]  # joint states
+    _swaps: SwapTimes  # structural changes: the longest build and swap
     _type_errors: dict[str, str]  # the set-parameters request's refusals, by name
     _readers: list[tuple[str, PolledReader[Any], bool]]  # (constraint, reader, is_twist)
     _jog_reader: PolledReader[Any] | None  # ~/delta_twist_cmds

@@ -113,8 +113,9 @@ class ParameterNode(ModelNode):
         ctrl = self._controller
         assert ctrl is not None
         try:
-            prepared = ctrl.prepare_parameters(**updates)
-            with self._lock:
+            with self._swaps.build():
+                prepared = ctrl.prepare_parameters(**updates)
+            with self._lock, self._swaps.swap():
                 if self._controller is ctrl:
                     ctrl.commit_parameters(prepared)
                 elif self._controller is not None:  # a new model meanwhile: that one, now

@@ -335,6 +335,37 @@ def test_live_gain_change_and_rejected_values(
     assert speed == pytest.approx(speed_20, rel=0.02)
 
 
+def test_structural_changes_are_built_beside_the_loop(
+    client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
+) -> None:
+    """A new scene (another solver, other axes) is built while the loop ticks; only the swap
+    holds a tick, and the node reports both (``longest_build_ms``, ``longest_swap_ms``)."""
+    send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
+    fresh_commands(client, 20)
+    changes = [
+        {"solver": "sdls"},
+        {"constraints__ee__position_axes": "xy"},
+        {"solver": "dls"},
+        {"constraints__ee__position_axes": "xyz"},
+    ]
+    client.clear("/m/commands")
+    t0 = time.monotonic()
+    for change in changes:
+        assert [r.successful for r in set_params(client, "/m/itasc_node", **change)] == [True]
+    elapsed = time.monotonic() - t0
+    sent = len(client.received("/m/commands"))
+    assert sent >= 0.5 * 200.0 * elapsed - 5, (sent, elapsed)  # the loop ticked meanwhile
+
+    def swaps() -> dict[str, float] | None:
+        st = latest_diagnostic(client)
+        values = {kv.key: kv.value for kv in st.values} if st is not None else {}
+        return values if int(values.get("structural_changes", "0")) >= len(changes) else None
+
+    values = client.wait_for(swaps, TIMEOUT, "the structural changes in /diagnostics")
+    build, swap = float(values["longest_build_ms"]), float(values["longest_swap_ms"])
+    assert 0.0 < swap < 5.0 and build > 0.0, values
+
+
 def test_journal_records_each_tick_while_subscribed(
     client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
 ) -> None:
