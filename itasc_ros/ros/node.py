@@ -1,14 +1,16 @@
 """``itasc_node``: the iTaSC velocity controller as a ROS 2 node (thin adapter of the core).
 
-Subscription callbacks push joint states and targets into a
-:class:`~itasc_ros.core.control.Controller`; a wall-rate timer calls ``step`` and publishes
-the command (or, with ``control_trigger: joint_states``, each joint state does, and the timer is
-a watchdog for stale input). Everything else (URDF source, parameters, diagnostics, status,
-markers, enable service, a zero command on shutdown) is plumbing around those ten lines, in
+The control loop's own thread (:class:`~itasc_ros.ros.control_loop.ControlLoop`) ticks on a
+grid of control periods (or, with ``control_trigger: joint_states``, on each joint state, with a
+watchdog for stale input): it takes the inputs waiting in their DDS readers into a
+:class:`~itasc_ros.core.control.Controller`, calls ``step`` and publishes the command.
+Everything else (URDF source, parameters, diagnostics, status, markers, enable service, a zero
+command on shutdown) runs on the executor beside it and is plumbing around those ten lines, in
 layers of one concept each: :mod:`~itasc_ros.ros.node_outputs` (the shared state, commands
 outside a tick, shutdown), :mod:`~itasc_ros.ros.node_models` (the URDF sources),
-:mod:`~itasc_ros.ros.node_parameters` (live parameter changes), then this module (the tick,
-the inputs, the reports of :mod:`~itasc_ros.ros.node_reports`, ``main``).
+:mod:`~itasc_ros.ros.node_parameters` (live parameter changes),
+:mod:`~itasc_ros.ros.node_inputs` (the inputs the tick takes), then this module (the tick on
+its own thread, the reports of :mod:`~itasc_ros.ros.node_reports`, ``main``).
 
 Usage::
 
@@ -38,7 +40,7 @@ from typing import Any
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from rclpy.clock import Clock, ClockType, ROSClock
+from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
@@ -55,7 +57,6 @@ from visualization_msgs.msg import MarkerArray
 from ..core import (
     ConfigError,
     Controller,
-    InputError,
     ItascError,
     Status,
     StepOutput,
@@ -70,14 +71,11 @@ from . import parameters as P
 from .control_loop import ControlLoop, shorten_switch_interval
 from .conversions import (
     COMMAND_TYPES,
-    pose_stamped_arrays,
-    stamp_or_none,
-    twist_stamped_array,
 )
 from .executors import make_executor, spin_until
 from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
-from .node_parameters import ParameterNode
+from .node_inputs import InputNode
 from .node_process import quiet_init, refuse, route_warnings
 from .node_reports import (
     LoopStats,
@@ -101,7 +99,7 @@ DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
 STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
 
 
-class ItascNode(ParameterNode):
+class ItascNode(InputNode):
     """The iTaSC node: parameters -> Controller; topics in, velocity commands out.
 
     Args:
@@ -274,14 +272,6 @@ class ItascNode(ParameterNode):
         """``time.monotonic()`` of the last tick [s] (-inf before the first)."""
         return -math.inf if self._loop is None else self._loop.last_tick
 
-    def _take_joint_state(self) -> bool:
-        """``joint_states`` trigger: take the state that woke the loop (True if there was one)."""
-        got = self._joint_reader.take()
-        if got is None:
-            return False
-        self._joint_in = (got[0], got[1] + self._sim_offset())
-        return True
-
     def _on_tick(self) -> None:
         """One control tick: latest inputs -> core -> command; then the periodic jobs."""
         with self._lock:
@@ -358,115 +348,6 @@ class ItascNode(ParameterNode):
                 f"control step failed, ramping the command to zero: {type(exc).__name__}: {exc}"
             )
         self._tick_error = _clip(f"control step failed: {type(exc).__name__}: {exc}")
-
-    # ------------------------------------------------------------------------- inputs
-    def _reject(self, exc: Exception) -> None:
-        if not isinstance(exc, ItascError):  # a bug, not bad input: still never a crash
-            exc = InputError(f"{type(exc).__name__} while handling the input: {exc}")
-        self._rejections.add(exc)
-        self.get_logger().warning(f"input rejected: {exc}", throttle_duration_sec=1.0)
-
-    def _on_marker_pose(self, name: str, pose_stamped: PoseStamped, jump: bool = False) -> None:
-        """Deposit a target pose of the RViz marker for constraint ``name`` (the tick takes it).
-
-        A jump stays a jump until taken, even when a newer pose replaces it.
-        """
-        held = self._marker_in.get(name)
-        self._marker_in[name] = (pose_stamped, self._now(), jump or (held is not None and held[2]))
-
-    def _on_marker_snap(self, name: str, pose_stamped: PoseStamped) -> None:
-        """The marker snapped back to the effector: a jump, no target velocity estimate."""
-        self._on_marker_pose(name, pose_stamped, jump=True)
-
-    def _take_inputs(self) -> None:
-        """The tick's first step: take what arrived since the last one, the latest of each.
-
-        The joint state first (targets in link frames are placed with it), then each target's
-        pose and twist, the jog twist, and the RViz markers' poses. Each is checked and applied
-        by the controller (or kept for the next model while there is none).
-        """
-        sim_offset = self._sim_offset()
-        got = self._joint_reader.take()
-        if got is not None:
-            self._joint_in = (got[0], got[1] + sim_offset)
-        if self._joint_in is not None:
-            msg, received = self._joint_in
-            self._joint_in = None
-            self._apply_joint_state(msg, received)
-        for name, reader, is_twist in self._readers:
-            got = reader.take()
-            if got is None:
-                continue
-            msg, received = got
-            if is_twist:
-                self._apply_twist(name, msg, received + sim_offset)
-            else:
-                self._apply_target(name, msg, received + sim_offset)
-                if self._target_markers is not None:  # the RViz marker follows topic targets
-                    self._target_markers.follow(name)
-        got = None if self._jog_reader is None else self._jog_reader.take()
-        if got is not None:
-            self._apply_jog(got[0], got[1] + sim_offset)
-        while self._marker_in:
-            name, (pose_stamped, received, jump) = self._marker_in.popitem()
-            self._apply_target(name, pose_stamped, received, jump)
-
-    def _sim_offset(self) -> float:
-        """ROS time minus system time [s]: 0 unless ``use_sim_time`` drives the clock.
-
-        DDS stamps a message's reception with the system clock; the controller's clock is ROS
-        time.
-        """
-        clock = self.get_clock()
-        if isinstance(clock, ROSClock) and clock.ros_time_is_active:
-            return clock.now().nanoseconds * 1e-9 - time.time()
-        return 0.0
-
-    def _apply_joint_state(self, msg: JointState, received: float) -> None:
-        ctrl = self._controller
-        names, pos, src = msg.name, msg.position, stamp_or_none(msg.header.stamp)
-        if ctrl is not None:
-            try:
-                ctrl.set_joint_state(names, pos, received, src)
-            except Exception as exc:  # InputError; anything else is counted, never a crash
-                self._reject(exc)
-                return
-        self._models.remember_joint_state(names, pos, src, received)  # for the next model
-
-    def _apply_target(
-        self, name: str, pose_stamped: PoseStamped, received: float, jump: bool = False
-    ) -> None:
-        """Feed a target pose to constraint ``name`` (target topics and the RViz marker)."""
-        ctrl = self._controller
-        if ctrl is None:
-            self._models.hold_target(name, pose_stamped)  # applied once a model is loaded
-            return
-        try:
-            frame, p, q, src = pose_stamped_arrays(pose_stamped)
-            ctrl.set_target(name, frame, p, q, received, src, jump=jump)
-        except Exception as exc:  # InputError; anything else is counted, never a crash
-            self._reject(exc)
-
-    def _apply_twist(self, name: str, msg: TwistStamped, received: float) -> None:
-        ctrl = self._controller
-        if ctrl is None:
-            return
-        try:
-            frame, tw, src = twist_stamped_array(msg)
-            ctrl.set_target_twist(name, frame, tw, received, src)
-        except Exception as exc:  # InputError; anything else is counted, never a crash
-            self._reject(exc)
-
-    def _apply_jog(self, msg: TwistStamped, received: float) -> None:
-        """``~/delta_twist_cmds``: jog the effector of the first target constraint (as Servo)."""
-        ctrl = self._controller
-        if ctrl is None or not ctrl.pose_constraints:
-            return
-        try:
-            frame, tw, src = twist_stamped_array(msg)
-            ctrl.set_jog_twist(ctrl.pose_constraints[0], frame, tw, received, src)
-        except Exception as exc:  # InputError; anything else is counted, never a crash
-            self._reject(exc)
 
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
         with self._lock:

@@ -1,0 +1,152 @@
+"""The node's fourth layer: the inputs, taken by the tick from where they wait.
+
+Joint states, each target's poses and twists and the jog twists wait in their DDS readers
+(:class:`~itasc_ros.ros.polled_reader.PolledReader`, the latest of each); the RViz markers'
+poses are deposited by their callbacks. :meth:`InputNode._take_inputs`, the tick's first step,
+takes them and hands each to the controller (or keeps it for the next model while there is
+none); a bad one is counted and warned about, never raised. The layers below:
+:class:`~itasc_ros.ros.node_parameters.ParameterNode` and its own; above:
+:class:`~itasc_ros.ros.node.ItascNode` (the tick, the reports, ``main``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from rclpy.clock import ROSClock
+from sensor_msgs.msg import JointState
+
+from ..core import InputError, ItascError
+from .conversions import pose_stamped_arrays, stamp_or_none, twist_stamped_array
+from .node_parameters import ParameterNode
+from .node_reports import Rejections
+from .polled_reader import PolledReader
+
+
+class InputNode(ParameterNode):
+    """The inputs the tick takes (see the module)."""
+
+    _rejections: Rejections
+    _joint_in: tuple[JointState, float] | None  # taken, not yet applied
+    _marker_in: dict[str, tuple[PoseStamped, float, bool]]  # the RViz markers', by name
+    _readers: list[tuple[str, PolledReader[PoseStamped | TwistStamped], bool]]
+
+    def _take_joint_state(self) -> bool:
+        """``joint_states`` trigger: take the state that woke the loop (True if there was one)."""
+        got = self._joint_reader.take()
+        if got is None:
+            return False
+        self._joint_in = (got[0], got[1] + self._sim_offset())
+        return True
+
+    def _reject(self, exc: Exception) -> None:
+        if not isinstance(exc, ItascError):  # a bug, not bad input: still never a crash
+            exc = InputError(f"{type(exc).__name__} while handling the input: {exc}")
+        self._rejections.add(exc)
+        self.get_logger().warning(f"input rejected: {exc}", throttle_duration_sec=1.0)
+
+    def _on_marker_pose(self, name: str, pose_stamped: PoseStamped, jump: bool = False) -> None:
+        """Deposit a target pose of the RViz marker for constraint ``name`` (the tick takes it).
+
+        A jump stays a jump until taken, even when a newer pose replaces it.
+        """
+        held = self._marker_in.get(name)
+        self._marker_in[name] = (pose_stamped, self._now(), jump or (held is not None and held[2]))
+
+    def _on_marker_snap(self, name: str, pose_stamped: PoseStamped) -> None:
+        """The marker snapped back to the effector: a jump, no target velocity estimate."""
+        self._on_marker_pose(name, pose_stamped, jump=True)
+
+    def _take_inputs(self) -> None:
+        """The tick's first step: take what arrived since the last one, the latest of each.
+
+        The joint state first (targets in link frames are placed with it), then each target's
+        pose and twist, the jog twist, and the RViz markers' poses. Each is checked and applied
+        by the controller (or kept for the next model while there is none).
+        """
+        sim_offset = self._sim_offset()
+        got = self._joint_reader.take()
+        if got is not None:
+            self._joint_in = (got[0], got[1] + sim_offset)
+        if self._joint_in is not None:
+            msg, received = self._joint_in
+            self._joint_in = None
+            self._apply_joint_state(msg, received)
+        for name, reader, is_twist in self._readers:
+            got = reader.take()
+            if got is None:
+                continue
+            msg, received = got
+            if is_twist:
+                self._apply_twist(name, msg, received + sim_offset)
+            else:
+                self._apply_target(name, msg, received + sim_offset)
+                if self._target_markers is not None:  # the RViz marker follows topic targets
+                    self._target_markers.follow(name)
+        got = None if self._jog_reader is None else self._jog_reader.take()
+        if got is not None:
+            self._apply_jog(got[0], got[1] + sim_offset)
+        while self._marker_in:
+            name, (pose_stamped, received, jump) = self._marker_in.popitem()
+            self._apply_target(name, pose_stamped, received, jump)
+
+    def _sim_offset(self) -> float:
+        """ROS time minus system time [s]: 0 unless ``use_sim_time`` drives the clock.
+
+        DDS stamps a message's reception with the system clock; the controller's clock is ROS
+        time.
+        """
+        clock = self.get_clock()
+        if isinstance(clock, ROSClock) and clock.ros_time_is_active:
+            return clock.now().nanoseconds * 1e-9 - time.time()
+        return 0.0
+
+    def _apply_joint_state(self, msg: JointState, received: float) -> None:
+        ctrl = self._controller
+        names, pos, src = msg.name, msg.position, stamp_or_none(msg.header.stamp)
+        if ctrl is not None:
+            try:
+                ctrl.set_joint_state(names, pos, received, src)
+            except Exception as exc:  # InputError; anything else is counted, never a crash
+                self._reject(exc)
+                return
+        self._models.remember_joint_state(names, pos, src, received)  # for the next model
+
+    def _apply_target(
+        self, name: str, pose_stamped: PoseStamped, received: float, jump: bool = False
+    ) -> None:
+        """Feed a target pose to constraint ``name`` (target topics and the RViz marker)."""
+        ctrl = self._controller
+        if ctrl is None:
+            self._models.hold_target(name, pose_stamped)  # applied once a model is loaded
+            return
+        try:
+            frame, p, q, src = pose_stamped_arrays(pose_stamped)
+            ctrl.set_target(name, frame, p, q, received, src, jump=jump)
+        except Exception as exc:  # InputError; anything else is counted, never a crash
+            self._reject(exc)
+
+    def _apply_twist(self, name: str, msg: TwistStamped, received: float) -> None:
+        ctrl = self._controller
+        if ctrl is None:
+            return
+        try:
+            frame, tw, src = twist_stamped_array(msg)
+            ctrl.set_target_twist(name, frame, tw, received, src)
+        except Exception as exc:  # InputError; anything else is counted, never a crash
+            self._reject(exc)
+
+    def _apply_jog(self, msg: TwistStamped, received: float) -> None:
+        """``~/delta_twist_cmds``: jog the effector of the first target constraint (as Servo)."""
+        ctrl = self._controller
+        if ctrl is None or not ctrl.pose_constraints:
+            return
+        try:
+            frame, tw, src = twist_stamped_array(msg)
+            ctrl.set_jog_twist(ctrl.pose_constraints[0], frame, tw, received, src)
+        except Exception as exc:  # InputError; anything else is counted, never a crash
+            self._reject(exc)
+
+
+__all__ = ["InputNode"]
