@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from geometry_msgs.msg import PoseStamped
@@ -51,6 +52,7 @@ class ModelNode(OutputNode):
         source: str,
         refuse: bool = False,
         config: ControllerConfig | None = None,
+        then: Callable[[], None] | None = None,
     ) -> str:
         """Parse and install a URDF now (start-up, parameters). Returns '' or why not.
 
@@ -63,16 +65,20 @@ class ModelNode(OutputNode):
         new controller (default: the current one).
         """
         tree, why = parse_urdf(xml)  # on the executor: the control loop's thread ticks on
-        return self._take_parsed(source, urdf_digest(xml), tree, why, refuse, config)
+        return self._take_parsed(source, urdf_digest(xml), tree, why, refuse, config, then=then)
 
     def _load_file(
-        self, path: str, refuse: bool = False, config: ControllerConfig | None = None
+        self,
+        path: str,
+        refuse: bool = False,
+        config: ControllerConfig | None = None,
+        then: Callable[[], None] | None = None,
     ) -> str:
         """Load ``path`` as the URDF (the lowest-precedence source). Returns '' or why not."""
         data, why = read_urdf_file(path)
         if data is None:
             return self._carry_out(self._models.reject("file", why, refuse))
-        return self._load_urdf(data, "file", refuse, config)
+        return self._load_urdf(data, "file", refuse, config, then)
 
     def _on_robot_description(self, msg: String) -> None:
         if self._urdf_source == "parameter":
@@ -108,11 +114,13 @@ class ModelNode(OutputNode):
         refuse: bool = False,
         config: ControllerConfig | None = None,
         built: Controller | Exception | None = None,
+        then: Callable[[], None] | None = None,
     ) -> str:
         """Install the model of a parsed URDF, or report why not. Returns '' or why not.
 
         ``built``: the controller made for ``tree`` and ``config`` beforehand (else made here,
-        before the swap).
+        before the swap). ``then()`` runs in the swap's critical section when the model was
+        taken (the journal's record of the parameter change that asked for it).
 
         The decisions are :meth:`ModelManager.take`'s (a URDF that does not parse keeps the
         model, one that does not fit drops it, ``refuse`` changes nothing); this carries
@@ -128,6 +136,8 @@ class ModelNode(OutputNode):
             if missing is not None and tree is not None:
                 outcome = self._name_the_link(outcome, missing, tree, source, cfg)
             self._swap_model(outcome)
+            if then is not None and not outcome.reason:
+                then()
         return self._report_model(outcome)
 
     def _name_the_link(

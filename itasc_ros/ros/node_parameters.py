@@ -9,6 +9,7 @@ before anything changes: a new URDF rebuilds the model, live settings update the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rcl_interfaces.msg import SetParametersResult
@@ -80,23 +81,29 @@ class ParameterNode(ModelNode):
             config = apply_updates(self._config, **updates) if updates else self._config
         except ConfigError as exc:
             return str(exc)
-        updated = False  # the controller's live settings were updated
-        if description:  # a new model, built with the new configuration
-            reason = self._load_urdf(description, "parameter", refuse=True, config=config)
-        elif urdf_file and self._urdf_source in ("", "file"):
-            reason = self._load_file(urdf_file, refuse=True, config=config)
-        elif updates and self._controller is not None:
-            reason = self._update_controller(updates)
-            updated = not reason
-        else:
-            reason = ""
-        if reason:
-            return reason
-        with self._lock:  # between two ticks
+        updated = [False]  # the controller's live settings were updated
+
+        def record() -> None:  # in force from the same tick on as the change itself
             self._config = config
             values = self._parameter_values()
             values.update({p.name: p.value for p in params})
-            self._journal.parameters_changed(values, updated)
+            self._journal.parameters_changed(values, updated[0])
+
+        if description:  # a new model, built with the new configuration
+            reason = self._load_urdf(
+                description, "parameter", refuse=True, config=config, then=record
+            )
+        elif urdf_file and self._urdf_source in ("", "file"):
+            reason = self._load_file(urdf_file, refuse=True, config=config, then=record)
+        elif updates and self._controller is not None:
+            updated[0] = True
+            reason = self._update_controller(updates, then=record)
+        else:
+            with self._lock:
+                record()
+            reason = ""
+        if reason:
+            return reason
         for p in params:
             if p.name == "publish_markers":
                 self._publish_markers = bool(p.value)
@@ -104,11 +111,13 @@ class ParameterNode(ModelNode):
                 self._set_rate(config.control_rate)
         return ""
 
-    def _update_controller(self, updates: dict[str, Any]) -> str:
+    def _update_controller(self, updates: dict[str, Any], then: Callable[[], None]) -> str:
         """Change the installed controller's live settings: '' or why not (nothing changed).
 
         All or nothing: a new scene is built here while the control loop ticks on with the old
         one; only the swap waits for a tick to end (a scalar is set in place, in microseconds).
+        ``then()`` runs in the same critical section as the swap (the journal's record of the
+        change: no tick between them).
         """
         ctrl = self._controller
         assert ctrl is not None
@@ -120,6 +129,7 @@ class ParameterNode(ModelNode):
                     ctrl.commit_parameters(prepared)
                 elif self._controller is not None:  # a new model meanwhile: that one, now
                     self._controller.update_parameters(**updates)
+                then()
         except ItascError as exc:
             return str(exc)
         return ""
