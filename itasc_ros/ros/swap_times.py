@@ -13,6 +13,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+@contextmanager
+def _timed() -> Iterator[list[float]]:
+    """Yields a list whose one value is set to the block's duration [s] when it ends."""
+    elapsed = [0.0]
+    t0 = time.perf_counter()
+    try:
+        yield elapsed
+    finally:
+        elapsed[0] = time.perf_counter() - t0
+
+
 class SwapTimes:
     """The structural changes so far: their count, the longest build and the longest swap [s]."""
 
@@ -24,21 +35,17 @@ class SwapTimes:
     @contextmanager
     def build(self) -> Iterator[None]:
         """Time a build (beside the loop)."""
-        t0 = time.perf_counter()
-        try:
+        with _timed() as elapsed:
             yield
-        finally:
-            self.longest_build = max(self.longest_build, time.perf_counter() - t0)
+        self.longest_build = max(self.longest_build, elapsed[0])
 
     @contextmanager
     def swap(self) -> Iterator[None]:
-        """Time a swap (the caller holds the node's lock around it)."""
-        t0 = time.perf_counter()
-        try:
+        """Time a swap (the caller holds the node's lock around it); count the change."""
+        with _timed() as elapsed:
             yield
-        finally:
-            self.changes += 1
-            self.longest_swap = max(self.longest_swap, time.perf_counter() - t0)
+        self.changes += 1
+        self.longest_swap = max(self.longest_swap, elapsed[0])
 
     def values(self) -> list[tuple[str, object]]:
         """The ``/diagnostics`` key-values."""

@@ -107,6 +107,17 @@ def write_joint_state(buf, at, received, header, positions):
         buf[at + 4 + c] = positions[c]
 
 
+@njit(inline="always", cache=True, nogil=True)
+def _input_head(buf, at, code, length, index, received, header, frame):
+    """The first six values of a target's input record: code, length, index, times, frame."""
+    buf[at] = code
+    buf[at + 1] = length
+    buf[at + 2] = index
+    buf[at + 3] = received
+    buf[at + 4] = header
+    buf[at + 5] = frame
+
+
 @njit(types.void(_BUF, _I, _I, _F, _F, _I, _F, _DATA, _DATA), cache=True, nogil=True)
 def write_target(buf, at, index, received, header, frame, jump, p, qt):
     """Write a TARGET record at ``buf[at]`` (payload 12 values).
@@ -122,12 +133,7 @@ def write_target(buf, at, index, received, header, frame, jump, p, qt):
         p: (3,) position as received [m].
         qt: (4,) quaternion (x, y, z, w) as received.
     """
-    buf[at] = TARGET
-    buf[at + 1] = 12
-    buf[at + 2] = index
-    buf[at + 3] = received
-    buf[at + 4] = header
-    buf[at + 5] = frame
+    _input_head(buf, at, TARGET, 12, index, received, header, frame)
     buf[at + 6] = jump
     for c in range(3):
         buf[at + 7 + c] = p[c]
@@ -149,12 +155,7 @@ def write_twist(buf, at, code, index, received, header, frame, twist):
         frame: the frame's code (link index, -1 root).
         twist: (6,) the twist as received, in the frame's axes [m/s, rad/s].
     """
-    buf[at] = code
-    buf[at + 1] = 10
-    buf[at + 2] = index
-    buf[at + 3] = received
-    buf[at + 4] = header
-    buf[at + 5] = frame
+    _input_head(buf, at, code, 10, index, received, header, frame)
     for c in range(6):
         buf[at + 6 + c] = twist[c]
 
