@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import rot_log
+from ..kinematics._kernels import clip_finite, rot_log
 
 #: Return codes of :func:`pose_from_position_quat`.
 POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3
@@ -140,3 +141,21 @@ def is_target_jump(pose, prev, dt, max_speed, max_angular_speed, rel):
     c = 0.5 * (rel[0, 0] + rel[1, 1] + rel[2, 2] - 1.0)  # cos of the rotation angle
     angle = math.acos(min(1.0, max(-1.0, c)))
     return angle > max_angular_speed * dt
+
+
+def warm_up_kernels(vmax: np.ndarray) -> None:
+    """Compile (or load) every kernel an input or a tick calls, with the types they get there.
+
+    Called when a controller is built: the first target pose, twist or step must not wait for
+    a compilation (~0.1-0.5 s on a fresh install, where no cache exists yet).
+
+    Args:
+        vmax: (n,) the controller's velocity limits (the command's clip).
+    """
+    pose, prev, rel = np.eye(4), np.eye(4), np.zeros((3, 3))
+    raw, estimate = np.zeros(6), np.zeros(6)
+    pose_from_position_quat(np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]), 1.0, pose)
+    filter_twist(pose, prev, 0.01, 0.5, rel, raw, estimate)
+    is_target_jump(pose, prev, 0.01, 1.0, 1.0, rel)
+    cap_twist(estimate, 1.0, 1.0)
+    clip_finite(np.zeros(vmax.shape[0]), vmax, np.zeros(vmax.shape[0]))

@@ -22,7 +22,7 @@ from ..kinematics.tree import KinematicTree
 from ..solve.limits import MotionBox
 from ..solve.motion_limits import JointLimits, MotionLimiter
 from ..solve.scene import Scene
-from ._target_kernels import cap_twist
+from ._target_kernels import warm_up_kernels
 from .config import ControllerConfig
 
 Array = NDArray[np.float64]
@@ -162,7 +162,7 @@ class FittedModel:
         except Exception:  # a model that cannot be solved faults in step(), never crashes here
             pass
         self._limiter.warm_up()
-        cap_twist(np.zeros(6), 1.0, 1.0)  # a live change's swap caps the twists with it
+        warm_up_kernels(self._vmax_hard)
 
     @property
     def n_joints(self) -> int:

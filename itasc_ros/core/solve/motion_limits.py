@@ -557,10 +557,15 @@ class MotionLimiter:
     def warm_up(self) -> None:
         """Compile (or load) the kernel now, on copies: the first tick must not wait for it."""
         v, a = self.v.copy(), self.a.copy()
-        limit_motion(
-            v, v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
-            0.001, 0.002, self._lo.copy(), self._hi.copy(), self._work.copy(),
-        )  # fmt: skip
+        for brake in (None, False):  # step() leaves the flag at its default, stop() passes it
+            args = (
+                v, v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
+                0.001, 0.002, self._lo.copy(), self._hi.copy(), self._work.copy(),
+            )  # fmt: skip
+            if brake is None:
+                limit_motion(*args)
+            else:
+                limit_motion(*args, brake)
         motion_box(
             v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
             0.001, 0.002, 0.1, self._lo.copy(), self._hi.copy(),
