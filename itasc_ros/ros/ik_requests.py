@@ -32,7 +32,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
 from ..core import Controller, KinematicTree
-from ..core.ik.worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker
+from ..core.ik.worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker, warm_up_ik
 from .conversions import pose_stamped_arrays
 from .polled_reader import PolledReader, Waiter
 from .realtime import demote_current_thread
@@ -122,6 +122,7 @@ class IkRequests:
         # The solver only: this class's thread takes the requests and keeps each one's header.
         self._solver = IkWorker(lambda _: None, timeout)
         self._solver.close()
+        warm_up_ik()  # before the control loop starts: never a compilation beside it
         self._reader = PolledReader(node, PoseStamped, "~/ik_request", depth=QUEUE_DEPTH)
         self._waiter = Waiter(node.context, self._reader)
         self._closed = threading.Event()

@@ -24,7 +24,7 @@ from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.resources import share_file
 
 RATE = 250.0  # [Hz]
-DURATION = 4.0  # [s] measured per run
+DURATION = 3.0  # [s] measured per run
 NOISE = 0.02  # missed-tick fraction allowed beyond 1.5x the unread run's
 
 
@@ -50,7 +50,7 @@ def test_flood_kinds_and_summary() -> None:
 
 def test_floods_do_not_stall_the_loop(tmp_path: Path, dds_domain: int) -> None:
     common = dict(
-        robot="panda", rate=RATE, duration=DURATION, warmup=1.0, domain=dds_domain, burners=2
+        robot="panda", rate=RATE, duration=DURATION, warmup=1.5, domain=dds_domain, burners=2
     )
     half_timeout_ms = 0.5e3 * _input_timeout()
     base = run_loop_bench(flood="unread", log_dir=tmp_path / "unread", **common)

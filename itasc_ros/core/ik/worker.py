@@ -192,4 +192,31 @@ class IkWorker:
         return IkOutcome(link, frame, result, "", view.joint_names)
 
 
-__all__ = ["DEFAULT_TIMEOUT", "IkOutcome", "IkWorker", "pose_in_root"]
+#: A two-joint arm: its solves compile every IK kernel (they depend on the arrays' types, not
+#: on the robot), for :func:`warm_up_ik`.
+_WARM_UP_URDF = """<robot name="warm_up">
+  <link name="base"/><link name="upper"/><link name="tip"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="upper"/><child link="tip"/>
+    <origin xyz="0.3 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def warm_up_ik() -> None:
+    """Compile (or load) the IK kernels now: a reachable and an unreachable solve of a toy arm.
+
+    Called before a control loop starts: on a fresh install the first request would otherwise
+    compile them beside the loop (measured: a 100 ms gap between commands).
+    """
+    tree = KinematicTree.from_urdf(_WARM_UP_URDF)
+    worker = IkWorker(lambda _: None, 0.005)
+    worker.close()
+    tip = tree.forward_kinematics(tree.neutral(), "tip")
+    far = np.array([5.0, 0.0, 0.0])
+    for position in (tip[:3, 3], far):
+        worker.solve(tree, "tip", tree.neutral(), "", position, np.array([0.0, 0.0, 0.0, 1.0]))
+
+
+__all__ = ["DEFAULT_TIMEOUT", "IkOutcome", "IkWorker", "pose_in_root", "warm_up_ik"]
