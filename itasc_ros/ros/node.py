@@ -303,16 +303,16 @@ class ItascNode(InputNode):
         t = time.monotonic()
         if t - self._last_tick > STATUS_PERIOD:
             with self._lock:
-                self._take_inputs()  # targets held for the next model, joint states kept
+                self._take_inputs(self._read_clock()[1])  # targets held, joint states kept
                 self._housekeeping(t)
 
     def _control(self) -> None:
         t0 = time.perf_counter()
-        self._take_inputs()
+        now, sim_offset = self._read_clock()  # one reading of the clock per tick
+        self._take_inputs(sim_offset)
         ctrl, cmd = self._controller, self._command
         if ctrl is None or cmd is None:
             return
-        now = self._now()
         self._journal.sync(ctrl, self._models.digest)
         try:
             out = ctrl.step(now)

@@ -11,10 +11,7 @@ none); a bad one is counted and warned about, never raised. The layers below:
 
 from __future__ import annotations
 
-import time
-
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from rclpy.clock import ROSClock
 from sensor_msgs.msg import JointState
 
 from ..core import InputError, ItascError
@@ -37,7 +34,7 @@ class InputNode(ParameterNode):
         got = self._joint_reader.take()
         if got is None:
             return False
-        self._joint_in = (got[0], got[1] + self._sim_offset())
+        self._joint_in = (got[0], got[1] + self._read_clock()[1])
         return True
 
     def _reject(self, exc: Exception) -> None:
@@ -58,14 +55,16 @@ class InputNode(ParameterNode):
         """The marker snapped back to the effector: a jump, no target velocity estimate."""
         self._on_marker_pose(name, pose_stamped, jump=True)
 
-    def _take_inputs(self) -> None:
+    def _take_inputs(self, sim_offset: float) -> None:
         """The tick's first step: take what arrived since the last one, the latest of each.
 
         The joint state first (targets in link frames are placed with it), then each target's
         pose and twist, the jog twist, and the RViz markers' poses. Each is checked and applied
         by the controller (or kept for the next model while there is none).
+
+        Args:
+            sim_offset: ROS time minus system time [s] (:meth:`_read_clock`'s, read by the tick).
         """
-        sim_offset = self._sim_offset()
         got = self._joint_reader.take()
         if got is not None:
             self._joint_in = (got[0], got[1] + sim_offset)
@@ -90,17 +89,6 @@ class InputNode(ParameterNode):
         while self._marker_in:
             name, (pose_stamped, received, jump) = self._marker_in.popitem()
             self._apply_target(name, pose_stamped, received, jump)
-
-    def _sim_offset(self) -> float:
-        """ROS time minus system time [s]: 0 unless ``use_sim_time`` drives the clock.
-
-        DDS stamps a message's reception with the system clock; the controller's clock is ROS
-        time.
-        """
-        clock = self.get_clock()
-        if isinstance(clock, ROSClock) and clock.ros_time_is_active:
-            return clock.now().nanoseconds * 1e-9 - time.time()
-        return 0.0
 
     def _apply_joint_state(self, msg: JointState, received: float) -> None:
         ctrl = self._controller

@@ -87,10 +87,20 @@ class OutputNode(Node):
 
     def _now(self) -> float:
         """The node's ROS time [s]: the system clock unless ``use_sim_time`` is active."""
+        return self._read_clock()[0]
+
+    def _read_clock(self) -> tuple[float, float]:
+        """The node's ROS time [s] and its offset [s] from the system clock, read once.
+
+        DDS stamps a message's reception with the system clock; adding the offset puts it on
+        the controller's clock (0 unless ``use_sim_time`` is active).
+        """
         clock = self.get_clock()
+        wall = time.time()  # what the ROS clock reads then, without two Time objects (~10 us)
         if isinstance(clock, ROSClock) and clock.ros_time_is_active:  # /clock drives it
-            return clock.now().nanoseconds * 1e-9
-        return time.time()  # what the ROS clock reads then, without two Time objects (~10 us)
+            now = clock.now().nanoseconds * 1e-9
+            return now, now - wall
+        return wall, 0.0
 
     # ------------------------------------------------------------------------- outputs
     def _publish_zero(

@@ -136,9 +136,9 @@ SETTINGS: tuple[Setting, ...] = (
         "control_trigger",
         "string",
         TRIGGER_TIMER,
-        "What starts a control tick: 'timer' (a wall-clock timer at control_rate) or "
+        "What starts a control tick: 'timer' (a grid of periods at control_rate) or "
         "'joint_states' (each joint state, at most control_rate; lowest latency, the robot's "
-        "state rate sets the loop; a watchdog timer still stops the robot on stale input).",
+        "state rate sets the loop; a watchdog still stops the robot on stale input).",
         options=TRIGGERS,
         scope=NODE,
     ),
