@@ -44,8 +44,9 @@ NO_MODEL = "no robot model yet"
 #: replaced and get no answer (counted: :attr:`IkRequests.unanswered`).
 QUEUE_DEPTH = 10
 #: The IK thread answers a round of requests at most this often [s] (and rests at least as
-#: long as a round took): a flood of requests costs the process at most about half a core.
-MIN_ROUND_PERIOD = 0.005
+#: long as a round took): a flood of requests costs the process a few percent of a core (at
+#: 5 ms rounds a 2 kHz flood took a third of a core, and the loop's ticks with it).
+MIN_ROUND_PERIOD = 0.02
 
 
 @dataclass
