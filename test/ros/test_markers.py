@@ -199,6 +199,32 @@ def test_marker_served_at_effector_in_root_frame(system: System, client: RvizLik
     assert dp < 1e-3 and dr < 1e-3  # the robot holds still: no target yet
 
 
+def test_marker_follows_topic_targets(system: System, client: RvizLikeClient) -> None:
+    """A target from ``~/target_pose`` moves the RViz marker there (throttled to 10 Hz)."""
+    from geometry_msgs.msg import PoseStamped
+
+    client.connect()
+    n0 = client.n_updates()
+    goal = offset_pose(system.effector(), (0.0, 0.05, -0.05), yaw=0.2)
+    pub = client.node.create_publisher(PoseStamped, "/itasc_node/target_pose", 10)
+    wait_until(lambda: pub.get_subscription_count() > 0, what="the target subscription")
+    msg = PoseStamped()
+    msg.header.frame_id = ROOT
+    msg.pose = matrix_to_pose(goal)
+    t_end = time.monotonic() + 0.5
+    while time.monotonic() < t_end:  # a 100 Hz stream of the same target for 0.5 s
+        pub.publish(msg)
+        time.sleep(0.01)
+    wait_until(lambda: client.n_updates() > n0, what="the marker's pose update")
+    moved = [p for u in client.updates[n0:] for p in u.poses if p.name == MARKER]
+    assert moved and len(moved) <= 8  # followed, but throttled (50 targets in 0.5 s)
+    dp, dr = pose_error(pose_to_matrix(moved[-1].pose), goal)
+    assert dp < 1e-6 and dr < 1e-6
+    wait_reached(system, goal, "the topic target")
+    client.node.destroy_publisher(pub)
+    assert client.gaps == []
+
+
 def test_drag_moves_the_robot_to_the_marker(system: System, client: RvizLikeClient) -> None:
     client.connect()
     assert client.init_seq is not None
@@ -300,32 +326,6 @@ def test_snap_right_after_a_drag_does_not_kick(system: System, client: RvizLikeC
     print(f"\nafter the snap: max distance from the snapped pose {max(path) * 1e3:.1f} mm")
     assert max(path) < 0.015, f"max distance from the snapped pose {max(path) * 1e3:.1f} mm"
     wait_reached(system, snapped, "the snapped pose")
-    assert client.gaps == []
-
-
-def test_marker_follows_topic_targets(system: System, client: RvizLikeClient) -> None:
-    """A target from ``~/target_pose`` moves the RViz marker there (throttled to 10 Hz)."""
-    from geometry_msgs.msg import PoseStamped
-
-    client.connect()
-    n0 = client.n_updates()
-    goal = offset_pose(system.effector(), (0.0, 0.05, -0.05), yaw=0.2)
-    pub = client.node.create_publisher(PoseStamped, "/itasc_node/target_pose", 10)
-    wait_until(lambda: pub.get_subscription_count() > 0, what="the target subscription")
-    msg = PoseStamped()
-    msg.header.frame_id = ROOT
-    msg.pose = matrix_to_pose(goal)
-    t_end = time.monotonic() + 0.5
-    while time.monotonic() < t_end:  # a 100 Hz stream of the same target for 0.5 s
-        pub.publish(msg)
-        time.sleep(0.01)
-    wait_until(lambda: client.n_updates() > n0, what="the marker's pose update")
-    moved = [p for u in client.updates[n0:] for p in u.poses if p.name == MARKER]
-    assert moved and len(moved) <= 8  # followed, but throttled (50 targets in 0.5 s)
-    dp, dr = pose_error(pose_to_matrix(moved[-1].pose), goal)
-    assert dp < 1e-6 and dr < 1e-6
-    wait_reached(system, goal, "the topic target")
-    client.node.destroy_publisher(pub)
     assert client.gaps == []
 
 
