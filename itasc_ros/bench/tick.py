@@ -49,7 +49,8 @@ def _controller_ticks(
     ``controller_journaled`` records every call into a journal emptied every 10 ticks, as the
     node does while ``~/journal`` is subscribed at 1 kHz; ``controller_limited`` applies
     Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``);
-    ``live_gain_change`` is a live change of the pose task's gain on that controller (set on
+    ``controller_node_tick`` has both, the tick the node runs (config/panda.yaml with
+    ``~/journal`` subscribed); ``live_gain_change`` is a live change of the pose task's gain on that controller (set on
     the running scene, nothing rebuilt).
     """
     config = ControllerConfig(
@@ -64,6 +65,7 @@ def _controller_ticks(
         ("controller", None, config),
         ("controller_journaled", Journal(), config),
         ("controller_limited", None, limited),
+        ("controller_node_tick", Journal(), limited),
     ):
         ctrl = Controller(tree, cfg)
         ctrl.attach_journal(journal)
@@ -168,6 +170,7 @@ def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
     row["motion_limits_overhead_us"] = (t["controller_limited"] - t["controller"]) * 1e6
     out["motion_limits_overhead_us"] = row["motion_limits_overhead_us"]
     out["live_gain_change_us"] = row["live_gain_change_us"]
+    out["node_tick_us"] = row["controller_node_tick_us"]
     if "pykdl" in t:
         row["ratio_vs_pykdl"] = t["itasc_ros"] / t["pykdl"]
         row["with_target_ratio_vs_pykdl"] = t["itasc_ros_with_target"] / t["pykdl"]

@@ -158,6 +158,15 @@ def copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, 
 
 
 @njit(cache=True, nogil=True)
+def copy_pose_update(
+    te, tt, frame, ge, gt, xf, work, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy
+):  # pragma: no cover - compiled
+    """:func:`copy_pose_features` then :func:`copy_pose_rows`: the CopyPose rows in one call."""
+    copy_pose_features(te, tt, frame, ge, gt, xf, work)
+    copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy)
+
+
+@njit(cache=True, nogil=True)
 def clamp_pose_feedback(  # pragma: no cover - compiled
     ydot, orient, linear, angular, twist, gain, lin_acc, ang_acc, fed
 ):
@@ -224,6 +233,18 @@ def limit_pose_demand(rhs, a, u, b, dtw, orient, linear, angular):  # pragma: no
         if f < 1.0:
             e = _expected(a, u, b, dtw, r)
             rhs[r] = e + (rhs[r] - e) * f
+
+
+@njit(cache=True, nogil=True)
+def limit_pose_demand_seen(
+    rhs, a, u, b, twist, seen, dtw, orient, linear, angular
+):  # pragma: no cover - compiled
+    """:func:`limit_pose_demand` with ``dtw = twist - seen`` (6,); then ``seen`` = ``twist``."""
+    for j in range(6):
+        dtw[j] = twist[j] - seen[j]
+    limit_pose_demand(rhs, a, u, b, dtw, orient, linear, angular)
+    for j in range(6):
+        seen[j] = twist[j]
 
 
 @njit(cache=True, nogil=True)

@@ -20,6 +20,10 @@ REGISTRY: dict[str, type[Constraint]] = {}
 WEIGHT = Field("weight", "double", 1.0, "Task weight Wy of every row.", 0.0, 1e6, live=True)
 GAIN = Field("gain", "double", 20.0, "Feedback gain K [1/s].", 0.0, 1000.0, live=True)
 MAX_PRIORITY = 100
+
+#: Counts every change of any constraint's layout (rows, links, enabled): a scene whose last
+#: rebuild saw the current count needs no look at its constraints (one compare per solve).
+LAYOUT_EPOCH = [0]
 """Largest (lowest) priority level accepted."""
 PRIORITY = Field(
     "priority",
@@ -143,7 +147,7 @@ class Constraint(ABC):
         self.weight = check_positive(f"{name}: weight", weight)
         self.gain = check_positive(f"{name}: gain", gain)
         self.feedforward = bool(feedforward)
-        self.enabled = True
+        self._enabled = True
         self.priority = 1
         self._target_twist = np.zeros(6)  # (6,) root frame: v [m/s], w [rad/s]
         self._twist_seen = np.zeros(6)  # (6,) the target twist at the last solve
@@ -216,6 +220,18 @@ class Constraint(ABC):
 
     def _structure_changed(self) -> None:
         self._structure_version += 1
+        LAYOUT_EPOCH[0] += 1
+
+    @property
+    def enabled(self) -> bool:
+        """False: the constraint contributes no rows (see :class:`Constraint`)."""
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        if bool(value) != self._enabled:
+            self._enabled = bool(value)
+            LAYOUT_EPOCH[0] += 1
 
     # -- the type's contract ------------------------------------------------------------
     @classmethod

@@ -149,26 +149,13 @@ class CopyPose(EffectorTargetConstraint):
     ) -> None:
         """Write this constraint's rows (see :meth:`Constraint.update`)."""
         te = self._update_frames(tree)
-        F.copy_pose_features(
-            te, self.target.pose, self._frame, self._ge, self._gt, self._xf, self._work
-        )
-        has_t = self.target.link_idx >= 0
-        F.copy_pose_rows(
-            self._ge,
-            self._gt,
-            self._xf,
-            self._sel,
-            self._jac,
-            self.target.jac if has_t else self._jac,
-            has_t,
-            self.gain,
-            self.weight,
-            a,
-            b,
-            y,
-            ydot,
-            wy,
-        )
+        target = self.target
+        has_t = target.link_idx >= 0
+        F.copy_pose_update(
+            te, target.pose, self._frame, self._ge, self._gt, self._xf, self._work, self._sel,
+            self._jac, target.jac if has_t else self._jac, has_t, self.gain, self.weight,
+            a, b, y, ydot, wy,
+        )  # fmt: skip
 
     def error(self, y: Array) -> float:
         """Scalar error from this constraint's rows of y (see :class:`Constraint`)."""

@@ -143,6 +143,17 @@ def is_target_jump(pose, prev, dt, max_speed, max_angular_speed, rel):
     return angle > max_angular_speed * dt
 
 
+@njit(cache=True, nogil=True)
+def copy_if_changed(src, dst):
+    """Copy ``src`` into ``dst`` (same shape) when they differ; True when they did."""
+    changed = False
+    for i in range(src.shape[0]):
+        if dst[i] != src[i]:
+            dst[i] = src[i]
+            changed = True
+    return changed
+
+
 def warm_up_kernels(vmax: np.ndarray) -> None:
     """Compile (or load) every kernel an input or a tick calls, with the types they get there.
 
@@ -158,4 +169,5 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     filter_twist(pose, prev, 0.01, 0.5, rel, raw, estimate)
     is_target_jump(pose, prev, 0.01, 1.0, 1.0, rel)
     cap_twist(estimate, 1.0, 1.0)
+    copy_if_changed(raw, estimate)
     clip_finite(np.zeros(vmax.shape[0]), vmax, np.zeros(vmax.shape[0]))

@@ -34,6 +34,7 @@ from ..errors import ItascError
 from ..kinematics._kernels import clip_finite
 from ..kinematics.tree import KinematicTree
 from ..solve.scene import SolveResult
+from ._target_kernels import copy_if_changed
 from .config import ControllerConfig
 from .inputs import Inputs
 from .jogging import Jogging
@@ -172,8 +173,7 @@ class Controller(Inputs, Jogging, LiveParameters):
                 src = None
                 st.source = TwistSource.NONE
             if src is not None:
-                if not np.array_equal(src, st.applied):
-                    st.applied[:] = src
+                if copy_if_changed(src, st.applied):
                     self.scene.get(name).set_target_twist(st.applied)
             elif st.applied.any():
                 st.applied[:] = 0.0

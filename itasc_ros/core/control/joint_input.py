@@ -15,9 +15,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError
+from ..kinematics._kernels import gather_within
 from ..kinematics.tree import KinematicTree
 from .journal import stamp_value
-from .streams import HUGE, StampOrder, as_array, usable
+from .streams import HUGE, StampOrder, as_array
 
 Array = NDArray[np.float64]
 
@@ -56,6 +57,7 @@ class JointStateInput:
         self._cmd_in_all = np.array([self._all.index(j) for j in self._names], dtype=int)
         self._held_in_all = np.array([self._all.index(j) for j in self._held], dtype=int)
         self._q_all = np.zeros(len(self._all))  # work array: positions of every joint
+        self._gathered = np.zeros(len(self._names))  # work array: a message's commanded ones
         self._commands_all = self._names == self._all
 
     def accept(
@@ -89,8 +91,8 @@ class JointStateInput:
             raise reject(f"joint state reception time {received!r} is not finite")
         if names != self._names_cache:
             self._map_names(names, reject)
-        q = pos[self._idx]
-        if not usable(q):
+        q = self._gathered  # the commanded joints' positions, checked in one compiled call
+        if not gather_within(pos, self._idx, HUGE, q):
             raise reject(self._unusable(q))
         why = self.order.check(header_stamp, received, timeout)
         if why:

@@ -49,6 +49,7 @@ class Journaling(ControllerState):
         self._tick_arrays = tuple(views) or (np.zeros(16), np.zeros(16), np.zeros(6))
         # (4 k,) per target: twist source, pose reception time, header stamp, reference active
         self._tick_meta = np.zeros(4 * len(self._targets))
+        self._tick_len = tick_length(self._q.shape[0], len(self._targets))
         self._warm_journal()
 
     def _warm_journal(self) -> None:
@@ -198,7 +199,7 @@ class Journaling(ControllerState):
             meta[j + 3] = st.ref.active
             j += 4
         js = self._joints
-        buf, at = journal.reserve(tick_length(self._q.shape[0], len(self._targets)))
+        buf, at = journal.reserve(self._tick_len)
         write_tick(
             buf,
             at,

@@ -123,8 +123,8 @@ class ControllerState(FittedModel):
         Raises:
             InputError: the constraint takes no target (naming those that do).
         """
-        st = self._targets.get(constraint)
-        if st is None or not self.config.constraint(constraint).takes_target:
+        st = self._targets.get(constraint)  # a stream for each constraint that takes a target
+        if st is None:
             raise self._reject(
                 f"constraint {echo(constraint)} takes no target pose; constraints with a target "
                 f"are: {', '.join(self.pose_constraints) or '(none)'}"

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..kinematics._kernels import all_finite
 from .cartesian_reference import CartesianReference
 
 Array = NDArray[np.float64]
@@ -126,7 +127,7 @@ def as_array(value: ArrayLike, what: str, reject: Any) -> Array:
 
 def usable(v: Array) -> bool:
     """All values finite and at most :data:`HUGE` in magnitude (NaN fails the comparison)."""
-    return bool((np.abs(v) <= HUGE).all())  # the method: no np.all dispatch in the tick
+    return bool(all_finite(v, HUGE))  # compiled: ~0.3 us against ~2 us of numpy calls
 
 
 class TargetStream:

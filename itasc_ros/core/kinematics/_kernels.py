@@ -182,6 +182,42 @@ def select_columns(full, sel, out):
 
 
 @njit(cache=True, nogil=True)
+def jacobian_selected(poses, link, chain, chain_len, jtype, axis, qidx, mult, point, full, sel,
+                      out):  # fmt: skip
+    """:func:`jacobian_full` into ``full``, then its columns ``sel`` into ``out`` (6, n)."""
+    jacobian_full(poses, link, chain, chain_len, jtype, axis, qidx, mult, point, full)
+    select_columns(full, sel, out)
+
+
+@njit(cache=True, fastmath=False, nogil=True)
+def forward_selected(q, sel, bound, q_full, parent, origin, jtype, axis, qidx, mult, offs, out):
+    """:func:`forward_all` for the active joints' positions ``q`` (n,) at ``sel`` of ``q_full``.
+
+    Returns:
+        False (nothing written) when a value of ``q`` is NaN, Inf or above ``bound``.
+    """
+    for i in range(q.shape[0]):
+        if not (abs(q[i]) <= bound):  # False for NaN too
+            return False
+    for i in range(q.shape[0]):
+        q_full[sel[i]] = q[i]
+    forward_all(q_full, parent, origin, jtype, axis, qidx, mult, offs, out)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def gather_within(values, idx, bound, out):
+    """``out[i] = values[idx[i]]``; False when one of them is NaN, Inf or above ``bound``."""
+    ok = True
+    for i in range(idx.shape[0]):
+        v = values[idx[i]]
+        out[i] = v
+        if not (abs(v) <= bound):  # False for NaN too
+            ok = False
+    return ok
+
+
+@njit(cache=True, nogil=True)
 def all_finite(q, bound):
     """True when every value is finite and |value| <= bound."""
     for x in q:

@@ -327,13 +327,12 @@ class KinematicTree:
                 f"q has shape {np.shape(q)}; expected ({len(self._names)},) for joints "
                 f"{self._names}"
             )
-        if not _kernels.all_finite(q, 1e150):
-            raise ConfigurationError(f"q has NaN, Inf or huge values: {np.asarray(q).tolist()}")
-        self._q_full[self._sel] = q
         m = self._m
-        _kernels.forward_all(
-            self._q_full, m.parent, m.origin, m.jtype, m.axis, m.qidx, m.mult, m.offs, self._poses
-        )
+        if not _kernels.forward_selected(
+            q, self._sel, 1e150, self._q_full, m.parent, m.origin, m.jtype, m.axis, m.qidx,
+            m.mult, m.offs, self._poses,
+        ):  # fmt: skip
+            raise ConfigurationError(f"q has NaN, Inf or huge values: {np.asarray(q).tolist()}")
         self._dirty = False
 
     def pose_ref(self, link_idx: int) -> Array:
@@ -376,19 +375,10 @@ class KinematicTree:
         """
         m = self._m
         p = self._poses[link_idx, :3, 3] if point is None else point
-        _kernels.jacobian_full(
-            self._poses,
-            link_idx,
-            m.chain,
-            m.chain_len,
-            m.jtype,
-            m.axis,
-            m.qidx,
-            m.mult,
-            p,
-            self._jfull,
-        )
-        _kernels.select_columns(self._jfull, self._sel, out)
+        _kernels.jacobian_selected(
+            self._poses, link_idx, m.chain, m.chain_len, m.jtype, m.axis, m.qidx, m.mult, p,
+            self._jfull, self._sel, out,
+        )  # fmt: skip
         return out
 
     def center_of_mass_into(self, com: Array, jac: Array) -> float:

@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constraints._features import clamp_pose_feedback, limit_pose_demand
+from ..constraints._features import clamp_pose_feedback, limit_pose_demand_seen
 from ..constraints.base import Constraint
 from ..errors import SolverError
 
@@ -132,10 +132,10 @@ class PoseDemand:
         if u is None or (lin == math.inf and ang == math.inf):
             return
         dtw = self._dtw
-        for c, rhs, a, b, orient in self._views:
-            np.subtract(c._target_twist, c._twist_seen, out=dtw)
-            limit_pose_demand(rhs, a, u, b, dtw, orient, lin, ang)
-            c.mark_twist_seen()
+        for c, rhs, a, b, orient in self._views:  # and each twist marked seen (one call)
+            limit_pose_demand_seen(
+                rhs, a, u, b, c._target_twist, c._twist_seen, dtw, orient, lin, ang
+            )
 
 
 __all__ = ["PoseDemand"]

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..constraints.base import Constraint
+from ..constraints.base import LAYOUT_EPOCH, Constraint
 from ..errors import ConfigurationError, ConstraintError, SolverError
 from ..kinematics._kernels import start_active_set, update_active_set
 from ..kinematics.tree import KinematicTree
@@ -43,6 +43,8 @@ from .limits import JointPositionLimit, JointVelocityLimit, Limit
 from .limits.joint_position import joint_box
 from .pose_demand import PoseDemand
 from .solve_result import SolveResult
+
+_NO_ROWS = np.zeros(0, dtype=np.bool_)  # the rotation-row mask of a task that is not a pose
 
 Array = NDArray[np.float64]
 
@@ -92,9 +94,11 @@ class Scene:
         self.tree = tree
         n = tree.n_joints
         self._constraints: list[Constraint] = []
+        self._by_name: dict[str, Constraint] = {}  # the same constraints by name
         self._layout_version = 0
         self._built_layout = -1
         self._built_sig: list[int] = []
+        self._built_epoch = -1
         self._wq = np.ones(n)
         self._lower = tree.lower
         self._upper = tree.upper
@@ -123,8 +127,10 @@ class Scene:
         self.box_hi = np.full(n, np.inf)
         self._free_lo = np.full(n, -np.inf)  # the kernel's own bounds: the limits give them
         self._free_hi = np.full(n, np.inf)
+        self._info[S.INFO_SCALE] = 1.0  # before any solve: unscaled, finite
+        self._info[S.INFO_FINITE] = 1.0
         self.result = SolveResult(
-            np.zeros(n), np.zeros(0), [], tree.joint_names, locked=self._locked
+            np.zeros(n), np.zeros(0), [], tree.joint_names, locked=self._locked, info=self._info
         )
         for c in constraints:
             self.add(c)
@@ -150,6 +156,7 @@ class Scene:
             )
         constraint.bind(self.tree)
         self._constraints.append(constraint)
+        self._by_name[constraint.name] = constraint
         self._layout_version += 1
         return constraint
 
@@ -161,6 +168,7 @@ class Scene:
         """
         c = self.get(name)
         self._constraints.remove(c)
+        del self._by_name[c.name]
         self._layout_version += 1
         return c
 
@@ -170,16 +178,16 @@ class Scene:
         Raises:
             ConstraintError: naming the constraints in the scene.
         """
-        for c in self._constraints:
-            if c.name == name:
-                return c
+        c = self._by_name.get(name) if isinstance(name, str) else None
+        if c is not None:
+            return c
         raise ConstraintError(
             f"no constraint named {name!r}; constraints are: "
             + (", ".join(repr(c.name) for c in self._constraints) or "(none)")
         )
 
     def __contains__(self, name: object) -> bool:
-        return any(c.name == name for c in self._constraints)
+        return isinstance(name, str) and name in self._by_name
 
     # ----------------------------------------------------------------------- settings
     def set_solver(self, solver: str) -> None:
@@ -306,12 +314,17 @@ class Scene:
         # Exact comparison with the last rebuild. (A sum of the versions collided: removing an
         # enabled constraint bound once, +1 layout - 1 structure, or disabling one constraint
         # while enabling another, left the sum unchanged and the stale rows in the solve.)
+        # The fast path: no constraint anywhere changed its layout since the last look.
+        epoch = LAYOUT_EPOCH[0]
+        if self._built_epoch == epoch and self._built_layout == self._layout_version:
+            return False
         sig = self._built_sig
         if self._built_layout != self._layout_version or len(sig) != len(self._constraints):
             return True
         for i, c in enumerate(self._constraints):
             if sig[i] != 2 * c.structure_version + (1 if c.enabled else 0):
                 return True
+        self._built_epoch = epoch  # another scene's constraints changed, not ours
         return False
 
     def _rebuild(self) -> None:
@@ -370,6 +383,7 @@ class Scene:
                     self._wy[s],
                     self._rhs[s],
                     self._ff[s],
+                    self._orient.get(c.name, _NO_ROWS),
                 )
             )
             if c.pose_feedback:
@@ -383,6 +397,7 @@ class Scene:
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
+        self._built_epoch = LAYOUT_EPOCH[0]
         self._built_sig = [
             2 * c.structure_version + (1 if c.enabled else 0) for c in self._constraints
         ]
@@ -402,22 +417,21 @@ class Scene:
 
     def update(self, q: ArrayLike) -> None:
         """Compute A, B, y and y'_d for ``q`` without solving (see :meth:`matrices`)."""
+        self._update_rows(self._check(q, 1.0))
+
+    def _update_rows(self, qv: Array) -> None:
+        """:meth:`update` for ``qv``, the checked joint positions (:meth:`_check`)."""
         if self._layout_changed():
             self._rebuild()
-        qv = self._check(q, 1.0)
-        self.tree.compute(qv)
-        clamp = self._demand.clamps
-        for c, a, b, y, ydot, wy, rhs, ff in self._views:
-            c.update(self.tree, qv, a, b, y, ydot, wy)
-            if clamp and c.pose_feedback:
-                self._demand.clamp_feedback(c, ydot, self._orient[c.name])
-            if not c.has_target:
-                wy[:] = 0.0
-            if c.feedforward:
-                np.dot(b, c._target_twist, out=ff)
-                np.add(ydot, ff, out=rhs)
-            else:
-                rhs[:] = ydot
+        tree, demand = self.tree, self._demand
+        tree.compute(qv)
+        clamp, speeds, braking = demand.clamps, demand.speeds, demand.braking
+        for c, a, b, y, ydot, wy, rhs, ff, orient in self._views:
+            c.update(tree, qv, a, b, y, ydot, wy)
+            S.task_rhs(
+                b, c._target_twist, ydot, rhs, ff, c.feedforward, c.has_target, wy,
+                clamp and c.pose_feedback, orient, speeds, braking, c.gain,
+            )  # fmt: skip
 
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].
@@ -432,8 +446,7 @@ class Scene:
         Raises:
             ConfigurationError: q of the wrong length or non-finite; dt not > 0.
         """
-        self._check(q, dt)
-        self.update(self._q)
+        self._update_rows(self._check(q, dt))
         self._demand.apply()
         # the built-in velocity and position limits in one compiled call (what their Limit
         # objects intersect), then the added ones in order
@@ -458,16 +471,13 @@ class Scene:
                 INEQUALITY_TOLERANCE,
             ):
                 break
-        for i, (c, *_rows) in enumerate(self._views):
-            res.errors[i] = c.error(_rows[2])
-        info = self._info
-        res.sigma_min = float(info[S.INFO_SIGMA_MIN])
-        res.damping = float(info[S.INFO_DAMPING])
-        res.velocity_scale = float(info[S.INFO_SCALE])
-        res.iterations = int(info[S.INFO_ITERATIONS])
-        res.ok = bool(info[S.INFO_FINITE])
-        res.active_rows = int(np.count_nonzero(self._wy))
+        res.defer(self._fill_errors, self._wy)  # sigma_min, ok, ...: read from self._info
         return res
+
+    def _fill_errors(self, out: Array) -> None:
+        """Each constraint's error from its rows of y into ``out`` (k,) (the last solve's)."""
+        for i, (c, _a, _b, y, *_rest) in enumerate(self._views):
+            out[i] = c.error(y)
 
     def _solve_once(self, dt: float) -> None:
         """One call of the compiled solve on the scene's rows, box and work arrays."""

@@ -45,6 +45,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from ..constraints._features import clamp_pose_feedback
 from ..errors import SolverError
 from .damped_inverse import RCOND, _projector, _solve_once
 from .saturation import BOUND_TOL, _sns_level
@@ -297,6 +298,34 @@ def solve_prioritized(
     info[2] = scale
     info[3] = it
     info[4] = 1.0 if finite else 0.0
+
+
+@njit(cache=True, nogil=True)
+def task_rhs(
+    b, twist, ydot, rhs, ff, fed, has_target, wy, clamp, orient, speeds, braking, gain
+):  # pragma: no cover - compiled
+    """A task's right-hand side ``rhs = y'_d + B Xu'`` (m,) after its update, in place.
+
+    With ``clamp``, first the pose feedback's clamp (:func:`~itasc_ros.core.constraints.
+    _features.clamp_pose_feedback`; ``orient`` (m,) its rotation rows, ``speeds`` and
+    ``braking`` (linear, angular) pairs). Without a target the rows' weights ``wy`` are zeroed;
+    without feed-forward (``fed`` False) ``rhs`` is ``y'_d`` and ``ff`` (m,) is left as it is.
+    """
+    if clamp:
+        clamp_pose_feedback(
+            ydot, orient, speeds[0], speeds[1], twist, gain, braking[0], braking[1], fed
+        )
+    if not has_target:
+        wy[:] = 0.0
+    if fed:
+        for r in range(ydot.shape[0]):
+            s = 0.0
+            for t in range(6):
+                s += b[r, t] * twist[t]
+            ff[r] = s
+            rhs[r] = ydot[r] + s
+    else:
+        rhs[:] = ydot
 
 
 @njit(cache=True, nogil=True)
