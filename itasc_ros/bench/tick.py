@@ -50,8 +50,8 @@ def _controller_ticks(
     node does while ``~/journal`` is subscribed at 1 kHz; ``controller_limited`` applies
     Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``);
     ``controller_node_tick`` has both, the tick the node runs (config/panda.yaml with
-    ``~/journal`` subscribed); ``live_gain_change`` is a live change of the pose task's gain on that controller (set on
-    the running scene, nothing rebuilt).
+    ``~/journal`` subscribed); ``live_gain_change`` is a live change of the pose task's gain
+    on that controller (set on the running scene, nothing rebuilt).
     """
     config = ControllerConfig(
         constraints=[ConstraintConfig("ee", "copy_pose", link="panda_link8")], control_rate=1000.0

@@ -150,8 +150,9 @@ def _converge(
 
 
 # Measured with SEED (200 targets, 5000 steps = 10 s, damping 0.1 / 0.06): Panda 79.5 %
-# (median 721 steps), UR5 79.5 % (median 743); over 500 targets 77.8 % and 74.8 %. Near-singular targets converge slowly under the
-# damping (in 2000 steps UR5 reaches 68 %), hence 10 s. Margin for other seeds.
+# (median 721 steps), UR5 79.5 % (median 743); over 500 targets 77.8 % and 74.8 %.
+# Near-singular targets converge slowly under the damping (in 2000 steps UR5 reaches 68 %),
+# hence 10 s. Margin for other seeds.
 CONVERGENCE_THRESHOLD = {"panda": 0.70, "ur5": 0.70}
 
 
