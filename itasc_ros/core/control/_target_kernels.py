@@ -144,6 +144,21 @@ def is_target_jump(pose, prev, dt, max_speed, max_angular_speed, rel):
 
 
 @njit(cache=True, nogil=True)
+def stream_step(pose, prev, dt, dt_floor, max_speed, max_angular_speed, tau, rel, raw, estimate):
+    """One pose of a stream: True when it is a jump, else the twist estimate updated.
+
+    :func:`is_target_jump` over ``max(dt, dt_floor)`` (poses of a burst are no jumps); if not,
+    :func:`filter_twist` over ``dt`` with the factor ``dt / (tau + dt)`` (``tau`` the filter's
+    time constant [s]), then :func:`cap_twist`. One call where a pose of a stream took three.
+    """
+    if is_target_jump(pose, prev, max(dt, dt_floor), max_speed, max_angular_speed, rel):
+        return True
+    filter_twist(pose, prev, dt, dt / (tau + dt), rel, raw, estimate)
+    cap_twist(estimate, max_speed, max_angular_speed)  # never beyond the speed limits
+    return False
+
+
+@njit(cache=True, nogil=True)
 def copy_if_changed(src, dst):
     """Copy ``src`` into ``dst`` (same shape) when they differ; True when they did."""
     changed = False
@@ -170,4 +185,5 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     is_target_jump(pose, prev, 0.01, 1.0, 1.0, rel)
     cap_twist(estimate, 1.0, 1.0)
     copy_if_changed(raw, estimate)
+    stream_step(pose, prev, 0.01, 0.001, 1.0, 1.0, 0.05, rel, raw, estimate)
     clip_finite(np.zeros(vmax.shape[0]), vmax, np.zeros(vmax.shape[0]))

@@ -22,9 +22,8 @@ from ._target_kernels import (
     BAD_QUATERNION,
     ZERO_QUATERNION,
     cap_twist,
-    filter_twist,
-    is_target_jump,
     pose_from_position_quat,
+    stream_step,
 )
 from .journal import Code, stamp_value
 from .journaling import Journaling
@@ -194,31 +193,18 @@ class Inputs(Journaling):
         dt = t_src - t_prev
         cfg = self.config
         if not jump and st.has_pose and 0.0 < dt <= cfg.input_timeout:
-            jump = self._is_jump(st, pose, dt)
-            if not jump:
-                tau = cfg.twist_filter_time_constant  # from zero: a jump kicks gently
-                filter_twist(pose, st.pose, dt, dt / (tau + dt), st.rel, st.raw, st.estimate)
-                # the estimate never exceeds the speed limits
-                cap_twist(st.estimate, cfg.max_target_speed, cfg.max_target_angular_speed)
+            # a jump (counted) or the estimate updated and capped, in one compiled call; the
+            # filter starts from zero: a jump kicks gently
+            jump = stream_step(
+                pose, st.pose, dt, self._dt, cfg.max_target_speed,
+                cfg.max_target_angular_speed, cfg.twist_filter_time_constant, st.rel, st.raw,
+                st.estimate,
+            )  # fmt: skip
+            st.jumps += jump
         step = jump or not (st.has_pose and 0.0 <= dt <= cfg.input_timeout)
         if step:
             st.estimate[:] = 0.0
         return step
-
-    def _is_jump(self, st: TargetStream, pose: Array, dt: float) -> bool:
-        """True (and counted) when ``pose`` implies a target faster than the speed limits.
-
-        ``dt`` [s] is floored at the control period: poses that arrive in a burst are not
-        jumps, and a target cannot be followed faster than the loop runs anyway.
-        """
-        cfg = self.config
-        dt = max(dt, self._dt)
-        if not is_target_jump(
-            pose, st.pose, dt, cfg.max_target_speed, cfg.max_target_angular_speed, st.rel
-        ):
-            return False
-        st.jumps += 1
-        return True
 
     def _take_target(self, name: str, st: TargetStream, pose: Array, step: bool) -> None:
         """Give the constraint its new target, at once within a smooth stream.
