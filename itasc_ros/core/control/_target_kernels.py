@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import clip_finite, rot_log
+from ..kinematics._kernels import all_finite, clip_finite, gather_within, rot_log
 
 #: Return codes of :func:`pose_from_position_quat`.
 POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3
@@ -159,6 +159,43 @@ def stream_step(pose, prev, dt, dt_floor, max_speed, max_angular_speed, tau, rel
 
 
 @njit(cache=True, nogil=True)
+def extrapolate_pose(pose, twist, dt, out):
+    """``out`` (4, 4): ``pose`` moved for ``dt`` [s] by ``twist`` (6,) (root frame).
+
+    The position moves by ``v dt``, the rotation by ``exp(w dt)`` (Rodrigues) applied on the
+    left (``w`` on the root's axes, as the twist estimate and an explicit twist give it).
+    """
+    wx, wy, wz = twist[3] * dt, twist[4] * dt, twist[5] * dt
+    angle = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if angle > 1e-12:
+        kx, ky, kz = wx / angle, wy / angle, wz / angle
+        sn, cs = math.sin(angle), math.cos(angle)
+        c1 = 1.0 - cs
+        r00, r01, r02 = cs + kx * kx * c1, kx * ky * c1 - kz * sn, kx * kz * c1 + ky * sn
+        r10, r11, r12 = ky * kx * c1 + kz * sn, cs + ky * ky * c1, ky * kz * c1 - kx * sn
+        r20, r21, r22 = kz * kx * c1 - ky * sn, kz * ky * c1 + kx * sn, cs + kz * kz * c1
+        for j in range(3):
+            a, b, c = pose[0, j], pose[1, j], pose[2, j]
+            out[0, j] = r00 * a + r01 * b + r02 * c
+            out[1, j] = r10 * a + r11 * b + r12 * c
+            out[2, j] = r20 * a + r21 * b + r22 * c
+    else:
+        for i in range(3):
+            for j in range(3):
+                out[i, j] = pose[i, j]
+    for i in range(3):
+        out[i, 3] = pose[i, 3] + twist[i] * dt
+    out[3, 0], out[3, 1], out[3, 2], out[3, 3] = 0.0, 0.0, 0.0, 1.0
+
+
+@njit(cache=True, nogil=True)
+def advance(q, qdot, dt, out):
+    """``out`` (n,) = ``q + qdot dt``: the joints moved on by a command for ``dt`` [s]."""
+    for i in range(q.shape[0]):
+        out[i] = q[i] + qdot[i] * dt
+
+
+@njit(cache=True, nogil=True)
 def copy_if_changed(src, dst):
     """Copy ``src`` into ``dst`` (same shape) when they differ; True when they did."""
     changed = False
@@ -185,5 +222,10 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     is_target_jump(pose, prev, 0.01, 1.0, 1.0, rel)
     cap_twist(estimate, 1.0, 1.0)
     copy_if_changed(raw, estimate)
+    extrapolate_pose(pose, estimate, 0.001, prev)
+    n = vmax.shape[0]
+    advance(np.zeros(n), np.zeros(n), 0.001, np.zeros(n))
+    all_finite(raw, 1.0)  # streams.usable: a twist's or a jog's check
+    gather_within(raw, np.zeros(n, dtype=np.int64), 1.0, np.zeros(n))  # a joint state's
     stream_step(pose, prev, 0.01, 0.001, 1.0, 1.0, 0.05, rel, raw, estimate)
     clip_finite(np.zeros(vmax.shape[0]), vmax, np.zeros(vmax.shape[0]))

@@ -1,7 +1,8 @@
 """Live changes in place: a scalar setting changes the running scene, nothing is rebuilt.
 
-A change of a constraint's ``weight``, ``gain`` or ``feedforward``, or of the damping or the
-Cartesian speeds and accelerations, needs no new scene: it is checked (the setting's own type
+A change of a constraint's ``weight``, ``gain`` or ``feedforward``, or of the damping, the
+Cartesian speeds and accelerations or the aim (``aim_ahead``, ``command_latency``), needs no
+new scene: it is checked (the setting's own type
 and range, and the damping pair's rule) and then set on the running constraint, scene and
 configuration, in a few microseconds, between two ticks. Any other live setting (the velocity
 scale, the joint limits' margin, a collision margin, ...) still builds a new scene and new
@@ -31,6 +32,8 @@ CONTROLLER_KEYS = frozenset(
         "max_cartesian_angular_speed",
         "max_cartesian_acceleration",
         "max_cartesian_angular_acceleration",
+        "aim_ahead",
+        "command_latency",
     }
 )
 

@@ -236,6 +236,26 @@ SETTINGS: tuple[Setting, ...] = (
         unit="s",
     ),
     _s(
+        "aim_ahead",
+        "bool",
+        True,
+        "Aim each command at when it acts: the robot advanced by its last command and each "
+        "moving target by its twist, from when they were measured (header stamps) to the "
+        "tick's time plus command_latency.",
+        live=True,
+    ),
+    _s(
+        "command_latency",
+        "double",
+        -1.0,
+        "Time from a tick to when the robot applies its command (-1: the joint states' most "
+        "punctual delivery, measured from their header stamps).",
+        lo=-1.0,
+        hi=0.1,
+        live=True,
+        unit="s",
+    ),
+    _s(
         "max_target_speed",
         "double",
         2.0,

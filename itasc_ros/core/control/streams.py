@@ -147,6 +147,8 @@ class TargetStream:
         self.raw = np.zeros(6)  # (6,) work array: the unfiltered finite-difference twist
         self.rel = np.zeros((3, 3))  # (3, 3) work array: rotation from the last pose
         self.new_pose = np.eye(4)  # (4, 4) work array: the pose of the message being taken
+        self.aimed = np.eye(4)  # (4, 4) the pose moved on to when the command acts (root)
+        self.aiming = False  # the constraint's target is ``aimed``, not ``pose``
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
         self.twist_stamp = -math.inf  # [s]
         self.twist_order = StampOrder()  # header stamps of the twists
