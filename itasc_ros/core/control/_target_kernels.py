@@ -189,6 +189,25 @@ def extrapolate_pose(pose, twist, dt, out):
 
 
 @njit(cache=True, nogil=True)
+def filter_rate(new, old, dt, alpha, rate):
+    """``rate += alpha ((new - old) / dt - rate)`` (6,): the filtered change rate of a twist."""
+    for i in range(6):
+        rate[i] += alpha * ((new[i] - old[i]) / dt - rate[i])
+
+
+@njit(cache=True, nogil=True)
+def aim_twist(twist, accel, lead_twist, lead_pose, mean, at):
+    """The twist when the command acts, ``at = twist + accel lead_twist`` (6,), and the mean.
+
+    ``mean`` (6,) is the twist over the pose's extrapolation: at its midpoint, ``lead_pose /
+    2`` [s] before the command acts (``lead_twist`` [s] after the twist's own time).
+    """
+    for i in range(6):
+        at[i] = twist[i] + accel[i] * lead_twist
+        mean[i] = at[i] - accel[i] * 0.5 * lead_pose
+
+
+@njit(cache=True, nogil=True)
 def advance(q, qdot, dt, out):
     """``out`` (n,) = ``q + qdot dt``: the joints moved on by a command for ``dt`` [s]."""
     for i in range(q.shape[0]):
@@ -225,6 +244,8 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     extrapolate_pose(pose, estimate, 0.001, prev)
     n = vmax.shape[0]
     advance(np.zeros(n), np.zeros(n), 0.001, np.zeros(n))
+    filter_rate(raw, estimate, 0.01, 0.5, raw)
+    aim_twist(raw, raw, 0.01, 0.01, estimate, raw)
     all_finite(raw, 1.0)  # streams.usable: a twist's or a jog's check
     gather_within(raw, np.zeros(n, dtype=np.int64), 1.0, np.zeros(n))  # a joint state's
     stream_step(pose, prev, 0.01, 0.001, 1.0, 1.0, 0.05, rel, raw, estimate)

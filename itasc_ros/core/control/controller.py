@@ -34,7 +34,7 @@ from ..errors import ItascError
 from ..kinematics._kernels import clip_finite
 from ..kinematics.tree import KinematicTree
 from ..solve.scene import SolveResult
-from ._target_kernels import advance, copy_if_changed, extrapolate_pose
+from ._target_kernels import advance, aim_twist, cap_twist, copy_if_changed, extrapolate_pose
 from .config import ControllerConfig
 from .inputs import Inputs
 from .jogging import Jogging
@@ -217,16 +217,30 @@ class Controller(Inputs, Jogging, LiveParameters):
                 continue
             at = st.header if st.header == st.header else st.stamp
             lead = min(max(acts - at, 0.0), cap)
-            extrapolate_pose(st.pose, st.applied, lead, st.aimed)
-            self.scene.get(name).set_target(st.aimed, check=False)
+            c = self.scene.get(name)
+            if st.source == TwistSource.EXPLICIT:  # its change rate too (second order)
+                lead_tw = min(max(acts - st.twist_time, 0.0), cap)
+                aim_twist(st.applied, st.accel, lead_tw, lead, self._mean_twist, st.aimed_twist)
+                cap_twist(st.aimed_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
+                extrapolate_pose(st.pose, self._mean_twist, lead, st.aimed)
+                c.set_target_twist(st.aimed_twist)
+            else:
+                if st.aiming:  # an explicit twist aimed last tick: the estimate now
+                    c.set_target_twist(st.applied)
+                extrapolate_pose(st.pose, st.applied, lead, st.aimed)
+            c.set_target(st.aimed, check=False)
             st.aiming = True
         return self._q_aim
 
     def _stop_aiming(self, name: str, st: TargetStream) -> None:
-        """Give the constraint its target as received again (no twist to move it on by)."""
+        """Give the constraint its target and twist as received again (not aimed ahead)."""
         st.aiming = False
-        if st.has_pose and not (st.ref.active or st.ref.jogging):
-            self.scene.get(name).set_target(st.pose, check=False)
+        if st.ref.active or st.ref.jogging:
+            return  # the reference gives both
+        c = self.scene.get(name)
+        if st.has_pose:
+            c.set_target(st.pose, check=False)
+        c.set_target_twist(st.applied if st.applied.any() else None)
 
     def _solve(self, q: Array) -> SolveResult | str:
         """The scene's solve at joint positions ``q`` (n,) (:meth:`_aim`), or why it failed.

@@ -22,12 +22,13 @@ from ._target_kernels import (
     BAD_QUATERNION,
     ZERO_QUATERNION,
     cap_twist,
+    filter_rate,
     pose_from_position_quat,
     stream_step,
 )
 from .journal import Code, stamp_value
 from .journaling import Journaling
-from .streams import HUGE, TargetStream, as_array, usable
+from .streams import HUGE, TargetStream, as_array, fresh, usable
 
 Array = NDArray[np.float64]
 
@@ -262,9 +263,20 @@ class Inputs(Journaling):
         what = f"twist of {constraint!r}"
         tw_msg = self._twist_arg(what, twist, received)
         tw = self._twist_in_root(what, st.twist_order, tw_msg, frame, received, header_stamp)
-        st.twist[:] = tw
-        if cap_twist(st.twist, self.config.max_target_speed, self.config.max_target_angular_speed):
+        cfg = self.config
+        new = st.aimed_twist  # a work array here (the tick's aim rewrites it)
+        new[:] = tw
+        if cap_twist(new, cfg.max_target_speed, cfg.max_target_angular_speed):
             st.capped += 1
+        t = float(received) if header_stamp is None else float(header_stamp)
+        dt = t - st.twist_time
+        if 0.0 < dt <= cfg.input_timeout and fresh(received - st.twist_stamp, cfg.input_timeout):
+            tau = cfg.twist_filter_time_constant
+            filter_rate(new, st.twist, dt, dt / (tau + dt), st.accel)
+        else:  # a first twist, or one after a pause: no change rate yet
+            st.accel[:] = 0.0
+        st.twist_time = t
+        st.twist[:] = new
         st.twist_stamp = float(received)
         st.twist_order.accept(header_stamp, received)
         if self.journal is not None:

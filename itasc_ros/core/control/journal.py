@@ -55,13 +55,13 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-FORMAT = 3.0
+FORMAT = 4.0
 """First value of every journal message: the layout version."""
 
 LABEL = "itasc_journal_v1"
 """``layout.dim[0].label`` of a journal message."""
 
-STREAM_SIZE = 86
+STREAM_SIZE = 100
 """Values per target stream in a SNAPSHOT (see :func:`stream_layout`)."""
 
 SNAPSHOT_HEAD = 13
@@ -113,6 +113,9 @@ def stream_layout() -> dict[str, slice]:
     ``order``, ``twist_order`` and ``jog_order`` are a
     :class:`~itasc_ros.core.control.streams.StampOrder`: the last accepted header stamp [s]
     (NaN: none), its reception time [s] and the smallest delivery offset [s] (inf: none).
+    ``twist_time`` and ``accel`` are the explicit twists' time and filtered change rate;
+    ``given_twist`` the twist the constraint was given at the last solve (aimed ahead or not)
+    and ``aiming`` 1.0 when its target was aimed ahead then.
     """
     sizes = (
         ("has_pose", 1),
@@ -140,6 +143,10 @@ def stream_layout() -> dict[str, slice]:
         ("jog_budget", 1),
         ("jog_start", 1),
         ("jog_count", 1),
+        ("twist_time", 1),
+        ("accel", 6),
+        ("given_twist", 6),
+        ("aiming", 1),
     )
     out, i = {}, 0
     for name, size in sizes:

@@ -100,7 +100,8 @@ class Journaling(ControllerState):
         h = SNAPSHOT_HEAD - 3
         out[h : h + n_all] = js.all_positions()
         i = h + n_all
-        for st in self._targets.values():
+        for name, st in self._targets.items():
+            st.given_twist[:] = self.scene.get(name).target_twist  # as the last solve had it
             stream_into(st, out[i : i + STREAM_SIZE])
             i += STREAM_SIZE
         n = self._q.shape[0]
@@ -139,9 +140,9 @@ class Journaling(ControllerState):
         for name, st in self._targets.items():
             stream_from(st, s[i : i + STREAM_SIZE])
             c = self.scene.get(name)
-            if st.has_pose:
+            if st.has_pose:  # (the next tick aims it ahead again, as the live one does)
                 c.set_target(st.pose, check=False)
-            c.set_target_twist(st.applied if st.applied.any() else None)
+            c.set_target_twist(st.given_twist if st.given_twist.any() else None)
             c.mark_twist_seen()  # the snapshot is taken between ticks: the last solve's twist
             i += STREAM_SIZE
         return i

@@ -51,6 +51,8 @@ def stream_into(st: TargetStream, out: Array) -> None:
     out[f["jog_valid"]], out[f["jog_period"]] = st.jog_valid, st.jog_period
     out[f["jog_budget"]] = st.jog_budget
     out[f["jog_start"]], out[f["jog_count"]] = st.jog_start, st.jog_count
+    out[f["twist_time"]], out[f["accel"]] = st.twist_time, st.accel
+    out[f["given_twist"]], out[f["aiming"]] = st.given_twist, st.aiming
 
 
 def stream_from(st: TargetStream, v: Array) -> None:
@@ -77,6 +79,8 @@ def stream_from(st: TargetStream, v: Array) -> None:
     st.jog_period = float(v[f["jog_period"]][0])
     st.jog_budget = float(v[f["jog_budget"]][0])
     st.jog_start, st.jog_count = float(v[f["jog_start"]][0]), int(v[f["jog_count"]][0])
+    st.twist_time, st.accel[:] = float(v[f["twist_time"]][0]), v[f["accel"]]
+    st.given_twist[:], st.aiming = v[f["given_twist"]], bool(v[f["aiming"]][0])
 
 
 __all__ = ["order_from", "order_into", "stream_from", "stream_into"]

@@ -152,6 +152,10 @@ class TargetStream:
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
         self.twist_stamp = -math.inf  # [s]
         self.twist_order = StampOrder()  # header stamps of the twists
+        self.twist_time = -math.inf  # [s] the last explicit twist's stamp (else reception)
+        self.accel = np.zeros(6)  # (6,) the explicit twists' filtered change rate [/s]
+        self.aimed_twist = np.zeros(6)  # (6,) work array: the twist when the command acts
+        self.given_twist = np.zeros(6)  # (6,) the twist the constraint had at the last solve
         self.applied = np.zeros(6)  # (6,) what was given to the constraint last step
         self.reach = math.inf  # [m] targets farther from the root are refused
         self.jumps = 0  # poses that implied a target faster than the speed limits
