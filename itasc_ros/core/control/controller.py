@@ -188,8 +188,11 @@ class Controller(Inputs, Jogging, LiveParameters):
         last command and a target with a twist (estimated or explicit, not following a
         straight-line reference or a jog) by that twist: both are extrapolated to then, so
         that the feedback compares where the effector and the target will be, not where they
-        were (without it a target at 0.25 m/s is followed ~1.5 ms late: 0.4 mm). Each lead is
-        kept within [0, input_timeout / 2]. With ``aim_ahead`` false: the state as measured.
+        were (without it a target at 0.25 m/s is followed ~1.5 ms late: 0.4 mm). An explicit
+        twist is itself moved on by its filtered change rate (a target on a curve turns its
+        velocity). Each lead is kept within [0, input_timeout / 2] and every twist used within
+        ``max_target_speed`` / ``max_target_angular_speed``: a target is never moved farther
+        than those speeds allow over that lead. With ``aim_ahead`` false: as measured.
         """
         cfg = self.config
         if not cfg.aim_ahead:
@@ -222,6 +225,7 @@ class Controller(Inputs, Jogging, LiveParameters):
                 lead_tw = min(max(acts - st.twist_time, 0.0), cap)
                 aim_twist(st.applied, st.accel, lead_tw, lead, self._mean_twist, st.aimed_twist)
                 cap_twist(st.aimed_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
+                cap_twist(self._mean_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
                 extrapolate_pose(st.pose, self._mean_twist, lead, st.aimed)
                 c.set_target_twist(st.aimed_twist)
             else:
