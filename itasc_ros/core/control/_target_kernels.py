@@ -196,22 +196,16 @@ def filter_rate(new, old, dt, alpha, rate):
 
 
 @njit(cache=True, nogil=True)
-def aim_twist(twist, accel, lead_twist, lead_pose, mean, at):
-    """The twist when the command acts, ``at = twist + accel lead_twist`` (6,), and the mean.
+def aim_twist(twist, accel, lead_at, lead_mean, mean, at):
+    """A twist (6,) moved on by its change rate ``accel`` (6,): to ``at`` and to ``mean``.
 
-    ``mean`` (6,) is the twist over the pose's extrapolation: at its midpoint, ``lead_pose /
-    2`` [s] before the command acts (``lead_twist`` [s] after the twist's own time).
+    ``at = twist + accel lead_at`` (the twist when the command acts), ``mean = twist + accel
+    lead_mean`` (the mean twist over the pose's extrapolation, at its midpoint); the leads [s]
+    count from the twist's own time.
     """
     for i in range(6):
-        at[i] = twist[i] + accel[i] * lead_twist
-        mean[i] = at[i] - accel[i] * 0.5 * lead_pose
-
-
-@njit(cache=True, nogil=True)
-def advance(q, qdot, dt, out):
-    """``out`` (n,) = ``q + qdot dt``: the joints moved on by a command for ``dt`` [s]."""
-    for i in range(q.shape[0]):
-        out[i] = q[i] + qdot[i] * dt
+        at[i] = twist[i] + accel[i] * lead_at
+        mean[i] = twist[i] + accel[i] * lead_mean
 
 
 @njit(cache=True, nogil=True)
@@ -243,7 +237,6 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     copy_if_changed(raw, estimate)
     extrapolate_pose(pose, estimate, 0.001, prev)
     n = vmax.shape[0]
-    advance(np.zeros(n), np.zeros(n), 0.001, np.zeros(n))
     filter_rate(raw, estimate, 0.01, 0.5, raw)
     aim_twist(raw, raw, 0.01, 0.01, estimate, raw)
     all_finite(raw, 1.0)  # streams.usable: a twist's or a jog's check

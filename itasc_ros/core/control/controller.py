@@ -34,7 +34,7 @@ from ..errors import ItascError
 from ..kinematics._kernels import clip_finite
 from ..kinematics.tree import KinematicTree
 from ..solve.scene import SolveResult
-from ._target_kernels import advance, aim_twist, cap_twist, copy_if_changed, extrapolate_pose
+from ._target_kernels import aim_twist, cap_twist, copy_if_changed, extrapolate_pose
 from .config import ControllerConfig
 from .inputs import Inputs
 from .jogging import Jogging
@@ -180,17 +180,18 @@ class Controller(Inputs, Jogging, LiveParameters):
                 self.scene.get(name).set_target_twist(None)
 
     def _aim(self, now: float) -> Array:
-        """The joint positions (n,) to solve at: where the robot is when the command acts.
+        """Aim each moving target at the joint state's instant; returns the q (n,) to solve at.
 
-        A command acts after the time since the joint state was measured (its header stamp,
-        else its reception), the wait for this tick and its own delivery (``command_latency``,
-        or the joint states' most punctual delivery). Over that lead the robot moves on by its
-        last command and a target with a twist (estimated or explicit, not following a
-        straight-line reference or a jog) by that twist: both are extrapolated to then, so
-        that the feedback compares where the effector and the target will be, not where they
-        were (without it a target at 0.25 m/s is followed ~1.5 ms late: 0.4 mm). An explicit
-        twist is itself moved on by its filtered change rate (a target on a curve turns its
-        velocity). Each lead is kept within [0, input_timeout / 2] and every twist used within
+        The joint state was measured at its header stamp (else its reception), each target at
+        its own: a target with a twist (estimated or explicit; not one following a
+        straight-line reference or a jog) is extrapolated by that twist to the joint state's
+        instant, so that the feedback compares the effector and the target *at the same
+        time* (as measured, a target at 0.25 m/s sampled 2 ms apart from the joint state is
+        1.5 ms, 0.4 mm, off). An explicit twist is fed forward as it will be when the command
+        acts (the tick's time plus ``command_latency``, or the joint states' most punctual
+        delivery), moved on by its filtered change rate: a target on a curve turns its
+        velocity. Nothing is assumed about the robot: it is taken where it was measured. Each
+        lead is kept within +-``input_timeout / 2``, every twist used within
         ``max_target_speed`` / ``max_target_angular_speed``: a target is never moved farther
         than those speeds allow over that lead. With ``aim_ahead`` false: as measured.
         """
@@ -207,7 +208,6 @@ class Controller(Inputs, Jogging, LiveParameters):
         acts = now + delivery  # [s] when the command reaches the robot
         cap = 0.5 * cfg.input_timeout
         measured = js.header if js.header == js.header else js.stamp  # NaN: unstamped
-        advance(self._q, self._limiter.v, min(max(acts - measured, 0.0), cap), self._q_aim)
         for name, st in self._targets.items():
             if (
                 st.source == TwistSource.NONE
@@ -219,11 +219,14 @@ class Controller(Inputs, Jogging, LiveParameters):
                     self._stop_aiming(name, st)
                 continue
             at = st.header if st.header == st.header else st.stamp
-            lead = min(max(acts - at, 0.0), cap)
+            lead = min(max(measured - at, -cap), cap)
             c = self.scene.get(name)
             if st.source == TwistSource.EXPLICIT:  # its change rate too (second order)
-                lead_tw = min(max(acts - st.twist_time, 0.0), cap)
-                aim_twist(st.applied, st.accel, lead_tw, lead, self._mean_twist, st.aimed_twist)
+                t0 = st.twist_time
+                aim_twist(
+                    st.applied, st.accel, min(max(acts - t0, -cap), cap),
+                    min(max(at + 0.5 * lead - t0, -cap), cap), self._mean_twist, st.aimed_twist,
+                )  # fmt: skip
                 cap_twist(st.aimed_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
                 cap_twist(self._mean_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
                 extrapolate_pose(st.pose, self._mean_twist, lead, st.aimed)
@@ -234,7 +237,7 @@ class Controller(Inputs, Jogging, LiveParameters):
                 extrapolate_pose(st.pose, st.applied, lead, st.aimed)
             c.set_target(st.aimed, check=False)
             st.aiming = True
-        return self._q_aim
+        return self._q
 
     def _stop_aiming(self, name: str, st: TargetStream) -> None:
         """Give the constraint its target and twist as received again (not aimed ahead)."""

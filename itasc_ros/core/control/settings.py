@@ -239,17 +239,18 @@ SETTINGS: tuple[Setting, ...] = (
         "aim_ahead",
         "bool",
         True,
-        "Aim each command at when it acts: the robot advanced by its last command and each "
-        "moving target by its twist, from when they were measured (header stamps) to the "
-        "tick's time plus command_latency.",
+        "Compare the effector and each moving target at the same instant: the target "
+        "extrapolated by its twist from its header stamp to the joint state's, an explicit "
+        "twist fed forward as it will be when the command acts (its filtered change rate, "
+        "command_latency).",
         live=True,
     ),
     _s(
         "command_latency",
         "double",
         -1.0,
-        "Time from a tick to when the robot applies its command (-1: the joint states' most "
-        "punctual delivery, measured from their header stamps).",
+        "Time from a tick to when the robot applies its command, for aim_ahead's feed-forward "
+        "(-1: the joint states' most punctual delivery, measured from their header stamps).",
         lo=-1.0,
         hi=0.1,
         live=True,

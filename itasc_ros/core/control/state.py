@@ -52,7 +52,6 @@ class ControllerState(FittedModel):
         self._joints = JointStateInput(self.tree, self._q_full)
         self._q = self._joints.q  # (n,) the same array: the last good joint positions
         self._qdot = np.zeros(self._q.shape[0])  # (n,) the command being made [rad/s or m/s]
-        self._q_aim = np.zeros(self._q.shape[0])  # (n,) where the robot is when it acts
         self._mean_twist = np.zeros(6)  # (6,) work array of the aim
         self._enabled = True
         self._halted = True  # the last command sent (if any) was zero

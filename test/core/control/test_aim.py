@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
-from itasc_ros.core.control._target_kernels import advance, extrapolate_pose
+from itasc_ros.core.control._target_kernels import extrapolate_pose
 from itasc_ros.core.kinematics import spatial
 
 REPO = Path(__file__).resolve().parents[3]
@@ -45,9 +45,6 @@ def test_extrapolate_pose_moves_by_the_twist() -> None:
     out = np.zeros((4, 4))
     extrapolate_pose(pose, np.zeros(6), 0.01, out)
     assert np.array_equal(out, pose)
-    q = np.zeros(3)
-    advance(np.array([1.0, 2.0, 3.0]), np.array([1.0, -1.0, 0.0]), 0.5, q)
-    assert q.tolist() == [1.5, 1.5, 3.0]
 
 
 def _circle(center: np.ndarray, t: float) -> np.ndarray:
