@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Generic, TypeVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,6 +18,28 @@ from .solver import (
 )
 
 Array = NDArray[np.float64]
+V = TypeVar("V", float, int, bool)
+
+
+class _InfoValue(Generic[V]):
+    """One value of a result's info array, as a typed attribute (read and written in place)."""
+
+    def __init__(self, index: int, kind: Callable[[float], V], doc: str) -> None:
+        self.index: int = index
+        self.kind: Callable[[float], V] = kind
+        self.__doc__ = doc
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _InfoValue[V]: ...
+    @overload
+    def __get__(self, obj: SolveResult, owner: type) -> V: ...
+    def __get__(self, obj: SolveResult | None, owner: type) -> V | _InfoValue[V]:
+        if obj is None:
+            return self
+        return self.kind(obj._info[self.index])
+
+    def __set__(self, obj: SolveResult, value: V) -> None:
+        obj._info[self.index] = float(value)
 
 
 class SolveResult:
@@ -77,50 +100,15 @@ class SolveResult:
         self._active_rows = active_rows
         self._weights: Array | None = None
 
-    @property
-    def sigma_min(self) -> float:
-        """Smallest singular value of the weighted task matrix."""
-        return float(self._info[INFO_SIGMA_MIN])
-
-    @sigma_min.setter
-    def sigma_min(self, value: float) -> None:
-        self._info[INFO_SIGMA_MIN] = value
-
-    @property
-    def damping(self) -> float:
-        """Damping lambda used (0 when far from singular)."""
-        return float(self._info[INFO_DAMPING])
-
-    @damping.setter
-    def damping(self, value: float) -> None:
-        self._info[INFO_DAMPING] = value
-
-    @property
-    def velocity_scale(self) -> float:
-        """Level 1's task scale s (<= 1)."""
-        return float(self._info[INFO_SCALE])
-
-    @velocity_scale.setter
-    def velocity_scale(self, value: float) -> None:
-        self._info[INFO_SCALE] = value
-
-    @property
-    def iterations(self) -> int:
-        """Saturate-and-solve rounds of the level that needed most."""
-        return int(self._info[INFO_ITERATIONS])
-
-    @iterations.setter
-    def iterations(self, value: int) -> None:
-        self._info[INFO_ITERATIONS] = value
-
-    @property
-    def ok(self) -> bool:
-        """False when the solve produced a non-finite value."""
-        return bool(self._info[INFO_FINITE])
-
-    @ok.setter
-    def ok(self, value: bool) -> None:
-        self._info[INFO_FINITE] = 1.0 if value else 0.0
+    sigma_min = _InfoValue(
+        INFO_SIGMA_MIN, float, "Smallest singular value of the weighted task matrix."
+    )
+    damping = _InfoValue(INFO_DAMPING, float, "Damping lambda used (0 when far from singular).")
+    velocity_scale = _InfoValue(INFO_SCALE, float, "Level 1's task scale s (<= 1).")
+    iterations = _InfoValue(
+        INFO_ITERATIONS, int, "Saturate-and-solve rounds of the level that needed most."
+    )
+    ok = _InfoValue(INFO_FINITE, bool, "False when the solve produced a non-finite value.")
 
     @property
     def errors(self) -> Array:
