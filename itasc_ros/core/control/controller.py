@@ -96,7 +96,8 @@ class Controller(Inputs, Jogging, LiveParameters):
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._update_references(now)
-            out = self._limit(self._solve(self._aim(now)), status)
+            self._aim(now)
+            out = self._limit(self._solve(), status)
         elif self._can_stop_smoothly():
             out = self._stop(status, reason)
         else:
@@ -179,8 +180,8 @@ class Controller(Inputs, Jogging, LiveParameters):
                 st.applied[:] = 0.0
                 self.scene.get(name).set_target_twist(None)
 
-    def _aim(self, now: float) -> Array:
-        """Aim each moving target at the joint state's instant; returns the q (n,) to solve at.
+    def _aim(self, now: float) -> None:
+        """Aim each moving target at the joint state's instant (the tick's time ``now`` [s]).
 
         The joint state was measured at its header stamp (else its reception), each target at
         its own: a target with a twist (estimated or explicit; not one following a
@@ -200,7 +201,7 @@ class Controller(Inputs, Jogging, LiveParameters):
             for name, st in self._targets.items():
                 if st.aiming:
                     self._stop_aiming(name, st)
-            return self._q
+            return
         js = self._joints
         delivery = cfg.command_latency
         if delivery < 0.0:
@@ -237,7 +238,6 @@ class Controller(Inputs, Jogging, LiveParameters):
                 extrapolate_pose(st.pose, st.applied, lead, st.aimed)
             c.set_target(st.aimed, check=False)
             st.aiming = True
-        return self._q
 
     def _stop_aiming(self, name: str, st: TargetStream) -> None:
         """Give the constraint its target and twist as received again (not aimed ahead)."""
@@ -249,8 +249,8 @@ class Controller(Inputs, Jogging, LiveParameters):
             c.set_target(st.pose, check=False)
         c.set_target_twist(st.applied if st.applied.any() else None)
 
-    def _solve(self, q: Array) -> SolveResult | str:
-        """The scene's solve at joint positions ``q`` (n,) (:meth:`_aim`), or why it failed.
+    def _solve(self) -> SolveResult | str:
+        """The scene's solve at the last joint state, or why it failed.
 
         The scene's limits include this tick's motion box (:class:`~itasc_ros.core.solve.limits.
         MotionBox`: the acceleration, jerk and braking limits from the last command at the
@@ -258,7 +258,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         take a higher one's share of a limit).
         """
         try:
-            return self.scene.solve(q, self._dt)
+            return self.scene.solve(self._q, self._dt)
         except ItascError as exc:
             return f"solve failed: {exc}"
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
