@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constraints._features import clamp_pose_feedback, limit_pose_demand_seen
+from ..constraints._features import limit_pose_demand_seen
 from ..constraints.base import Constraint
 from ..errors import SolverError
 
@@ -69,14 +69,6 @@ class PoseDemand:
         self.speeds = (
             float(linear) if linear > 0.0 else math.inf,
             float(angular) if angular > 0.0 else math.inf,
-        )
-
-    def clamp_feedback(self, c: Constraint, ydot: Array, orient: NDArray[np.bool_]) -> None:
-        """Clamp pose task ``c``'s feedback rows ``ydot`` in place (``orient``: rotation rows)."""
-        lin, ang = self.speeds
-        lacc, aacc = self.braking
-        clamp_pose_feedback(
-            ydot, orient, lin, ang, c._target_twist, c.gain, lacc, aacc, c.feedforward
         )
 
     def set(
