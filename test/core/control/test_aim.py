@@ -117,3 +117,44 @@ def test_a_given_latency_is_used_and_an_absurd_one_is_refused(tree: KinematicTre
         ControllerConfig(
             constraints=[ConstraintConfig("ee", "copy_pose", link=LINK)], command_latency=5.0
         ).validate()
+
+
+def test_old_stamps_move_a_target_no_farther_than_the_speed_limits_allow(
+    tree: KinematicTree,
+) -> None:
+    """Stamps 10 s behind the joint state, a huge twist, Franka's limits, then a stop.
+
+    The aimed target stays within ``max_target_speed x input_timeout / 2`` of the received pose,
+    every command within the velocity limits, and ``~/enable false`` still ramps to zero.
+    """
+    from itasc_ros.params import load_config
+
+    cfg = ControllerConfig(
+        constraints=[ConstraintConfig("ee", "copy_pose", link=LINK)], control_rate=250.0
+    )
+    cfg.joint_limits = load_config(REPO / "config" / "panda.yaml").joint_limits
+    ctrl = Controller(tree, cfg)
+    names, home = tree.joint_names, tree.forward_kinematics(HOME, LINK)
+    quat = spatial.matrix_to_quat(home)
+    vmax = tree.velocity_limits
+    bound = cfg.max_target_speed * 0.5 * cfg.input_timeout + 1e-12
+    t = 1000.0
+    for k in range(200):
+        t += 0.004
+        ctrl.set_joint_state(names, HOME, t, t)
+        old = t - 10.0 + 0.004 * k  # stamped 10 s before the joint state (within the order)
+        ctrl.set_target("ee", "", home[:3, 3], quat, t, old)
+        ctrl.set_target_twist("ee", "", [1e3, -1e3, 0.0, 0.0, 0.0, 50.0], t, old)
+        if k == 150:
+            ctrl.set_enabled(False)
+        out = ctrl.step(t)
+        assert np.all(np.abs(out.qdot) <= vmax + 1e-9)
+        aimed = ctrl.scene.get("ee").target.pose  # type: ignore[attr-defined]
+        assert np.linalg.norm(aimed[:3, 3] - home[:3, 3]) <= bound
+    for _ in range(500):  # the ramp to zero goes on, a period a step
+        t += 0.004
+        out = ctrl.step(t)
+        assert np.all(np.abs(out.qdot) <= vmax + 1e-9)
+        if not out.qdot.any():
+            break
+    assert not out.qdot.any() and out.status == "disabled"
