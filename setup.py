@@ -36,6 +36,7 @@ setup(
             "ros-rclpy",
             "ros-rmw-fastrtps-cpp",
             "ros-geometry-msgs",
+            "ros-nav-msgs",
             "ros-sensor-msgs",
             "ros-std-msgs",
             "ros-std-srvs",

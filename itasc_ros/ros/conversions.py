@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Pose, PoseStamped, TwistStamped
+from nav_msgs.msg import Odometry
 from numpy.typing import NDArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
@@ -80,6 +81,18 @@ def twist_stamped_array(msg: TwistStamped) -> tuple[str, Array, float | None]:
     lin, ang = msg.twist.linear, msg.twist.angular
     tw = np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z])
     return msg.header.frame_id, tw, stamp_or_none(msg.header.stamp)
+
+
+def odometry_values(msg: Odometry) -> tuple[str, str, Array, float | None]:
+    """(frame_id, child_frame_id, values (13,), stamp [s] or None) of a nav_msgs/Odometry.
+
+    ``values``: position (3) [m], quaternion x y z w (4), linear (3) [m/s] and angular (3)
+    [rad/s] velocity in the child frame's axes (the covariances are not used).
+    """
+    p, q = pose_arrays(msg.pose.pose)
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    values = np.concatenate([p, q, [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]])
+    return msg.header.frame_id, msg.child_frame_id, values, stamp_or_none(msg.header.stamp)
 
 
 def matrix_to_pose(t: Array, out: Pose | None = None) -> Pose:

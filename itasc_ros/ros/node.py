@@ -40,6 +40,7 @@ from typing import Any
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped
+from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
@@ -169,6 +170,10 @@ class ItascNode(InputNode):
             self._readers.append((name, PolledReader(self, PoseStamped, pose_topic), False))
             self._readers.append((name, PolledReader(self, TwistStamped, twist_topic), True))
         self._jog_reader = PolledReader(self, TwistStamped, "~/delta_twist_cmds")
+        # The base's odometry in world_frame (best effort takes every publisher).
+        self._odom_reader = PolledReader(
+            self, Odometry, str(P.value(self, "odom_topic")), reliable=False
+        )
         self._joint_in: tuple[JointState, float] | None = None  # taken, not yet applied
         self._marker_in: dict[str, tuple[PoseStamped, float, bool]] = {}  # RViz, by name
         # Position IK on request, solved in a thread of its own (never in the control tick).

@@ -12,10 +12,16 @@ none); a bad one is counted and warned about, never raised. The layers below:
 from __future__ import annotations
 
 from geometry_msgs.msg import PoseStamped, TwistStamped
+from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 
 from ..core import InputError, ItascError
-from .conversions import pose_stamped_arrays, stamp_or_none, twist_stamped_array
+from .conversions import (
+    odometry_values,
+    pose_stamped_arrays,
+    stamp_or_none,
+    twist_stamped_array,
+)
 from .node_parameters import ParameterNode
 from .node_reports import Rejections
 from .polled_reader import PolledReader
@@ -72,6 +78,9 @@ class InputNode(ParameterNode):
             msg, received = self._joint_in
             self._joint_in = None
             self._apply_joint_state(msg, received)
+        got = None if self._odom_reader is None else self._odom_reader.take()
+        if got is not None:  # before the targets: a world target is placed from it
+            self._apply_odometry(got[0], got[1] + sim_offset)
         for name, reader, is_twist in self._readers:
             got = reader.take()
             if got is None:
@@ -100,6 +109,18 @@ class InputNode(ParameterNode):
                 self._reject(exc)
                 return
         self._models.remember_joint_state(names, pos, src, received)  # for the next model
+
+    def _apply_odometry(self, msg: Odometry, received: float) -> None:
+        """The base's odometry to the controller (kept for the next model while there is none)."""
+        frame, child, values, stamp = odometry_values(msg)
+        self._models.remember_odometry(frame, child, values, stamp, received)
+        ctrl = self._controller
+        if ctrl is None:
+            return
+        try:
+            ctrl.set_odometry(frame, child, values, received, stamp)
+        except Exception as exc:  # InputError; anything else is counted, never a crash
+            self._reject(exc)
 
     def _apply_target(
         self, name: str, pose_stamped: PoseStamped, received: float, jump: bool = False

@@ -68,12 +68,15 @@ class OutputNode(Node):
     _type_errors: dict[str, str]  # the set-parameters request's refusals, by name
     _readers: list[tuple[str, PolledReader[Any], bool]]  # (constraint, reader, is_twist)
     _jog_reader: PolledReader[Any] | None  # ~/delta_twist_cmds
+    _odom_reader: PolledReader[Any] | None  # the base's odometry (odom_topic)
 
     def readers(self) -> list[PolledReader[Any]]:
-        """The inputs the tick takes from their DDS readers (targets, twists, jog)."""
+        """The inputs the tick takes from their DDS readers (targets, twists, jog, odometry)."""
         found = [r for _, r, _ in getattr(self, "_readers", [])]
-        jog = getattr(self, "_jog_reader", None)
-        return found if jog is None else [*found, jog]
+        for extra in (getattr(self, "_jog_reader", None), getattr(self, "_odom_reader", None)):
+            if extra is not None:
+                found.append(extra)
+        return found
 
     @property
     def _controller(self) -> Controller | None:
@@ -163,7 +166,7 @@ class OutputNode(Node):
         joint = getattr(self, "_joint_reader", None)
         if joint is not None:
             joint.destroy()
-        self._readers, self._jog_reader = [], None
+        self._readers, self._jog_reader, self._odom_reader = [], None, None
         super().destroy_node()
 
     def stop_smoothly(self, executor: Any, timeout: float = STOP_TIMEOUT) -> bool:

@@ -158,6 +158,13 @@ def _values(
     if ctrl is None:
         return values
     values.append(("joint_state_age_s", _age(now, ctrl.joint_state_stamp)))
+    if ctrl.config.world_frame:
+        odom = ctrl.odometry()
+        values += [
+            ("world_frame", ctrl.config.world_frame),
+            ("odometry_age_s", _age(now, odom[2] if odom is not None else -math.inf)),
+            ("odometry_jumps", ctrl.odometry_jumps),
+        ]
     for name in ctrl.pose_constraints:
         values += [
             (f"target_age_s.{name}", _age(now, ctrl.target_stamp(name))),

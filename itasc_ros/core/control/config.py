@@ -184,6 +184,8 @@ class ControllerConfig:
     joint_limit_margin: float = default("joint_limit_margin")
     max_velocity: float = default("max_velocity")
     twist_filter_time_constant: float = default("twist_filter_time_constant")
+    world_frame: str = default("world_frame")
+    feed_base_twist: bool = default("feed_base_twist")
     aim_ahead: bool = default("aim_ahead")
     command_latency: float = default("command_latency")
     max_target_speed: float = default("max_target_speed")

@@ -40,6 +40,7 @@ from .inputs import Inputs
 from .jogging import Jogging
 from .journal import TwistSource
 from .live_parameters import LiveParameters
+from .odometry import place_in_base
 from .status import STATUSES, Status, StepOutput
 from .streams import TargetStream, fresh
 
@@ -97,6 +98,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         if status is Status.ACTIVE:
             self._update_references(now)
             self._aim(now)
+            self._place_world()
             out = self._limit(self._solve(), status)
         elif self._can_stop_smoothly():
             out = self._stop(status, reason)
@@ -129,6 +131,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         timeout = self.config.input_timeout
         self._joint_age = now - self._joints.stamp
         self._joints_fresh = fresh(self._joint_age, timeout)
+        self._odom_fresh = fresh(now - self._odom.stamp, timeout)
         for st in self._targets.values():
             st.pose_fresh = st.has_pose and fresh(now - st.stamp, timeout)
             st.twist_fresh = fresh(now - st.twist_stamp, timeout)
@@ -150,10 +153,45 @@ class Controller(Inputs, Jogging, LiveParameters):
             return Status.STALE, (
                 f"joint states are {age:.3f} s old (input_timeout {self.config.input_timeout} s)"
             )
+        if not self._odom_fresh and self._holds_world_target():
+            age = now - self._odom.stamp
+            return Status.STALE, (
+                f"odometry is {age:.3f} s old (input_timeout {self.config.input_timeout} s) "
+                "and a target is held in the world frame"
+            )
         for c in self._constraints:
             if c.enabled and c.has_target:
                 return Status.ACTIVE, ""
         return Status.WAITING, "no target received yet"
+
+    def _holds_world_target(self) -> bool:
+        """True when an enabled constraint's target is held in the world frame."""
+        for name, st in self._targets.items():
+            if st.world and self.scene.get(name).enabled:
+                return True
+        return False
+
+    def _place_world(self) -> None:
+        """Place each world-frame target in the root frame, from where the base is now.
+
+        The base's pose is moved on by its twist from the odometry's stamp to the joint
+        state's instant (within ``input_timeout / 2``); the target's twist relative to the
+        base includes the base's own (``feed_base_twist``), so that ``B Xu'`` feeds both
+        forward (:func:`~itasc_ros.core.control.odometry.place_in_base`).
+        """
+        base = None
+        for name, st in self._targets.items():
+            if not st.world:
+                continue
+            if base is None:
+                base = self._base_now()
+            place_in_base(
+                base, self._odom.twist, st.world_target, st.world_twist,
+                self.config.feed_base_twist, st.placed, st.placed_twist,
+            )  # fmt: skip
+            c = self.scene.get(name)
+            c.set_target(st.placed, check=False)
+            c.set_target_twist(st.placed_twist)
 
     def _update_references(self, now: float) -> None:
         """Give each pose constraint its twist: explicit if recent, else the estimate, else 0.
@@ -175,10 +213,10 @@ class Controller(Inputs, Jogging, LiveParameters):
                 st.source = TwistSource.NONE
             if src is not None:
                 if copy_if_changed(src, st.applied):
-                    self.scene.get(name).set_target_twist(st.applied)
+                    self._give_twist(self.scene.get(name), st, st.applied)
             elif st.applied.any():
                 st.applied[:] = 0.0
-                self.scene.get(name).set_target_twist(None)
+                self._give_twist(self.scene.get(name), st, None)
 
     def _aim(self, now: float) -> None:
         """Aim each moving target at the joint state's instant (the tick's time ``now`` [s]).
@@ -231,12 +269,12 @@ class Controller(Inputs, Jogging, LiveParameters):
                 cap_twist(st.aimed_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
                 cap_twist(self._mean_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
                 extrapolate_pose(st.pose, self._mean_twist, lead, st.aimed)
-                c.set_target_twist(st.aimed_twist)
+                self._give_twist(c, st, st.aimed_twist)
             else:
                 if st.aiming:  # an explicit twist aimed last tick: the estimate now
-                    c.set_target_twist(st.applied)
+                    self._give_twist(c, st, st.applied)
                 extrapolate_pose(st.pose, st.applied, lead, st.aimed)
-            c.set_target(st.aimed, check=False)
+            self._give_pose(c, st, st.aimed)
             st.aiming = True
 
     def _stop_aiming(self, name: str, st: TargetStream) -> None:
@@ -246,8 +284,8 @@ class Controller(Inputs, Jogging, LiveParameters):
             return  # the reference gives both
         c = self.scene.get(name)
         if st.has_pose:
-            c.set_target(st.pose, check=False)
-        c.set_target_twist(st.applied if st.applied.any() else None)
+            self._give_pose(c, st, st.pose)
+        self._give_twist(c, st, st.applied if st.applied.any() else None)
 
     def _solve(self) -> SolveResult | str:
         """The scene's solve at the last joint state, or why it failed.

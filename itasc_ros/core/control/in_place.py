@@ -33,6 +33,7 @@ CONTROLLER_KEYS = frozenset(
         "max_cartesian_acceleration",
         "max_cartesian_angular_acceleration",
         "aim_ahead",
+        "feed_base_twist",
         "command_latency",
     }
 )

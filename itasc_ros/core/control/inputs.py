@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..errors import echo
 from ..kinematics import spatial
 from ._target_kernels import (
     BAD_POSITION,
@@ -108,10 +109,15 @@ class Inputs(Journaling):
         why = st.order.check(header_stamp, received, self.config.input_timeout)
         if why:
             raise self._reject(f"target of {constraint!r}: {why}")
-        pose = self._pose_in_reach(constraint, st, frame)
-        step = self._estimate_twist(st, pose, received, header_stamp, jump)
-        if jump:  # e.g. the RViz marker snapped back to the effector: no reference
+        world = self._is_world(frame)
+        pose = self._pose_in_reach(constraint, st, frame, world)
+        switch = st.has_pose and world != st.world  # root <-> world: a step in a new frame
+        step = self._estimate_twist(st, pose, received, header_stamp, jump or switch)
+        if jump or switch:  # e.g. the RViz marker snapped back to the effector: no reference
             st.ref.stop()
+        if world != st.world:
+            st.world = world
+            st.twist_stamp = -math.inf  # an explicit twist was in the other frame's axes
         self._take_target(constraint, st, pose, step and not jump)
         t = float(received)
         st.pose[:] = pose
@@ -155,17 +161,36 @@ class Inputs(Journaling):
                 "norm (identity is (0, 0, 0, 1))"
             )
 
-    def _pose_in_reach(self, constraint: str, st: TargetStream, frame: str) -> Array:
-        """``st.new_pose`` (4, 4) in ``frame``, in the root frame, checked against the reach.
+    def _pose_in_reach(
+        self, constraint: str, st: TargetStream, frame: str, world: bool = False
+    ) -> Array:
+        """``st.new_pose`` (4, 4) in ``frame``, in the stream's frame, checked against the reach.
+
+        A pose in a link's frame is put in the root frame (with the current joint state); one
+        in the world frame (``world``) stays there, its reach measured from where the base is.
 
         Raises:
-            InputError: an unknown frame, or a position beyond :meth:`target_reach`.
+            InputError: an unknown frame, a world target before any odometry, or a position
+                beyond :meth:`target_reach`.
         """
         pose = st.new_pose  # (4, 4) rotation orthonormal by construction
+        if world:
+            if not self._odom.has_state:
+                raise self._reject(
+                    f"target of {constraint!r} in {frame!r} needs the base's odometry to place "
+                    "it; none received yet"
+                )
+            base = self._odom.pose
+            dist = math.dist(pose[:3, 3], base[:3, 3])
+            return self._check_reach(constraint, st, dist, pose)
         ref = self._frame_pose(frame, f"target of {constraint!r}")
         if ref is not None:
             pose = ref @ pose
         dist = math.sqrt(pose[0, 3] ** 2 + pose[1, 3] ** 2 + pose[2, 3] ** 2)
+        return self._check_reach(constraint, st, dist, pose)
+
+    def _check_reach(self, constraint: str, st: TargetStream, dist: float, pose: Array) -> Array:
+        """``pose``, unless ``dist`` [m] from the root is beyond the reach (refused)."""
         if dist > st.reach:
             raise self._reject(
                 f"target of {constraint!r}: {dist:.6g} m from {self.tree.root_link!r} is beyond "
@@ -215,15 +240,15 @@ class Inputs(Journaling):
         """
         c = self.scene.get(name)
         if step and not st.ref.active and self.config.max_cartesian_speed > 0.0:
-            start = self._effector_pose(c)
+            start = self._effector_in(st, c)
             if start is not None and self._is_far(start, pose):
-                st.ref.start(start, twist=self._effector_twist(c))
-                c.set_target(st.ref.pose, check=False)  # active from here, where it is
+                st.ref.start(start, twist=self._effector_twist_in(st, c))
+                self._give_pose(c, st, st.ref.pose)  # active from here, where it is
         if st.ref.active:
             st.ref.jogging = False  # a pose target ends a jog: approach it from here
             st.jog_stamp = -math.inf
             return
-        c.set_target(pose, check=False)
+        self._give_pose(c, st, pose)
 
     def _is_far(self, a: Array, b: Array) -> bool:
         """True when pose ``b`` is more than a tick away from ``a`` at the Cartesian limits."""
@@ -262,7 +287,7 @@ class Inputs(Journaling):
         st = self._target_state(constraint)
         what = f"twist of {constraint!r}"
         tw_msg = self._twist_arg(what, twist, received)
-        tw = self._twist_in_root(what, st.twist_order, tw_msg, frame, received, header_stamp)
+        tw = self._twist_in_stream(what, st, tw_msg, frame, received, header_stamp)
         cfg = self.config
         new = st.aimed_twist  # a work array here (the tick's aim rewrites it)
         new[:] = tw
@@ -284,7 +309,113 @@ class Inputs(Journaling):
                 self.journal, Code.TWIST, constraint, frame, tw_msg, received, header_stamp
             )
 
+    def _twist_in_stream(
+        self,
+        what: str,
+        st: TargetStream,
+        tw: Array,
+        frame: str,
+        received: float,
+        header_stamp: float | None,
+    ) -> Array:
+        """A target's twist (6,) in ``frame``'s axes, in its stream's (the root's or the world's).
+
+        Between the root's axes and the world's it turns by the base's rotation now.
+
+        Raises:
+            InputError: as :meth:`_twist_in_root`; a twist in the world frame before any
+                odometry.
+        """
+        if not self._is_world(frame):
+            tw = self._twist_in_root(what, st.twist_order, tw, frame, received, header_stamp)
+            if not st.world:
+                return tw
+            rot = self._odom.pose[:3, :3]
+            return np.concatenate([rot @ tw[:3], rot @ tw[3:]])
+        tw = self._twist_in_root(what, st.twist_order, tw, "", received, header_stamp)
+        if st.world:
+            return tw
+        if not self._odom.has_state:
+            raise self._reject(f"{what} in {frame!r} needs the base's odometry; none received yet")
+        rot = self._odom.pose[:3, :3]
+        return np.concatenate([rot.T @ tw[:3], rot.T @ tw[3:]])
+
+    def set_odometry(
+        self,
+        frame: str,
+        child: str,
+        values: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+    ) -> None:
+        """Take the base's odometry: its pose and twist in the world frame (``world_frame``).
+
+        Args:
+            frame: the frame of the pose (``header.frame_id``): must be ``world_frame``.
+            child: the moving frame (``child_frame_id``): '' or the URDF's root link.
+            values: (13,) position [m], quaternion x y z w, linear [m/s] and angular [rad/s]
+                velocity in the child's axes (as ``nav_msgs/Odometry``).
+            received: reception time [s].
+            header_stamp: the message's stamp [s] if non-zero (checked for order).
+
+        Raises:
+            InputError: no ``world_frame`` set, a wrong frame, bad values, a stamp out of order
+                or leaping ahead, a jump (see :mod:`~itasc_ros.core.control.odometry`); the
+                last good odometry is kept.
+        """
+        cfg, root = self.config, self.tree.root_link
+        if not cfg.world_frame:
+            raise self._reject("odometry received but world_frame is not set (a fixed base)")
+        if frame != cfg.world_frame:
+            raise self._reject(
+                f"odometry: header.frame_id {echo(frame)} is not the world frame "
+                f"{cfg.world_frame!r} (world_frame)"
+            )
+        if child not in ("", root):
+            raise self._reject(
+                f"odometry: child_frame_id {echo(child)} is not the URDF's root link {root!r}"
+            )
+        v = as_array(values, "odometry", self._reject)
+        why = self._odom.accept(
+            v, received, header_stamp, cfg.input_timeout, cfg.max_target_speed,
+            cfg.max_target_angular_speed,
+        )  # fmt: skip
+        if why:
+            raise self._reject(f"odometry: {why}")
+        if self.journal is not None:
+            self._record_odometry(self.journal, v)
+
+    def take_odometry(self, old: Inputs) -> None:
+        """Go on from ``old``'s odometry (a new model of the same robot and world frame)."""
+        if old.config.world_frame != self.config.world_frame:
+            return
+        new, was = self._odom, old._odom
+        new.pose[:], new.twist[:] = was.pose, was.twist
+        new.stamp, new.header, new.has_state = was.stamp, was.header, was.has_state
+        new.order.source, new.order.received = was.order.source, was.order.received
+        new.order.offset = was.order.offset
+
     # ------------------------------------------------------------------------- read-outs
+    def target_frame(self, constraint: str) -> str:
+        """The frame of the constraint's target poses: '' (the root) or ``world_frame``."""
+        return self.config.world_frame if self._target_state(constraint).world else ""
+
+    def odometry(self) -> tuple[Array, Array, float] | None:
+        """The base's pose (4, 4) and twist (6,) in the world and their reception time [s].
+
+        None before the first odometry accepted. The twist is in the world's axes (linear
+        velocity of the root's origin [m/s], angular [rad/s]).
+        """
+        odom = self._odom
+        if not odom.has_state:
+            return None
+        return odom.pose.copy(), odom.twist.copy(), odom.stamp
+
+    @property
+    def odometry_jumps(self) -> int:
+        """Odometry messages refused as a jump of the base's pose."""
+        return self._odom.jumps
+
     def target_stamp(self, constraint: str) -> float:
         """Reception time [s] of the constraint's last target pose (-inf before the first)."""
         return self._target_state(constraint).stamp

@@ -11,6 +11,8 @@ advances the reference of a jog, or of a target step approached along a straight
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -63,6 +65,11 @@ class Jogging(Journaling):
         st.jog[:] = tw
         st.jog_stamp = float(received)
         st.jog_order.accept(header_stamp, received)
+        if st.world:  # a jog moves the effector in the base's frame: the stream leaves the world
+            st.world = False
+            st.ref.stop()
+            st.has_pose = False
+            st.twist_stamp = -math.inf
         if not c.has_target:  # jogging without a target so far: hold the effector first
             pose = self._effector_pose(c)
             if pose is not None:
@@ -112,7 +119,7 @@ class Jogging(Journaling):
         c = self.scene.get(name)
         if st.jog_fresh:
             if not ref.jogging:
-                start = self._effector_pose(c) if not ref.active else ref.pose
+                start = self._effector_in(st, c) if not ref.active else ref.pose
                 if start is None:
                     return False
                 ref.start(start, jogging=True)
@@ -129,11 +136,11 @@ class Jogging(Journaling):
             ref.toward(st.pose, goal_twist, self._elapsed, self._cartesian_limits())
         else:
             return False
-        c.set_target(ref.pose, check=False)
+        self._give_pose(c, st, ref.pose)
         st.source = TwistSource.REFERENCE
         if not np.array_equal(ref.twist, st.applied):
             st.applied[:] = ref.twist
-            c.set_target_twist(st.applied)
+            self._give_twist(c, st, st.applied)
         return True
 
     def _cartesian_limits(self) -> tuple[float, float, float, float]:

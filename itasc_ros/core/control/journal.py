@@ -23,12 +23,16 @@ SNAPSHOT       :data:`SNAPSHOT_HEAD` values (revision, urdf tag, model number, n
                (last accepted stamp, its reception time, smallest delivery offset)), q (n),
                per target :data:`STREAM_SIZE` values
                (:func:`stream_layout`), then the motion limiter's state: the last tick's
-               time, the last command (c) and its acceleration (c)
+               time, the last command (c) and its acceleration (c), then the odometry's
+               :data:`ODOMETRY_SIZE` values (has state, reception time, header stamp, stamp
+               order (3), pose (16), twist in the world's axes (6), jumps)
 JOINT_STATE    reception time, header stamp, q (n)
-TARGET         target index, reception time, header stamp, frame (link index, -1 root), jump,
-               position (3), quaternion x y z w (4)
+TARGET         target index, reception time, header stamp, frame (link index, -1 root,
+               -2 world), jump, position (3), quaternion x y z w (4)
 TWIST          target index, reception time, header stamp, frame, twist (6)
 JOG            target index, reception time, header stamp, frame, jog twist (6)
+ODOMETRY       reception time, header stamp, position (3), quaternion x y z w (4), twist in the
+               base's axes (6): the base in ``world_frame``
 ENABLED        1 or 0
 PARAMETERS     the configuration revision now in force, 1 if the controller's live settings
                were updated (``update_parameters``) or 0 (a node-only parameter changed)
@@ -55,19 +59,22 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-FORMAT = 4.0
+FORMAT = 5.0
 """First value of every journal message: the layout version."""
 
 LABEL = "itasc_journal_v1"
 """``layout.dim[0].label`` of a journal message."""
 
-STREAM_SIZE = 100
+STREAM_SIZE = 123
 """Values per target stream in a SNAPSHOT (see :func:`stream_layout`)."""
 
 SNAPSHOT_HEAD = 13
 """Values before the joint positions in a SNAPSHOT."""
 
 TICK_TARGET_SIZE = 21
+
+ODOMETRY_SIZE = 29
+"""Values of the odometry's state at the end of a SNAPSHOT."""
 """Values per target in a TICK record."""
 
 
@@ -83,6 +90,7 @@ class Code(IntEnum):
     TICK = 7
     ZERO = 8
     JOG = 9
+    ODOMETRY = 10
 
 
 class TwistSource(IntEnum):
@@ -115,7 +123,8 @@ def stream_layout() -> dict[str, slice]:
     (NaN: none), its reception time [s] and the smallest delivery offset [s] (inf: none).
     ``twist_time`` and ``accel`` are the explicit twists' time and filtered change rate;
     ``given_twist`` the twist the constraint was given at the last solve (aimed ahead or not)
-    and ``aiming`` 1.0 when its target was aimed ahead then.
+    and ``aiming`` 1.0 when its target was aimed ahead then. ``world`` is 1.0 for a stream in
+    the world frame, ``world_target`` and ``world_twist`` what it demands there.
     """
     sizes = (
         ("has_pose", 1),
@@ -147,6 +156,9 @@ def stream_layout() -> dict[str, slice]:
         ("accel", 6),
         ("given_twist", 6),
         ("aiming", 1),
+        ("world", 1),
+        ("world_target", 16),
+        ("world_twist", 6),
     )
     out, i = {}, 0
     for name, size in sizes:

@@ -23,10 +23,18 @@ from ._journal_kernels import (
     write_twist,
 )
 from .config import ControllerConfig
-from .journal import SNAPSHOT_HEAD, STREAM_SIZE, Code, Journal, stamp_value
+from .journal import ODOMETRY_SIZE, SNAPSHOT_HEAD, STREAM_SIZE, Code, Journal, stamp_value
+from .odometry import place_in_base
 from .state import ControllerState
 from .status import STATUS_CODE, Status, StepOutput
-from .stream_snapshot import order_from, order_into, stream_from, stream_into
+from .stream_snapshot import (
+    odometry_from,
+    odometry_into,
+    order_from,
+    order_into,
+    stream_from,
+    stream_into,
+)
 
 Array = NDArray[np.float64]
 
@@ -89,7 +97,7 @@ class Journaling(ControllerState):
     def _state_size(self) -> int:
         """Values of the input state after the SNAPSHOT head."""
         n_all, k, n = self._q_full.shape[0], len(self._targets), self._q.shape[0]
-        return n_all + k * STREAM_SIZE + 1 + 2 * n
+        return n_all + k * STREAM_SIZE + 1 + 2 * n + ODOMETRY_SIZE
 
     def _state_into(self, out: Array) -> None:
         """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
@@ -108,6 +116,7 @@ class Journaling(ControllerState):
         out[i] = self._last_step
         out[i + 1 : i + 1 + n] = self._limiter.v
         out[i + 1 + n : i + 1 + 2 * n] = self._limiter.a
+        odometry_into(self._odom, out[i + 1 + 2 * n :])
 
     def restore_state(self, snapshot: Array) -> None:
         """Set the input state from a SNAPSHOT payload (the inverse of :meth:`write_snapshot`).
@@ -128,8 +137,9 @@ class Journaling(ControllerState):
         js.stamp, js.header = float(s[8]), float(s[9])
         order_from(js.order, s[10:13])
         js.set_all_positions(s[SNAPSHOT_HEAD : SNAPSHOT_HEAD + n_all])
-        i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)
         n = self._q.shape[0]
+        odometry_from(self._odom, s[SNAPSHOT_HEAD + n_all + k * STREAM_SIZE + 1 + 2 * n :])
+        i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)  # world targets: the base first
         self._last_step = float(s[i])
         self._limiter.v[:] = s[i + 1 : i + 1 + n]
         self._limiter.a[:] = s[i + 1 + n : i + 1 + 2 * n]
@@ -140,9 +150,15 @@ class Journaling(ControllerState):
         for name, st in self._targets.items():
             stream_from(st, s[i : i + STREAM_SIZE])
             c = self.scene.get(name)
-            if st.has_pose:  # (the next tick aims it ahead again, as the live one does)
+            if st.has_pose and not st.world:  # (the next tick aims it again, as live)
                 c.set_target(st.pose, check=False)
             c.set_target_twist(st.given_twist if st.given_twist.any() else None)
+            if st.world:  # as the last tick placed it (the next one places it again)
+                place_in_base(
+                    self._base_now(), self._odom.twist, st.world_target, st.world_twist,
+                    self.config.feed_base_twist, st.placed, st.placed_twist,
+                )  # fmt: skip
+                c.set_target(st.placed, check=False)
             c.mark_twist_seen()  # the snapshot is taken between ticks: the last solve's twist
             i += STREAM_SIZE
         return i
@@ -171,6 +187,13 @@ class Journaling(ControllerState):
         buf, at = journal.reserve(12)
         index, code = self._stream_index[constraint], self._frame_code(frame)
         write_target(buf, at, index, st.stamp, st.header, code, 1.0 if jump else 0.0, p, qt)
+
+    def _record_odometry(self, journal: Journal, values: Array) -> None:
+        """Append the ODOMETRY record of the odometry just accepted (``values`` as received)."""
+        odom = self._odom
+        rec = journal.begin(Code.ODOMETRY, 15)
+        rec[0], rec[1] = odom.stamp, odom.header
+        rec[2:15] = values
 
     def _record_twist(
         self,

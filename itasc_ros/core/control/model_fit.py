@@ -24,6 +24,7 @@ from ..solve.motion_limits import JointLimits, MotionLimiter
 from ..solve.scene import Scene
 from ._target_kernels import warm_up_kernels
 from .config import ControllerConfig
+from .odometry import warm_up_odometry
 
 Array = NDArray[np.float64]
 
@@ -80,6 +81,11 @@ class FittedModel:
     def __init__(self, tree: KinematicTree, config: ControllerConfig) -> None:
         self.config = copy.deepcopy(config).validate()
         self.full_tree = tree
+        if self.config.world_frame in tree.link_names:
+            raise ConfigError(
+                f"world_frame {self.config.world_frame!r} is a link of the URDF; it must name "
+                "the frame the base moves in (e.g. odom), not a link of the robot"
+            )
         self.joint_names: list[str] = commanded_joints(tree, self.config)
         self.tree = tree.select_joints(self.joint_names)
         self._all = tree.all_joint_names
@@ -163,6 +169,8 @@ class FittedModel:
             pass
         self._limiter.warm_up()
         warm_up_kernels(self._vmax_hard)
+        if self.config.world_frame:
+            warm_up_odometry()
 
     @property
     def n_joints(self) -> int:

@@ -147,6 +147,8 @@ class ModelManager(Generic[T]):
         enabled: ``~/enable``; every installed controller gets it.
         last_joint_state: ``(names, positions, header stamp or None, reception time [s])`` of
             the last accepted joint state (see :meth:`remember_joint_state`).
+        last_odometry: ``(frame, child, values (13,), header stamp or None, reception time)``
+            of the last odometry message (see :meth:`remember_odometry`).
         pending_targets: the latest target per constraint received while there was no model.
     """
 
@@ -159,6 +161,7 @@ class ModelManager(Generic[T]):
         self.enabled = True
         self.last_joint_state: tuple[Sequence[str], Any, float | None, float] | None = None
         self.pending_targets: dict[str, T] = {}
+        self.last_odometry: tuple[str, str, Any, float | None, float] | None = None
 
     @property
     def current_digest(self) -> str:
@@ -176,6 +179,12 @@ class ModelManager(Generic[T]):
     ) -> None:
         """Keep a joint state (accepted, or received with no model) for the next model."""
         self.last_joint_state = (names, positions, stamp, received)
+
+    def remember_odometry(
+        self, frame: str, child: str, values: Any, stamp: float | None, received: float
+    ) -> None:
+        """Keep the last odometry message for the next model (its world targets need it)."""
+        self.last_odometry = (frame, child, values, stamp, received)
 
     def hold_target(self, name: str, target: T) -> None:
         """Keep the target of constraint ``name`` until a model is installed (none now)."""
@@ -279,9 +288,17 @@ class ModelManager(Generic[T]):
                 ctrl.set_joint_state(names, pos, received, stamp)
             except InputError:  # e.g. another robot's joints: the next state will do
                 pass
+        if self.last_odometry is not None and ctrl.config.world_frame:
+            frame, child, values, stamp, received = self.last_odometry
+            try:
+                ctrl.set_odometry(frame, child, values, received, stamp)
+            except InputError:  # e.g. another root link: the next message will do
+                pass
         if old is not None and old.tree.root_link == ctrl.tree.root_link:
-            # Targets are poses in the root frame: carried over to a model of the same robot
-            # (not to another robot, for which they mean nothing).
+            # Targets are poses in the root frame (or the world's): carried over to a model of
+            # the same robot (not to another robot, for which they mean nothing), with the
+            # base's odometry.
+            ctrl.take_odometry(old)
             for name in old.pose_constraints:
                 _, target = old.poses(name)
                 if target is None or name not in ctrl.pose_constraints:
@@ -289,7 +306,7 @@ class ModelManager(Generic[T]):
                 try:
                     ctrl.set_target(
                         name,
-                        "",
+                        old.target_frame(name),
                         target[:3, 3],
                         spatial.matrix_to_quat(target),
                         old.target_stamp(name),

@@ -230,6 +230,9 @@ class Playback:
             elif code == Code.JOG:
                 name, frame = self._names[int(p[0])], self._frame(p[3])
                 ctrl.set_jog_twist(name, frame, p[4:10], p[1], stamp_of(p[2]))
+            elif code == Code.ODOMETRY:
+                world = ctrl.config.world_frame
+                ctrl.set_odometry(world, "", p[2:15], p[0], stamp_of(p[1]))
             elif code == Code.ENABLED:
                 ctrl.set_enabled(bool(p[0]))
             elif code == Code.PARAMETERS:
@@ -251,6 +254,8 @@ class Playback:
             self.log.note(f"parameter change refused by the replay: {exc}")
 
     def _frame(self, code: float) -> str:
+        if code == -2.0 and self.controller is not None:
+            return self.controller.config.world_frame
         return "" if code < 0 else self._links[int(code)]
 
     # ------------------------------------------------------------------ snapshots

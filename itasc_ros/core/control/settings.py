@@ -236,6 +236,29 @@ SETTINGS: tuple[Setting, ...] = (
         unit="s",
     ),
     _s(
+        "world_frame",
+        "string",
+        "",
+        "The frame the base moves in (e.g. odom): its pose and twist come from odometry, "
+        "targets may be given in it and are then held fixed in it while the base moves. "
+        "Empty: a fixed base (no odometry).",
+    ),
+    _s(
+        "feed_base_twist",
+        "bool",
+        True,
+        "Feed the base's twist (odometry) forward into world-frame targets, as a target's "
+        "own twist; false: the feedback alone follows the base's motion.",
+        live=True,
+    ),
+    _s(
+        "odom_topic",
+        "string",
+        "~/odom",
+        "Odometry of the base in world_frame (nav_msgs/Odometry; used when world_frame is set).",
+        scope=NODE,
+    ),
+    _s(
         "aim_ahead",
         "bool",
         True,

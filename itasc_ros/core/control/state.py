@@ -23,9 +23,12 @@ from .config import ControllerConfig
 from .joint_input import JointStateInput
 from .journal import Journal
 from .model_fit import FittedModel, target_reach
+from .odometry import Odometry, place_in_base, world_of_base
 from .streams import HUGE, StampOrder, TargetStream, as_array, usable
 
 Array = NDArray[np.float64]
+
+_REST = np.zeros(6)  # (6,) a twist at rest
 
 
 class ControllerState(FittedModel):
@@ -50,6 +53,8 @@ class ControllerState(FittedModel):
         self._stream_index = {name: i for i, name in enumerate(self._targets)}
         self._set_reach()
         self._joints = JointStateInput(self.tree, self._q_full)
+        self._odom = Odometry()  # the base in world_frame (used once a target is given there)
+        self._odom_fresh = False  # the tick's look: odometry received within input_timeout
         self._q = self._joints.q  # (n,) the same array: the last good joint positions
         self._qdot = np.zeros(self._q.shape[0])  # (n,) the command being made [rad/s or m/s]
         self._mean_twist = np.zeros(6)  # (6,) work array of the aim
@@ -132,6 +137,10 @@ class ControllerState(FittedModel):
             )
         return st
 
+    def _is_world(self, frame: str) -> bool:
+        """True when ``frame`` is the world frame (``world_frame``, when set)."""
+        return bool(frame) and frame == self.config.world_frame
+
     def _frame_pose(self, frame: str, what: str) -> Array | None:
         """Pose (4, 4) of a URDF link in the root frame at the current state; None = root."""
         if not frame or frame == self.tree.root_link:
@@ -139,9 +148,13 @@ class ControllerState(FittedModel):
         try:
             idx = self.tree.link_index(frame)
         except ItascError:
+            world = self.config.world_frame
             raise self._reject(
-                f"{what} frame {echo(frame)} is not a URDF link; use '' or "
-                f"{self.tree.root_link!r} for the root, or one of: "
+                f"{what} frame {echo(frame)} is not a URDF link"
+                + (f" nor the world frame {world!r}" if world else "")
+                + f"; use '' or {self.tree.root_link!r} for the root"
+                + (f", {world!r} for the world" if world else "")
+                + ", or one of: "
                 + ", ".join(self.tree.link_names)
             ) from None
         if not self._joints.has_state:
@@ -153,9 +166,11 @@ class ControllerState(FittedModel):
         return self.tree.pose_ref(idx).copy()
 
     def _frame_code(self, frame: str) -> int:
-        """A frame as journaled: -1 for the root ('' or its name), else the link's index."""
+        """A frame as journaled: -1 the root ('' or its name), -2 the world, else a link index."""
         if not frame or frame == self.tree.root_link:
             return -1
+        if self._is_world(frame):
+            return -2
         return self.tree.link_index(frame)
 
     def _effector_pose(self, c: Constraint) -> Array | None:
@@ -164,6 +179,59 @@ class ControllerState(FittedModel):
         if link is None or not self._joints.has_state:
             return None
         return self.tree.forward_kinematics(self._q, link)
+
+    def _base_now(self) -> Array:
+        """(4, 4) the base's pose in the world at the joint state's instant (odometry)."""
+        js = self._joints
+        measured = js.header if js.header == js.header else js.stamp
+        return self._odom.place(measured, 0.5 * self.config.input_timeout)
+
+    def _effector_in(self, st: TargetStream, c: Constraint) -> Array | None:
+        """The effector's pose (4, 4) in ``st``'s frame (the root's, or the world's), or None."""
+        pose = self._effector_pose(c)
+        if pose is None or not st.world:
+            return pose
+        world_of_base(self._base_now(), self._odom.twist, pose, _REST, st.placed, st.placed_twist)
+        return st.placed.copy()
+
+    def _effector_twist_in(self, st: TargetStream, c: Constraint) -> Array | None:
+        """The effector's twist (6,) in ``st``'s frame from the last command, or None."""
+        twist = self._effector_twist(c)
+        if not st.world:
+            return twist
+        pose = self._effector_pose(c)
+        if pose is None:
+            return None
+        moving = _REST if twist is None else twist
+        world_of_base(self._base_now(), self._odom.twist, pose, moving, st.placed, st.placed_twist)
+        return st.placed_twist.copy()
+
+    def _give_pose(self, c: Constraint, st: TargetStream, pose: Array) -> None:
+        """Set the target pose (4, 4) of ``st``'s constraint, in the stream's frame.
+
+        A root-frame stream sets the constraint; a world-frame one keeps it and places it in
+        the base from where the base is now (each tick places it again:
+        :meth:`~itasc_ros.core.control.Controller._place_world`).
+        """
+        if st.world:
+            st.world_target[:] = pose
+            place_in_base(
+                self._base_now(), self._odom.twist, pose, st.world_twist,
+                self.config.feed_base_twist, st.placed, st.placed_twist,
+            )  # fmt: skip
+            c.set_target(st.placed, check=False)
+        else:
+            c.set_target(pose, check=False)
+
+    def _give_twist(self, c: Constraint, st: TargetStream, twist: Array | None) -> None:
+        """Set the target twist (6,) (None: at rest) of ``st``'s constraint, in its frame."""
+        if st.world:
+            if twist is None:
+                st.world_twist[:] = 0.0
+            else:
+                st.world_twist[:] = twist
+        else:
+            c.set_target_twist(twist)
 
     def _effector_twist(self, c: Constraint) -> Array | None:
         """The twist (6,) the last command gives the constraint's effector (root frame), or None.

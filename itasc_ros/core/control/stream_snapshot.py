@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .journal import STREAM, stamp_of, stamp_value
+from .odometry import Odometry
 from .streams import StampOrder, TargetStream
 
 Array = NDArray[np.float64]
@@ -53,6 +54,8 @@ def stream_into(st: TargetStream, out: Array) -> None:
     out[f["jog_start"]], out[f["jog_count"]] = st.jog_start, st.jog_count
     out[f["twist_time"]], out[f["accel"]] = st.twist_time, st.accel
     out[f["given_twist"]], out[f["aiming"]] = st.given_twist, st.aiming
+    out[f["world"]], out[f["world_target"]] = st.world, st.world_target.reshape(16)
+    out[f["world_twist"]] = st.world_twist
 
 
 def stream_from(st: TargetStream, v: Array) -> None:
@@ -81,6 +84,34 @@ def stream_from(st: TargetStream, v: Array) -> None:
     st.jog_start, st.jog_count = float(v[f["jog_start"]][0]), int(v[f["jog_count"]][0])
     st.twist_time, st.accel[:] = float(v[f["twist_time"]][0]), v[f["accel"]]
     st.given_twist[:], st.aiming = v[f["given_twist"]], bool(v[f["aiming"]][0])
+    st.world = bool(v[f["world"]][0])
+    st.world_target[:] = v[f["world_target"]].reshape(4, 4)
+    st.world_twist[:] = v[f["world_twist"]]
 
 
-__all__ = ["order_from", "order_into", "stream_from", "stream_into"]
+def odometry_into(odom: Odometry, out: Array) -> None:
+    """Write the odometry's (:data:`~.journal.ODOMETRY_SIZE`,) SNAPSHOT values to ``out``."""
+    out[0], out[1], out[2] = odom.has_state, odom.stamp, odom.header
+    order_into(odom.order, out[3:6])
+    out[6:22] = odom.pose.reshape(16)
+    out[22:28] = odom.twist
+    out[28] = odom.jumps
+
+
+def odometry_from(odom: Odometry, v: Array) -> None:
+    """Set the odometry from its SNAPSHOT values (the inverse of :func:`odometry_into`)."""
+    odom.has_state, odom.stamp, odom.header = bool(v[0]), float(v[1]), float(v[2])
+    order_from(odom.order, v[3:6])
+    odom.pose[:] = v[6:22].reshape(4, 4)
+    odom.twist[:] = v[22:28]
+    odom.jumps = int(v[28])
+
+
+__all__ = [
+    "odometry_from",
+    "odometry_into",
+    "order_from",
+    "order_into",
+    "stream_from",
+    "stream_into",
+]

@@ -138,7 +138,7 @@ class TargetStream:
     """
 
     def __init__(self) -> None:
-        self.pose = np.eye(4)  # (4, 4) root frame
+        self.pose = np.eye(4)  # (4, 4) the stream's frame: the root's, or the world's (world)
         self.stamp = -math.inf  # [s] reception time of the last pose
         self.header = math.nan  # [s] its header stamp (NaN: unstamped)
         self.order = StampOrder()  # header stamps of the poses
@@ -157,6 +157,11 @@ class TargetStream:
         self.aimed_twist = np.zeros(6)  # (6,) work array: the twist when the command acts
         self.given_twist = np.zeros(6)  # (6,) the twist the constraint had at the last solve
         self.applied = np.zeros(6)  # (6,) what was given to the constraint last step
+        self.world = False  # the poses are in the world frame (world_frame), not the root's
+        self.world_target = np.eye(4)  # (4, 4) the target demanded, in the world (world)
+        self.world_twist = np.zeros(6)  # (6,) its twist, world axes [m/s, rad/s]
+        self.placed = np.eye(4)  # (4, 4) work array: the world target seen from the base
+        self.placed_twist = np.zeros(6)  # (6,) work array: its twist in the base's axes
         self.reach = math.inf  # [m] targets farther from the root are refused
         self.jumps = 0  # poses that implied a target faster than the speed limits
         self.capped = 0  # explicit twists scaled down to the speed limits

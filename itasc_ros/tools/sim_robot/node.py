@@ -2,8 +2,8 @@
 
 It subscribes to the command topic (one of :data:`~.commands.COMMAND_TYPES`), delays each
 accepted command by ``latency``, zeroes it after ``command_timeout``, integrates at ``rate`` on
-its own monotonic-clock thread and publishes ``joint_states`` (with optional seeded noise) and
-``~/stats`` (JSON, 1 Hz).
+its own monotonic-clock thread and publishes ``joint_states`` (with optional seeded noise),
+the base's odometry when it moves (:mod:`~.base`) and ``~/stats`` (JSON, 1 Hz).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
+from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
@@ -26,9 +27,11 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from itasc_ros.core import ConfigurationError, KinematicTree
+from itasc_ros.ros.conversions import matrix_to_pose
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 
+from .base import BASE_MOTIONS, CircleBase
 from .commands import (
     COMMAND_TYPES,
     TYPE_DEFAULT_TOPICS,
@@ -109,6 +112,8 @@ class SimRobotNode(Node):
 
         self._js = JointState()
         self._js.name = list(self.sim.names)
+        self._base, self._odom_pub, self._odom = self._make_base(tree.root_link, reliable)
+        self._t0 = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sim_robot_tick", daemon=True)
         self.get_logger().info(
@@ -118,6 +123,26 @@ class SimRobotNode(Node):
         self._thread.start()
 
     # --------------------------------------------------------------------- setup
+    def _make_base(self, root: str, qos: QoSProfile) -> tuple[CircleBase | None, Any, Odometry]:
+        """The base's motion, its odometry publisher and message (None, None: a fixed base)."""
+        odom = Odometry()
+        motion = str(self.get_parameter("base_motion").value)
+        if motion not in BASE_MOTIONS:
+            raise ConfigurationError(
+                f"unknown base_motion {motion!r}; valid: {', '.join(BASE_MOTIONS)}"
+            )
+        if motion == "none":
+            return None, None, odom
+        base = CircleBase(
+            float(self.get_parameter("base_radius").value),
+            float(self.get_parameter("base_speed").value),
+            float(self.get_parameter("base_yaw_rate").value),
+        )
+        odom.header.frame_id = str(self.get_parameter("odom_frame").value)
+        odom.child_frame_id = root
+        topic = str(self.get_parameter("odom_topic").value)
+        return base, self.create_publisher(Odometry, topic, qos), odom
+
     def apply_scheduling(self) -> None:
         """``thread_priority`` and ``cpu_affinity`` for every thread (warns when not allowed).
 
@@ -237,7 +262,21 @@ class SimRobotNode(Node):
         js.position = q.tolist()
         js.velocity = velocity.tolist()
         self._js_pub.publish(js)
+        if self._base is not None:
+            self._publish_odometry(now - self._t0, js.header.stamp)
         self.gc.collect()  # a due garbage collection after the publish, not before the next
+
+    def _publish_odometry(self, t: float, stamp: Any) -> None:
+        """The base's pose and twist at ``t`` [s] of its motion, stamped ``stamp``."""
+        assert self._base is not None
+        pose, body = self._base.at(t)
+        msg = self._odom
+        msg.header.stamp = stamp
+        msg.pose.pose = matrix_to_pose(pose, msg.pose.pose)
+        lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+        lin.x, lin.y, lin.z = (float(v) for v in body[:3])
+        ang.x, ang.y, ang.z = (float(v) for v in body[3:])
+        self._odom_pub.publish(msg)
 
     def _publish_stats(self) -> None:
         now = time.monotonic()

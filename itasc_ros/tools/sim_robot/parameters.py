@@ -97,6 +97,12 @@ PARAMETERS: tuple[SimParam, ...] = (
         3600.0,
         live=True,
     ),
+    SimParam("base_motion", "none", "the base's motion in odom_frame: none | circle"),
+    SimParam("base_radius", 0.25, "circle: its radius [m]", 0.01, 100.0),
+    SimParam("base_speed", 0.3, "circle: the base's speed along it [m/s]", 0.0, 10.0),
+    SimParam("base_yaw_rate", 0.0, "circle: the base's heading rate [rad/s]", -10.0, 10.0),
+    SimParam("odom_frame", "odom", "the world frame of the odometry (header.frame_id)"),
+    SimParam("odom_topic", "odom", "the base's odometry topic (nav_msgs/Odometry)"),
 )
 #: Parameters every rclpy node has (accepted on the command line, not checked here).
 NODE_BUILTIN_PARAMETERS = ("use_sim_time", "start_type_description_service")

@@ -1,0 +1,168 @@
+"""A base that drives a circle under the arm, over real DDS: the hand held fixed in the world.
+
+The node (``config/panda.yaml`` with ``world_frame: odom``) and the simulated robot run as
+their own processes; the simulated base follows a circle of 0.25 m radius (0.5 m across) at
+0.3 m/s and publishes its odometry with each joint state; nobody commands the base. A target
+fixed in ``odom`` (the hand's pose at the start) is streamed at 50 Hz. Each joint state is
+paired with the odometry of the same stamp: the hand's pose in the world is measured
+independently of the node, first with the base's twist fed forward, then without
+(``feed_base_twist`` set false live). Then the odometry turns hostile and the node must stay
+safe.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from procs import (
+    SIM_ROBOT_MODULE,
+    CommandChecker,
+    RosTestClient,
+    read_log,
+    ros_client,
+    start_ros,
+    stop_processes,
+)
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from sensor_msgs.msg import JointState
+
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
+from itasc_ros.ros.conversions import pose_to_matrix, stamp_or_none
+
+pytestmark = pytest.mark.dds
+
+REPO = Path(__file__).resolve().parents[2]
+URDF = REPO / "urdf" / "panda.urdf"
+PARAMS = REPO / "config" / "panda.yaml"
+NS = "/mobile"
+TIMEOUT = 30.0  # [s]
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+
+
+@pytest.fixture(scope="module")
+def client(dds_domain: int) -> Iterator[RosTestClient]:
+    with ros_client(dds_domain, "itasc_mobile_test_client") as c:
+        yield c
+
+
+def _set_bool(client: RosTestClient, name: str, value: bool) -> None:
+    pv = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+    req = SetParameters.Request(parameters=[ParameterMsg(name=name, value=pv)])
+    res = client.call(SetParameters, f"{NS}/itasc_node/set_parameters", req)
+    assert res.results[0].successful, res.results[0].reason
+
+
+def _hand_errors(
+    arm: KinematicTree, states: list[Any], odoms: list[Any], target: np.ndarray, t0: float
+) -> list[float]:
+    """World distances [m] of the hand from ``target`` at each joint state received after t0."""
+    bases = {stamp_or_none(m.header.stamp): pose_to_matrix(m.pose.pose) for _, m in odoms}
+    out = []
+    for t, m in states:
+        base = bases.get(stamp_or_none(m.header.stamp))
+        if t < t0 or base is None:
+            continue
+        q = np.array([m.position[list(m.name).index(j)] for j in ARM])
+        hand = base @ arm.forward_kinematics(q, "panda_hand")
+        out.append(float(np.linalg.norm(hand[:3, 3] - target[:3, 3])))
+    return out
+
+
+def _stream(pub: Any, msg: PoseStamped, seconds: float) -> float:
+    """Publish ``msg`` at 50 Hz for ``seconds``; returns when it began (monotonic [s])."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        pub.publish(msg)
+        time.sleep(0.02)
+    return t0
+
+
+def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    node = start_ros(
+        dds_domain, f"urdf_file:={URDF}", "command_out_topic:=commands", "world_frame:=odom",
+        "odom_topic:=odom", ns=NS, params_files=[PARAMS],
+    )  # fmt: skip
+    sim = start_ros(
+        dds_domain, f"urdf_file:={URDF}", "rate:=500.0", f"joints:={json.dumps(ARM)}",
+        f"initial_positions:={json.dumps(HOME)}", "command_topic:=commands",
+        "base_motion:=circle", "base_radius:=0.25", "base_speed:=0.3",
+        ns=NS, module=SIM_ROBOT_MODULE,
+    )  # fmt: skip
+    states = client.collect(JointState, f"{NS}/joint_states")
+    odoms = client.collect(Odometry, f"{NS}/odom")
+    arm = KinematicTree.from_urdf_file(URDF).select_joints(ARM)
+    checker = CommandChecker(client, arm.velocity_limits, f"{NS}/commands")
+    target_pub = client.publisher(PoseStamped, f"{NS}/itasc_node/target_pose")
+    odom_pub = client.publisher(Odometry, f"{NS}/odom")
+    try:
+        client.wait_for_subscribers(target_pub, 1, TIMEOUT)
+        client.wait_for(lambda: odoms and states, TIMEOUT, "joint states and odometry")
+        client.wait_for(lambda: "model 'panda'" in read_log(node), TIMEOUT, "the node's model")
+        base0 = pose_to_matrix(odoms[-1][1].pose.pose)
+        target = base0 @ arm.forward_kinematics(np.array(HOME), "panda_hand")
+        msg = PoseStamped()
+        msg.header.frame_id = "odom"
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, target[:3, 3])
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(target))
+        t_fed = _stream(target_pub, msg, 5.0) + 2.0  # the first 2 s: reaching the circle
+        fed = _hand_errors(arm, list(states), list(odoms), target, t_fed)
+        _set_bool(client, "feed_base_twist", False)
+        t_unfed = _stream(target_pub, msg, 4.0) + 1.5
+        unfed = _hand_errors(arm, list(states), list(odoms), target, t_unfed)
+        # Hostile odometry beside the good one: each kind refused, nothing unsafe published.
+        _set_bool(client, "feed_base_twist", True)
+        for bad in _hostile(odoms[-1][1]):
+            odom_pub.publish(bad)
+            target_pub.publish(msg)
+            time.sleep(0.02)
+        time.sleep(0.3)
+    finally:
+        stop_processes([sim, node])
+    log = read_log(node)
+    assert "Traceback" not in log, log[-3000:]
+    rms = lambda e: float(np.sqrt(np.mean(np.square(e))))  # noqa: E731
+    print(
+        f"\nbase circle 0.25 m at 0.3 m/s: hand held in the world to {rms(fed) * 1e3:.3f} mm RMS "
+        f"({max(fed) * 1e3:.3f} max) with the base's twist fed forward, {rms(unfed) * 1e3:.3f} "
+        f"mm RMS ({max(unfed) * 1e3:.3f} max) without; {len(fed)} + {len(unfed)} joint states"
+    )
+    assert len(fed) > 800 and len(unfed) > 800
+    assert max(fed) < 1e-3
+    assert rms(unfed) > 3.0 * rms(fed)
+    assert "odometry" in log and "rejected" in log  # the hostile ones, warned about
+    assert checker.total > 1000 and checker.bad == [], checker.bad[:3]  # finite, within limits
+
+
+def _hostile(good: Odometry) -> list[Odometry]:
+    """Odometry messages the node must refuse: NaN, a jump, a wrong frame, out of order."""
+    out = []
+    for change in ("nan", "jump", "frame", "child", "old"):
+        m = copy.deepcopy(good)
+        if change == "nan":
+            m.pose.pose.position.x = float("nan")
+        elif change == "jump":
+            m.pose.pose.position.x += 3.0
+        elif change == "frame":
+            m.header.frame_id = "map"
+        elif change == "child":
+            m.child_frame_id = "panda_hand"
+        else:
+            m.header.stamp.sec -= 5
+        out.append(m)
+    return out
