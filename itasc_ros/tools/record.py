@@ -59,6 +59,7 @@ DEFAULT_TOPICS: tuple[str, ...] = (
     "/joint_states",
     "/itasc_node/target_pose",
     "/itasc_node/target_twist",
+    "/itasc_node/odom",
     "/forward_velocity_controller/commands",
     "/itasc_node/journal",
     "/itasc_node/parameters",

@@ -3,7 +3,8 @@
 The node (``config/panda.yaml`` with ``world_frame: odom``) and the simulated robot run as
 their own processes; the simulated base follows a circle of 0.25 m radius (0.5 m across) at
 0.3 m/s and publishes its odometry with each joint state; nobody commands the base. A target
-fixed in ``odom`` (the hand's pose at the start) is streamed at 50 Hz. Each joint state is
+fixed in ``odom`` (the hand's home pose seen from the circle's centre: the base is never more than
+the radius from it) is streamed at 50 Hz. Each joint state is
 paired with the odometry of the same stamp: the hand's pose in the world is measured
 independently of the node, first with the base's twist fed forward, then without
 (``feed_base_twist`` set false live). Then the odometry turns hostile and the node must stay
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +32,7 @@ from procs import (
     RosTestClient,
     read_log,
     ros_client,
+    start_process,
     start_ros,
     stop_processes,
 )
@@ -40,16 +44,21 @@ from sensor_msgs.msg import JointState
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import pose_to_matrix, stamp_or_none
+from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
 
 REPO = Path(__file__).resolve().parents[2]
 URDF = REPO / "urdf" / "panda.urdf"
 PARAMS = REPO / "config" / "panda.yaml"
-NS = "/mobile"
+TOPICS = [
+    "/joint_states", "/odom", "/itasc_node/target_pose", "/commands", "/itasc_node/journal",
+    "/itasc_node/parameters", "/parameter_events",
+]  # fmt: skip
 TIMEOUT = 30.0  # [s]
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+RADIUS = 0.25  # [m] of the base's circle: the hand's target is held over its centre
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +70,7 @@ def client(dds_domain: int) -> Iterator[RosTestClient]:
 def _set_bool(client: RosTestClient, name: str, value: bool) -> None:
     pv = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
     req = SetParameters.Request(parameters=[ParameterMsg(name=name, value=pv)])
-    res = client.call(SetParameters, f"{NS}/itasc_node/set_parameters", req)
+    res = client.call(SetParameters, "/itasc_node/set_parameters", req)
     assert res.results[0].successful, res.results[0].reason
 
 
@@ -91,30 +100,37 @@ def _stream(pub: Any, msg: PoseStamped, seconds: float) -> float:
 
 
 def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
-    client: RosTestClient, dds_domain: int
+    client: RosTestClient, dds_domain: int, tmp_path: Path
 ) -> None:
     node = start_ros(
         dds_domain, f"urdf_file:={URDF}", "command_out_topic:=commands", "world_frame:=odom",
-        "odom_topic:=odom", ns=NS, params_files=[PARAMS],
+        "odom_topic:=odom", params_files=[PARAMS],
     )  # fmt: skip
     sim = start_ros(
         dds_domain, f"urdf_file:={URDF}", "rate:=500.0", f"joints:={json.dumps(ARM)}",
         f"initial_positions:={json.dumps(HOME)}", "command_topic:=commands",
-        "base_motion:=circle", "base_radius:=0.25", "base_speed:=0.3",
-        ns=NS, module=SIM_ROBOT_MODULE,
+        "base_motion:=circle", f"base_radius:={RADIUS}", "base_speed:=0.3",
+        module=SIM_ROBOT_MODULE,
     )  # fmt: skip
-    states = client.collect(JointState, f"{NS}/joint_states")
-    odoms = client.collect(Odometry, f"{NS}/odom")
+    bag = tmp_path / "mobile_bag"
+    recorder = start_process(
+        [sys.executable, "-m", "itasc_ros.tools.record", "--out", str(bag), "--topics", *TOPICS],
+        local_dds_env(dds_domain),
+        "itasc_record_mobile",
+    )
+    states = client.collect(JointState, "/joint_states")
+    odoms = client.collect(Odometry, "/odom")
     arm = KinematicTree.from_urdf_file(URDF).select_joints(ARM)
-    checker = CommandChecker(client, arm.velocity_limits, f"{NS}/commands")
-    target_pub = client.publisher(PoseStamped, f"{NS}/itasc_node/target_pose")
-    odom_pub = client.publisher(Odometry, f"{NS}/odom")
+    checker = CommandChecker(client, arm.velocity_limits, "/commands")
+    target_pub = client.publisher(PoseStamped, "/itasc_node/target_pose")
+    odom_pub = client.publisher(Odometry, "/odom")
     try:
         client.wait_for_subscribers(target_pub, 1, TIMEOUT)
         client.wait_for(lambda: odoms and states, TIMEOUT, "joint states and odometry")
         client.wait_for(lambda: "model 'panda'" in read_log(node), TIMEOUT, "the node's model")
-        base0 = pose_to_matrix(odoms[-1][1].pose.pose)
-        target = base0 @ arm.forward_kinematics(np.array(HOME), "panda_hand")
+        centre = np.eye(4)  # the base's circle starts at the origin heading along x
+        centre[1, 3] = RADIUS
+        target = centre @ arm.forward_kinematics(np.array(HOME), "panda_hand")
         msg = PoseStamped()
         msg.header.frame_id = "odom"
         msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, target[:3, 3])
@@ -133,7 +149,9 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
             time.sleep(0.02)
         time.sleep(0.3)
     finally:
-        stop_processes([sim, node])
+        stop_processes([node, sim])
+        time.sleep(0.3)
+        stop_processes([recorder])
     log = read_log(node)
     assert "Traceback" not in log, log[-3000:]
     rms = lambda e: float(np.sqrt(np.mean(np.square(e))))  # noqa: E731
@@ -147,6 +165,17 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
     assert rms(unfed) > 3.0 * rms(fed)
     assert "odometry" in log and "rejected" in log  # the hostile ones, warned about
     assert checker.total > 1000 and checker.bad == [], checker.bad[:3]  # finite, within limits
+    # The recording replays exactly: every command recomputed from its odometry and targets.
+    replay = subprocess.run(
+        [sys.executable, "-m", "itasc_ros.tools.replay", str(bag), "--compare", "--no-plots",
+         "--json"],
+        capture_output=True, text=True, timeout=180, cwd=REPO,
+    )  # fmt: skip
+    out = replay.stdout + replay.stderr
+    res = json.loads([ln for ln in replay.stdout.splitlines() if ln.startswith("{")][-1])
+    assert replay.returncode == 0, out
+    assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 1000, out
+    assert res["compare"]["state_mismatches"] == 0, out
 
 
 def _hostile(good: Odometry) -> list[Odometry]:

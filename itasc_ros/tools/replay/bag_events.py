@@ -75,6 +75,17 @@ class TwistEvent:
 
 
 @dataclass
+class OdometryEvent:
+    """The base's odometry: frames, (13,) position, quaternion x y z w, body twist."""
+
+    t: float
+    frame: str
+    child: str
+    values: Array  # (13,)
+    src: float | None = None
+
+
+@dataclass
 class CommandEvent:
     """A command: joint velocities (n,) [rad/s], or None with the problem when unreadable."""
 
@@ -93,7 +104,9 @@ class ParameterChangeEvent:
     src: float | None = None  # the event's stamp (the node's clock when it was set)
 
 
-Event = JointStateEvent | PoseEvent | TwistEvent | CommandEvent | ParameterChangeEvent
+Event = (
+    JointStateEvent | OdometryEvent | PoseEvent | TwistEvent | CommandEvent | ParameterChangeEvent
+)
 """One replay event (every kind has the bag time ``t`` [s])."""
 
 Reader = Callable[[float, Any], Event | None]
@@ -140,6 +153,18 @@ def _twist(t: float, msg: Any, name: str) -> TwistEvent:
     )
 
 
+def _odometry(t: float, msg: Any) -> OdometryEvent:
+    h = msg.header.stamp
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    values = np.array(
+        [p.x, p.y, p.z, o.x, o.y, o.z, o.w, lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]
+    )
+    return OdometryEvent(
+        t, msg.header.frame_id, msg.child_frame_id, values, header_seconds(h.sec, h.nanosec)
+    )
+
+
 def _parameter_change(t: float, msg: Any, node_fq: str) -> ParameterChangeEvent | None:
     if msg.node != node_fq:
         return None
@@ -169,6 +194,8 @@ def _readers(setup: NodeSetup, joints: Sequence[str]) -> dict[str, Reader]:
         readers[topic] = partial(_twist, name=name)
     for name, topic in setup.pose_topics.items():
         readers[topic] = partial(_pose, name=name)
+    if setup.odom_topic:
+        readers[setup.odom_topic] = _odometry
     readers[setup.joint_topic] = _joint_state
     return readers
 

@@ -20,6 +20,7 @@ from itasc_ros.tools.replay.bag_events import (
     CommandEvent,
     Event,
     JointStateEvent,
+    OdometryEvent,
     ParameterChangeEvent,
     PoseEvent,
     TwistEvent,
@@ -43,7 +44,14 @@ _COLUMNS = (
     "q",
     "eps",
 )
-_COUNTS = ("joint_states", "target_poses", "target_twists", "commands", "parameter_changes")
+_COUNTS = (
+    "joint_states",
+    "odometry",
+    "target_poses",
+    "target_twists",
+    "commands",
+    "parameter_changes",
+)
 
 
 @dataclass
@@ -134,6 +142,9 @@ class Replayer:
         if isinstance(ev, JointStateEvent):
             tally.counts["joint_states"] += 1
             ctrl.set_joint_state(ev.names, ev.pos, ev.t, ev.src)
+        elif isinstance(ev, OdometryEvent):
+            tally.counts["odometry"] += 1
+            ctrl.set_odometry(ev.frame, ev.child, ev.values, ev.t, ev.src)
         elif isinstance(ev, PoseEvent):
             tally.counts["target_poses"] += 1
             ctrl.set_target(ev.name, ev.frame, ev.pos, ev.quat, ev.t, ev.src)

@@ -46,6 +46,7 @@ class NodeSetup:
         joint_topic: joint states topic.
         command_topic: command topic. command_type: 'pkg/Type' of the commands.
         pose_topics: constraint -> target pose topic. twist_topics: constraint -> twist topic.
+        odom_topic: the base's odometry topic ('' without ``world_frame``: a fixed base).
         params_source: where the parameters came from.
         journal_topic: the node's journal (what each tick consumed).
         parameters_topic: the node's parameters with their revisions.
@@ -61,6 +62,7 @@ class NodeSetup:
     command_type: str
     pose_topics: dict[str, str]
     twist_topics: dict[str, str]
+    odom_topic: str = ""
     params_source: str = ""
     journal_topic: str = "/itasc_node/journal"
     parameters_topic: str = "/itasc_node/parameters"
@@ -71,8 +73,9 @@ class NodeSetup:
 
     @property
     def input_topics(self) -> list[str]:
-        """Joint state, pose and twist topics."""
-        return [self.joint_topic, *self.pose_topics.values(), *self.twist_topics.values()]
+        """Joint state, odometry, pose and twist topics."""
+        odom = [self.odom_topic] if self.odom_topic else []
+        return [self.joint_topic, *odom, *self.pose_topics.values(), *self.twist_topics.values()]
 
 
 def _read_urdf(urdf: str) -> tuple[str, str]:
@@ -160,6 +163,7 @@ def load_setup(
         command_type=str(params["command_out_type"]),
         pose_topics={n: _topic(pose, node_name) for n, (pose, _) in topics.items()},
         twist_topics={n: _topic(twist, node_name) for n, (_, twist) in topics.items()},
+        odom_topic=_topic(str(params["odom_topic"]), node_name) if config.world_frame else "",
         params_source=source,
         journal_topic=_topic("~/journal", node_name),
         parameters_topic=_topic("~/parameters", node_name),

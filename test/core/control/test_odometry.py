@@ -166,7 +166,7 @@ def test_hostile_odometry_is_refused_and_the_last_good_one_kept(tree: KinematicT
         ("odom", "", np.r_[np.nan, good[1:]], "position"),
         ("odom", "", np.r_[good[:3], 0, 0, 0, 0, good[7:]], "zero norm"),
         ("odom", "", np.r_[good[:7], np.inf, good[8:]], "twist"),
-        ("odom", "", np.r_[good[:3] + [5.0, 0, 0], good[3:]], "jumped"),
+        ("odom", "", np.r_[good[:3] + np.array([5.0, 0, 0]), good[3:]], "jumped"),
         ("odom", "", good[:12], "13 values"),
     ]
     for frame, child, values, why in bad:
