@@ -39,7 +39,7 @@ from typing import Any
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped, TwistStamped
+from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
@@ -153,6 +153,12 @@ class ItascNode(InputNode):
             str(P.value(self, "command_out_topic")),
             QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
         )
+        self._base_pub = self.create_publisher(  # a commanded base's velocity (base_kind)
+            Twist,
+            str(P.value(self, "base_cmd_topic")),
+            QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
+        )
+        self._base_msg = Twist()
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._status_pub = self.create_publisher(String, "~/status", 10)
         self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 10)
@@ -326,7 +332,7 @@ class ItascNode(InputNode):
             return
         self._tick_error = ""
         if out.publish:
-            self._cmd_pub.publish(cmd.fill(out.q, out.qdot, ctrl.period, now))
+            self._send(ctrl, cmd, out.q, out.qdot, now)
         self._journal.flush(now)
         if self._last_out is None or out.status != self._last_out.status:
             self._log_transition(out)

@@ -183,7 +183,11 @@ class ModelNode(OutputNode):
         if outcome.model_changed:
             ctrl = self._controller
             self._last_out = None
-            self._command = None if ctrl is None else CommandMessage(self._kind, ctrl.joint_names)
+            self._command = (  # the arm's joints (a commanded base's go to base_cmd_topic)
+                None
+                if ctrl is None
+                else CommandMessage(self._kind, ctrl.joint_names[len(ctrl.base_joints) :])
+            )
             for name, msg in outcome.pending.items():
                 self._on_marker_pose(name, msg)
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 import rclpy
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, Twist
+from numpy.typing import NDArray
 from rclpy.clock import Clock, ROSClock
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -34,6 +35,8 @@ from .node_reports import LoopStats, Rejections
 from .polled_reader import PolledReader
 from .swap_times import SwapTimes
 from .urdf_sources import UrdfWorker
+
+Array = NDArray[np.float64]
 
 STOP_TIMEOUT = 2.0  # [s] longest controlled stop at shutdown before the zero command
 
@@ -60,6 +63,8 @@ class OutputNode(Node):
     _stats: LoopStats
     _wall: Clock  # steady clock of the timers
     _cmd_pub: Publisher
+    _base_pub: Publisher  # a commanded base's twist (base_kind)
+    _base_msg: Twist
     _journal: JournalPublisher
     _loop: ControlLoop | None  # the control loop's thread, once started
     _lock: threading.RLock  # held by a tick; the executor's changes take it between ticks
@@ -118,9 +123,11 @@ class OutputNode(Node):
             return False
         zeros = np.zeros(ctrl.n_joints)
         now = self._now()
-        self._cmd_pub.publish(cmd.fill(ctrl.q, zeros, ctrl.period, now))
+        self._send(ctrl, cmd, ctrl.q, zeros, now)
         self._journal.zero(now, reason)  # the journal is still the one of ``ctrl``
         self._wait_delivered(self._cmd_pub, wait)
+        if ctrl.base_joints:
+            self._wait_delivered(self._base_pub, wait)
         return True
 
     def _publish_ramp(self, ctrl: Controller, reason: ZeroReason) -> bool:
@@ -137,10 +144,30 @@ class OutputNode(Node):
         if not out.publish:
             return False
         now = self._now()
-        self._cmd_pub.publish(cmd.fill(ctrl.q, out.qdot, ctrl.period, now))
+        self._send(ctrl, cmd, ctrl.q, out.qdot, now)
         if not out.qdot.any():
             self._journal.zero(now, reason)
         return True
+
+    def _send(
+        self, ctrl: Controller, cmd: CommandMessage, q: Array, qdot: Array, now: float
+    ) -> None:
+        """Publish a command: the arm's joints on the command topic, a commanded base's twist.
+
+        Every command goes through here (a tick, a ramp to zero, a zero), so that the base
+        gets each one the arm gets, the final zero included. The base's virtual joints come
+        first in ``q'``: ``base_x`` [m/s], ``base_y`` [m/s] (holonomic), ``base_yaw``
+        [rad/s], in the base's own axes (``cmd_vel``'s ``linear.x``, ``linear.y``,
+        ``angular.z``).
+        """
+        nb = len(ctrl.base_joints)
+        self._cmd_pub.publish(cmd.fill(q[nb:], qdot[nb:], ctrl.period, now))
+        if nb:
+            msg = self._base_msg
+            msg.linear.x = float(qdot[0])
+            msg.linear.y = float(qdot[1]) if nb == 3 else 0.0
+            msg.angular.z = float(qdot[nb - 1])
+            self._base_pub.publish(msg)
 
     @staticmethod
     def _wait_delivered(pub: Any, wait: float) -> None:
@@ -199,6 +226,8 @@ class OutputNode(Node):
         if already_stopped:
             self._journal.flush(self._now(), force=True)
             self._wait_delivered(self._cmd_pub, wait)  # the stop's last zero reaches the robot
+            if self._controller.base_joints:
+                self._wait_delivered(self._base_pub, wait)
             self._journal.wait_delivered(wait)
             self.get_logger().info("shutdown: zero command sent (the controlled stop's last)")
             return True

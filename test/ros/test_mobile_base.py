@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from procs import (
     SIM_ROBOT_MODULE,
@@ -40,6 +40,7 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
@@ -90,6 +91,25 @@ def _hand_errors(
     return out
 
 
+def _stream_until_held(
+    pub: Any,
+    msg: PoseStamped,
+    arm: KinematicTree,
+    states: list[Any],
+    odoms: list[Any],
+    target: np.ndarray,
+    timeout: float,
+) -> float:
+    """Stream ``msg`` until the hand stays within 1 mm for 0.5 s; returns how long it took."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        _stream(pub, msg, 0.25)
+        recent = _hand_errors(arm, list(states), list(odoms), target, time.monotonic() - 0.5)
+        if len(recent) > 100 and max(recent) < 1e-3:
+            return time.monotonic() - t0
+    raise AssertionError(f"the hand did not reach its world target in {timeout} s")
+
+
 def _stream(pub: Any, msg: PoseStamped, seconds: float) -> float:
     """Publish ``msg`` at 50 Hz for ``seconds``; returns when it began (monotonic [s])."""
     t0 = time.monotonic()
@@ -136,7 +156,8 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, target[:3, 3])
         o = msg.pose.orientation
         o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(target))
-        t_fed = _stream(target_pub, msg, 5.0) + 2.0  # the first 2 s: reaching the circle
+        t_reached = _stream_until_held(target_pub, msg, arm, states, odoms, target, 10.0)
+        t_fed = _stream(target_pub, msg, 3.0)
         fed = _hand_errors(arm, list(states), list(odoms), target, t_fed)
         _set_bool(client, "feed_base_twist", False)
         t_unfed = _stream(target_pub, msg, 4.0) + 1.5
@@ -144,9 +165,10 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         # Hostile odometry beside the good one: each kind refused, nothing unsafe published.
         _set_bool(client, "feed_base_twist", True)
         for bad in _hostile(odoms[-1][1]):
-            odom_pub.publish(bad)
-            target_pub.publish(msg)
-            time.sleep(0.02)
+            for _ in range(25):  # the simulated robot's odometry replaces it within 2 ms
+                odom_pub.publish(bad)
+                target_pub.publish(msg)
+                time.sleep(0.004)
         time.sleep(0.3)
     finally:
         stop_processes([node, sim])
@@ -158,7 +180,8 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
     print(
         f"\nbase circle 0.25 m at 0.3 m/s: hand held in the world to {rms(fed) * 1e3:.3f} mm RMS "
         f"({max(fed) * 1e3:.3f} max) with the base's twist fed forward, {rms(unfed) * 1e3:.3f} "
-        f"mm RMS ({max(unfed) * 1e3:.3f} max) without; {len(fed)} + {len(unfed)} joint states"
+        f"mm RMS ({max(unfed) * 1e3:.3f} max) without; {len(fed)} + {len(unfed)} joint states; "
+        f"reached in {t_reached:.2f} s"
     )
     assert len(fed) > 800 and len(unfed) > 800
     assert max(fed) < 1e-3
@@ -195,3 +218,65 @@ def _hostile(good: Odometry) -> list[Odometry]:
             m.header.stamp.sec -= 5
         out.append(m)
     return out
+
+
+def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    """Base and arm share the reaching (cmd_vel and the arm's command), within their limits."""
+    node = start_ros(
+        dds_domain, f"urdf_file:={URDF}", "command_out_topic:=/reach/commands",
+        "world_frame:=odom", "odom_topic:=/reach/odom", "base_kind:=holonomic",
+        "base_cmd_topic:=/reach/cmd_vel", "max_cartesian_speed:=0.5", params_files=[PARAMS],
+        name="itasc_node_reach",
+    )  # fmt: skip
+    sim = start_ros(
+        dds_domain, f"urdf_file:={URDF}", "rate:=500.0", f"joints:={json.dumps(ARM)}",
+        f"initial_positions:={json.dumps(HOME)}", "command_topic:=/reach/commands",
+        "base_motion:=holonomic", "base_cmd_topic:=/reach/cmd_vel", "odom_topic:=/reach/odom",
+        module=SIM_ROBOT_MODULE,
+        name="sim_reach",
+    )  # fmt: skip
+    client.clear("/joint_states")
+    states = client.collect(JointState, "/joint_states")
+    odoms = client.collect(Odometry, "/reach/odom")
+    arm_cmds = client.collect(Float64MultiArray, "/reach/commands", 10000)  # every one
+    base_cmds = client.collect(Twist, "/reach/cmd_vel", 10000)
+    target_pub = client.publisher(PoseStamped, "/itasc_node/target_pose")
+    arm = KinematicTree.from_urdf_file(URDF).select_joints(ARM)
+    home = arm.forward_kinematics(np.array(HOME), "panda_hand")
+    target = home.copy()
+    target[:3, 3] += [arm.reach("panda_hand") + 1.5, 0.4, 0.0]  # 1.5 m beyond the arm's reach
+    try:
+        client.wait_for_subscribers(target_pub, 1, TIMEOUT)
+        client.wait_for(lambda: odoms and states, TIMEOUT, "joint states and odometry")
+        msg = PoseStamped()
+        msg.header.frame_id = "odom"
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, target[:3, 3])
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(target))
+        t0 = _stream(target_pub, msg, 12.0)
+        last = _hand_errors(arm, list(states)[-50:], list(odoms)[-200:], target, t0)
+    finally:
+        stop_processes([node, sim])
+    log = read_log(node)
+    assert "Traceback" not in log, log[-3000:]
+    assert "control active" in log, log[-2000:]
+    travelled = float(np.linalg.norm(pose_to_matrix(odoms[-1][1].pose.pose)[:3, 3]))
+    print(
+        f"\nholonomic base: hand {max(last) * 1e3:.3f} mm from a target "
+        f"{np.linalg.norm(target[:3, 3]):.2f} m away; the base travelled {travelled:.2f} m"
+    )
+    assert last and max(last) < 1e-3
+    # every command within the limits: the base's (config) and the arm's (panda.yaml)
+    base = np.array([[m.linear.x, m.linear.y, m.angular.z] for _, m in base_cmds])
+    joints = np.array([m.data for _, m in arm_cmds])
+    assert len(base) == len(joints) > 1000
+    assert np.all(np.abs(base[:, :2]) <= 0.5 + 1e-9) and np.all(np.abs(base[:, 2]) <= 1.0 + 1e-9)
+    assert np.all(np.abs(joints) <= arm.velocity_limits * (1.0 + 1e-9))
+    dt = 1.0 / 250.0  # the nominal period: every change within the limits over it
+    assert np.all(np.abs(np.diff(base[:, :2], axis=0)) <= 1.0 * dt * (1.0 + 1e-6) + 1e-12)
+    assert np.all(np.abs(np.diff(base[:, 2])) <= 2.0 * dt * (1.0 + 1e-6) + 1e-12)
+    acc = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])
+    assert np.all(np.abs(np.diff(joints, axis=0)) <= acc * dt * (1.0 + 1e-6) + 1e-12)
+    assert not base[-1].any() and not joints[-1].any()  # the final zero reached both

@@ -153,12 +153,13 @@ class Controller(Inputs, Jogging, LiveParameters):
             return Status.STALE, (
                 f"joint states are {age:.3f} s old (input_timeout {self.config.input_timeout} s)"
             )
-        if not self._odom_fresh and self._holds_world_target():
+        if not self._odom_fresh and (self.base_joints or self._holds_world_target()):
             age = now - self._odom.stamp
             return Status.STALE, (
                 f"odometry is {age:.3f} s old (input_timeout {self.config.input_timeout} s) "
-                "and a target is held in the world frame"
-            )
+                + ("and the base is commanded" if self.base_joints else "and a target is held "
+                   "in the world frame")
+            )  # fmt: skip
         for c in self._constraints:
             if c.enabled and c.has_target:
                 return Status.ACTIVE, ""
@@ -187,7 +188,7 @@ class Controller(Inputs, Jogging, LiveParameters):
                 base = self._base_now()
             place_in_base(
                 base, self._odom.twist, st.world_target, st.world_twist,
-                self.config.feed_base_twist, st.placed, st.placed_twist,
+                self._feed_base, st.placed, st.placed_twist,
             )  # fmt: skip
             c = self.scene.get(name)
             c.set_target(st.placed, check=False)

@@ -110,6 +110,13 @@ class Inputs(Journaling):
         if why:
             raise self._reject(f"target of {constraint!r}: {why}")
         world = self._is_world(frame)
+        if self.base_joints and not world:
+            raise self._reject(
+                f"target of {constraint!r} in {echo(frame) if frame else 'the root frame'}: with "
+                f"a commanded base (base_kind {self.config.base_kind!r}) targets are given in "
+                f"the world frame {self.config.world_frame!r} (a target in the robot's frame "
+                "would move with the base)"
+            )
         pose = self._pose_in_reach(constraint, st, frame, world)
         switch = st.has_pose and world != st.world  # root <-> world: a step in a new frame
         step = self._estimate_twist(st, pose, received, header_stamp, jump or switch)
@@ -363,7 +370,7 @@ class Inputs(Journaling):
                 or leaping ahead, a jump (see :mod:`~itasc_ros.core.control.odometry`); the
                 last good odometry is kept.
         """
-        cfg, root = self.config, self.tree.root_link
+        cfg, root = self.config, self.base_root
         if not cfg.world_frame:
             raise self._reject("odometry received but world_frame is not set (a fixed base)")
         if frame != cfg.world_frame:

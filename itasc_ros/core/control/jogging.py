@@ -54,6 +54,12 @@ class Jogging(Journaling):
         """
         st = self._target_state(constraint)
         what = f"jog of {constraint!r}"
+        if self.base_joints:
+            raise self._reject(
+                f"{what}: jogging moves the effector in the robot's frame, which a commanded "
+                f"base (base_kind {self.config.base_kind!r}) moves too; send targets in "
+                f"{self.config.world_frame!r} instead"
+            )
         tw_msg = self._twist_arg(what, twist, received)
         c = self.scene.get(constraint)
         if self._effector_pose(c) is None:

@@ -30,6 +30,8 @@ class JointStateInput:
         tree: the controller's view of the tree (it holds the joints it does not command).
         q_full: (n_all,) positions of every movable joint (URDF order) at which ``tree`` holds
             the joints not commanded; updated in place by the joint states.
+        implicit: the first commanded joints that no joint state gives (a commanded mobile
+            base's virtual joints): always at position zero.
 
     Attributes:
         q: (n,) positions [rad or m] of the commanded joints, in ``tree.joint_names`` order.
@@ -39,14 +41,16 @@ class JointStateInput:
         order: the header stamps' :class:`StampOrder`.
     """
 
-    def __init__(self, tree: KinematicTree, q_full: Array) -> None:
+    def __init__(self, tree: KinematicTree, q_full: Array, implicit: int = 0) -> None:
         self._tree = tree
-        self._names = tree.joint_names  # commanded, in command order
+        commanded = tree.joint_names
+        self._implicit = implicit
+        self._names = commanded[implicit:]  # commanded and measured, in command order
         self._all = tree.all_joint_names
-        self._held = [j for j in self._all if j not in self._names]
+        self._held = [j for j in self._all if j not in commanded]
         self._q_full = q_full
         n = len(self._names)
-        self.q = np.zeros(n)
+        self.q = np.zeros(implicit + n)
         self.has_state = False
         self.stamp = -math.inf
         self.header = math.nan
@@ -54,11 +58,11 @@ class JointStateInput:
         self._names_cache: list[str] | None = None
         self._idx = np.zeros(n, dtype=np.int64)  # message index of each commanded joint
         self._held_idx: list[tuple[int, int]] = []  # (message index, q_full index) of held
-        self._cmd_in_all = np.array([self._all.index(j) for j in self._names], dtype=int)
+        self._cmd_in_all = np.array([self._all.index(j) for j in commanded], dtype=int)
         self._held_in_all = np.array([self._all.index(j) for j in self._held], dtype=int)
         self._q_all = np.zeros(len(self._all))  # work array: positions of every joint
         self._gathered = np.zeros(len(self._names))  # work array: a message's commanded ones
-        self._commands_all = self._names == self._all
+        self._commands_all = commanded == self._all
 
     def accept(
         self,
@@ -97,7 +101,7 @@ class JointStateInput:
         why = self.order.check(header_stamp, received, timeout)
         if why:
             raise reject(f"joint state {why}")
-        self.q[:] = q
+        self.q[self._implicit :] = q
         if self._held_idx:
             self._hold(pos)
         self.has_state = True

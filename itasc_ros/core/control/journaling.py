@@ -156,7 +156,7 @@ class Journaling(ControllerState):
             if st.world:  # as the last tick placed it (the next one places it again)
                 place_in_base(
                     self._base_now(), self._odom.twist, st.world_target, st.world_twist,
-                    self.config.feed_base_twist, st.placed, st.placed_twist,
+                    self._feed_base, st.placed, st.placed_twist,
                 )  # fmt: skip
                 c.set_target(st.placed, check=False)
             c.mark_twist_seen()  # the snapshot is taken between ticks: the last solve's twist

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ..constraints import Constraint
 from ..errors import ConfigError, ItascError
+from ..kinematics.mobile_base import BASE_JOINTS, with_mobile_base
 from ..kinematics.tree import KinematicTree
 from ..solve.limits import MotionBox
 from ..solve.motion_limits import JointLimits, MotionLimiter
@@ -80,13 +81,26 @@ class FittedModel:
 
     def __init__(self, tree: KinematicTree, config: ControllerConfig) -> None:
         self.config = copy.deepcopy(config).validate()
-        self.full_tree = tree
-        if self.config.world_frame in tree.link_names:
+        cfg = self.config
+        if cfg.world_frame in tree.link_names:
             raise ConfigError(
-                f"world_frame {self.config.world_frame!r} is a link of the URDF; it must name "
+                f"world_frame {cfg.world_frame!r} is a link of the URDF; it must name "
                 "the frame the base moves in (e.g. odom), not a link of the robot"
             )
-        self.joint_names: list[str] = commanded_joints(tree, self.config)
+        self.base_root = tree.root_link  # the base's link: odometry's child frame
+        self.base_joints = BASE_JOINTS[cfg.base_kind]  # the commanded base's virtual joints
+        if self.base_joints:
+            if not cfg.world_frame:
+                raise ConfigError(
+                    f"base_kind {cfg.base_kind!r} needs world_frame (the frame of the base's "
+                    "odometry, e.g. odom): a commanded base reaches targets in the world"
+                )
+            tree = with_mobile_base(
+                tree, cfg.base_kind, cfg.base_max_speed, cfg.base_max_angular_speed
+            )
+        self.full_tree = tree
+        arm = [j for j in commanded_joints(tree, cfg) if j not in self.base_joints]
+        self.joint_names: list[str] = [*self.base_joints, *arm]
         self.tree = tree.select_joints(self.joint_names)
         self._all = tree.all_joint_names
         self._held = [j for j in self._all if j not in self.joint_names]
@@ -135,6 +149,11 @@ class FittedModel:
                 max_velocity=cfg.max_velocity,
             )
             scene.set_feedback_limits(cfg.max_cartesian_speed, cfg.max_cartesian_angular_speed)
+            if self.base_joints:  # the base moves less than the arm (base_weight)
+                nb = len(self.base_joints)
+                weights = np.ones(scene.tree.n_joints)
+                weights[:nb] = cfg.base_weight
+                scene.set_joint_weights(weights)
             return scene
         except ConfigError:
             raise
@@ -148,7 +167,7 @@ class FittedModel:
         (e.g. another robot's limits after a URDF change); they are listed in
         :attr:`ignored_joint_limits` for the node to warn about.
         """
-        limits = cfg.limits()
+        limits = {**self._base_limits(cfg), **cfg.limits()}
         self.ignored_joint_limits = sorted(
             j for j in limits if j not in self.full_tree.all_joint_names
         )
@@ -160,6 +179,19 @@ class FittedModel:
             upper,
             scene.hard_velocity_limits,
         )
+
+    def _base_limits(self, cfg: ControllerConfig) -> dict[str, JointLimits]:
+        """The commanded base's joint limits of ``base_max_*`` (``joint_limits`` override)."""
+        out = {}
+        for j in self.base_joints:
+            yaw = j == "base_yaw"
+            acc = cfg.base_max_angular_acceleration if yaw else cfg.base_max_acceleration
+            out[j] = JointLimits(
+                max_velocity=cfg.base_max_angular_speed if yaw else cfg.base_max_speed,
+                max_acceleration=acc if acc > 0.0 else math.inf,
+                max_deceleration=acc if acc > 0.0 else math.inf,
+            )
+        return out
 
     def _warm_up(self) -> None:
         """Run one solve now so that compiling/loading the kernels never delays a tick."""

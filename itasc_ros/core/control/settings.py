@@ -252,6 +252,70 @@ SETTINGS: tuple[Setting, ...] = (
         live=True,
     ),
     _s(
+        "base_kind",
+        "string",
+        "none",
+        "A mobile base the node commands with the arm (cmd_vel): holonomic (x, y, yaw) or "
+        "diff_drive (x, yaw), as virtual joints base_x, base_y, base_yaw of the same solve; "
+        "none: the base is not commanded. Needs world_frame and odometry.",
+        options=("none", "holonomic", "diff_drive"),
+    ),
+    _s(
+        "base_max_speed",
+        "double",
+        0.5,
+        "The commanded base's linear velocity limit.",
+        lo=0.0,
+        hi=10.0,
+        unit="m/s",
+    ),
+    _s(
+        "base_max_angular_speed",
+        "double",
+        1.0,
+        "The commanded base's angular velocity limit.",
+        lo=0.0,
+        hi=20.0,
+        unit="rad/s",
+    ),
+    _s(
+        "base_max_acceleration",
+        "double",
+        1.0,
+        "The commanded base's linear acceleration limit (0: none; joint_limits.base_x and "
+        "base_y override it).",
+        lo=0.0,
+        hi=100.0,
+        unit="m/s^2",
+    ),
+    _s(
+        "base_max_angular_acceleration",
+        "double",
+        2.0,
+        "The commanded base's angular acceleration limit (0: none; joint_limits.base_yaw "
+        "overrides it).",
+        lo=0.0,
+        hi=200.0,
+        unit="rad/s^2",
+    ),
+    _s(
+        "base_weight",
+        "double",
+        0.1,
+        "How much the solve moves the base rather than the arm (joint weight of the base "
+        "joints; the arm's are 1): small, the arm reaches first and the base extends its "
+        "reach.",
+        lo=0.0,
+        hi=100.0,
+    ),
+    _s(
+        "base_cmd_topic",
+        "string",
+        "/cmd_vel",
+        "Topic of the commanded base's velocity (geometry_msgs/Twist, the base's axes).",
+        scope=NODE,
+    ),
+    _s(
         "odom_topic",
         "string",
         "~/odom",

@@ -52,7 +52,7 @@ class ControllerState(FittedModel):
         self._targets = {c.name: TargetStream() for c in self.config.constraints if c.takes_target}
         self._stream_index = {name: i for i, name in enumerate(self._targets)}
         self._set_reach()
-        self._joints = JointStateInput(self.tree, self._q_full)
+        self._joints = JointStateInput(self.tree, self._q_full, len(self.base_joints))
         self._odom = Odometry()  # the base in world_frame (used once a target is given there)
         self._odom_fresh = False  # the tick's look: odometry received within input_timeout
         self._q = self._joints.q  # (n,) the same array: the last good joint positions
@@ -137,6 +137,15 @@ class ControllerState(FittedModel):
             )
         return st
 
+    @property
+    def _feed_base(self) -> bool:
+        """Feed the base's twist forward into world targets: a base moved by others only.
+
+        A commanded base's motion is the solve's own (its virtual joints' columns of ``A``);
+        fed forward too, it would count twice.
+        """
+        return self.config.feed_base_twist and not self.base_joints
+
     def _is_world(self, frame: str) -> bool:
         """True when ``frame`` is the world frame (``world_frame``, when set)."""
         return bool(frame) and frame == self.config.world_frame
@@ -217,7 +226,7 @@ class ControllerState(FittedModel):
             st.world_target[:] = pose
             place_in_base(
                 self._base_now(), self._odom.twist, pose, st.world_twist,
-                self.config.feed_base_twist, st.placed, st.placed_twist,
+                self._feed_base, st.placed, st.placed_twist,
             )  # fmt: skip
             c.set_target(st.placed, check=False)
         else:

@@ -312,8 +312,10 @@ class KinematicTree:
     def neutral(self) -> Array:
         """(n,) a configuration within limits: mid-range, or 0 for unlimited joints."""
         lo, hi = self.lower, self.upper
-        mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)
-        return np.asarray(mid, dtype=float)
+        limited = np.isfinite(lo) & np.isfinite(hi)
+        return np.where(
+            limited, 0.5 * (np.where(limited, lo, 0.0) + np.where(limited, hi, 0.0)), 0.0
+        )
 
     # ----------------------------------------------------------------------- no-alloc API
     def compute(self, q: Array) -> None:

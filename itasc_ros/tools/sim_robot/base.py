@@ -1,5 +1,9 @@
 """The simulated robot's base: where it is in the world frame, published as odometry.
 
+``base_motion: holonomic`` or ``diff_drive`` is a base the node commands: it takes
+``geometry_msgs/Twist`` commands on ``base_cmd_topic`` (``cmd_vel``: ``linear.x``, ``linear.y``
+and ``angular.z`` in the base's axes; a differential drive ignores ``linear.y``), delays them by
+``latency`` as the joints' and integrates them exactly at each tick (:class:`CommandedBase`).
 ``base_motion: circle`` drives the base (its root link) around a circle in ``odom_frame``, the
 base not controlled by anyone (a mobile base following its own plan): its centre moves at
 ``base_speed`` on a circle of radius ``base_radius`` starting at the origin, heading turning at
@@ -20,7 +24,7 @@ from itasc_ros.core.kinematics import spatial
 Array = NDArray[np.float64]
 
 #: The valid ``base_motion`` values.
-BASE_MOTIONS = ("none", "circle")
+BASE_MOTIONS = ("none", "circle", "holonomic", "diff_drive")
 
 
 class CircleBase:
@@ -52,4 +56,43 @@ class CircleBase:
         return pose, body
 
 
-__all__ = ["BASE_MOTIONS", "CircleBase"]
+class CommandedBase:
+    """A base moved by velocity commands, integrated exactly (see the module).
+
+    Args:
+        holonomic: it can move sideways (else ``linear.y`` is ignored).
+    """
+
+    def __init__(self, holonomic: bool) -> None:
+        self.holonomic = holonomic
+        self.pose = np.eye(4)
+        self.body = np.zeros(6)  # the twist in force, in the base's axes
+
+    def apply(self, vx: float, vy: float, wz: float) -> None:
+        """A new command (non-finite values: a stop)."""
+        if not all(math.isfinite(v) for v in (vx, vy, wz)):
+            vx = vy = wz = 0.0
+        self.body[:] = 0.0
+        self.body[0], self.body[5] = vx, wz
+        if self.holonomic:
+            self.body[1] = vy
+
+    def step(self, dt: float) -> None:
+        """Move for ``dt`` [s] at the twist in force (constant in the base's axes)."""
+        step = np.eye(4)
+        w = self.body[5] * dt
+        if abs(w) > 1e-12:  # an arc: the exact motion of a constant body twist in the plane
+            vx, vy = self.body[0] / self.body[5], self.body[1] / self.body[5]
+            s, c = math.sin(w), math.cos(w)
+            step[:2, 3] = [vx * s - vy * (1.0 - c), vx * (1.0 - c) + vy * s]
+            step[:2, :2] = [[c, -s], [s, c]]
+        else:
+            step[:2, 3] = self.body[:2] * dt
+        self.pose = self.pose @ step
+
+    def at(self, t: float) -> tuple[Array, Array]:
+        """The base's pose (4, 4) and body twist (6,) now (``t``: unused, as the circle's)."""
+        return self.pose.copy(), self.body.copy()
+
+
+__all__ = ["BASE_MOTIONS", "CircleBase", "CommandedBase"]

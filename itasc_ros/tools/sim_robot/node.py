@@ -16,6 +16,7 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
+from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import ParameterUninitializedException
@@ -31,7 +32,7 @@ from itasc_ros.ros.conversions import matrix_to_pose
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 
-from .base import BASE_MOTIONS, CircleBase
+from .base import BASE_MOTIONS, CircleBase, CommandedBase
 from .commands import (
     COMMAND_TYPES,
     TYPE_DEFAULT_TOPICS,
@@ -89,6 +90,9 @@ class SimRobotNode(Node):
 
         self._lock = threading.Lock()
         self._pending: collections.deque[tuple[float, np.ndarray]] = collections.deque()
+        self._base_pending: collections.deque[tuple[float, tuple[float, float, float]]] = (
+            collections.deque()
+        )
         self._last_command_time = time.monotonic()  # when the command in force took effect
         self._timed_out = True  # the zero initial command counts as already timed out
         self._overruns = 0  # ticks started more than MAX_LAG_PERIODS late
@@ -123,7 +127,9 @@ class SimRobotNode(Node):
         self._thread.start()
 
     # --------------------------------------------------------------------- setup
-    def _make_base(self, root: str, qos: QoSProfile) -> tuple[CircleBase | None, Any, Odometry]:
+    def _make_base(
+        self, root: str, qos: QoSProfile
+    ) -> tuple[CircleBase | CommandedBase | None, Any, Odometry]:
         """The base's motion, its odometry publisher and message (None, None: a fixed base)."""
         odom = Odometry()
         motion = str(self.get_parameter("base_motion").value)
@@ -133,11 +139,17 @@ class SimRobotNode(Node):
             )
         if motion == "none":
             return None, None, odom
-        base = CircleBase(
-            float(self.get_parameter("base_radius").value),
-            float(self.get_parameter("base_speed").value),
-            float(self.get_parameter("base_yaw_rate").value),
-        )
+        base: CircleBase | CommandedBase
+        if motion == "circle":
+            base = CircleBase(
+                float(self.get_parameter("base_radius").value),
+                float(self.get_parameter("base_speed").value),
+                float(self.get_parameter("base_yaw_rate").value),
+            )
+        else:
+            base = CommandedBase(motion == "holonomic")
+            topic = str(self.get_parameter("base_cmd_topic").value)
+            self.create_subscription(Twist, topic, self._on_base_command, qos)
         odom.header.frame_id = str(self.get_parameter("odom_frame").value)
         odom.child_frame_id = root
         topic = str(self.get_parameter("odom_topic").value)
@@ -211,6 +223,13 @@ class SimRobotNode(Node):
             self.sim.stats.commands_received += 1
             self._pending.append((now + self.latency, qdot))
 
+    def _on_base_command(self, msg: Twist) -> None:
+        """A commanded base's twist: taken after ``latency``, as a joint command."""
+        with self._lock:
+            self._base_pending.append(
+                (time.monotonic() + self.latency, (msg.linear.x, msg.linear.y, msg.angular.z))
+            )
+
     # --------------------------------------------------------------------- the tick
     def _run(self) -> None:
         period = 1.0 / self.rate
@@ -253,6 +272,10 @@ class SimRobotNode(Node):
                 self._timed_out = True
             q = sim.step(dt)
             velocity = sim.velocity
+            if isinstance(self._base, CommandedBase):
+                while self._base_pending and self._base_pending[0][0] <= now:
+                    self._base.apply(*self._base_pending.popleft()[1])
+                self._base.step(dt)
             self._dt_max = max(self._dt_max, dt)
             self._window_steps += 1
         if self.noise > 0.0:

@@ -97,7 +97,13 @@ PARAMETERS: tuple[SimParam, ...] = (
         3600.0,
         live=True,
     ),
-    SimParam("base_motion", "none", "the base's motion in odom_frame: none | circle"),
+    SimParam(
+        "base_motion",
+        "none",
+        "the base's motion in odom_frame: none | circle (its own) | holonomic | diff_drive "
+        "(commanded on base_cmd_topic)",
+    ),
+    SimParam("base_cmd_topic", "/cmd_vel", "the commanded base's twist (geometry_msgs/Twist)"),
     SimParam("base_radius", 0.25, "circle: its radius [m]", 0.01, 100.0),
     SimParam("base_speed", 0.3, "circle: the base's speed along it [m/s]", 0.0, 10.0),
     SimParam("base_yaw_rate", 0.0, "circle: the base's heading rate [rad/s]", -10.0, 10.0),

@@ -214,3 +214,86 @@ def test_a_journal_with_odometry_plays_back_bit_for_bit(tree: KinematicTree) -> 
     assert pb.log.state_mismatches == 0 and pb.log.snapshots >= 3
     assert len(pb.ticks) == len(messages) and all(t.published for t in pb.ticks[1:])
     assert all(t.diff == 0.0 for t in pb.ticks)
+
+
+# ------------------------------------------------------------------ a commanded base
+def _drive(
+    tree: KinematicTree, kind: str, goal: np.ndarray, seconds: float = 12.0
+) -> tuple[Controller, np.ndarray, list[np.ndarray]]:
+    """An ideal robot: the base integrates its commanded body twist, the arm its velocities.
+
+    Returns the controller, the hand's final world pose and every command.
+    """
+    ctrl = _controller(
+        tree, base_kind=kind, joint_limits=_PANDA_ACCELERATIONS, max_cartesian_speed=0.5
+    )
+    nb = len(ctrl.base_joints)
+    q, base = HOME.copy(), np.eye(4)
+    cmd = np.zeros(ctrl.n_joints)
+    commands = []
+    dt = 0.004
+    for k in range(int(seconds / dt)):
+        t = 100.0 + k * dt
+        body = np.zeros(6)  # the base's twist in its axes, from the command
+        body[0] = cmd[0]
+        if kind == "holonomic":
+            body[1], body[5] = cmd[1], cmd[2]
+        else:
+            body[5] = cmd[1]
+        ctrl.set_joint_state(tree.joint_names, q, t, t)
+        ctrl.set_odometry("odom", "", _odom_values(base, body), t, t)
+        if k == 0:
+            ctrl.set_target("ee", "odom", goal[:3, 3], spatial.matrix_to_quat(goal), t, t)
+        out = ctrl.step(t)
+        assert out.status == "active", out.reason
+        cmd = out.qdot.copy()
+        commands.append(cmd)
+        q = q + cmd[nb:] * dt
+        step = np.eye(4)  # the base moves by its body twist over dt
+        step[:3, :3] = spatial.so3_exp(body[3:] * dt)
+        step[:3, 3] = body[:3] * dt
+        base = base @ step
+    return ctrl, base @ tree.forward_kinematics(q, LINK), commands
+
+
+_PANDA_ACCELERATIONS = {
+    f"panda_joint{i}": {"has_acceleration_limits": True, "max_acceleration": a}
+    for i, a in enumerate((15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0), start=1)
+}
+
+
+@pytest.mark.parametrize("kind", ["holonomic", "diff_drive"])
+def test_a_commanded_base_carries_the_hand_to_a_target_beyond_its_reach(
+    tree: KinematicTree, kind: str
+) -> None:
+    home = tree.forward_kinematics(HOME, LINK)
+    goal = home.copy()  # 1.5 m beyond the arm's reach (ahead; and aside for the holonomic)
+    goal[:3, 3] += [tree.reach(LINK) + 1.5, 0.5 if kind == "holonomic" else 0.3, 0.0]
+    ctrl, hand, commands = _drive(tree, kind, goal, 14.0)
+    err = float(np.linalg.norm(hand[:3, 3] - goal[:3, 3]))
+    print(
+        f"\n{kind}: hand {err * 1e3:.3f} mm from a target {np.linalg.norm(goal[:3, 3]):.2f} m away"
+    )
+    assert err < 1e-3
+    vmax = ctrl.velocity_limits
+    linear = [1.0] * (len(ctrl.base_joints) - 1)  # base_max_acceleration's default
+    acc = np.array([*linear, 2.0, 15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])
+    dv = np.abs(np.diff(np.array(commands), axis=0)) / 0.004
+    assert np.all(np.abs(np.array(commands)) <= vmax + 1e-12)
+    assert np.all(dv <= acc * (1.0 + 1e-9) + 1e-9), dv.max(axis=0)
+    assert abs(np.array(commands)[:, 0]).max() > 0.4  # the base did the travelling
+
+
+def test_a_commanded_base_takes_world_targets_only(tree: KinematicTree) -> None:
+    ctrl = _controller(tree, base_kind="holonomic")
+    assert ctrl.joint_names[:3] == ["base_x", "base_y", "base_yaw"]
+    ctrl.set_joint_state(tree.joint_names, HOME, 0.0)  # the base's joints need no state
+    ctrl.set_odometry("odom", "panda_link0", _odom_values(np.eye(4), np.zeros(6)), 0.0)
+    with pytest.raises(InputError, match="targets are given in the world frame"):
+        ctrl.set_target("ee", "", [0.3, 0, 0.5], [1, 0, 0, 0], 0.0)
+    with pytest.raises(InputError, match="jogging moves the effector"):
+        ctrl.set_jog_twist("ee", "", np.zeros(6), 0.0)
+    with pytest.raises(ConfigError, match="needs world_frame"):
+        _controller(tree, base_kind="holonomic", world_frame="")
+    with pytest.raises(ConfigError, match=r"unknown base kind .tracked"):
+        _controller(tree, base_kind="tracked")

@@ -1,0 +1,91 @@
+"""A controlled mobile base as joints of the tree: virtual joints between the world and the root.
+
+A mobile base is driven by a velocity (a ``geometry_msgs/Twist`` on ``cmd_vel``), not by joint
+positions: its pose is measured (odometry), not commanded. The controller therefore puts the
+base's pose in ``Xu`` (the root frame is the base's pose at each tick, from odometry) and its
+velocities in ``q'``: the tree gets virtual joints in front of the URDF's root, each at position
+zero at every tick, whose velocities are the base's twist in its own axes:
+
+========================  =======================================================
+``holonomic``             ``base_x`` (prismatic along x), ``base_y`` (prismatic
+                          along y), ``base_yaw`` (continuous about z)
+``diff_drive``            ``base_x``, ``base_yaw`` (no sideways motion)
+========================  =======================================================
+
+At zero positions these joints are the identity: every link's pose in the root frame is the
+URDF's, and the Jacobian's base columns are the base's own motions (translations along its x
+and y axes, a rotation about its z axis through its origin) -- exactly ``cmd_vel``'s
+``linear.x``, ``linear.y`` and ``angular.z``. A differential drive cannot move sideways: its
+tree has no ``base_y``, so no command ever asks it to.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ConfigError
+from .robot_spec import JointSpec, RobotSpec
+from .tree import KinematicTree, _Model
+
+#: The valid base kinds and their virtual joints, in command order.
+BASE_JOINTS: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "holonomic": ("base_x", "base_y", "base_yaw"),
+    "diff_drive": ("base_x", "base_yaw"),
+}
+#: The virtual links between the world and the root: the base's frame at the tick, then one
+#: link per joint but the last (whose child is the URDF's root).
+BASE_LINK = "itasc_base"
+
+_AXES = {"base_x": (1.0, 0.0, 0.0), "base_y": (0.0, 1.0, 0.0), "base_yaw": (0.0, 0.0, 1.0)}
+
+
+def with_mobile_base(
+    tree: KinematicTree, kind: str, max_speed: float, max_angular_speed: float
+) -> KinematicTree:
+    """``tree`` behind the virtual joints of a ``kind`` base (see the module).
+
+    Args:
+        tree: the robot's tree (its root is the base's link).
+        kind: a key of :data:`BASE_JOINTS` other than ``none``.
+        max_speed: the base's linear velocity limit [m/s] (the prismatic joints').
+        max_angular_speed: its angular velocity limit [rad/s] (``base_yaw``'s).
+
+    Raises:
+        ConfigError: an unknown kind, or the URDF already has a link or joint of those names.
+    """
+    joints = BASE_JOINTS.get(kind)
+    if not joints:
+        raise ConfigError(
+            f"base_kind {kind!r} has no base joints; valid kinds with a base: "
+            + ", ".join(k for k, v in BASE_JOINTS.items() if v)
+        )
+    spec: RobotSpec = tree._m.spec
+    links = [BASE_LINK] + [f"{BASE_LINK}_{j}" for j in joints[:-1]]
+    clash = [n for n in (*links, *joints) if n in spec.links or n in tree.all_joint_names]
+    if clash:
+        raise ConfigError(f"the URDF already has {clash}: they name the mobile base's joints")
+    parents, children = links, [*links[1:], tree.root_link]
+    specs = [
+        JointSpec(
+            name=j,
+            type="continuous" if j == "base_yaw" else "prismatic",
+            parent=parent,
+            child=child,
+            origin=np.eye(4),
+            axis=np.array(_AXES[j]),
+            lower=-math.inf,
+            upper=math.inf,
+            velocity=max_angular_speed if j == "base_yaw" else max_speed,
+        )
+        for j, parent, child in zip(joints, parents, children, strict=True)
+    ]
+    model = _Model(RobotSpec(spec.name, [*links, *spec.links], [*specs, *spec.joints],
+                             spec.inertials, spec.bad_inertials))  # fmt: skip
+    model.xml = tree._m.xml
+    return KinematicTree(model)
+
+
+__all__ = ["BASE_JOINTS", "BASE_LINK", "with_mobile_base"]
