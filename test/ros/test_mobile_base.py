@@ -1,14 +1,15 @@
-"""A base that drives a circle under the arm, over real DDS: the hand held fixed in the world.
+"""Mobile bases over real DDS: the hand held fixed in the world, a commanded base reaching.
 
-The node (``config/panda.yaml`` with ``world_frame: odom``) and the simulated robot run as
-their own processes; the simulated base follows a circle of 0.25 m radius (0.5 m across) at
-0.3 m/s and publishes its odometry with each joint state; nobody commands the base. A target
-fixed in ``odom`` (the hand's home pose seen from the circle's centre: the base is never more than
-the radius from it) is streamed at 50 Hz. Each joint state is
-paired with the odometry of the same stamp: the hand's pose in the world is measured
-independently of the node, first with the base's twist fed forward, then without
-(``feed_base_twist`` set false live). Then the odometry turns hostile and the node must stay
-safe.
+The node (``config/panda_mobile.yaml``: the hand's pose at priority 1, a posture at 2) and the
+simulated robot run as their own processes. First the simulated base follows a circle 0.5 m
+across at 0.3 m/s on its own (``base_kind:=none``) and publishes its odometry with each joint
+state; a target fixed in ``odom`` (the hand's home pose seen from the circle's centre: the base
+is never more than the radius from it) is streamed at 50 Hz. Each joint state is paired with
+the odometry of the same stamp: the hand's pose in the world is measured independently of the
+node, with the base's twist fed forward, then without (``feed_base_twist`` set false live);
+then the odometry turns hostile and the node must stay safe, and the recording replays
+exactly. Second, the base is commanded (holonomic, ``cmd_vel``) and carries the hand to a
+target 1.5 m beyond the arm's reach, every command within the limits.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ pytestmark = pytest.mark.dds
 
 REPO = Path(__file__).resolve().parents[2]
 URDF = REPO / "urdf" / "panda.urdf"
-PARAMS = REPO / "config" / "panda.yaml"
+PARAMS = REPO / "config" / "panda_mobile.yaml"  # the hand's pose at priority 1, a posture at 2
 TOPICS = [
     "/joint_states", "/odom", "/itasc_node/target_pose", "/commands", "/itasc_node/journal",
     "/itasc_node/parameters", "/parameter_events",
@@ -124,7 +125,7 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
 ) -> None:
     node = start_ros(
         dds_domain, f"urdf_file:={URDF}", "command_out_topic:=commands", "world_frame:=odom",
-        "odom_topic:=odom", params_files=[PARAMS],
+        "odom_topic:=odom", "base_kind:=none", params_files=[PARAMS],
     )  # fmt: skip
     sim = start_ros(
         dds_domain, f"urdf_file:={URDF}", "rate:=500.0", f"joints:={json.dumps(ARM)}",

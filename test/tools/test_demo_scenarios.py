@@ -88,3 +88,18 @@ def test_the_cli_lists_and_runs_scenarios(
         metrics["posture_error_start"], _run("priorities", out_dir)["posture_error_start"]
     )
     assert (cli_out / "priorities.png").is_file() and (cli_out / "priorities.json").is_file()
+
+
+def test_mobile_base_holds_the_hand_in_the_world_and_reaches_beyond_the_arm(
+    out_dir: Path,
+) -> None:
+    m = _run("mobile_base", out_dir)
+    print(f"\nmobile_base: {m}")
+    assert m["hold_error_max_fed_m"] < 1e-3  # held in the world while the base drives
+    assert m["hold_error_rms_without_base_twist_m"] > 10.0 * m["hold_error_rms_fed_m"]
+    assert m["reach_target_distance_m"] > 3.0 and m["reach_error_end_m"] < 1e-3
+    assert m["reach_base_travel_m"] > 2.0  # the base did the travelling
+    assert m["reach_max_velocity_ratio"] <= 1.0 + 1e-9
+    assert m["reach_max_base_acceleration_mps2"] <= 1.0 + 1e-6  # base_max_acceleration
+    assert m["reach_max_base_angular_acceleration_radps2"] <= 2.0 + 1e-6
+    assert (out_dir / "mobile_base.png").stat().st_size > 10_000

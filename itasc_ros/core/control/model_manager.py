@@ -334,6 +334,17 @@ class ModelManager(Generic[T]):
                 f"constraints {[c.name for c in ctrl.config.constraints]}",
             )
         )
+        free = ctrl.full_tree.free_root_joint
+        if free:
+            world = ctrl.config.world_frame
+            logs.append(
+                (
+                    logging.INFO if world else logging.WARNING,
+                    f"the URDF's free joint {free} at the root is left out: the pose of "
+                    f"{ctrl.base_root!r} comes from odometry in "
+                    + (f"{world!r}" if world else "world_frame, which is not set: a fixed base"),
+                )
+            )
         return ModelOutcome(
             ModelChange.INSTALLED,
             zero_on=old if stop_old else None,

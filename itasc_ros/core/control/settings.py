@@ -264,7 +264,7 @@ SETTINGS: tuple[Setting, ...] = (
         "base_max_speed",
         "double",
         0.5,
-        "The commanded base's linear velocity limit.",
+        "The commanded base's linear velocity limit (each of base_x and base_y).",
         lo=0.0,
         hi=10.0,
         unit="m/s",
@@ -282,8 +282,8 @@ SETTINGS: tuple[Setting, ...] = (
         "base_max_acceleration",
         "double",
         1.0,
-        "The commanded base's linear acceleration limit (0: none; joint_limits.base_x and "
-        "base_y override it).",
+        "The commanded base's linear acceleration limit (each of base_x and base_y; 0: none; "
+        "joint_limits.base_x and base_y override it).",
         lo=0.0,
         hi=100.0,
         unit="m/s^2",

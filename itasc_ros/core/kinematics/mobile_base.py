@@ -82,8 +82,16 @@ def with_mobile_base(
         )
         for j, parent, child in zip(joints, parents, children, strict=True)
     ]
-    model = _Model(RobotSpec(spec.name, [*links, *spec.links], [*specs, *spec.joints],
-                             spec.inertials, spec.bad_inertials))  # fmt: skip
+    model = _Model(
+        RobotSpec(
+            spec.name,
+            [*links, *spec.links],
+            [*specs, *spec.joints],
+            spec.inertials,
+            spec.bad_inertials,
+            spec.free_root_joint,
+        )
+    )
     model.xml = tree._m.xml
     return KinematicTree(model)
 

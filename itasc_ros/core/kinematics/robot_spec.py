@@ -74,6 +74,9 @@ class RobotSpec:
         inertials: link name -> its mass and centre of mass (links with an ``<inertial>``).
         bad_inertials: links whose ``<inertial>`` cannot be read (mass missing, negative,
             non-finite; origin not three finite numbers), with the reason.
+        free_root_joint: the ``floating`` / ``planar`` joint (name and type) that held the
+            robot to a world link in the URDF, left out: the root's pose comes from odometry
+            ('' when there was none).
     """
 
     name: str
@@ -81,6 +84,7 @@ class RobotSpec:
     joints: list[JointSpec]
     inertials: dict[str, InertialSpec] = field(default_factory=dict)
     bad_inertials: dict[str, str] = field(default_factory=dict)
+    free_root_joint: str = ""
 
 
 __all__ = ["SUPPORTED_JOINT_TYPES", "InertialSpec", "JointSpec", "MimicSpec", "RobotSpec"]

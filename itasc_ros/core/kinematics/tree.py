@@ -243,6 +243,11 @@ class KinematicTree:
         return self._m.spec.name
 
     @property
+    def free_root_joint(self) -> str:
+        """The URDF's free (floating / planar) root joint left out, '' when there was none."""
+        return self._m.spec.free_root_joint
+
+    @property
     def urdf_xml(self) -> str | bytes | None:
         """The URDF document the tree was built from (None when built otherwise)."""
         return self._m.xml

@@ -118,7 +118,9 @@ def parse_urdf(xml: str | bytes) -> RobotSpec:
     Raises:
         UrdfSyntaxError: not XML, not ``<robot>``, entities, too large or too deep.
         DuplicateNameError: two links or two joints share a name.
-        UnsupportedJointError: floating, planar or unknown joint type.
+        UnsupportedJointError: floating, planar or unknown joint type (but a free joint that
+            holds the whole robot to a world link, which is left out: see
+            :func:`_free_root_joint`).
         InvalidJointError: zero/non-finite axis, non-finite origin or limits, bad mimic.
         UrdfStructureError: missing link, cycle, several roots.
     """
@@ -130,9 +132,16 @@ def parse_urdf(xml: str | bytes) -> RobotSpec:
     check_name_length("robot", str(root.get("name") or ""))
     link_names = element_names("link", raw_links)
     element_names("joint", raw_joints)
+    free = _free_root_joint(raw_joints)
+    skipped: set[str] = set()
+    if free is not None:  # the world link and its free joint: the base's pose is odometry's
+        skipped = {str(free.get("name")), str(_parent_of(free))}
+        raw_joints = [el for el in raw_joints if el is not free]
+        raw_links = [el for el in raw_links if el.get("name") not in skipped]
+        link_names = [n for n in link_names if n not in skipped]
     for el in raw_joints:
         check_joint_element(el)
-    robot = _read_kinematic_part(root)
+    robot = _read_kinematic_part(root, skipped)
     joints = [joint_spec(j) for j in robot.joints]
     inertials, bad_inertials = _inertials(raw_links)
     spec = RobotSpec(
@@ -141,12 +150,38 @@ def parse_urdf(xml: str | bytes) -> RobotSpec:
         joints=joints,
         inertials=inertials,
         bad_inertials=bad_inertials,
+        free_root_joint="" if free is None else f"{free.get('name')} ({free.get('type')})",
     )
     check_structure(spec)
     return spec
 
 
-def _read_kinematic_part(root: etree._Element) -> Any:
+def _free_root_joint(joints: list[etree._Element]) -> etree._Element | None:
+    """A ``floating`` or ``planar`` joint that holds the whole robot to a world link, or None.
+
+    URDFs of humanoids, quadrupeds and mobile bases often name the base's free motion so: a
+    parent link that is no joint's child and has no other joint. That joint is not part of the
+    tree the controller solves: the root link's pose in the world comes from odometry
+    (``world_frame``). A free joint anywhere else stays unsupported.
+    """
+    children = {str(sub.get("link")) for el in joints for sub in el.findall("child")}
+    for el in joints:
+        parent = el.find("parent")
+        if el.get("type") not in ("floating", "planar") or parent is None:
+            continue
+        link = str(parent.get("link"))
+        others = [j for j in joints if j is not el and _parent_of(j) == link]
+        if link not in children and not others:
+            return el
+    return None
+
+
+def _parent_of(el: etree._Element) -> str | None:
+    parent = el.find("parent")
+    return None if parent is None else parent.get("link")
+
+
+def _read_kinematic_part(root: etree._Element, skipped: set[str] | None = None) -> Any:
     """The ``urdf_parser_py.urdf.URDF`` of the kinematic part of ``<robot>``.
 
     Raises:
@@ -155,7 +190,7 @@ def _read_kinematic_part(root: etree._Element) -> Any:
     from urdf_parser_py import urdf as up
     from urdf_parser_py.xml_reflection.core import Path
 
-    kin = _kinematic_part(root)
+    kin = _kinematic_part(root, skipped or set())
     with _quiet_urdf_parser():
         try:
             return up.URDF.from_xml(kin, Path(up.URDF.XML_REFL.tag, tree=etree.ElementTree(kin)))
@@ -167,10 +202,15 @@ def _read_kinematic_part(root: etree._Element) -> Any:
             raise UrdfSyntaxError(f"URDF could not be read: {msg}{hint}") from exc
 
 
-def _kinematic_part(root: etree._Element) -> etree._Element:
-    """A copy of ``<robot>`` with bare ``<link name>`` and the joints' kinematic elements only."""
+def _kinematic_part(root: etree._Element, skipped: set[str]) -> etree._Element:
+    """A copy of ``<robot>`` with bare ``<link name>`` and the joints' kinematic elements only.
+
+    Links and joints named in ``skipped`` (a free root joint and its world link) are left out.
+    """
     kin = etree.Element("robot", name=root.get("name") or "unnamed")
     for el in root:
+        if el.get("name") in skipped and el.tag in ("link", "joint"):
+            continue
         if el.tag == "link":
             etree.SubElement(kin, "link", name=el.get("name") or "")
         elif el.tag == "joint":

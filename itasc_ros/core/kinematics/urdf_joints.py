@@ -41,8 +41,8 @@ def check_joint_element(el: etree._Element) -> None:
             f"joint {jname!r} {has}; supported types are: "
             + ", ".join(SUPPORTED_JOINT_TYPES)
             + (
-                " (a floating base is not part of the arm's tree: give the root link a"
-                " fixed pose instead)"
+                " (a floating base is supported only as the joint that holds the whole robot"
+                " to a world link: the root's pose then comes from odometry, world_frame)"
                 if jtype in ("floating", "planar")
                 else ""
             )

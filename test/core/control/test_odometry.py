@@ -297,3 +297,85 @@ def test_a_commanded_base_takes_world_targets_only(tree: KinematicTree) -> None:
         _controller(tree, base_kind="holonomic", world_frame="")
     with pytest.raises(ConfigError, match=r"unknown base kind .tracked"):
         _controller(tree, base_kind="tracked")
+
+
+# ------------------------------------------------------------------ a floating base
+TALOS_ARM = ["torso_1_joint", "torso_2_joint", *(f"arm_left_{i}_joint" for i in range(1, 8))]
+
+
+def _trunk(t: float) -> tuple[np.ndarray, np.ndarray]:
+    """A swaying, bobbing, rocking trunk: its pose (4, 4) and body twist (6,) at ``t`` [s]."""
+
+    def pose_at(s: float) -> np.ndarray:
+        w = 2.0 * np.pi * 0.5  # [rad/s] a 0.5 Hz gait
+        pose = np.eye(4)
+        pose[:3, 3] = [0.05 * s, 0.04 * np.sin(w * s), 1.0 + 0.015 * np.sin(2.0 * w * s)]
+        rpy = [0.05 * np.sin(w * s), 0.03 * np.sin(2.0 * w * s), 0.08 * np.sin(w * s)]
+        pose[:3, :3] = (
+            spatial.so3_exp(np.array([0.0, 0.0, rpy[2]]))
+            @ spatial.so3_exp(np.array([0.0, rpy[1], 0.0]))
+            @ spatial.so3_exp(np.array([rpy[0], 0.0, 0.0]))
+        )
+        return pose
+
+    h = 1e-5
+    a, b, pose = pose_at(t - h), pose_at(t + h), pose_at(t)
+    v = (b[:3, 3] - a[:3, 3]) / (2.0 * h)
+    w = spatial.so3_log(b[:3, :3] @ a[:3, :3].T) / (2.0 * h)
+    return pose, np.concatenate([pose[:3, :3].T @ v, pose[:3, :3].T @ w])
+
+
+def test_a_floating_base_robot_holds_a_hand_fixed_in_the_world_while_its_trunk_moves() -> None:
+    """Talos (example-robot-data): the trunk's pose on odometry, torso and left arm solved."""
+    from robots import erd_urdf_path  # noqa: PLC0415
+
+    tree = KinematicTree.from_urdf_file(erd_urdf_path("talos"))
+    link = "arm_left_7_link"
+    ctrl = Controller(
+        tree,
+        ControllerConfig(
+            joints=TALOS_ARM,
+            constraints=[ConstraintConfig("hand", "copy_pose", link=link)],
+            control_rate=250.0,
+            world_frame="odom",
+        ),
+    )
+    arm = tree.select_joints(TALOS_ARM)
+    q = np.array([0.0, 0.0, 0.4, 0.3, 0.0, -1.2, 0.0, 0.0, 0.0])  # an elbow bent forward
+    qdot = np.zeros(len(TALOS_ARM))
+    trunk0, _ = _trunk(0.0)
+    goal = trunk0 @ arm.forward_kinematics(q, link)  # held where it starts, in the world
+    errors = []
+    dt = 0.004
+    for k in range(1500):  # 6 s
+        t = 50.0 + k * dt
+        q = q + qdot * dt
+        trunk, body = _trunk(k * dt)
+        ctrl.set_joint_state(TALOS_ARM, q, t, t)
+        ctrl.set_odometry("odom", "base_link", _odom_values(trunk, body), t, t)
+        if k == 0:
+            ctrl.set_target("hand", "odom", goal[:3, 3], spatial.matrix_to_quat(goal), t, t)
+        out = ctrl.step(t)
+        assert out.status == "active", out.reason
+        qdot = out.qdot
+        if k * dt >= 1.0:
+            hand = trunk @ arm.forward_kinematics(q, link)
+            errors.append(float(np.linalg.norm(hand[:3, 3] - goal[:3, 3])))
+    print(f"\nTalos, trunk swaying: the hand held to {max(errors) * 1e3:.3f} mm in the world")
+    assert max(errors) < 1e-3
+
+
+def test_a_urdf_naming_its_floating_base_joint_is_rooted_at_the_base() -> None:
+    from itasc_ros.core.kinematics.urdf import parse_urdf  # noqa: PLC0415
+
+    xml = (REPO / "urdf" / "panda.urdf").read_text()
+    free = xml.replace(
+        '<link name="panda_link0"',
+        '<link name="world"/><joint name="world_joint" type="floating"><parent link="world"/>'
+        '<child link="panda_link0"/></joint><link name="panda_link0"',
+        1,
+    )
+    spec = parse_urdf(free)
+    assert spec.free_root_joint == "world_joint (floating)" and "world" not in spec.links
+    tree = KinematicTree.from_urdf(free)
+    assert tree.root_link == "panda_link0" and tree.n_joints == 7
