@@ -41,6 +41,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
 from procs import (
     PANDA_URDF,
     REPO,
@@ -219,6 +220,12 @@ NODES: dict[str, list[str]] = {
         'joints:=["panda_joint1", "shoulder_pan_joint", "panda_joint3"]',
     ],
     "/clk": [f"urdf_file:={PANDA_URDF}", "constraints.ee.link:=panda_hand", "use_sim_time:=true"],
+    "/odo": [
+        f"urdf_file:={PANDA_URDF}",
+        "constraints.ee.link:=panda_hand",
+        "world_frame:=odom",
+        "odom_topic:=/odo/odom",
+    ],
 }
 
 
@@ -281,6 +288,25 @@ def wait_moving(client: RosTestClient, node: dict[str, Any], t0: float, what: st
         return next((m for m in after(node["cmds"], t0) if not is_zero(m)), None)
 
     return client.wait_for(moving, TIMEOUT, what)
+
+
+def odometry(
+    pose: Callable[[], np.ndarray], frame: str = "odom", clock: Callable[[], float] = wall_stamp
+) -> Callable[[], Odometry]:
+    """Odometry messages of the base at ``pose()`` (at rest), stamped now."""
+
+    def make() -> Odometry:
+        m = Odometry()
+        m.header.frame_id, m.child_frame_id = frame, "panda_link0"
+        m.header.stamp = stamp(clock())
+        t = pose()
+        p = m.pose.pose.position
+        p.x, p.y, p.z = (float(v) for v in t[:3, 3])
+        o = m.pose.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(t))
+        return m
+
+    return make
 
 
 # =========================================================================== tests
@@ -545,3 +571,65 @@ def test_sim_clock_jumps_back_and_forward(
         target.close()
         js.close()
         clock.stream.close()
+
+
+def test_hostile_odometry_never_moves_the_robot_where_good_inputs_do_not(
+    client: RosTestClient, nodes: dict[str, Any], trees: dict[str, KinematicTree]
+) -> None:
+    """A world target held from good odometry; NaN, jumps, a wrong frame, old stamps, a stop.
+
+    Each hostile kind is published alone (the good publisher paused, then resumed): the node
+    refuses it, keeps the last good base pose, every command stays finite and within the
+    limits and the hand goes nowhere the good inputs do not ask; stale odometry gives one zero
+    then silence, and commands resume when it comes back.
+    """
+    node, tree = nodes["/odo"], trees["panda"]
+    base = np.eye(4)
+    base[:3, 3] = [1.0, 2.0, 0.0]  # the base at rest somewhere in odom
+    goal = base @ offset_goal(tree, PANDA_HOME, "panda_hand", [0.04, 0.0, 0.0])
+    js = Stream(JointState, "/odo/joint_states", joint_states(PANDA_JOINTS, PANDA_HOME), 100)
+    good = Stream(Odometry, "/odo/odom", odometry(lambda: base), 100)
+    target = Stream(PoseStamped, "/odo/itasc_node/target_pose", target_poses(goal, "odom"), 20)
+    hostile: list[tuple[str, Callable[[], Odometry]]] = []
+    for kind in ("nan", "jump", "frame", "old"):
+        moved = base.copy()
+        if kind == "nan":
+            moved[0, 3] = float("nan")
+        elif kind == "jump":
+            moved[0, 3] += 3.0
+        make = odometry(
+            lambda m=moved: m,
+            frame="map" if kind == "frame" else "odom",
+            clock=(lambda: wall_stamp() - 60.0) if kind == "old" else wall_stamp,
+        )
+        hostile.append((kind, make))
+    try:
+        first = wait_moving(client, node, time.monotonic(), "commands toward the world target")
+        expected = commanded_direction(tree, PANDA_HOME, "panda_hand", first.data)
+        assert expected[0] > 0.9  # toward +x of the base (the target 4 cm ahead)
+        for kind, make in hostile:
+            good.close()
+            bad = Stream(Odometry, "/odo/odom", make, 100)
+            t0 = time.monotonic()
+            time.sleep(0.15)  # less than input_timeout: the last good odometry still holds
+            bad.close()
+            for m in after(node["cmds"], t0):  # never a command toward the hostile pose
+                if not is_zero(m):
+                    d = commanded_direction(tree, PANDA_HOME, "panda_hand", m.data)
+                    assert d @ expected > 0.9, (kind, list(m.data))
+            good = Stream(Odometry, "/odo/odom", odometry(lambda: base), 100)
+            time.sleep(0.2)
+        good.close()  # odometry stops: stale, one zero, then silence
+        t_stop = time.monotonic()
+        time.sleep(INPUT_TIMEOUT + 1.0)
+        cmds = [m for m in after(node["cmds"], t_stop)]
+        assert cmds and is_zero(cmds[-1]) and sum(map(is_zero, cmds)) == 1, len(cmds)
+        st = last_json(node["status"])
+        assert st is not None and st["status"] == "stale", st
+        good = Stream(Odometry, "/odo/odom", odometry(lambda: base), 100)
+        wait_moving(client, node, time.monotonic(), "commands once the odometry is back")
+    finally:
+        for stream in (js, good, target):
+            stream.close()
+    log = read_log(node["proc"])
+    assert "odometry" in log and "Traceback" not in log
