@@ -60,6 +60,7 @@ DEFAULT_TOPICS: tuple[str, ...] = (
     "/itasc_node/target_pose",
     "/itasc_node/target_twist",
     "/itasc_node/odom",
+    "/cmd_vel",
     "/forward_velocity_controller/commands",
     "/itasc_node/journal",
     "/itasc_node/parameters",

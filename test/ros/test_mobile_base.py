@@ -190,14 +190,7 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
     assert "odometry" in log and "rejected" in log  # the hostile ones, warned about
     assert checker.total > 1000 and checker.bad == [], checker.bad[:3]  # finite, within limits
     # The recording replays exactly: every command recomputed from its odometry and targets.
-    replay = subprocess.run(
-        [sys.executable, "-m", "itasc_ros.tools.replay", str(bag), "--compare", "--no-plots",
-         "--json"],
-        capture_output=True, text=True, timeout=180, cwd=REPO,
-    )  # fmt: skip
-    out = replay.stdout + replay.stderr
-    res = json.loads([ln for ln in replay.stdout.splitlines() if ln.startswith("{")][-1])
-    assert replay.returncode == 0, out
+    res, out = _replay(bag)
     assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 1000, out
     assert res["compare"]["state_mismatches"] == 0, out
 
@@ -222,7 +215,7 @@ def _hostile(good: Odometry) -> list[Odometry]:
 
 
 def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
-    client: RosTestClient, dds_domain: int
+    client: RosTestClient, dds_domain: int, tmp_path: Path
 ) -> None:
     """Base and arm share the reaching (cmd_vel and the arm's command), within their limits."""
     node = start_ros(
@@ -239,6 +232,14 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
         name="sim_reach",
     )  # fmt: skip
     client.clear("/joint_states")
+    bag = tmp_path / "reach_bag"
+    topics = ["/joint_states", "/reach/odom", "/itasc_node/target_pose", "/reach/commands",
+              "/reach/cmd_vel", "/itasc_node/journal", "/itasc_node/parameters"]  # fmt: skip
+    recorder = start_process(
+        [sys.executable, "-m", "itasc_ros.tools.record", "--out", str(bag), "--topics", *topics],
+        local_dds_env(dds_domain),
+        "itasc_record_reach",
+    )
     states = client.collect(JointState, "/joint_states")
     odoms = client.collect(Odometry, "/reach/odom")
     arm_cmds = client.collect(Float64MultiArray, "/reach/commands", 10000)  # every one
@@ -260,6 +261,8 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
         last = _hand_errors(arm, list(states)[-50:], list(odoms)[-200:], target, t0)
     finally:
         stop_processes([node, sim])
+        time.sleep(0.3)
+        stop_processes([recorder])
     log = read_log(node)
     assert "Traceback" not in log, log[-3000:]
     assert "control active" in log, log[-2000:]
@@ -281,3 +284,17 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
     acc = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])
     assert np.all(np.abs(np.diff(joints, axis=0)) <= acc * dt * (1.0 + 1e-6) + 1e-12)
     assert not base[-1].any() and not joints[-1].any()  # the final zero reached both
+    res, out = _replay(bag)  # every command, the base's included, recomputed exactly
+    assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 1000, out
+
+
+def _replay(bag: Path) -> tuple[dict[str, Any], str]:
+    """``itasc-replay BAG --compare --json``: its JSON and its output."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "itasc_ros.tools.replay", str(bag), "--compare", "--no-plots",
+         "--json"],
+        capture_output=True, text=True, timeout=180, cwd=REPO,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1]), out

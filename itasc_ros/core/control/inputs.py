@@ -403,9 +403,16 @@ class Inputs(Journaling):
         new.order.offset = was.order.offset
 
     # ------------------------------------------------------------------------- read-outs
-    def target_frame(self, constraint: str) -> str:
-        """The frame of the constraint's target poses: '' (the root) or ``world_frame``."""
-        return self.config.world_frame if self._target_state(constraint).world else ""
+    def given_target(self, constraint: str) -> tuple[str, Array] | None:
+        """The constraint's target pose (4, 4) as given, and its frame.
+
+        Returns:
+            ``(frame, pose)``: '' (the root) or ``world_frame``; None before the first pose.
+        """
+        st = self._target_state(constraint)
+        if not st.has_pose:
+            return None
+        return (self.config.world_frame if st.world else ""), st.pose.copy()
 
     def odometry(self) -> tuple[Array, Array, float] | None:
         """The base's pose (4, 4) and twist (6,) in the world and their reception time [s].

@@ -300,13 +300,17 @@ class ModelManager(Generic[T]):
             # base's odometry.
             ctrl.take_odometry(old)
             for name in old.pose_constraints:
-                _, target = old.poses(name)
-                if target is None or name not in ctrl.pose_constraints:
+                given = old.given_target(name)
+                if given is None:  # e.g. jogging from the effector: its pose in the root
+                    _, target = old.poses(name)
+                    given = None if target is None else ("", target)
+                if given is None or name not in ctrl.pose_constraints:
                     continue
+                frame, target = given
                 try:
                     ctrl.set_target(
                         name,
-                        old.target_frame(name),
+                        frame,
                         target[:3, 3],
                         spatial.matrix_to_quat(target),
                         old.target_stamp(name),

@@ -109,7 +109,7 @@ class ControllerState(FittedModel):
             return np.eye(4), None
         eff = self.tree.forward_kinematics(self._q, link)
         st = self._targets.get(constraint)
-        if st is not None and st.has_pose:  # the target given, not the reference toward it
+        if st is not None and st.has_pose and not st.world:  # the target given, not the ref
             return eff, st.pose.copy()
         try:
             return eff, c.target_pose(self.tree, self._q)

@@ -86,7 +86,9 @@ class Replayer:
         self.setup = setup
         self.tree = setup.tree()
         self.controller = Controller(self.tree, setup.config)
-        self.joint_names = list(self.controller.joint_names)
+        # the command topic's joints: a commanded base's go to its twist topic (not compared)
+        self._nb = len(self.controller.base_joints)
+        self.joint_names = list(self.controller.joint_names[self._nb :])
         self.events = load_events(bag, setup, self.joint_names)
         self.result: ReplayResult | None = None
 
@@ -171,13 +173,13 @@ class Replayer:
         rows["recorded"].append(
             ev.qdot if ev.qdot is not None else np.full(len(self.joint_names), np.nan)
         )
-        rows["recomputed"].append(out.qdot)
+        rows["recomputed"].append(out.qdot[self._nb :])
         rows["status"].append(out.status)
         rows["sigma"].append(res.sigma_min if res is not None else np.nan)
         rows["damping"].append(res.damping if res is not None else np.nan)
         rows["scale"].append(res.velocity_scale if res is not None else np.nan)
         rows["locked"].append(int(np.count_nonzero(res.locked)) if res else 0)
-        rows["q"].append(out.q)
+        rows["q"].append(out.q[self._nb :])
         rows["eps"].append(ctrl.config.damping_epsilon)
         pe = re = np.nan
         first_pose = next(iter(self.setup.pose_topics), None)

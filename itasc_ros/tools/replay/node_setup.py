@@ -14,6 +14,7 @@ from typing import Any
 
 from itasc_ros.cli import unknown_choice
 from itasc_ros.core import ControllerConfig, KinematicTree
+from itasc_ros.core.kinematics.mobile_base import BASE_JOINTS
 from itasc_ros.params import config_from_parameters, read_params_file, target_topics
 from itasc_ros.tools.replay.errors import ReplayError
 from itasc_ros.tools.replay.recorded_parameters import (
@@ -47,6 +48,8 @@ class NodeSetup:
         command_topic: command topic. command_type: 'pkg/Type' of the commands.
         pose_topics: constraint -> target pose topic. twist_topics: constraint -> twist topic.
         odom_topic: the base's odometry topic ('' without ``world_frame``: a fixed base).
+        base_topic: a commanded base's twist topic ('' without ``base_kind``).
+        base_joints: a commanded base's virtual joints (the first of every command).
         params_source: where the parameters came from.
         journal_topic: the node's journal (what each tick consumed).
         parameters_topic: the node's parameters with their revisions.
@@ -63,6 +66,8 @@ class NodeSetup:
     pose_topics: dict[str, str]
     twist_topics: dict[str, str]
     odom_topic: str = ""
+    base_topic: str = ""
+    base_joints: tuple[str, ...] = ()
     params_source: str = ""
     journal_topic: str = "/itasc_node/journal"
     parameters_topic: str = "/itasc_node/parameters"
@@ -152,6 +157,7 @@ def load_setup(
     config = config_from_parameters(params)
     xml, urdf_source = _urdf(urdf, params)
     topics = target_topics(config)
+    base = BASE_JOINTS.get(config.base_kind, ())
     return NodeSetup(
         params=params,
         config=config,
@@ -164,6 +170,8 @@ def load_setup(
         pose_topics={n: _topic(pose, node_name) for n, (pose, _) in topics.items()},
         twist_topics={n: _topic(twist, node_name) for n, (_, twist) in topics.items()},
         odom_topic=_topic(str(params["odom_topic"]), node_name) if config.world_frame else "",
+        base_topic=_topic(str(params["base_cmd_topic"]), node_name) if base else "",
+        base_joints=base,
         params_source=source,
         journal_topic=_topic("~/journal", node_name),
         parameters_topic=_topic("~/parameters", node_name),

@@ -327,7 +327,7 @@ def _trunk(t: float) -> tuple[np.ndarray, np.ndarray]:
 
 def test_a_floating_base_robot_holds_a_hand_fixed_in_the_world_while_its_trunk_moves() -> None:
     """Talos (example-robot-data): the trunk's pose on odometry, torso and left arm solved."""
-    from robots import erd_urdf_path  # noqa: PLC0415
+    from robots import erd_urdf_path
 
     tree = KinematicTree.from_urdf_file(erd_urdf_path("talos"))
     link = "arm_left_7_link"
@@ -366,7 +366,7 @@ def test_a_floating_base_robot_holds_a_hand_fixed_in_the_world_while_its_trunk_m
 
 
 def test_a_urdf_naming_its_floating_base_joint_is_rooted_at_the_base() -> None:
-    from itasc_ros.core.kinematics.urdf import parse_urdf  # noqa: PLC0415
+    from itasc_ros.core.kinematics.urdf import parse_urdf
 
     xml = (REPO / "urdf" / "panda.urdf").read_text()
     free = xml.replace(
