@@ -228,27 +228,21 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
 
 
 def bag_commands(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> list[CommandEvent]:
-    """The command messages of the bag, in bag order (velocities in ``joints`` order).
+    """The command messages of the bag, in bag order (velocities in ``joints`` order)."""
+    return [
+        command_event(bag_seconds(t_ns), msg, joints)
+        for _topic, t_ns, msg in read_bag(bag, [setup.command_topic])
+    ]
 
-    With a commanded base (``setup.base_joints``, the first of ``joints``), each command is
-    the arm's message with the base's ``Twist`` the node published with it (the n-th of each,
-    in bag order: the node publishes both for every command); a command without its twist
-    cannot be read.
-    """
+
+def bag_base_commands(bag: str | Path, setup: NodeSetup) -> list[CommandEvent]:
+    """A commanded base's twists (``setup.base_topic``) as commands of its virtual joints."""
     nb = len(setup.base_joints)
-    arm = [command_event(bag_seconds(t_ns), msg, joints[nb:])
-           for _topic, t_ns, msg in read_bag(bag, [setup.command_topic])]  # fmt: skip
-    if not nb:
-        return arm
-    twists = [msg for _topic, _t, msg in read_bag(bag, [setup.base_topic])]
     out = []
-    for i, ev in enumerate(arm):
-        if ev.qdot is None or i >= len(twists):
-            out.append(CommandEvent(ev.t, None, ev.problem or "no base twist with it"))
-            continue
-        tw = twists[i]
-        base = [tw.linear.x, tw.linear.y, tw.angular.z] if nb == 3 else [tw.linear.x, tw.angular.z]
-        out.append(CommandEvent(ev.t, np.concatenate([base, ev.qdot])))
+    for _topic, t_ns, msg in read_bag(bag, [setup.base_topic]):
+        lin, ang = msg.linear, msg.angular
+        v = [lin.x, lin.y, ang.z] if nb == 3 else [lin.x, ang.z]
+        out.append(CommandEvent(bag_seconds(t_ns), np.array(v, dtype=float)))
     return out
 
 
@@ -259,6 +253,7 @@ __all__ = [
     "ParameterChangeEvent",
     "PoseEvent",
     "TwistEvent",
+    "bag_base_commands",
     "bag_commands",
     "bag_seconds",
     "command_event",

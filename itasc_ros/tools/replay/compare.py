@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from itasc_ros.core.control.playback import Playback, Tick
-from itasc_ros.tools.replay.bag_events import CommandEvent, bag_commands
+from itasc_ros.tools.replay.bag_events import CommandEvent, bag_base_commands, bag_commands
 from itasc_ros.tools.replay.node_setup import NodeSetup
 
 #: Default comparison tolerance [rad/s] (see the module docstring).
@@ -140,11 +140,15 @@ class CompareReport:
         return "\n".join(lines)
 
 
-def align(commands: Sequence[CommandEvent], ticks: Sequence[Tick]) -> list[int | None]:
+def align(
+    commands: Sequence[CommandEvent], ticks: Sequence[Tick], part: slice = slice(None)
+) -> list[int | None]:
     """Per command, the index of the published tick with exactly its values, in order.
 
     Both streams keep their order (reliable DDS), so each command is searched after the
-    previous match; a command matching no published tick is not covered (None).
+    previous match; a command matching no published tick is not covered (None). ``part``: the
+    joints of a tick's command the messages carry (a commanded base's twist is its own
+    stream: the first joints; the arm's message the others).
     """
     published = [i for i, t in enumerate(ticks) if t.published]
     out: list[int | None] = [None] * len(commands)
@@ -153,7 +157,7 @@ def align(commands: Sequence[CommandEvent], ticks: Sequence[Tick]) -> list[int |
         if cmd.qdot is None:
             continue
         for k in range(j, len(published)):
-            if np.array_equal(ticks[published[k]].recorded, cmd.qdot):
+            if np.array_equal(ticks[published[k]].recorded[part], cmd.qdot):
                 out[c] = published[k]
                 j = k + 1
                 break
@@ -163,13 +167,14 @@ def align(commands: Sequence[CommandEvent], ticks: Sequence[Tick]) -> list[int |
 def _compare_matched(
     rep: CompareReport,
     commands: Sequence[CommandEvent],
+    matched: Sequence[int | None],
     ticks: Sequence[Tick],
     joints: Sequence[str],
 ) -> None:
     """Count the commands outside the journal or not covered; compare the matched ones."""
-    covered = [c for c, i in enumerate(rep.matched) if i is not None]
+    covered = [c for c, i in enumerate(matched) if i is not None]
     first, last = (covered[0], covered[-1]) if covered else (len(commands), -1)
-    for c, (cmd, i) in enumerate(zip(commands, rep.matched, strict=True)):
+    for c, (cmd, i) in enumerate(zip(commands, matched, strict=True)):
         if i is None:
             if cmd.qdot is not None and first < c < last:
                 rep.not_covered += 1
@@ -212,17 +217,24 @@ def compare_commands(
         joints: the commanded joints (n,).
         tolerance: largest accepted |recorded - recomputed| per joint [rad/s].
     """
-    commands = bag_commands(bag, setup, joints)
-    rep = CompareReport(tolerance=tolerance, exact=playback is not None, commands=len(commands))
-    rep.unreadable = sum(c.qdot is None for c in commands)
+    nb = len(setup.base_joints)
+    streams = [(bag_commands(bag, setup, joints[nb:]), slice(nb, None))]
+    if nb:  # a commanded base's twists: a stream of their own, compared the same way
+        streams.append((bag_base_commands(bag, setup), slice(0, nb)))
+    rep = CompareReport(tolerance=tolerance, exact=playback is not None)
+    for commands, _ in streams:
+        rep.commands += len(commands)
+        rep.unreadable += sum(c.qdot is None for c in commands)
     if playback is None:
         return rep
     ticks = playback.ticks
-    rep.matched = align(commands, ticks)
+    for commands, part in streams:
+        matched = align(commands, ticks, part)
+        rep.matched += matched
+        _compare_matched(rep, commands, matched, ticks, joints)
     rep.lost_messages = playback.log.lost_messages
     rep.state_mismatches = playback.log.state_mismatches
     rep.problems = list(playback.log.problems)
-    _compare_matched(rep, commands, ticks, joints)
     _compare_statuses(rep, ticks)
     return rep
 
