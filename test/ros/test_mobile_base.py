@@ -77,7 +77,13 @@ def _set_bool(client: RosTestClient, name: str, value: bool) -> None:
 
 
 def _hand_errors(
-    arm: KinematicTree, states: list[Any], odoms: list[Any], target: np.ndarray, t0: float
+    arm: KinematicTree,
+    states: list[Any],
+    odoms: list[Any],
+    target: np.ndarray,
+    t0: float,
+    joints: list[str] = ARM,
+    link: str = "panda_hand",
 ) -> list[float]:
     """World distances [m] of the hand from ``target`` at each joint state received after t0."""
     bases = {stamp_or_none(m.header.stamp): pose_to_matrix(m.pose.pose) for _, m in odoms}
@@ -86,8 +92,8 @@ def _hand_errors(
         base = bases.get(stamp_or_none(m.header.stamp))
         if t < t0 or base is None:
             continue
-        q = np.array([m.position[list(m.name).index(j)] for j in ARM])
-        hand = base @ arm.forward_kinematics(q, "panda_hand")
+        q = np.array([m.position[list(m.name).index(j)] for j in joints])
+        hand = base @ arm.forward_kinematics(q, link)
         out.append(float(np.linalg.norm(hand[:3, 3] - target[:3, 3])))
     return out
 
@@ -100,12 +106,15 @@ def _stream_until_held(
     odoms: list[Any],
     target: np.ndarray,
     timeout: float,
+    joints: list[str] = ARM,
+    link: str = "panda_hand",
 ) -> float:
     """Stream ``msg`` until the hand stays within 1 mm for 0.5 s; returns how long it took."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         _stream(pub, msg, 0.25)
-        recent = _hand_errors(arm, list(states), list(odoms), target, time.monotonic() - 0.5)
+        since = time.monotonic() - 0.5
+        recent = _hand_errors(arm, list(states), list(odoms), target, since, joints, link)
         if len(recent) > 100 and max(recent) < 1e-3:
             return time.monotonic() - t0
     raise AssertionError(f"the hand did not reach its world target in {timeout} s")
@@ -298,3 +307,60 @@ def _replay(bag: Path) -> tuple[dict[str, Any], str]:
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1]), out
+
+
+TALOS_ARM = ["torso_1_joint", "torso_2_joint", *(f"arm_left_{i}_joint" for i in range(1, 8))]
+
+
+def test_a_floating_base_humanoid_holds_its_hand_in_the_world_while_its_trunk_sways(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    """Talos (example-robot-data): the trunk's pose on odometry (a gait's sway, bob and rock)."""
+    from robots import erd_urdf_path
+
+    urdf = erd_urdf_path("talos")
+    q0 = [0.0, 0.0, 0.4, 0.3, 0.0, -1.2, 0.0, 0.0, 0.0]  # the left elbow bent forward
+    node = start_ros(
+        dds_domain, f"urdf_file:={urdf}", f"joints:={json.dumps(TALOS_ARM)}",
+        "constraints.ee.link:=arm_left_7_link", "command_out_topic:=/talos/commands",
+        "joint_topic:=/talos/joint_states", "world_frame:=odom", "odom_topic:=/talos/odom",
+        name="itasc_node_talos",
+    )  # fmt: skip
+    sim = start_ros(
+        dds_domain, f"urdf_file:={urdf}", "rate:=500.0", f"joints:={json.dumps(TALOS_ARM)}",
+        f"initial_positions:={json.dumps(q0)}", "command_topic:=/talos/commands",
+        "base_motion:=sway", "base_speed:=0.0", "base_height:=1.0",
+        "odom_topic:=/talos/odom", module=SIM_ROBOT_MODULE, name="sim_talos",
+        remaps=["joint_states:=/talos/joint_states"],
+    )  # fmt: skip
+    states = client.collect(JointState, "/talos/joint_states")
+    odoms = client.collect(Odometry, "/talos/odom")
+    target_pub = client.publisher(PoseStamped, "/itasc_node/target_pose")
+    arm = KinematicTree.from_urdf_file(urdf).select_joints(TALOS_ARM)
+    trunk = np.eye(4)
+    trunk[2, 3] = 1.0  # the trunk's mean pose: it sways, bobs and rocks about it
+    target = trunk @ arm.forward_kinematics(np.array(q0), "arm_left_7_link")
+    try:
+        client.wait_for_subscribers(target_pub, 1, TIMEOUT)
+        client.wait_for(lambda: odoms and states, TIMEOUT, "joint states and odometry")
+        msg = PoseStamped()
+        msg.header.frame_id = "odom"
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, target[:3, 3])
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(target))
+        held = _stream_until_held(
+            target_pub, msg, arm, states, odoms, target, 10.0, TALOS_ARM, "arm_left_7_link"
+        )
+        t0 = _stream(target_pub, msg, 3.0)
+        errors = _hand_errors(
+            arm, list(states), list(odoms), target, t0, TALOS_ARM, "arm_left_7_link"
+        )
+    finally:
+        stop_processes([node, sim])
+    log = read_log(node)
+    assert "Traceback" not in log, log[-3000:]
+    print(
+        f"\nTalos, trunk swaying: hand held to {max(errors) * 1e3:.3f} mm (max) in the world "
+        f"over {len(errors)} joint states; reached in {held:.2f} s"
+    )
+    assert len(errors) > 1000 and max(errors) < 1e-3

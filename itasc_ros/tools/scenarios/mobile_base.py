@@ -21,8 +21,8 @@ import numpy as np
 
 from ...core import Controller, KinematicTree
 from ...core.kinematics import spatial
+from ..base_motion import CircleBase, CommandedBase
 from ..resources import share_file
-from ..sim_robot.base import CircleBase, CommandedBase
 from ._common import json_ready, scenario_config
 
 NAME = "mobile_base"

@@ -32,7 +32,7 @@ from itasc_ros.ros.conversions import matrix_to_pose
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 
-from .base import BASE_MOTIONS, CircleBase, CommandedBase
+from ..base_motion import BASE_MOTIONS, CircleBase, CommandedBase, SwayBase
 from .commands import (
     COMMAND_TYPES,
     TYPE_DEFAULT_TOPICS,
@@ -129,7 +129,7 @@ class SimRobotNode(Node):
     # --------------------------------------------------------------------- setup
     def _make_base(
         self, root: str, qos: QoSProfile
-    ) -> tuple[CircleBase | CommandedBase | None, Any, Odometry]:
+    ) -> tuple[CircleBase | SwayBase | CommandedBase | None, Any, Odometry]:
         """The base's motion, its odometry publisher and message (None, None: a fixed base)."""
         odom = Odometry()
         motion = str(self.get_parameter("base_motion").value)
@@ -139,12 +139,21 @@ class SimRobotNode(Node):
             )
         if motion == "none":
             return None, None, odom
-        base: CircleBase | CommandedBase
+        base: CircleBase | SwayBase | CommandedBase
+        height = float(self.get_parameter("base_height").value)
         if motion == "circle":
             base = CircleBase(
                 float(self.get_parameter("base_radius").value),
                 float(self.get_parameter("base_speed").value),
                 float(self.get_parameter("base_yaw_rate").value),
+                height,
+            )
+        elif motion == "sway":
+            base = SwayBase(
+                float(self.get_parameter("base_speed").value),
+                float(self.get_parameter("sway_amplitude").value),
+                float(self.get_parameter("sway_frequency").value),
+                height,
             )
         else:
             base = CommandedBase(motion == "holonomic")

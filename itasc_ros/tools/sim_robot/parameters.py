@@ -100,13 +100,18 @@ PARAMETERS: tuple[SimParam, ...] = (
     SimParam(
         "base_motion",
         "none",
-        "the base's motion in odom_frame: none | circle (its own) | holonomic | diff_drive "
-        "(commanded on base_cmd_topic)",
+        "the base's motion in odom_frame: none | circle | sway (its own) | holonomic | "
+        "diff_drive (commanded on base_cmd_topic)",
     ),
     SimParam("base_cmd_topic", "/cmd_vel", "the commanded base's twist (geometry_msgs/Twist)"),
     SimParam("base_radius", 0.25, "circle: its radius [m]", 0.01, 100.0),
     SimParam("base_speed", 0.3, "circle: the base's speed along it [m/s]", 0.0, 10.0),
     SimParam("base_yaw_rate", 0.0, "circle: the base's heading rate [rad/s]", -10.0, 10.0),
+    SimParam("sway_amplitude", 0.04, "sway: the trunk's sideways sway [m]", 0.0, 1.0),
+    SimParam("sway_frequency", 0.5, "sway: the gait's frequency [Hz]", 0.0, 10.0),
+    SimParam(
+        "base_height", 0.0, "circle, sway: the base's height in odom_frame [m]", -100.0, 100.0
+    ),
     SimParam("odom_frame", "odom", "the world frame of the odometry (header.frame_id)"),
     SimParam("odom_topic", "odom", "the base's odometry topic (nav_msgs/Odometry)"),
 )

@@ -25,6 +25,7 @@ from itasc_ros.core.control.journal import Journal, decode
 from itasc_ros.core.control.odometry import place_in_base, world_of_base
 from itasc_ros.core.control.playback import ConfigHistory, Playback
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.tools.base_motion import SwayBase
 
 REPO = Path(__file__).resolve().parents[3]
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
@@ -303,28 +304,6 @@ def test_a_commanded_base_takes_world_targets_only(tree: KinematicTree) -> None:
 TALOS_ARM = ["torso_1_joint", "torso_2_joint", *(f"arm_left_{i}_joint" for i in range(1, 8))]
 
 
-def _trunk(t: float) -> tuple[np.ndarray, np.ndarray]:
-    """A swaying, bobbing, rocking trunk: its pose (4, 4) and body twist (6,) at ``t`` [s]."""
-
-    def pose_at(s: float) -> np.ndarray:
-        w = 2.0 * np.pi * 0.5  # [rad/s] a 0.5 Hz gait
-        pose = np.eye(4)
-        pose[:3, 3] = [0.05 * s, 0.04 * np.sin(w * s), 1.0 + 0.015 * np.sin(2.0 * w * s)]
-        rpy = [0.05 * np.sin(w * s), 0.03 * np.sin(2.0 * w * s), 0.08 * np.sin(w * s)]
-        pose[:3, :3] = (
-            spatial.so3_exp(np.array([0.0, 0.0, rpy[2]]))
-            @ spatial.so3_exp(np.array([0.0, rpy[1], 0.0]))
-            @ spatial.so3_exp(np.array([rpy[0], 0.0, 0.0]))
-        )
-        return pose
-
-    h = 1e-5
-    a, b, pose = pose_at(t - h), pose_at(t + h), pose_at(t)
-    v = (b[:3, 3] - a[:3, 3]) / (2.0 * h)
-    w = spatial.so3_log(b[:3, :3] @ a[:3, :3].T) / (2.0 * h)
-    return pose, np.concatenate([pose[:3, :3].T @ v, pose[:3, :3].T @ w])
-
-
 def test_a_floating_base_robot_holds_a_hand_fixed_in_the_world_while_its_trunk_moves() -> None:
     """Talos (example-robot-data): the trunk's pose on odometry, torso and left arm solved."""
     from robots import erd_urdf_path
@@ -343,14 +322,15 @@ def test_a_floating_base_robot_holds_a_hand_fixed_in_the_world_while_its_trunk_m
     arm = tree.select_joints(TALOS_ARM)
     q = np.array([0.0, 0.0, 0.4, 0.3, 0.0, -1.2, 0.0, 0.0, 0.0])  # an elbow bent forward
     qdot = np.zeros(len(TALOS_ARM))
-    trunk0, _ = _trunk(0.0)
+    gait = SwayBase(speed=0.05, amplitude=0.04, frequency=0.5, height=1.0)
+    trunk0, _ = gait.at(0.0)
     goal = trunk0 @ arm.forward_kinematics(q, link)  # held where it starts, in the world
     errors = []
     dt = 0.004
     for k in range(1500):  # 6 s
         t = 50.0 + k * dt
         q = q + qdot * dt
-        trunk, body = _trunk(k * dt)
+        trunk, body = gait.at(k * dt)
         ctrl.set_joint_state(TALOS_ARM, q, t, t)
         ctrl.set_odometry("odom", "base_link", _odom_values(trunk, body), t, t)
         if k == 0:
