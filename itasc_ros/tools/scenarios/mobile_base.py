@@ -42,61 +42,49 @@ def _odometry(pose: np.ndarray, body: np.ndarray) -> np.ndarray:
     return np.concatenate([pose[:3, 3], spatial.matrix_to_quat(pose), body])
 
 
-def _hold(tree: KinematicTree, cfg: Any, seconds: float, feed: bool) -> dict[str, np.ndarray]:
+def _hold(tree: KinematicTree, cfg: Any, seconds: float, feed: bool) -> dict[str, Any]:
     """The base on its circle, the hand held over the circle's centre in ``odom``."""
     cfg = copy.deepcopy(cfg)
     cfg.base_kind, cfg.feed_base_twist = "none", feed
-    ctrl = Controller(tree, cfg)
-    base = CircleBase(RADIUS, SPEED, 0.0)
     centre = np.eye(4)
     centre[1, 3] = RADIUS
     goal = centre @ tree.forward_kinematics(HOME, LINK)
-    q, dt = HOME.copy(), ctrl.period
-    n = round(seconds / dt)
-    out = {
-        "t": np.zeros(n),
-        "base": np.zeros((n, 2)),
-        "hand": np.zeros((n, 3)),
-        "err": np.zeros(n),
-    }
-    for k in range(n):
-        t = k * dt
-        pose, body = base.at(t)
-        ctrl.set_joint_state(tree.joint_names, q, t, t)
-        ctrl.set_odometry(cfg.world_frame, "", _odometry(pose, body), t, t)
-        if k == 0:
-            ctrl.set_target("ee", cfg.world_frame, goal[:3, 3], spatial.matrix_to_quat(goal), t)
-        step = ctrl.step(t)
-        if step.status != "active":
-            raise RuntimeError(f"the controller stopped: {step.status}: {step.reason}")
-        hand = pose @ tree.forward_kinematics(q, LINK)
-        out["t"][k], out["base"][k], out["hand"][k] = t, pose[:2, 3], hand[:3, 3]
-        out["err"][k] = float(np.linalg.norm(hand[:3, 3] - goal[:3, 3]))
-        q = q + step.qdot * dt
-    out["goal"] = goal[:3, 3]
-    return out
+    return _drive(tree, Controller(tree, cfg), CircleBase(RADIUS, SPEED, 0.0), goal, seconds)
 
 
 def _reach(tree: KinematicTree, cfg: Any, seconds: float) -> dict[str, Any]:
     """The commanded base carries the hand to a target beyond the arm's reach."""
-    ctrl = Controller(tree, cfg)
-    nb = len(ctrl.base_joints)
-    base = CommandedBase(holonomic=True)
     goal = tree.forward_kinematics(HOME, LINK)
     goal[:3, 3] += [tree.reach(LINK) + BEYOND, 0.4, 0.0]
+    ctrl = Controller(tree, cfg)
+    return _drive(tree, ctrl, CommandedBase(holonomic=True), goal, seconds)
+
+
+def _drive(
+    tree: KinematicTree,
+    ctrl: Controller,
+    base: CircleBase | CommandedBase,
+    goal: np.ndarray,
+    seconds: float,
+) -> dict[str, Any]:
+    """The closed loop: joint states and odometry in, the arm and a commanded base moved.
+
+    Returns per tick the time, the base's and the hand's positions in the world, the hand's
+    distance from ``goal`` (4, 4) and the command; and the goal and the velocity limits.
+    """
+    nb = len(ctrl.base_joints)
+    world = ctrl.config.world_frame
     q, dt = HOME.copy(), ctrl.period
     n = round(seconds / dt)
-    rows: dict[str, Any] = {
-        "t": np.zeros(n), "base": np.zeros((n, 2)), "hand": np.zeros((n, 3)),
-        "err": np.zeros(n), "cmd": np.zeros((n, ctrl.n_joints)),
-    }  # fmt: skip
+    rows: dict[str, Any] = {"t": np.zeros(n), "base": np.zeros((n, 2)), "hand": np.zeros((n, 3))}
+    rows["err"], rows["cmd"] = np.zeros(n), np.zeros((n, ctrl.n_joints))
     for k in range(n):
         t = k * dt
         pose, body = base.at(t)
         ctrl.set_joint_state(tree.joint_names, q, t, t)
-        ctrl.set_odometry(cfg.world_frame, "", _odometry(pose, body), t, t)
+        ctrl.set_odometry(world, "", _odometry(pose, body), t, t)
         if k == 0:
-            ctrl.set_target("ee", cfg.world_frame, goal[:3, 3], spatial.matrix_to_quat(goal), t)
+            ctrl.set_target("ee", world, goal[:3, 3], spatial.matrix_to_quat(goal), t)
         step = ctrl.step(t)
         if step.status != "active":
             raise RuntimeError(f"the controller stopped: {step.status}: {step.reason}")
@@ -105,10 +93,10 @@ def _reach(tree: KinematicTree, cfg: Any, seconds: float) -> dict[str, Any]:
         rows["err"][k] = float(np.linalg.norm(hand[:3, 3] - goal[:3, 3]))
         rows["cmd"][k] = step.qdot
         q = q + step.qdot[nb:] * dt
-        base.apply(step.qdot[0], step.qdot[1], step.qdot[2])
-        base.step(dt)
-    rows["goal"] = goal[:3, 3]
-    rows["vmax"] = ctrl.velocity_limits
+        if isinstance(base, CommandedBase):
+            base.apply(step.qdot[0], step.qdot[1], step.qdot[2])
+            base.step(dt)
+    rows["goal"], rows["vmax"] = goal[:3, 3], ctrl.velocity_limits
     return rows
 
 
@@ -151,12 +139,7 @@ def _plot(path: Path, fed: dict[str, Any], unfed: dict[str, Any], reach: dict[st
     a.plot(fed["base"][:, 0], fed["base"][:, 1], label="base (odometry)")
     a.plot(fed["hand"][:, 0], fed["hand"][:, 1], label="hand, base twist fed forward")
     a.plot(unfed["hand"][:, 0], unfed["hand"][:, 1], ":", label="hand, without")
-    a.plot(*fed["goal"][:2], "k+", ms=12, label="target (fixed in odom)")
-    a.set_title("hold: the base drives a circle")
-    a.set_xlabel("x [m] (odom)")
-    a.set_ylabel("y [m]")
-    a.axis("equal")
-    a.legend(fontsize=8)
+    _top_view(a, fed["goal"], "target (fixed in odom)", "hold: the base drives a circle")
     a = ax[0, 1]
     a.semilogy(fed["t"], np.maximum(fed["err"], 1e-7) * 1e3, label="base twist fed forward")
     a.semilogy(unfed["t"], np.maximum(unfed["err"], 1e-7) * 1e3, ":", label="without")
@@ -166,12 +149,7 @@ def _plot(path: Path, fed: dict[str, Any], unfed: dict[str, Any], reach: dict[st
     a = ax[1, 0]
     a.plot(reach["base"][:, 0], reach["base"][:, 1], label="base")
     a.plot(reach["hand"][:, 0], reach["hand"][:, 1], label="hand")
-    a.plot(*reach["goal"][:2], "k+", ms=12, label="target")
-    a.set_title(f"reach: a target {BEYOND} m beyond the arm's reach")
-    a.set_xlabel("x [m] (odom)")
-    a.set_ylabel("y [m]")
-    a.axis("equal")
-    a.legend(fontsize=8)
+    _top_view(a, reach["goal"], "target", f"reach: a target {BEYOND} m beyond the arm's reach")
     a = ax[1, 1]
     a.semilogy(reach["t"], np.maximum(reach["err"], 1e-7) * 1e3, label="hand to target [mm]")
     b = a.twinx()
@@ -183,6 +161,16 @@ def _plot(path: Path, fed: dict[str, Any], unfed: dict[str, Any], reach: dict[st
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def _top_view(a: Any, goal: np.ndarray, label: str, title: str) -> None:
+    """The goal, the titles and the axes of a view from above."""
+    a.plot(*goal[:2], "k+", ms=12, label=label)
+    a.set_title(title)
+    a.set_xlabel("x [m] (odom)")
+    a.set_ylabel("y [m]")
+    a.axis("equal")
+    a.legend(fontsize=8)
 
 
 __all__ = ["DESCRIPTION", "NAME", "run"]
