@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConfigurationError, TargetNotSet
+from ..kinematics import spatial
 from ..kinematics._kernels import is_rigid_transform
 from ..kinematics.tree import KinematicTree
 from .base import Constraint
@@ -17,6 +18,15 @@ from .schema import Field
 LINK = Field("link", "string", "", "Effector link; empty: the URDF's tip link.")
 TARGET_LINK = Field(
     "target_link", "string", "", "Follow this robot link instead of a target topic."
+)
+TARGET_OFFSET = Field(
+    "target_offset",
+    "double_array",
+    [],
+    "With target_link: the target's pose in that link's frame, [x, y, z, qx, qy, qz, qw] "
+    "(m; a held object's grasp, a loop closure between two links); empty: the link's origin.",
+    -1e6,
+    1e6,
 )
 FEEDFORWARD = Field("feedforward", "bool", True, "Feed the target twist forward.", live=True)
 TARGET_TOPIC = Field(
@@ -84,6 +94,23 @@ class TargetFrame:
         tree.jacobian_into(self.link_idx, self.jac, self._point)
 
 
+def offset_pose(values: Sequence[float]) -> Array | None:
+    """The (4, 4) pose of ``target_offset``'s [x, y, z, qx, qy, qz, qw]; None when empty.
+
+    Raises:
+        ConfigurationError: not 0 or 7 values, or a quaternion of zero norm.
+    """
+    if len(values) == 0:
+        return None
+    v = np.asarray(values, dtype=float)
+    if v.shape != (7,) or not np.linalg.norm(v[3:]) > 1e-9:
+        raise ConfigurationError(
+            f"target_offset must be [x, y, z, qx, qy, qz, qw] with a non-zero quaternion, got "
+            f"{list(values)}"
+        )
+    return spatial.pose_from_xyz_quat(v[:3], v[3:] / np.linalg.norm(v[3:]))
+
+
 def _pose(owner: str, pose: ArrayLike) -> Array:
     p = np.asarray(pose, dtype=float)
     if p.shape == (4, 4) and is_rigid_transform(p, 1e-6):  # compiled: the usual case, < 1 us
@@ -108,7 +135,7 @@ class EffectorTargetConstraint(Constraint):
     a subclass puts around its own in its ``FIELDS``.
     """
 
-    HEAD_FIELDS = (LINK, TARGET_LINK)
+    HEAD_FIELDS = (LINK, TARGET_LINK, TARGET_OFFSET)
     TAIL_FIELDS = (*Constraint.FIELDS, FEEDFORWARD, TARGET_TOPIC, TWIST_TOPIC)
 
     @staticmethod
@@ -116,6 +143,7 @@ class EffectorTargetConstraint(Constraint):
         """The constructor's keyword arguments of the shared settings (``from_settings``)."""
         return {
             "target_link": settings["target_link"] or None,
+            "target_offset": offset_pose(settings.get("target_offset") or []),
             "weight": settings["weight"],
             "gain": settings["gain"],
             "feedforward": settings["feedforward"],

@@ -145,6 +145,7 @@ class AlignAxis(EffectorTargetConstraint):
         direction: ArrayLike = (0.0, 0.0, -1.0),
         target_axis: ArrayLike = (0.0, 0.0, 1.0),
         target_link: str | None = None,
+        target_offset: ArrayLike | None = None,
         weight: float = 1.0,
         gain: float = 20.0,
         feedforward: bool = True,
@@ -159,7 +160,8 @@ class AlignAxis(EffectorTargetConstraint):
                 f"align_to {align_to!r}, target_link {target_link!r}"
             )
         link = target_link if align_to == "link" else None
-        super().__init__(name, effector, link, None, weight, gain, feedforward)
+        offset = target_offset if align_to == "link" else None
+        super().__init__(name, effector, link, offset, weight, gain, feedforward)
         self.align_to = align_to
         self.axis = _unit(name, "axis", axis)  # (3,) effector frame
         self.direction = _unit(name, "direction", direction)  # (3,) root frame

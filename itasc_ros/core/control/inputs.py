@@ -110,14 +110,10 @@ class Inputs(Journaling):
         if why:
             raise self._reject(f"target of {constraint!r}: {why}")
         world = self._is_world(frame)
-        if self.base_joints and not world:
-            raise self._reject(
-                f"target of {constraint!r} in {echo(frame) if frame else 'the root frame'}: with "
-                f"a commanded base (base_kind {self.config.base_kind!r}) targets are given in "
-                f"the world frame {self.config.world_frame!r} (a target in the robot's frame "
-                "would move with the base)"
-            )
         pose = self._pose_in_reach(constraint, st, frame, world)
+        if self.base_joints and not world:  # the robot's frame now, held in the world from here
+            pose = self._in_world_now(constraint, frame, pose)
+            world = True
         switch = st.has_pose and world != st.world  # root <-> world: a step in a new frame
         step = self._estimate_twist(st, pose, received, header_stamp, jump or switch)
         if jump or switch:  # e.g. the RViz marker snapped back to the effector: no reference
@@ -195,6 +191,25 @@ class Inputs(Journaling):
             pose = ref @ pose
         dist = math.sqrt(pose[0, 3] ** 2 + pose[1, 3] ** 2 + pose[2, 3] ** 2)
         return self._check_reach(constraint, st, dist, pose)
+
+    def _in_world_now(self, constraint: str, frame: str, pose: Array) -> Array:
+        """A pose (4, 4) in the root frame, in the world where the base is now.
+
+        With a commanded base a target in the robot's frame (the root or a link, as an RViz
+        marker gives it) is placed in the world when it is received, as a link's frame is
+        placed in the root with the current joint state: the base's own motion does not carry
+        it along.
+
+        Raises:
+            InputError: no odometry yet.
+        """
+        if not self._odom.has_state:
+            raise self._reject(
+                f"target of {constraint!r} in {echo(frame) if frame else 'the root frame'} "
+                "needs the base's odometry to be placed in the world (a commanded base); none "
+                "received yet"
+            )
+        return self._base_now() @ pose
 
     def _check_reach(self, constraint: str, st: TargetStream, dist: float, pose: Array) -> Array:
         """``pose``, unless ``dist`` [m] from the root is beyond the reach (refused)."""

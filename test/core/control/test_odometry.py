@@ -285,13 +285,18 @@ def test_a_commanded_base_carries_the_hand_to_a_target_beyond_its_reach(
     assert abs(np.array(commands)[:, 0]).max() > 0.4  # the base did the travelling
 
 
-def test_a_commanded_base_takes_world_targets_only(tree: KinematicTree) -> None:
+def test_a_commanded_base_holds_targets_in_the_world(tree: KinematicTree) -> None:
     ctrl = _controller(tree, base_kind="holonomic")
     assert ctrl.joint_names[:3] == ["base_x", "base_y", "base_yaw"]
     ctrl.set_joint_state(tree.joint_names, HOME, 0.0)  # the base's joints need no state
-    ctrl.set_odometry("odom", "panda_link0", _odom_values(np.eye(4), np.zeros(6)), 0.0)
-    with pytest.raises(InputError, match="targets are given in the world frame"):
+    with pytest.raises(InputError, match="needs the base's odometry"):
         ctrl.set_target("ee", "", [0.3, 0, 0.5], [1, 0, 0, 0], 0.0)
+    base = np.eye(4)
+    base[:3, 3] = [2.0, 1.0, 0.0]  # a target in the robot's frame: placed in the world now
+    ctrl.set_odometry("odom", "panda_link0", _odom_values(base, np.zeros(6)), 0.0)
+    ctrl.set_target("ee", "", [0.3, 0, 0.5], [1, 0, 0, 0], 0.001)
+    frame, pose = ctrl.given_target("ee") or ("", np.eye(4))
+    assert frame == "odom" and np.allclose(pose[:3, 3], [2.3, 1.0, 0.5])
     with pytest.raises(InputError, match="jogging moves the effector"):
         ctrl.set_jog_twist("ee", "", np.zeros(6), 0.0)
     with pytest.raises(ConfigError, match="needs world_frame"):
