@@ -80,3 +80,25 @@ def test_two_pandas_carry_a_box_along_a_figure_eight_without_squeezing_it() -> N
     )
     assert worst[0] < 1e-4 and np.degrees(worst[1]) < 0.1  # 0.1 mm, 0.1 deg
     assert max(track) < 5e-3
+
+
+def test_ik_places_two_robots_holding_one_box() -> None:
+    """Position IK on the closed chain: a's hand on a new box pose, b's hand on its grasp."""
+    from itasc_ros.core import solve_ik
+    from itasc_ros.core.constraints import CopyPose
+
+    tree, q = _pair()
+    hand_a = tree.forward_kinematics(q, "a/panda_hand")
+    grasp = np.linalg.inv(hand_a) @ tree.forward_kinematics(q, "b/panda_hand")
+    goal = hand_a.copy()
+    goal[:3, 3] += [0.05, 0.1, -0.1]  # the box moved 15 cm
+    carry = CopyPose("box", "a/panda_hand")
+    carry.set_target(goal)
+    closure = CopyPose("closure", "b/panda_hand", target_link="a/panda_hand", target_offset=grasp)
+    res = solve_ik(tree, constraints=[closure, carry], seed=q, timeout=0.5)
+    assert res.success, res
+    got_a = tree.forward_kinematics(res.q, "a/panda_hand")
+    rel = np.linalg.inv(got_a) @ tree.forward_kinematics(res.q, "b/panda_hand")
+    pos, ang = _relative_error(rel, grasp)
+    print(f"\nIK, two robots holding one box: {res.time * 1e3:.2f} ms, grasp {pos * 1e6:.2f} um")
+    assert np.linalg.norm(got_a[:3, 3] - goal[:3, 3]) < 2e-5 and pos < 2e-5 and ang < 1e-4
