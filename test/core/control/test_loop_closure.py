@@ -22,7 +22,7 @@ HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
 
 def _pair() -> tuple[KinematicTree, np.ndarray]:
-    panda = KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
+    panda = (REPO / "urdf" / "panda.urdf").read_text()
     facing = np.eye(4)
     facing[:3, :3] = spatial.so3_exp(np.array([0.0, 0.0, np.pi]))
     facing[:3, 3] = [1.0, 0.0, 0.0]
@@ -37,8 +37,8 @@ def _relative_error(rel: np.ndarray, grasp: np.ndarray) -> tuple[float, float]:
 
 def test_two_pandas_carry_a_box_along_a_figure_eight_without_squeezing_it() -> None:
     tree, q = _pair()
-    hand_a = tree.forward_kinematics(q, "a/panda_hand")
-    hand_b = tree.forward_kinematics(q, "b/panda_hand")
+    hand_a = tree.forward_kinematics(q, "a_panda_hand")
+    hand_b = tree.forward_kinematics(q, "b_panda_hand")
     grasp = np.linalg.inv(hand_a) @ hand_b  # b's hand in a's: the box between them
     offset = [*grasp[:3, 3], *spatial.matrix_to_quat(grasp)]
     ctrl = Controller(
@@ -47,10 +47,10 @@ def test_two_pandas_carry_a_box_along_a_figure_eight_without_squeezing_it() -> N
             control_rate=250.0,
             constraints=[
                 ConstraintConfig(
-                    "closure", "copy_pose", link="b/panda_hand", target_link="a/panda_hand",
+                    "closure", "copy_pose", link="b_panda_hand", target_link="a_panda_hand",
                     target_offset=offset, priority=1,
                 ),
-                ConstraintConfig("box", "copy_pose", link="a/panda_hand", priority=2),
+                ConstraintConfig("box", "copy_pose", link="a_panda_hand", priority=2),
             ],
         ),
     )  # fmt: skip
@@ -67,13 +67,13 @@ def test_two_pandas_carry_a_box_along_a_figure_eight_without_squeezing_it() -> N
         assert out.status == "active", out.reason
         assert np.all(np.abs(out.qdot) <= ctrl.velocity_limits + 1e-12)
         q = q + out.qdot * dt
-        rel = np.linalg.inv(tree.forward_kinematics(q, "a/panda_hand")) @ (
-            tree.forward_kinematics(q, "b/panda_hand")
+        rel = np.linalg.inv(tree.forward_kinematics(q, "a_panda_hand")) @ (
+            tree.forward_kinematics(q, "b_panda_hand")
         )
         err = _relative_error(rel, grasp)
         worst = (max(worst[0], err[0]), max(worst[1], err[1]))
         if t > 1.0:
-            track.append(np.linalg.norm(tree.forward_kinematics(q, "a/panda_hand")[:3, 3] - p))
+            track.append(np.linalg.norm(tree.forward_kinematics(q, "a_panda_hand")[:3, 3] - p))
     print(
         f"\nbox carried: grasp held to {worst[0] * 1e3:.4f} mm / {np.degrees(worst[1]):.4f} deg; "
         f"a's hand tracks the path to {max(track) * 1e3:.2f} mm"
@@ -88,17 +88,17 @@ def test_ik_places_two_robots_holding_one_box() -> None:
     from itasc_ros.core.constraints import CopyPose
 
     tree, q = _pair()
-    hand_a = tree.forward_kinematics(q, "a/panda_hand")
-    grasp = np.linalg.inv(hand_a) @ tree.forward_kinematics(q, "b/panda_hand")
+    hand_a = tree.forward_kinematics(q, "a_panda_hand")
+    grasp = np.linalg.inv(hand_a) @ tree.forward_kinematics(q, "b_panda_hand")
     goal = hand_a.copy()
     goal[:3, 3] += [0.05, 0.1, -0.1]  # the box moved 15 cm
-    carry = CopyPose("box", "a/panda_hand")
+    carry = CopyPose("box", "a_panda_hand")
     carry.set_target(goal)
-    closure = CopyPose("closure", "b/panda_hand", target_link="a/panda_hand", target_offset=grasp)
+    closure = CopyPose("closure", "b_panda_hand", target_link="a_panda_hand", target_offset=grasp)
     res = solve_ik(tree, constraints=[closure, carry], seed=q, timeout=0.5)
     assert res.success, res
-    got_a = tree.forward_kinematics(res.q, "a/panda_hand")
-    rel = np.linalg.inv(got_a) @ tree.forward_kinematics(res.q, "b/panda_hand")
+    got_a = tree.forward_kinematics(res.q, "a_panda_hand")
+    rel = np.linalg.inv(got_a) @ tree.forward_kinematics(res.q, "b_panda_hand")
     pos, ang = _relative_error(rel, grasp)
     print(f"\nIK, two robots holding one box: {res.time * 1e3:.2f} ms, grasp {pos * 1e6:.2f} um")
     assert np.linalg.norm(got_a[:3, 3] - goal[:3, 3]) < 2e-5 and pos < 2e-5 and ang < 1e-4

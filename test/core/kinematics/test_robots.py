@@ -9,7 +9,7 @@ import pytest
 
 from itasc_ros.core import ConfigError, KinematicTree
 from itasc_ros.core.kinematics import spatial
-from itasc_ros.core.kinematics.robots import Mounted, compose_robots, robot_of
+from itasc_ros.core.kinematics.robots import Mounted, compose_robots
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -20,23 +20,25 @@ def test_each_robot_moves_as_its_own_tree_at_its_base() -> None:
     base_b = np.eye(4)
     base_b[:3, :3] = spatial.so3_exp(np.array([0.0, 0.0, np.pi]))
     base_b[:3, 3] = [1.0, 0.2, 0.0]
-    both = compose_robots([Mounted("a", panda), Mounted("b", ur5, base_b)])
+    both = compose_robots(
+        [Mounted("a", (REPO / "urdf" / "panda.urdf").read_text()),
+         Mounted("b", (REPO / "urdf" / "ur5.urdf").read_text(), base_b)]
+    )  # fmt: skip
     assert both.root_link == "world"
-    assert both.joint_names == [f"a/{j}" for j in panda.joint_names] + [
-        f"b/{j}" for j in ur5.joint_names
+    assert both.joint_names == [f"a_{j}" for j in panda.joint_names] + [
+        f"b_{j}" for j in ur5.joint_names
     ]
-    assert robot_of("b/tool0") == ("b", "tool0")
     rng = np.random.default_rng(2)
     for _ in range(10):
         qa, qb = panda.random_configuration(rng), ur5.random_configuration(rng)
         q = np.concatenate([qa, qb])
         np.testing.assert_allclose(
-            both.forward_kinematics(q, "a/panda_hand"), panda.forward_kinematics(qa, "panda_hand")
+            both.forward_kinematics(q, "a_panda_hand"), panda.forward_kinematics(qa, "panda_hand")
         )
         np.testing.assert_allclose(
-            both.forward_kinematics(q, "b/tool0"), base_b @ ur5.forward_kinematics(qb, "tool0")
+            both.forward_kinematics(q, "b_tool0"), base_b @ ur5.forward_kinematics(qb, "tool0")
         )
-        jac = both.jacobian(q, "b/tool0")  # the other robot's columns are zero
+        jac = both.jacobian(q, "b_tool0")  # the other robot's columns are zero
         assert not jac[:, : panda.n_joints].any()
         own = ur5.jacobian(qb, "tool0")
         rot = base_b[:3, :3]
@@ -45,9 +47,18 @@ def test_each_robot_moves_as_its_own_tree_at_its_base() -> None:
 
 
 def test_bad_compositions_are_named() -> None:
-    panda = KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
+    panda = (REPO / "urdf" / "panda.urdf").read_text()
     for robots in ([], [Mounted("a", panda), Mounted("a", panda)], [Mounted("a/b", panda)]):
-        with pytest.raises(ConfigError, match="distinct, non-empty names"):
+        with pytest.raises(ConfigError, match="distinct names"):
             compose_robots(robots)
     with pytest.raises(ConfigError, match="finite rigid transform"):
         compose_robots([Mounted("a", panda, np.full((4, 4), np.nan))])
+
+
+def test_collision_geometry_and_masses_come_along() -> None:
+    panda = (REPO / "urdf" / "panda.urdf").read_text()
+    one = KinematicTree.from_urdf(panda)
+    two = compose_robots([Mounted("l", panda), Mounted("r", panda, np.eye(4))])
+    assert two.mass == pytest.approx(2.0 * one.mass)
+    xml = str(two.urdf_xml)
+    assert xml.count("<collision") == 2 * panda.count("<collision")
