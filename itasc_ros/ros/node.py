@@ -87,6 +87,7 @@ from .node_reports import (
     marker_array,
     status_message,
 )
+from .node_robots import RobotSet
 from .polled_reader import PolledReader
 from .realtime import apply_realtime, current_policy
 from .ros_args import non_ros_args
@@ -176,6 +177,9 @@ class ItascNode(InputNode):
             self._readers.append((name, PolledReader(self, PoseStamped, pose_topic), False))
             self._readers.append((name, PolledReader(self, TwistStamped, twist_topic), True))
         self._jog_reader = PolledReader(self, TwistStamped, "~/delta_twist_cmds")
+        # Several robots (robots): their joint states merged, their commands split.
+        names = [str(r) for r in P.value(self, "robots")]
+        self._robots = RobotSet(self, names, self._kind) if names else None
         # The base's odometry in world_frame (best effort takes every publisher).
         self._odom_reader = PolledReader(
             self, Odometry, str(P.value(self, "odom_topic")), reliable=False
@@ -194,20 +198,14 @@ class ItascNode(InputNode):
         # takes a good URDF from it (it stays idle until then).
         description = str(P.value(self, "robot_description"))
         path = str(P.value(self, "urdf_file"))
-        if description:
+        if self._robots is not None:  # the robots' own files, composed (no other source)
+            self._load_robots(self._robots)
+        elif description:
             self._load_urdf(description, "parameter")
         elif path:
             self._load_file(path)
-        self.create_subscription(
-            String,
-            "robot_description",
-            self._on_robot_description,
-            QoSProfile(
-                depth=1,
-                durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                reliability=ReliabilityPolicy.RELIABLE,
-            ),
-        )
+        if self._robots is None:
+            self._listen_to_robot_description()
         if self._controller is None:
             self.get_logger().info(
                 "no model: waiting for a URDF on the robot_description topic (no command "
@@ -218,6 +216,19 @@ class ItascNode(InputNode):
         # _housekeeping); this timer runs them only while the loop does not tick.
         self._status_due = self._diagnostics_due = 0.0  # [s] time.monotonic()
         self.create_timer(STATUS_PERIOD, self._on_housekeeping_timer, clock=self._wall)
+
+    def _listen_to_robot_description(self) -> None:
+        """The robot_description topic (robot_state_publisher's, transient local)."""
+        self.create_subscription(
+            String,
+            "robot_description",
+            self._on_robot_description,
+            QoSProfile(
+                depth=1,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                reliability=ReliabilityPolicy.RELIABLE,
+            ),
+        )
 
     def apply_scheduling(self) -> None:
         """Apply ``thread_priority`` and ``cpu_affinity`` to every thread of this process.
@@ -247,8 +258,9 @@ class ItascNode(InputNode):
     def start_loop(self) -> None:
         """Start the control loop's thread (after :meth:`apply_scheduling`: it inherits it)."""
         joint_states = None
-        if self._trigger == P.TRIGGER_JOINT_STATES:
-            joint_states = (self._joint_reader, self._take_joint_state)
+        if self._trigger == P.TRIGGER_JOINT_STATES:  # several robots: the first one's wake
+            reader = self._joint_reader if self._robots is None else self._robots.readers[0]
+            joint_states = (reader, self._take_joint_state)
         self._loop = ControlLoop(
             self.context,
             self._on_tick,

@@ -11,6 +11,9 @@ none); a bad one is counted and warned about, never raised. The layers below:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
@@ -32,11 +35,17 @@ class InputNode(ParameterNode):
 
     _rejections: Rejections
     _joint_in: tuple[JointState, float] | None  # taken, not yet applied
+    _merged_in: tuple[list[str], Any, float, float | None] | None = None  # robots: taken
     _marker_in: dict[str, tuple[PoseStamped, float, bool]]  # the RViz markers', by name
     _readers: list[tuple[str, PolledReader[PoseStamped | TwistStamped], bool]]
 
     def _take_joint_state(self) -> bool:
         """``joint_states`` trigger: take the state that woke the loop (True if there was one)."""
+        if self._robots is not None:
+            merged = self._robots.take(self._read_clock()[1])
+            if merged is not None:
+                self._merged_in = merged
+            return merged is not None
         got = self._joint_reader.take()
         if got is None:
             return False
@@ -71,13 +80,19 @@ class InputNode(ParameterNode):
         Args:
             sim_offset: ROS time minus system time [s] (:meth:`_read_clock`'s, read by the tick).
         """
-        got = self._joint_reader.take()
-        if got is not None:
-            self._joint_in = (got[0], got[1] + sim_offset)
-        if self._joint_in is not None:
-            msg, received = self._joint_in
-            self._joint_in = None
-            self._apply_joint_state(msg, received)
+        if self._robots is not None:  # several robots: their joint states merged
+            merged = self._robots.take(sim_offset) or self._merged_in
+            self._merged_in = None
+            if merged is not None:
+                self._apply_joint_values(*merged)
+        else:
+            got = self._joint_reader.take()
+            if got is not None:
+                self._joint_in = (got[0], got[1] + sim_offset)
+            if self._joint_in is not None:
+                msg, received = self._joint_in
+                self._joint_in = None
+                self._apply_joint_state(msg, received)
         got = None if self._odom_reader is None else self._odom_reader.take()
         if got is not None:  # before the targets: a world target is placed from it
             self._apply_odometry(got[0], got[1] + sim_offset)
@@ -100,8 +115,13 @@ class InputNode(ParameterNode):
             self._apply_target(name, pose_stamped, received, jump)
 
     def _apply_joint_state(self, msg: JointState, received: float) -> None:
+        self._apply_joint_values(msg.name, msg.position, received, stamp_or_none(msg.header.stamp))
+
+    def _apply_joint_values(
+        self, names: Sequence[str], pos: Any, received: float, src: float | None
+    ) -> None:
+        """A joint state to the controller (kept for the next model while there is none)."""
         ctrl = self._controller
-        names, pos, src = msg.name, msg.position, stamp_or_none(msg.header.stamp)
         if ctrl is not None:
             try:
                 ctrl.set_joint_state(names, pos, received, src)

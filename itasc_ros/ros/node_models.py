@@ -34,6 +34,7 @@ from . import parameters as P
 from .conversions import CommandMessage
 from .markers import replace_target_markers
 from .node_outputs import OutputNode
+from .node_robots import RobotSet
 from .urdf_sources import UrdfWorker, link_error, unknown_link
 
 
@@ -66,6 +67,13 @@ class ModelNode(OutputNode):
         """
         tree, why = parse_urdf(xml)  # on the executor: the control loop's thread ticks on
         return self._take_parsed(source, urdf_digest(xml), tree, why, refuse, config, then=then)
+
+    def _load_robots(self, robots: RobotSet) -> str:
+        """Load the robots' URDF files, composed into one tree (``robots``). '' or why not."""
+        xml, why = robots.urdf()
+        if xml is None:
+            return self._carry_out(self._models.reject("robots", why, False))
+        return self._load_urdf(xml, "robots' URDF files")
 
     def _load_file(
         self,
@@ -188,6 +196,8 @@ class ModelNode(OutputNode):
                 if ctrl is None
                 else CommandMessage(self._kind, ctrl.joint_names[len(ctrl.base_joints) :])
             )
+            if ctrl is not None and self._robots is not None:
+                self._robots.fit(ctrl)  # each robot's share of the commands
             for name, msg in outcome.pending.items():
                 self._on_marker_pose(name, msg)
 

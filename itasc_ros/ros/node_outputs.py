@@ -32,6 +32,7 @@ from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
 from .markers import TargetMarkers
 from .node_reports import LoopStats, Rejections
+from .node_robots import RobotSet
 from .polled_reader import PolledReader
 from .swap_times import SwapTimes
 from .urdf_sources import UrdfWorker
@@ -74,6 +75,7 @@ class OutputNode(Node):
     _readers: list[tuple[str, PolledReader[Any], bool]]  # (constraint, reader, is_twist)
     _jog_reader: PolledReader[Any] | None  # ~/delta_twist_cmds
     _odom_reader: PolledReader[Any] | None  # the base's odometry (odom_topic)
+    _robots: RobotSet | None  # several robots (robots): joint states merged, commands split
 
     def readers(self) -> list[PolledReader[Any]]:
         """The inputs the tick takes from their DDS readers (targets, twists, jog, odometry)."""
@@ -161,7 +163,10 @@ class OutputNode(Node):
         ``angular.z``).
         """
         nb = len(ctrl.base_joints)
-        self._cmd_pub.publish(cmd.fill(q[nb:], qdot[nb:], ctrl.period, now))
+        if self._robots is not None:  # each robot's share on its own topic
+            self._robots.send(q, qdot, ctrl.period, now)
+        else:
+            self._cmd_pub.publish(cmd.fill(q[nb:], qdot[nb:], ctrl.period, now))
         if nb:
             msg = self._base_msg
             msg.linear.x = float(qdot[0])
@@ -169,15 +174,21 @@ class OutputNode(Node):
             msg.angular.z = float(qdot[nb - 1])
             self._base_pub.publish(msg)
 
-    @staticmethod
-    def _wait_delivered(pub: Any, wait: float) -> None:
-        """Wait at most ``wait`` [s] until the subscribers of ``pub`` acknowledged its messages."""
+    def _wait_delivered(self, pub: Any, wait: float) -> None:
+        """Wait at most ``wait`` [s] until the subscribers of ``pub`` acknowledged its messages.
+
+        The command publisher stands for every command topic (each robot's of ``robots``).
+        """
         if wait <= 0.0:
             return
-        try:
-            pub.wait_for_all_acked(Duration(seconds=wait))
-        except Exception:  # older rmw: give DDS a moment instead
-            time.sleep(min(wait, 0.2))
+        pubs = [pub]
+        if pub is self._cmd_pub and self._robots is not None:
+            pubs = list(self._robots.publishers)
+        for p in pubs:
+            try:
+                p.wait_for_all_acked(Duration(seconds=wait))
+            except Exception:  # older rmw: give DDS a moment instead
+                time.sleep(min(wait, 0.2))
 
     def destroy_node(self) -> None:
         """Stop the URDF parser and IK threads, release the polled readers, destroy the node."""
@@ -193,6 +204,9 @@ class OutputNode(Node):
         joint = getattr(self, "_joint_reader", None)
         if joint is not None:
             joint.destroy()
+        robots = getattr(self, "_robots", None)
+        if robots is not None:
+            robots.destroy()
         self._readers, self._jog_reader, self._odom_reader = [], None, None
         super().destroy_node()
 

@@ -149,6 +149,27 @@ def constraint_specs(name: str, type_name: str) -> list[ParamSpec]:
     return [type_spec(name), *(field_spec(name, f) for f in _kind(name, type_name).FIELDS)]
 
 
+def robot_specs(name: str) -> list[ParamSpec]:
+    """The parameters ``robots.<name>.*`` of one robot of ``robots`` (read-only)."""
+    p = f"robots.{name}."
+    return [
+        ParamSpec(p + "urdf_file", "", "The robot's URDF file.", read_only=True),
+        ParamSpec(
+            p + "joint_topic", f"/{name}/joint_states", "The robot's joint states (its "
+            "own joint names).", read_only=True,
+        ),
+        ParamSpec(
+            p + "command_out_topic", f"/{name}/forward_velocity_controller/commands",
+            "The robot's commands (its own joint names, command_out_type).", read_only=True,
+        ),
+        ParamSpec(
+            p + "base_pose", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], "The robot's root in the "
+            "world: [x, y, z, qx, qy, qz, qw] (m).", read_only=True,
+            constraints="7 values, a non-zero quaternion",
+        ),
+    ]  # fmt: skip
+
+
 def _kind(name: str, type_name: str) -> Any:
     return ConstraintConfig(name, type_name).kind
 
@@ -211,6 +232,9 @@ def declare_parameters(node: Node) -> list[str]:
     for name in names:
         _declare(node, type_spec(name))
         for spec in constraint_specs(name, str(value(node, f"constraints.{name}.type")))[1:]:
+            _declare(node, spec)
+    for robot in value(node, "robots"):
+        for spec in robot_specs(str(robot)):
             _declare(node, spec)
     declare_joint_limits(node)
     return names
@@ -387,6 +411,10 @@ def schema(overrides: Mapping[str, Parameter]) -> dict[str, ParamSpec]:
                 f"parameter {t.name!r}: " + unknown_choice("constraint type", kind, REGISTRY)
             )
         specs.update((s.name, s) for s in constraint_specs(str(name), kind))
+    given = overrides.get("robots")
+    if given is not None:
+        for robot in check_override(specs["robots"], given).value or []:
+            specs.update((s.name, s) for s in robot_specs(str(robot)))
     return specs
 
 

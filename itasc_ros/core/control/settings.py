@@ -161,6 +161,18 @@ SETTINGS: tuple[Setting, ...] = (
         "joint_topic", "string", "joint_states", "Joint state topic (sensor-data QoS).", scope=NODE
     ),
     _s(
+        "robots",
+        "string_array",
+        [],
+        "Several robots in one solve: their names. Each robot's URDF (robots.<name>.urdf_file), "
+        "joint states (robots.<name>.joint_topic), command topic "
+        "(robots.<name>.command_out_topic) and base pose in the world "
+        "(robots.<name>.base_pose); its links and joints are <name>_<link> in joints and the "
+        "constraints. Empty: one robot (robot_description, urdf_file, joint_topic, "
+        "command_out_topic).",
+        scope=NODE,
+    ),
+    _s(
         "input_timeout",
         "double",
         0.1,

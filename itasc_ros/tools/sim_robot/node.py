@@ -16,9 +16,11 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import ROSClock
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -290,13 +292,26 @@ class SimRobotNode(Node):
         if self.noise > 0.0:
             q += self._rng.normal(0.0, self.noise, q.shape)
         js = self._js
-        js.header.stamp = self.get_clock().now().to_msg()
+        js.header.stamp = self._stamp_of(now)
         js.position = q.tolist()
         js.velocity = velocity.tolist()
         self._js_pub.publish(js)
         if self._base is not None:
             self._publish_odometry(now - self._t0, js.header.stamp)
         self.gc.collect()  # a due garbage collection after the publish, not before the next
+
+    def _stamp_of(self, instant: float) -> Any:
+        """The header stamp of the state integrated to ``instant`` (``time.monotonic()``).
+
+        The state is where the robot was at that instant, not when the message was filled in
+        (a scheduling delay between the two would make its stamp lie by that much): the
+        system clock's reading at ``instant``. Under ``use_sim_time``, the ROS clock's now.
+        """
+        clock = self.get_clock()
+        if isinstance(clock, ROSClock) and clock.ros_time_is_active:
+            return clock.now().to_msg()
+        wall = time.time() - (time.monotonic() - instant)
+        return Time(sec=int(wall // 1), nanosec=int((wall % 1.0) * 1e9) % 1_000_000_000)
 
     def _publish_odometry(self, t: float, stamp: Any) -> None:
         """The base's pose and twist at ``t`` [s] of its motion, stamped ``stamp``."""
