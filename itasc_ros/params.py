@@ -159,6 +159,15 @@ def read_params_file(path: str | Path, node_name: str = NODE_NAME) -> dict[str, 
     return node_section(data, node_name, f"params file {str(path)!r}")
 
 
+ROBOT_KEYS = ("urdf_file", "joint_topic", "command_out_topic", "base_pose")
+"""Each robot's parameters ``robots.<name>.<key>`` (node-only: the node composes the robots)."""
+
+
+def _robot_key(k: str) -> bool:
+    parts = k.split(".")
+    return len(parts) == 3 and parts[0] == "robots" and parts[2] in ROBOT_KEYS
+
+
 def config_from_parameters(flat: Mapping[str, Any]) -> ControllerConfig:
     """The controller's configuration from the node's flat parameters.
 
@@ -176,13 +185,16 @@ def config_from_parameters(flat: Mapping[str, Any]) -> ControllerConfig:
             k.startswith(("constraints.", "joint_limits.")) and k.count(".") == 2
         ):
             kept[k] = v
-        elif k not in NODE_ONLY_KEYS and not k.startswith(IGNORED_PREFIXES):
+        elif k not in NODE_ONLY_KEYS and not k.startswith(IGNORED_PREFIXES) and not _robot_key(k):
             unknown.append(k)
     if unknown:
         raise ConfigError(
             f"unknown parameters {sorted(unknown)}; parameters are: "
             + ", ".join(sorted(CONTROLLER_KEYS | NODE_ONLY_KEYS))
-            + ", constraints.<name>.<setting>, joint_limits.<joint>.<field>"
+            + ", constraints.<name>.<setting>, joint_limits.<joint>.<field>, "
+            + "robots.<name>.<"
+            + "|".join(ROBOT_KEYS)
+            + ">"
         )
     nested = nest_parameters(kept)
     if "constraint_names" not in nested and isinstance(nested.get("constraints"), Mapping):

@@ -35,6 +35,7 @@ from domains import borrowed_domain
 from rosbags.rosbag2 import Reader
 
 from itasc_ros.core import Controller, KinematicTree
+from itasc_ros.core.kinematics.robots import Mounted, compose_robots
 from itasc_ros.params import config_from_params_data, load_config
 from itasc_ros.tools.bagio import BagWriter
 from itasc_ros.tools.dds_env import local_dds_env
@@ -210,6 +211,10 @@ def test_yaml_block_loads(block: Block) -> None:
         return  # a fragment of a params file: it parses
     cfg = config_from_params_data(data)
     tree = KinematicTree.from_urdf_file(ROOT / "urdf" / "panda.urdf")
+    params = data["/**"]["ros__parameters"]
+    if params.get("robots"):  # several robots: Pandas in place of the example's files
+        xml = (ROOT / "urdf" / "panda.urdf").read_text()
+        tree = compose_robots([Mounted(str(r), xml) for r in params["robots"]])
     ctrl = Controller(tree, cfg)
     assert [c.name for c in cfg.constraints] == data["/**"]["ros__parameters"]["constraint_names"]
     assert ctrl.joint_names, where

@@ -32,20 +32,3 @@ def test_a_text_without_the_markers_is_refused() -> None:
     with pytest.raises(ValueError, match=BEGIN):
         replace_section("no markers", "x")
     assert replace_section(f"a\n{BEGIN}\nold\n{END}\nb", "new\n") == f"a\n{BEGIN}\nnew\n{END}\nb"
-
-
-def test_the_readme_params_examples_are_valid_configurations() -> None:
-    """Every params-file YAML block of the README builds a controller on the Panda."""
-    import re
-
-    import yaml
-
-    from itasc_ros.core import Controller, KinematicTree
-    from itasc_ros.params import config_from_params_data
-
-    yaml_blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(), re.S)
-    blocks = [b for b in yaml_blocks if "ros__parameters:" in b]
-    assert blocks
-    tree = KinematicTree.from_urdf_file(README.parent / "urdf" / "panda.urdf")
-    for block in blocks:
-        Controller(tree, config_from_params_data(yaml.safe_load(block)))
