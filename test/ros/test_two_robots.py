@@ -4,9 +4,11 @@ Two simulated Pandas run as their own processes, each with its own joint state a
 topics and its own joint names; one node (``robots: [a, b]``, b's base 1 m from a's, facing it)
 solves both as one tree. Robot b's hand holds the box's other side (``closure``: ``copy_pose``
 of ``a_panda_hand`` at the grasp's ``target_offset``, priority 1) while robot a's hand carries
-the box along a figure-eight 0.2 m across at up to 0.2 m/s (``box``, priority 2). Each robot's
-joint states are interpolated to the other's stamps, so that the grasp is measured at one
-instant, independently of the node. Then robot b's joint states stop: both robots stop.
+the box along a figure-eight 0.2 m across at up to 0.2 m/s (``box``, priority 2), no link of
+one robot nearer one of the other than 5 cm (``apart``: ``collision`` ``between`` them, checked
+with coal). Each robot's joint states are interpolated to the other's stamps, so that the grasp
+is measured at one instant, independently of the node. Then robot b's joint states stop: both
+robots stop.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import coal
 import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped
@@ -26,6 +29,7 @@ from std_msgs.msg import Float64MultiArray
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.collision_geometry import collision_model
 from itasc_ros.core.kinematics.robots import Mounted, compose_robots
 from itasc_ros.ros.conversions import stamp_or_none
 
@@ -37,6 +41,7 @@ TIMEOUT = 30.0  # [s]
 HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 FACING = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]  # b's base: 1 m along x, turned 180 deg about z
+MARGIN = 0.05  # [m] between any link of a and any link of b (capsules along the links)
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +68,29 @@ def _sim(domain: int, robot: str) -> Any:
 
 def _positions(msg: JointState) -> np.ndarray:
     return np.array([msg.position[list(msg.name).index(j)] for j in ARM])
+
+
+def _closest_pair(tree: KinematicTree, qs: list[np.ndarray]) -> float:
+    """The smallest distance [m] between a link of a and a link of b over ``qs`` (coal).
+
+    The capsules the node builds (``geometry: capsules``), placed at each configuration and
+    measured here with coal directly, pair by pair.
+    """
+    model = collision_model(tree, tree.urdf_xml, geometry="capsules", between=["a_", "b_"])
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    best = np.inf
+    for q in qs:
+        poses = tree.all_poses(q)
+        for i, k in model.pairs:
+            sa, sb = model.shapes[i], model.shapes[k]
+            ta, tb = poses[sa.link] @ sa.origin, poses[sb.link] @ sb.origin
+            res.clear()
+            d = coal.distance(
+                sa.geometry, coal.Transform3s(ta[:3, :3], ta[:3, 3]),
+                sb.geometry, coal.Transform3s(tb[:3, :3], tb[:3, 3]), req, res,
+            )  # fmt: skip
+            best = min(best, d)
+    return float(best)
 
 
 def _grasp_errors(
@@ -101,7 +129,9 @@ def test_two_robots_carry_a_box_and_stop_together(client: RosTestClient, dds_dom
         f"robots.b.urdf_file:={URDF}", "robots.a.joint_topic:=/a/joint_states",
         "robots.b.joint_topic:=/b/joint_states", "robots.a.command_out_topic:=/a/commands",
         "robots.b.command_out_topic:=/b/commands", f"robots.b.base_pose:={json.dumps(FACING)}",
-        'constraint_names:=["closure", "box"]', "constraints.closure.type:=copy_pose",
+        'constraint_names:=["closure", "apart", "box"]', "constraints.apart.type:=collision",
+        "constraints.apart.geometry:=capsules", 'constraints.apart.between:=["a_", "b_"]',
+        f"constraints.apart.margin:={MARGIN}", "constraints.closure.type:=copy_pose",
         "constraints.closure.link:=b_panda_hand", "constraints.closure.target_link:=a_panda_hand",
         f"constraints.closure.target_offset:={json.dumps(offset)}",
         "constraints.closure.priority:=1", "constraints.box.type:=copy_pose",
@@ -150,7 +180,13 @@ def test_two_robots_carry_a_box_and_stop_together(client: RosTestClient, dds_dom
         f"deg (median of 3; p99 {np.percentile(e[:, 0], 99) * 1e3:.3f} mm, raw max "
         f"{e[:, 0].max() * 1e3:.3f} mm) over {len(e)} joint states"
     )
-    assert len(e) > 2000 and pos < 1e-4 and np.degrees(ang) < 0.1
+    p99 = np.percentile(steady[:, 0], 99)
+    assert len(e) > 2000 and p99 < 1e-4 and pos < 3e-4 and np.degrees(ang) < 0.1
+    qs = [np.r_[_positions(m), _positions(mb)] for (_, m), (_, mb) in
+          zip(list(states["a"])[::10], list(states["b"])[::10], strict=False)]  # fmt: skip
+    closest = _closest_pair(tree, qs)
+    print(f"closest pair of a link of a and one of b: {closest * 1e3:.1f} mm (margin {MARGIN})")
+    assert closest >= MARGIN - 1e-3
     limits = KinematicTree.from_urdf_file(URDF).velocity_limits
     for r in ("a", "b"):
         data = np.array([m.data for _, m in cmds[r]])

@@ -102,6 +102,7 @@ class Collision(Constraint):
         fallback_radius: radius of the capsules that replace missing meshes [m].
         self_collision: check the robot's links against each other.
         links: when not empty, only pairs involving one of these links.
+        between: when not empty, only pairs of links of different groups (name prefixes).
         disabled_pairs: further pairs never checked, as 'link_a link_b' strings.
         obstacles: static obstacles in the root frame ('box x y z sx sy sz', 'sphere x y z r',
             'cylinder x y z r length', 'capsule x y z r length').
@@ -157,6 +158,13 @@ class Collision(Constraint):
         ),
         Field("self_collision", "bool", True, "Check the robot's links against each other."),
         Field("links", "string_array", [], "Only pairs involving these links ([] = all)."),
+        Field(
+            "between",
+            "string_array",
+            [],
+            "Only pairs of links of different groups, each a link-name prefix (several "
+            "robots: [a_, b_]); [] = every pair.",
+        ),
         Field("disabled_pairs", "string_array", [], "Pairs never checked: 'link_a link_b'."),
         Field(
             "obstacles",
@@ -217,6 +225,7 @@ class Collision(Constraint):
         fallback_radius: float = 0.05,
         self_collision: bool = True,
         links: list[str] | None = None,
+        between: list[str] | None = None,
         disabled_pairs: list[str] | None = None,
         obstacles: list[str] | None = None,
         max_rows: float = 0.0,
@@ -242,6 +251,7 @@ class Collision(Constraint):
         self.fallback_radius = float(fallback_radius)
         self.self_collision = bool(self_collision)
         self.links = list(links or [])
+        self.between = list(between or [])
         self.disabled_pairs = _pair_list(list(disabled_pairs or []))
         self.obstacles = list(obstacles or [])
         parse_obstacles(self.obstacles)  # named errors now, not at bind
@@ -299,6 +309,7 @@ class Collision(Constraint):
             self.srdf_file,
             self.self_collision,
             tuple(self.links),
+            tuple(self.between),
             tuple(self.disabled_pairs),
             tuple(self.obstacles),
         )
@@ -315,6 +326,7 @@ class Collision(Constraint):
                 self_collision=self.self_collision,
                 links=self.links,
                 disabled_pairs=self.disabled_pairs,
+                between=self.between,
                 obstacles=self.obstacles,
             )
             if len(_MODELS) > 32:

@@ -62,6 +62,7 @@ def collision_model(
     links: Sequence[str] = (),
     disabled_pairs: Iterable[tuple[str, str]] = (),
     obstacles: Sequence[str] = (),
+    between: Sequence[str] = (),
 ) -> CollisionModel:
     """Shapes and pairs: self-collision pairs, then each obstacle against each link shape.
 
@@ -78,6 +79,7 @@ def collision_model(
         self_collision: check link against link.
         links: when not empty, only pairs involving these links (and obstacles against them).
         disabled_pairs: further link pairs never checked.
+        between: when not empty, only pairs of links of different groups (name prefixes).
         obstacles: static obstacles (see :func:`parse_obstacles`).
 
     Raises:
@@ -105,7 +107,7 @@ def collision_model(
     disabled = {frozenset(p) for p in disabled_pairs}
     if srdf:
         disabled |= read_srdf_disabled(resolve_file(srdf, package_path, "SRDF"))
-    pairs = self_collision_pairs(tree, shapes, disabled, links) if self_collision else []
+    pairs = self_collision_pairs(tree, shapes, disabled, links, between) if self_collision else []
     n_links = len(shapes)
     moving = moving_joints(tree)
     for ob in parse_obstacles(obstacles):

@@ -78,6 +78,7 @@ def self_collision_pairs(
     shapes: Sequence[CollisionShape],
     disabled: Collection[frozenset[str]] = (),
     links: Sequence[str] = (),
+    between: Sequence[str] = (),
 ) -> list[tuple[int, int]]:
     """Pairs of link shapes to check (see the module docstring for what is left out).
 
@@ -86,6 +87,8 @@ def self_collision_pairs(
         shapes: the link shapes (obstacles are ignored here).
         disabled: link pairs never checked (an SRDF's ``disable_collisions``).
         links: when not empty, only pairs with at least one link in it.
+        between: when not empty, link-name prefixes of groups (several robots' ``a_``,
+            ``b_``): only pairs of links of two different groups.
 
     Returns:
         (i, k) indices into ``shapes``, i < k.
@@ -113,8 +116,17 @@ def self_collision_pairs(
                 continue
             if keep and a not in keep and b not in keep:
                 continue
+            if between and not _across(a, b, between):
+                continue
             pairs.append((i, k))
     return pairs
+
+
+def _across(a: str, b: str, groups: Sequence[str]) -> bool:
+    """True when links ``a`` and ``b`` are in two different groups (by name prefix)."""
+    ga = next((g for g in groups if a.startswith(g)), None)
+    gb = next((g for g in groups if b.startswith(g)), None)
+    return ga is not None and gb is not None and ga != gb
 
 
 __all__ = ["moving_joints", "read_srdf_disabled", "self_collision_pairs"]

@@ -154,6 +154,11 @@ def load_setup(
     if overrides:
         params.update(overrides)
         source += " + overrides " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+    if params.get("robots"):
+        raise ReplayError(
+            f"the recorded node commands several robots ({list(params['robots'])}); "
+            "itasc-replay replays one robot's recordings only (so far)"
+        )
     config = config_from_parameters(params)
     xml, urdf_source = _urdf(urdf, params)
     topics = target_topics(config)

@@ -62,3 +62,17 @@ def test_collision_geometry_and_masses_come_along() -> None:
     assert two.mass == pytest.approx(2.0 * one.mass)
     xml = str(two.urdf_xml)
     assert xml.count("<collision") == 2 * panda.count("<collision")
+
+
+def test_collision_pairs_between_robots_only() -> None:
+    from itasc_ros.core.kinematics.collision_geometry import collision_model
+
+    panda = (REPO / "urdf" / "panda.urdf").read_text()
+    facing = np.eye(4)
+    facing[:3, 3] = [0.8, 0.0, 0.0]
+    two = compose_robots([Mounted("a", panda), Mounted("b", panda, facing)])
+    everything = collision_model(two, two.urdf_xml, geometry="capsules")
+    across = collision_model(two, two.urdf_xml, geometry="capsules", between=["a_", "b_"])
+    names = [(across.shapes[i].link, across.shapes[k].link) for i, k in across.pairs]
+    assert names and all(a[:2] != b[:2] for a, b in names)
+    assert len(across.pairs) < len(everything.pairs)
