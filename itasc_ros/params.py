@@ -13,7 +13,7 @@ them under ``<node>: ros__parameters:``, where ``<node>`` is matched as rclpy ma
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,46 @@ def read_params_file(path: str | Path, node_name: str = NODE_NAME) -> dict[str, 
 
 ROBOT_KEYS = ("urdf_file", "joint_topic", "command_out_topic", "base_pose")
 """Each robot's parameters ``robots.<name>.<key>`` (node-only: the node composes the robots)."""
+
+
+def robot_defaults(name: str) -> dict[str, Any]:
+    """The defaults of robot ``name``'s parameters, by key of :data:`ROBOT_KEYS`."""
+    return {
+        "urdf_file": "",
+        "joint_topic": f"/{name}/joint_states",
+        "command_out_topic": f"/{name}/forward_velocity_controller/commands",
+        "base_pose": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+    }
+
+
+def robots_urdf(flat: Mapping[str, Any], names: Sequence[str]) -> tuple[str | None, str]:
+    """The URDF document of robots ``names`` composed from their files and base poses.
+
+    Returns:
+        ``(document, '')``, or ``(None, why)`` (a file not read, a bad base pose or URDF).
+    """
+    from .core.control.model_manager import read_urdf_file
+    from .core.kinematics.robots import Mounted, base_pose, compose_urdf
+
+    mounted = []
+    for r in names:
+        own = robot_parameters(flat, r)
+        data, why = read_urdf_file(str(own["urdf_file"]))
+        if data is None:
+            return None, f"robot {r!r}: {why}"
+        try:
+            mounted.append(Mounted(r, data, base_pose(r, own["base_pose"])))
+        except ConfigError as exc:
+            return None, str(exc)
+    try:
+        return compose_urdf(mounted), ""
+    except Exception as exc:  # a bad robot URDF: named (the node stays up without a model)
+        return None, f"the robots' URDFs cannot be composed: {exc}"
+
+
+def robot_parameters(flat: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Robot ``name``'s parameters from the node's flat ones (defaults for those not given)."""
+    return {k: flat.get(f"robots.{name}.{k}", v) for k, v in robot_defaults(name).items()}
 
 
 def _robot_key(k: str) -> bool:

@@ -17,6 +17,7 @@ robot, its namespace, remappings, params files and ``-p`` parameters) and stops 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -167,6 +168,24 @@ def start_ros(
     return start_process(
         node_command(*args, module=module), local_dds_env(domain) if env is None else env, stem
     )
+
+
+def start_recorder(domain: int, bag: Path, topics: Sequence[str]) -> subprocess.Popen:
+    """``itasc-record`` of ``topics`` into ``bag`` as its own process (local DDS of ``domain``)."""
+    args = [sys.executable, "-m", "itasc_ros.tools.record", "--out", str(bag), "--topics"]
+    return start_process([*args, *topics], local_dds_env(domain), f"itasc_record_{bag.name}")
+
+
+def replay_compare(bag: Path) -> tuple[dict[str, Any], str]:
+    """``itasc-replay BAG --compare --no-plots --json`` (must exit 0): its JSON and output."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "itasc_ros.tools.replay", str(bag), "--compare", "--no-plots",
+         "--json"],
+        capture_output=True, text=True, timeout=180, cwd=REPO,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1]), out
 
 
 def start_panda_node(domain: int, ns: str, *params: str, urdf: bool = True) -> subprocess.Popen:
@@ -479,12 +498,14 @@ __all__ = [
     "node_command",
     "read_log",
     "reliable",
+    "replay_compare",
     "ros_arguments",
     "ros_client",
     "ros_context",
     "running",
     "start_panda_node",
     "start_process",
+    "start_recorder",
     "start_ros",
     "stop_process",
     "stop_processes",

@@ -16,19 +16,15 @@ each root mounted at ``robots.<name>.base_pose``). :class:`RobotSet` is that tra
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
-from ..core import ConfigError, Controller
-from ..core.control.model_manager import read_urdf_file
-from ..core.kinematics import spatial
-from ..core.kinematics.robots import SEPARATOR, Mounted, compose_urdf
+from ..core import Controller
+from ..core.kinematics.robots import SEPARATOR
+from ..params import robots_urdf
 from . import parameters as P
 from .conversions import COMMAND_TYPES, CommandMessage, stamp_or_none
 from .polled_reader import PolledReader
@@ -70,21 +66,12 @@ class RobotSet:
     # --------------------------------------------------------------------- the URDF
     def urdf(self) -> tuple[str | None, str]:
         """The composed URDF document of the robots' files, or None and why not."""
-        mounted = []
-        for r in self.names:
-            path = str(P.value(self._node, f"robots.{r}.urdf_file"))
-            data, why = read_urdf_file(path)
-            if data is None:
-                return None, f"robot {r!r}: {why}"
-            try:
-                base = _base_pose(r, P.value(self._node, f"robots.{r}.base_pose"))
-                mounted.append(Mounted(r, data, base))
-            except ConfigError as exc:
-                return None, str(exc)
-        try:
-            return compose_urdf(mounted), ""
-        except Exception as exc:  # a bad robot URDF: named, the node stays up without a model
-            return None, f"the robots' URDFs cannot be composed: {exc}"
+        flat = {
+            f"robots.{r}.{k}": P.value(self._node, f"robots.{r}.{k}")
+            for r in self.names
+            for k in ("urdf_file", "base_pose")
+        }
+        return robots_urdf(flat, self.names)
 
     # --------------------------------------------------------------------- joint states
     def take(self, sim_offset: float) -> tuple[list[str], Array, float, float | None] | None:
@@ -162,21 +149,6 @@ class RobotSet:
         """Release the joint state readers."""
         for reader in self.readers:
             reader.destroy()
-
-
-def _base_pose(name: str, values: Any) -> Array:
-    """A robot's base pose (4, 4) of its [x, y, z, qx, qy, qz, qw].
-
-    Raises:
-        ConfigError: not 7 finite values with a non-zero quaternion.
-    """
-    v = np.asarray(list(values), dtype=float)
-    if v.shape != (7,) or not np.all(np.isfinite(v)) or not math.hypot(*v[3:]) > 1e-9:
-        raise ConfigError(
-            f"robots.{name}.base_pose must be [x, y, z, qx, qy, qz, qw] with a non-zero "
-            f"quaternion, got {list(values)}"
-        )
-    return spatial.pose_from_xyz_quat(v[:3], v[3:] / math.hypot(*v[3:]))
 
 
 __all__ = ["RobotSet"]

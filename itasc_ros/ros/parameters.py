@@ -36,7 +36,7 @@ from ..core.control.settings import (
 )
 from ..core.errors import ConfigError
 from ..core.solve.motion_limits import LIMIT_FIELDS
-from ..params import CONTROLLER_KEYS, config_from_parameters
+from ..params import CONTROLLER_KEYS, config_from_parameters, robot_defaults
 
 try:  # rclpy >= Humble
     from rclpy.exceptions import ParameterUninitializedException
@@ -151,23 +151,22 @@ def constraint_specs(name: str, type_name: str) -> list[ParamSpec]:
 
 def robot_specs(name: str) -> list[ParamSpec]:
     """The parameters ``robots.<name>.*`` of one robot of ``robots`` (read-only)."""
-    p = f"robots.{name}."
+    texts = {
+        "urdf_file": "The robot's URDF file.",
+        "joint_topic": "The robot's joint states (its own joint names).",
+        "command_out_topic": "The robot's commands (its own joint names, command_out_type).",
+        "base_pose": "The robot's root in the world: [x, y, z, qx, qy, qz, qw] (m).",
+    }
     return [
-        ParamSpec(p + "urdf_file", "", "The robot's URDF file.", read_only=True),
         ParamSpec(
-            p + "joint_topic", f"/{name}/joint_states", "The robot's joint states (its "
-            "own joint names).", read_only=True,
-        ),
-        ParamSpec(
-            p + "command_out_topic", f"/{name}/forward_velocity_controller/commands",
-            "The robot's commands (its own joint names, command_out_type).", read_only=True,
-        ),
-        ParamSpec(
-            p + "base_pose", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], "The robot's root in the "
-            "world: [x, y, z, qx, qy, qz, qw] (m).", read_only=True,
-            constraints="7 values, a non-zero quaternion",
-        ),
-    ]  # fmt: skip
+            f"robots.{name}.{key}",
+            default,
+            texts[key],
+            read_only=True,
+            constraints="7 values, a non-zero quaternion" if key == "base_pose" else "",
+        )
+        for key, default in robot_defaults(name).items()
+    ]
 
 
 def _kind(name: str, type_name: str) -> Any:

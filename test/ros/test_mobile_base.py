@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,8 +31,9 @@ from procs import (
     CommandChecker,
     RosTestClient,
     read_log,
+    replay_compare,
     ros_client,
-    start_process,
+    start_recorder,
     start_ros,
     stop_processes,
 )
@@ -47,7 +46,6 @@ from std_msgs.msg import Float64MultiArray
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import pose_to_matrix, stamp_or_none
-from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
 
@@ -124,12 +122,6 @@ class Hand:
         raise AssertionError(f"the hand did not reach its world target in {timeout} s")
 
 
-def _record(domain: int, bag: Path, topics: list[str]) -> Any:
-    """``itasc-record`` of ``topics`` into ``bag``, as its own process."""
-    args = [sys.executable, "-m", "itasc_ros.tools.record", "--out", str(bag), "--topics"]
-    return start_process([*args, *topics], local_dds_env(domain), f"itasc_record_{bag.name}")
-
-
 def _world_target(pose: np.ndarray) -> PoseStamped:
     """A target pose (4, 4) in ``odom`` as a message."""
     msg = PoseStamped()
@@ -163,7 +155,7 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         module=SIM_ROBOT_MODULE,
     )  # fmt: skip
     bag = tmp_path / "mobile_bag"
-    recorder = _record(dds_domain, bag, TOPICS)
+    recorder = start_recorder(dds_domain, bag, TOPICS)
     states = client.collect(JointState, "/joint_states")
     odoms = client.collect(Odometry, "/odom")
     arm = KinematicTree.from_urdf_file(URDF).select_joints(ARM)
@@ -212,7 +204,7 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
     assert "odometry" in log and "rejected" in log  # the hostile ones, warned about
     assert checker.total > 1000 and checker.bad == [], checker.bad[:3]  # finite, within limits
     # The recording replays exactly: every command recomputed from its odometry and targets.
-    res, out = _replay(bag)
+    res, out = replay_compare(bag)
     assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 1000, out
     assert res["compare"]["state_mismatches"] == 0, out
 
@@ -257,7 +249,7 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
     bag = tmp_path / "reach_bag"
     topics = ["/joint_states", "/reach/odom", "/itasc_node/target_pose", "/reach/commands",
               "/reach/cmd_vel", "/itasc_node/journal", "/itasc_node/parameters"]  # fmt: skip
-    recorder = _record(dds_domain, bag, topics)
+    recorder = start_recorder(dds_domain, bag, topics)
     states = client.collect(JointState, "/joint_states")
     odoms = client.collect(Odometry, "/reach/odom")
     arm_cmds = client.collect(Float64MultiArray, "/reach/commands", 10000)  # every one
@@ -299,20 +291,8 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
     acc = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])
     assert np.all(np.abs(np.diff(joints, axis=0)) <= acc * dt * (1.0 + 1e-6) + 1e-12)
     assert not base[-1].any() and not joints[-1].any()  # the final zero reached both
-    res, out = _replay(bag)  # every command, the base's included, recomputed exactly
+    res, out = replay_compare(bag)  # every command, the base's included, recomputed exactly
     assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 1000, out
-
-
-def _replay(bag: Path) -> tuple[dict[str, Any], str]:
-    """``itasc-replay BAG --compare --json``: its JSON and its output."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "itasc_ros.tools.replay", str(bag), "--compare", "--no-plots",
-         "--json"],
-        capture_output=True, text=True, timeout=180, cwd=REPO,
-    )  # fmt: skip
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
-    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1]), out
 
 
 TALOS_ARM = ["torso_1_joint", "torso_2_joint", *(f"arm_left_{i}_joint" for i in range(1, 8))]

@@ -74,6 +74,22 @@ def compose_urdf(robots: Sequence[Mounted], world: str = "world") -> str:
     return etree.tostring(out, encoding="unicode")
 
 
+def base_pose(name: str, values: Sequence[float]) -> np.ndarray:
+    """A robot's base pose (4, 4) of its ``base_pose`` [x, y, z, qx, qy, qz, qw].
+
+    Raises:
+        ConfigError: not 7 finite values with a non-zero quaternion.
+    """
+    v = np.asarray(list(values), dtype=float)
+    norm = float(np.linalg.norm(v[3:])) if v.shape == (7,) else 0.0
+    if v.shape != (7,) or not np.all(np.isfinite(v)) or not norm > 1e-9:
+        raise ConfigError(
+            f"robots.{name}.base_pose must be [x, y, z, qx, qy, qz, qw] with a non-zero "
+            f"quaternion, got {list(values)}"
+        )
+    return spatial.pose_from_xyz_quat(v[:3], v[3:] / norm)
+
+
 def compose_robots(robots: Sequence[Mounted], world: str = "world") -> KinematicTree:
     """The kinematic tree of :func:`compose_urdf`'s document."""
     return KinematicTree.from_urdf(compose_urdf(robots, world))
@@ -116,4 +132,4 @@ def _text(v: np.ndarray) -> str:
     return " ".join(repr(float(x)) for x in v)
 
 
-__all__ = ["KEPT", "SEPARATOR", "Mounted", "compose_robots", "compose_urdf"]
+__all__ = ["KEPT", "SEPARATOR", "Mounted", "base_pose", "compose_robots", "compose_urdf"]

@@ -227,11 +227,16 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
     return events
 
 
-def bag_commands(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> list[CommandEvent]:
-    """The command messages of the bag, in bag order (velocities in ``joints`` order)."""
+def bag_commands(
+    bag: str | Path, setup: NodeSetup, joints: Sequence[str], topic: str = ""
+) -> list[CommandEvent]:
+    """The command messages of the bag, in bag order (velocities in ``joints`` order).
+
+    ``topic``: another command topic than the setup's (one of several robots').
+    """
     return [
         command_event(bag_seconds(t_ns), msg, joints)
-        for _topic, t_ns, msg in read_bag(bag, [setup.command_topic])
+        for _topic, t_ns, msg in read_bag(bag, [topic or setup.command_topic])
     ]
 
 

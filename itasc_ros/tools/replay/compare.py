@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from itasc_ros.core.control.playback import Playback, Tick
+from itasc_ros.core.kinematics.robots import SEPARATOR
 from itasc_ros.tools.replay.bag_events import CommandEvent, bag_base_commands, bag_commands
 from itasc_ros.tools.replay.node_setup import NodeSetup
 
@@ -141,14 +142,15 @@ class CompareReport:
 
 
 def align(
-    commands: Sequence[CommandEvent], ticks: Sequence[Tick], part: slice = slice(None)
+    commands: Sequence[CommandEvent], ticks: Sequence[Tick], part: Any = slice(None)
 ) -> list[int | None]:
     """Per command, the index of the published tick with exactly its values, in order.
 
     Both streams keep their order (reliable DDS), so each command is searched after the
     previous match; a command matching no published tick is not covered (None). ``part``: the
-    joints of a tick's command the messages carry (a commanded base's twist is its own
-    stream: the first joints; the arm's message the others).
+    joints of a tick's command the messages carry, a slice or an index array (a commanded
+    base's twist is its own stream: the first joints; the arm's message the others; each of
+    several robots' messages its own joints).
     """
     published = [i for i, t in enumerate(ticks) if t.published]
     out: list[int | None] = [None] * len(commands)
@@ -218,7 +220,14 @@ def compare_commands(
         tolerance: largest accepted |recorded - recomputed| per joint [rad/s].
     """
     nb = len(setup.base_joints)
-    streams = [(bag_commands(bag, setup, joints[nb:]), slice(nb, None))]
+    streams: list[tuple[list[CommandEvent], Any]] = []
+    if setup.robot_topics:  # several robots: each one's commands, its own joints
+        for r, (_, topic) in setup.robot_topics.items():
+            part = np.array([i for i, j in enumerate(joints) if j.startswith(r + SEPARATOR)])
+            own = [joints[i][len(r) + len(SEPARATOR) :] for i in part]
+            streams.append((bag_commands(bag, setup, own, topic), part))
+    else:
+        streams.append((bag_commands(bag, setup, joints[nb:]), slice(nb, None)))
     if nb:  # a commanded base's twists: a stream of their own, compared the same way
         streams.append((bag_base_commands(bag, setup), slice(0, nb)))
     rep = CompareReport(tolerance=tolerance, exact=playback is not None)

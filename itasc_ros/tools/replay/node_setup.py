@@ -8,14 +8,20 @@ offline replay, the online one and the demo. Never imports rclpy.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from itasc_ros.cli import unknown_choice
 from itasc_ros.core import ControllerConfig, KinematicTree
 from itasc_ros.core.kinematics.mobile_base import BASE_JOINTS
-from itasc_ros.params import config_from_parameters, read_params_file, target_topics
+from itasc_ros.params import (
+    config_from_parameters,
+    read_params_file,
+    robot_parameters,
+    robots_urdf,
+    target_topics,
+)
 from itasc_ros.tools.replay.errors import ReplayError
 from itasc_ros.tools.replay.recorded_parameters import (
     NODE_DEFAULTS,
@@ -50,6 +56,7 @@ class NodeSetup:
         odom_topic: the base's odometry topic ('' without ``world_frame``: a fixed base).
         base_topic: a commanded base's twist topic ('' without ``base_kind``).
         base_joints: a commanded base's virtual joints (the first of every command).
+        robot_topics: several robots (``robots``): each robot's joint state and command topics.
         params_source: where the parameters came from.
         journal_topic: the node's journal (what each tick consumed).
         parameters_topic: the node's parameters with their revisions.
@@ -68,6 +75,7 @@ class NodeSetup:
     odom_topic: str = ""
     base_topic: str = ""
     base_joints: tuple[str, ...] = ()
+    robot_topics: dict[str, tuple[str, str]] = field(default_factory=dict)
     params_source: str = ""
     journal_topic: str = "/itasc_node/journal"
     parameters_topic: str = "/itasc_node/parameters"
@@ -154,13 +162,22 @@ def load_setup(
     if overrides:
         params.update(overrides)
         source += " + overrides " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
-    if params.get("robots"):
-        raise ReplayError(
-            f"the recorded node commands several robots ({list(params['robots'])}); "
-            "itasc-replay replays one robot's recordings only (so far)"
-        )
+    robots = [str(r) for r in params.get("robots") or []]
     config = config_from_parameters(params)
-    xml, urdf_source = _urdf(urdf, params)
+    if robots and urdf is None:  # several robots: their files composed, as the node does
+        composed, why = robots_urdf(params, robots)
+        if composed is None:
+            raise ReplayError(f"the robots' URDFs: {why}")
+        xml, urdf_source = composed, "the robots' URDF files"
+    else:
+        xml, urdf_source = _urdf(urdf, params)
+    robot_topics = {
+        r: (
+            _topic(str(robot_parameters(params, r)["joint_topic"]), node_name),
+            _topic(str(robot_parameters(params, r)["command_out_topic"]), node_name),
+        )
+        for r in robots
+    }
     topics = target_topics(config)
     base = BASE_JOINTS.get(config.base_kind, ())
     return NodeSetup(
@@ -177,6 +194,7 @@ def load_setup(
         odom_topic=_topic(str(params["odom_topic"]), node_name) if config.world_frame else "",
         base_topic=_topic(str(params["base_cmd_topic"]), node_name) if base else "",
         base_joints=base,
+        robot_topics=robot_topics,
         params_source=source,
         journal_topic=_topic("~/journal", node_name),
         parameters_topic=_topic("~/parameters", node_name),
