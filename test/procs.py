@@ -176,6 +176,13 @@ def start_recorder(domain: int, bag: Path, topics: Sequence[str]) -> subprocess.
     return start_process([*args, *topics], local_dds_env(domain), f"itasc_record_{bag.name}")
 
 
+def stop_recorded(processes: list[subprocess.Popen], recorder: subprocess.Popen) -> None:
+    """Stop ``processes`` (SIGINT), give the recorder their last messages, then stop it."""
+    stop_processes(processes)
+    time.sleep(0.3)
+    stop_processes([recorder])
+
+
 def replay_compare(bag: Path) -> tuple[dict[str, Any], str]:
     """``itasc-replay BAG --compare --no-plots --json`` (must exit 0): its JSON and output."""
     proc = subprocess.run(
@@ -509,6 +516,7 @@ __all__ = [
     "start_ros",
     "stop_process",
     "stop_processes",
+    "stop_recorded",
     "wait_until",
 ]
 

@@ -36,6 +36,7 @@ from procs import (
     start_recorder,
     start_ros,
     stop_processes,
+    stop_recorded,
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
@@ -186,9 +187,7 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
                 time.sleep(0.004)
         time.sleep(0.3)
     finally:
-        stop_processes([node, sim])
-        time.sleep(0.3)
-        stop_processes([recorder])
+        stop_recorded([node, sim], recorder)
     log = read_log(node)
     assert "Traceback" not in log, log[-3000:]
     rms = lambda e: float(np.sqrt(np.mean(np.square(e))))  # noqa: E731
@@ -267,9 +266,7 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
         time.sleep(0.2)  # the last joint states' odometry delivered to this process too
         last = Hand(arm, states, odoms).errors(target, t0, last=250)
     finally:
-        stop_processes([node, sim])
-        time.sleep(0.3)
-        stop_processes([recorder])
+        stop_recorded([node, sim], recorder)
     log = read_log(node)
     assert "Traceback" not in log, log[-3000:]
     assert "control active" in log, log[-2000:]

@@ -34,6 +34,7 @@ from procs import (
     start_recorder,
     start_ros,
     stop_processes,
+    stop_recorded,
 )
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -188,9 +189,7 @@ def test_two_robots_carry_a_box_and_stop_together(
         time.sleep(1.0)
         after = {r: [m for _, m in list(cmds[r])[moving[r] :]] for r in ("a", "b")}
     finally:
-        stop_processes([node, sims[0], sims[1]])
-        time.sleep(0.3)
-        stop_processes([recorder])
+        stop_recorded([node, *sims], recorder)
     log = read_log(node)
     assert "Traceback" not in log, log[-3000:]
     e = np.array(errors)  # (k, 2) position [m], angle [rad]
