@@ -14,6 +14,7 @@ from itasc_ros.params import (
     nest_parameters,
     node_section,
     read_params_file,
+    robots_urdf,
     target_topics,
 )
 
@@ -37,8 +38,18 @@ def test_every_shipped_params_file_builds_its_controller(path: Path) -> None:
     config = load_config(path)
     if path.stem.startswith("talos") or "collision" in path.stem or "obstacles" in path.stem:
         return  # example-robot-data's URDFs and meshes: their scenarios and tests build them
-    robot = "ur5" if path.stem.startswith("ur5") else "panda"
-    ctrl = Controller(KinematicTree.from_urdf_file(REPO / "urdf" / f"{robot}.urdf"), config)
+    flat = read_params_file(path)
+    robots = flat.get("robots") or []
+    if robots:  # several robots: their files (relative to the repository) composed
+        for r in robots:
+            flat[f"robots.{r}.urdf_file"] = str(REPO / flat[f"robots.{r}.urdf_file"])
+        xml, why = robots_urdf(flat, robots)
+        assert xml is not None, why
+        tree = KinematicTree.from_urdf(xml)
+    else:
+        robot = "ur5" if path.stem.startswith("ur5") else "panda"
+        tree = KinematicTree.from_urdf_file(REPO / "urdf" / f"{robot}.urdf")
+    ctrl = Controller(tree, config)
     assert [c.name for c in ctrl.config.constraints] == [c.name for c in config.constraints]
 
 

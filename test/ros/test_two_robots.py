@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import coal
 import numpy as np
 import pytest
 import yaml
@@ -41,9 +40,9 @@ from std_msgs.msg import Float64MultiArray
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
-from itasc_ros.core.kinematics.collision_geometry import collision_model
 from itasc_ros.core.kinematics.robots import Mounted, compose_robots
 from itasc_ros.ros.conversions import stamp_or_none
+from itasc_ros.tools.scenarios.two_pandas import closest_between
 
 pytestmark = pytest.mark.dds
 
@@ -80,29 +79,6 @@ def _sim(domain: int, robot: str) -> Any:
 
 def _positions(msg: JointState) -> np.ndarray:
     return np.array([msg.position[list(msg.name).index(j)] for j in ARM])
-
-
-def _closest_pair(tree: KinematicTree, qs: list[np.ndarray]) -> float:
-    """The smallest distance [m] between a link of a and a link of b over ``qs`` (coal).
-
-    The capsules the node builds (``geometry: capsules``), placed at each configuration and
-    measured here with coal directly, pair by pair.
-    """
-    model = collision_model(tree, tree.urdf_xml, geometry="capsules", between=["a_", "b_"])
-    req, res = coal.DistanceRequest(), coal.DistanceResult()
-    best = np.inf
-    for q in qs:
-        poses = tree.all_poses(q)
-        for i, k in model.pairs:
-            sa, sb = model.shapes[i], model.shapes[k]
-            ta, tb = poses[sa.link] @ sa.origin, poses[sb.link] @ sb.origin
-            res.clear()
-            d = coal.distance(
-                sa.geometry, coal.Transform3s(ta[:3, :3], ta[:3, 3]),
-                sb.geometry, coal.Transform3s(tb[:3, :3], tb[:3, 3]), req, res,
-            )  # fmt: skip
-            best = min(best, d)
-    return float(best)
 
 
 def _grasp_errors(
@@ -209,7 +185,7 @@ def test_two_robots_carry_a_box_and_stop_together(
     assert len(e) > 2000 and p99 < 1.5e-4 and pos < 3e-4 and np.degrees(ang) < 0.1
     qs = [np.r_[_positions(m), _positions(mb)] for (_, m), (_, mb) in
           zip(list(states["a"])[::10], list(states["b"])[::10], strict=False)]  # fmt: skip
-    closest = _closest_pair(tree, qs)
+    closest = closest_between(tree, qs)  # coal, pair by pair, on the node's capsules
     print(f"closest pair of a link of a and one of b: {closest * 1e3:.1f} mm (margin {MARGIN})")
     assert closest >= MARGIN - 1e-3
     limits = KinematicTree.from_urdf_file(URDF).velocity_limits

@@ -103,3 +103,12 @@ def test_mobile_base_holds_the_hand_in_the_world_and_reaches_beyond_the_arm(
     assert m["reach_max_base_acceleration_mps2"] <= 1.0 + 1e-6  # base_max_acceleration
     assert m["reach_max_base_angular_acceleration_radps2"] <= 2.0 + 1e-6
     assert (out_dir / "mobile_base.png").stat().st_size > 10_000
+
+
+def test_two_pandas_carry_the_box_without_squeezing_it(out_dir: Path) -> None:
+    m = _run("two_pandas", out_dir)
+    print(f"\ntwo_pandas: {m}")
+    assert m["grasp_error_max_m"] < 1e-4 and m["grasp_angle_max_rad"] < math.radians(0.1)
+    assert m["box_error_max_m"] < 5e-3
+    assert m["closest_pair_between_robots_m"] >= m["margin_m"] - 1e-3
+    assert (out_dir / "two_pandas.png").stat().st_size > 10_000
