@@ -367,3 +367,37 @@ def test_health_and_model_manager_import_no_ros() -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
+
+
+def test_a_reload_keeps_a_world_target_in_the_world_and_the_odometry() -> None:
+    """A new model of the same robot (a reload) goes on holding the target fixed in odom."""
+    import dataclasses
+
+    cfg = dataclasses.replace(PANDA, world_frame="odom")
+    m: ModelManager[object] = ModelManager()
+    m.take("parameter", *parsed(PANDA_XML), cfg)
+    old = m.controller
+    assert old is not None
+    base = np.eye(4)
+    base[:3, 3] = [1.0, 2.0, 0.0]
+    odom = np.r_[base[:3, 3], 0.0, 0.0, 0.0, 1.0, np.zeros(6)]
+    old.set_joint_state(old.joint_names, HOME, 1.0)
+    old.set_odometry("odom", "", odom, 1.0)
+    goal = base @ old.tree.forward_kinematics(HOME, "panda_hand")
+    goal[:3, 3] += [0.03, 0.0, 0.0]
+    old.set_target("ee", "odom", goal[:3, 3], spatial.matrix_to_quat(goal), 1.0)
+    m.remember_joint_state(old.joint_names, HOME, None, 1.0)
+    out = m.take("parameter", f"{urdf_digest(PANDA_XML)}-reload", *parsed(PANDA_XML)[1:], cfg)
+    new = m.controller
+    assert out.model_changed and new is not None and new is not old
+    frame, pose = new.given_target("ee") or ("", np.eye(4))
+    assert frame == "odom" and np.allclose(pose, goal)  # in the world, not the root
+    odometry = new.odometry()
+    assert odometry is not None and np.allclose(odometry[0], base)
+    step = new.step(1.004)
+    assert step.status == "active", step.reason
+    # The target seen from the base (approached along the straight-line reference from the
+    # effector, 3 cm away): near the goal minus the base, not 2.2 m off in the root frame.
+    placed = new.poses("ee")[1]
+    assert placed is not None
+    assert np.linalg.norm(placed[:3, 3] - (goal[:3, 3] - base[:3, 3])) <= 0.03 + 1e-9
