@@ -7,6 +7,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+# pytest-xdist workers of make test: one per CPU, at most 4 (each test starts DDS processes)
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 4 ? 4 : n )))
 
 .PHONY: demo test lint bench peers limit-peers colcon-check clean
 
@@ -19,8 +21,12 @@ $(STAMP): setup.py setup.cfg pyproject.toml package.xml
 demo: $(STAMP)
 	$(VENV)/bin/itasc-demo
 
+# Two passes: the tests that measure timing or sub-millimetre tracking (marker "serial") run
+# alone after the others, which run on one worker per CPU (pytest-xdist, a test file per worker:
+# a module's node process is shared by its tests).
 test: $(STAMP) peers
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial"
+	$(PY) -m pytest -m serial
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -48,6 +48,7 @@ setup(
         "launch": ["xacro"],
         "test": [
             "pytest",
+            "pytest-xdist",
             "xacro",
             "hypothesis",
             "pin",

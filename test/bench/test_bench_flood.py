@@ -23,6 +23,8 @@ from itasc_ros.bench.loop.stops import STOP_KINDS, run_stop
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.resources import share_file
 
+pytestmark = pytest.mark.serial  # timing: not beside other tests
+
 RATE = 250.0  # [Hz]
 DURATION = 3.0  # [s] measured per run
 NOISE = 0.02  # missed-tick fraction allowed beyond 1.5x the unread run's

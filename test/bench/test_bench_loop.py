@@ -30,6 +30,8 @@ from itasc_ros.bench.loop import (
 from itasc_ros.bench.loop.scheduling import keep_cpus_warm
 from itasc_ros.bench.loop.series import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs
 
+pytestmark = pytest.mark.serial  # timing: not beside other tests
+
 
 def test_period_stats_regular_and_missed_ticks() -> None:
     rate = 100.0

@@ -48,7 +48,7 @@ from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import pose_to_matrix, stamp_or_none
 
-pytestmark = pytest.mark.dds
+pytestmark = [pytest.mark.dds, pytest.mark.serial]
 
 REPO = Path(__file__).resolve().parents[2]
 URDF = REPO / "urdf" / "panda.urdf"

@@ -44,7 +44,7 @@ from itasc_ros.core.kinematics.robots import Mounted, compose_robots
 from itasc_ros.ros.conversions import stamp_or_none
 from itasc_ros.tools.scenarios.two_pandas import closest_between
 
-pytestmark = pytest.mark.dds
+pytestmark = [pytest.mark.dds, pytest.mark.serial]
 
 REPO = Path(__file__).resolve().parents[2]
 URDF = REPO / "urdf" / "panda.urdf"

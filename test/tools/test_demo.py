@@ -21,7 +21,7 @@ from rosbags.rosbag2 import Reader
 import itasc_ros
 from itasc_ros.tools.dds_env import local_dds_env
 
-pytestmark = [pytest.mark.dds, pytest.mark.slow]
+pytestmark = [pytest.mark.dds, pytest.mark.slow, pytest.mark.serial]
 
 ROOT = Path(itasc_ros.__file__).resolve().parents[1]
 EXPECTED_TOPICS = {

@@ -39,6 +39,9 @@ from itasc_ros.tools import replay
 from itasc_ros.tools.bagio import BagWriter, bag_summary
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
 
+# the recordings' tracking errors are compared run to run: not beside other tests
+pytestmark = pytest.mark.serial
+
 ROOT = Path(itasc_ros.__file__).resolve().parents[1]
 GOLDEN = ROOT / "test" / "data" / "golden" / "panda_circle.mcap"
 URDF = ROOT / "urdf" / "panda.urdf"
