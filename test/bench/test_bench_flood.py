@@ -1,12 +1,13 @@
 """Floods beside the node over DDS: the loop keeps its ticks; the last command is always zero.
 
 Real processes (the node, the simulated robot, a flooding publisher, two CPU burners) on
-shared-memory DDS in this module's domain. Each flood's run is compared with the run of an
-*unread* flood (the same publisher on a topic nobody reads) made just before it: the node's own
-work for the flood may cost ticks only within 1.5x of that (plus two points of noise on this
-2-core machine), no gap between commands may reach half of ``input_timeout``, and no command
-may leave the velocity limits. Then the node is stopped each way (SIGINT, SIGTERM, ``~/enable
-false``) while the robot moves: the last command that arrives is a zero
+shared-memory DDS in this module's domain. Each flood's run is compared with runs of an
+*unread* flood (the same publisher on a topic nobody reads; the median of three, one made
+before each flood): the node's own work for the flood may cost ticks only within 1.5x of that
+(plus two points of noise on this 2-core machine), no gap between commands may reach half of
+``input_timeout``, and no command may leave the velocity limits. Then the node is stopped each
+way (SIGINT, SIGTERM, ``~/enable false``) while the robot moves: the last command that arrives
+is a zero
 (``itasc-bench stops --runs 50`` is the long version).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from itasc_ros.bench.loop.flood import FLOODS
@@ -51,18 +53,27 @@ def test_flood_kinds_and_summary() -> None:
 
 
 def test_floods_do_not_stall_the_loop(tmp_path: Path, dds_domain: int) -> None:
+    """Each flood against the median of three unread runs made between the floods.
+
+    One 3 s unread run's missed-tick fraction moves by up to 3x from run to run beside two
+    burners on this machine (0.085-0.24 measured in a row): a single baseline run would judge
+    the machine's minute, not the node's work.
+    """
     common = dict(
         robot="panda", rate=RATE, duration=DURATION, warmup=1.5, domain=dds_domain, burners=2
     )
     half_timeout_ms = 0.5e3 * _input_timeout()
-    base = run_loop_bench(flood="unread", log_dir=tmp_path / "unread", **common)
-    for kind in ("jog", "ik", "target"):
-        r = run_loop_bench(flood=kind, log_dir=tmp_path / kind, **common)
-        what = f"{kind} flood vs unread: {r} vs {base}"
+    unread, floods = [], {}
+    for i, kind in enumerate(("jog", "ik", "target")):
+        unread.append(run_loop_bench(flood="unread", log_dir=tmp_path / f"unread{i}", **common))
+        floods[kind] = run_loop_bench(flood=kind, log_dir=tmp_path / kind, **common)
+    base = float(np.median([u["missed_tick_fraction"] for u in unread]))
+    for kind, r in floods.items():
+        what = f"{kind} flood vs unread (median missed {base:.3f}): {r} vs {unread}"
         assert r["flood_sent"] > 0.3 * FLOODS[kind].rate * DURATION, what  # it did flood
         assert r["commands_out_of_limits"] == 0, what
         assert r["exit_codes"].startswith("sim_robot=0,node=0"), what
-        assert r["missed_tick_fraction"] <= 1.5 * base["missed_tick_fraction"] + NOISE, what
+        assert r["missed_tick_fraction"] <= 1.5 * base + NOISE, what
         assert r["command_gap_max_ms"] < half_timeout_ms, what
 
 
