@@ -16,15 +16,14 @@ from typing import Any
 
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from nav_msgs.msg import Odometry
-from sensor_msgs.msg import JointState
 
 from ..core import InputError, ItascError
 from .conversions import (
     odometry_values,
     pose_stamped_arrays,
-    stamp_or_none,
     twist_stamped_array,
 )
+from .joint_state_wire import JointStateWire
 from .node_parameters import ParameterNode
 from .node_reports import Rejections
 from .polled_reader import PolledReader
@@ -34,7 +33,8 @@ class InputNode(ParameterNode):
     """The inputs the tick takes (see the module)."""
 
     _rejections: Rejections
-    _joint_in: tuple[JointState, float] | None  # taken, not yet applied
+    _joint_in: tuple[bytes, float] | None  # taken (serialized), not yet applied
+    _joint_wire: JointStateWire
     _merged_in: tuple[list[str], Any, float, float | None] | None = None  # robots: taken
     _marker_in: dict[str, tuple[PoseStamped, float, bool]]  # the RViz markers', by name
     _readers: list[tuple[str, PolledReader[PoseStamped | TwistStamped], bool]]
@@ -114,8 +114,14 @@ class InputNode(ParameterNode):
             name, (pose_stamped, received, jump) = self._marker_in.popitem()
             self._apply_target(name, pose_stamped, received, jump)
 
-    def _apply_joint_state(self, msg: JointState, received: float) -> None:
-        self._apply_joint_values(msg.name, msg.position, received, stamp_or_none(msg.header.stamp))
+    def _apply_joint_state(self, raw: bytes, received: float) -> None:
+        """A serialized joint state to the controller (a malformed one is rejected)."""
+        try:
+            js = self._joint_wire.read(raw)
+        except Exception as exc:  # rclpy's deserializer refused it
+            self._reject(InputError(f"joint state not readable: {type(exc).__name__}: {exc}"))
+            return
+        self._apply_joint_values(js.name, js.position, received, js.stamp)
 
     def _apply_joint_values(
         self, names: Sequence[str], pos: Any, received: float, src: float | None

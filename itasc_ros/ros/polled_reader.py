@@ -37,16 +37,26 @@ class PolledReader(Generic[M]):
         reliable: RELIABLE (True, as the targets' publishers expect) or BEST_EFFORT.
         depth: the messages DDS keeps (1: the latest; more: a bounded queue, the oldest
             replaced first).
+        raw: take each message as its serialized bytes (CDR), not converted into ``msg_type``
+            (the reader then deserializes what it needs; see
+            :mod:`~itasc_ros.ros.joint_state_wire`).
     """
 
     def __init__(
-        self, node: Node, msg_type: type[M], topic: str, reliable: bool = True, depth: int = 1
+        self,
+        node: Node,
+        msg_type: type[M],
+        topic: str,
+        reliable: bool = True,
+        depth: int = 1,
+        raw: bool = False,
     ) -> None:
         qos = QoSProfile(
             depth=depth,
             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
         )
         self.msg_type = msg_type
+        self.raw = raw
         check_is_valid_msg_type(msg_type)  # imports its type support, as create_subscription
         with node.handle:
             self._handle: Any = _rclpy.Subscription(
@@ -67,9 +77,10 @@ class PolledReader(Generic[M]):
 
         Returns:
             ``(message, received)``: ``received`` is the system-clock time [s] DDS received
-            it (the time of the take when the middleware does not say).
+            it (the time of the take when the middleware does not say); the message is its
+            serialized ``bytes`` for a ``raw`` reader.
         """
-        got = self._handle.take_message(self.msg_type, False)
+        got = self._handle.take_message(self.msg_type, self.raw)
         if got is None:
             return None
         msg, info = got
