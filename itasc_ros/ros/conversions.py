@@ -12,6 +12,7 @@ from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Pose, PoseStamped, TwistStamped
 from nav_msgs.msg import Odometry
 from numpy.typing import NDArray
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -164,6 +165,9 @@ class CommandMessage:
             self._pos = np.frombuffer(msg.position, dtype=np.float64)
             self._stamp = msg.header.stamp
         self.msg = msg
+        self._wire: bytearray | None = None  # Float64MultiArray serialized, its data a view
+        if kind == FLOAT64_MULTI_ARRAY:
+            self._wire, self._wire_vel = _serialized_with_view(msg, n)
 
     def fill(self, q: Array, qdot: Array, dt: float, now: float) -> Any:
         """Write q (n,) [rad or m] and q' (n,) [rad/s or m/s] into the message; return it.
@@ -197,6 +201,33 @@ class CommandMessage:
         if self._stamp is not None:
             sec_to_stamp(now, self._stamp)
         return self.msg
+
+    def wire(self, q: Array, qdot: Array, dt: float, now: float) -> Any:
+        """As :meth:`fill`, but what to publish: a Float64MultiArray as its serialized bytes.
+
+        rclpy publishes bytes as they are (no conversion of a Python message: ~10-30 us of a
+        1 kHz tick). The other kinds return the filled message.
+        """
+        if self._wire is None:
+            return self.fill(q, qdot, dt, now)
+        n = self._wire_vel.shape[0]
+        if np.shape(qdot) != (n,) or np.shape(q) != (n,):
+            self.fill(q, qdot, dt, now)  # raises the same error
+        self._wire_vel[:] = qdot
+        return bytes(self._wire)
+
+
+def _serialized_with_view(msg: Float64MultiArray, n: int) -> tuple[bytearray, Array]:
+    """``msg`` serialized (CDR), and a float64 view (n,) of its data in those bytes."""
+    pattern = np.arange(1.0, n + 1.0) * np.pi  # values that occur nowhere else in the bytes
+    copy = Float64MultiArray(layout=msg.layout, data=array.array("d", pattern))
+    raw = bytearray(serialize_message(copy))
+    at = raw.find(pattern.astype("<f8").tobytes()) if n else len(raw)
+    if at < 0:
+        raise RuntimeError("Float64MultiArray data not found in its serialized form")
+    view = np.frombuffer(raw, dtype="<f8", count=n, offset=at)
+    view[:] = 0.0
+    return raw, view
 
 
 __all__ = [

@@ -86,14 +86,17 @@ class InputNode(ParameterNode):
             if merged is not None:
                 self._apply_joint_values(*merged)
         else:
-            got = self._joint_reader.take()
+            # the joint_states trigger took the state that woke it (a newer one: next tick)
+            got = self._joint_reader.take() if self._joint_in is None else None
             if got is not None:
                 self._joint_in = (got[0], got[1] + sim_offset)
             if self._joint_in is not None:
                 msg, received = self._joint_in
                 self._joint_in = None
                 self._apply_joint_state(msg, received)
-        got = None if self._odom_reader is None else self._odom_reader.take()
+        ctrl = self._controller  # odometry only for a world frame (or kept for the next model)
+        odom = self._odom_reader if ctrl is None or ctrl.config.world_frame else None
+        got = None if odom is None else odom.take()
         if got is not None:  # before the targets: a world target is placed from it
             self._apply_odometry(got[0], got[1] + sim_offset)
         for name, reader, is_twist in self._readers:

@@ -166,7 +166,7 @@ class OutputNode(Node):
         if self._robots is not None:  # each robot's share on its own topic
             self._robots.send(q, qdot, ctrl.period, now)
         else:
-            self._cmd_pub.publish(cmd.fill(q[nb:], qdot[nb:], ctrl.period, now))
+            self._cmd_pub.publish(cmd.wire(q[nb:], qdot[nb:], ctrl.period, now))
         if nb:
             msg = self._base_msg
             msg.linear.x = float(qdot[0])

@@ -143,7 +143,7 @@ class RobotSet:
                 continue
             np.take(q, idx, out=qb)
             np.take(qdot, idx, out=vb)
-            pub.publish(cmd.fill(qb, vb, period, now))
+            pub.publish(cmd.wire(qb, vb, period, now))
 
     def destroy(self) -> None:
         """Release the joint state readers."""

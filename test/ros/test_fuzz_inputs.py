@@ -752,9 +752,13 @@ def test_command_messages_carry_q_and_qdot_in_joints_order(
     cmd = CommandMessage(kind, joints)
     for q, qdot in rows:  # refilled: nothing of the previous fill may remain
         q_a, qdot_a = np.array(q), np.array(qdot)
+        wire = cmd.wire(q_a, qdot_a, dt, now)  # what the node publishes (bytes: as they are)
         sent = cmd.fill(q_a, qdot_a, dt, now)
         msg = deserialize_message(serialize_message(sent), COMMAND_TYPES[kind])
         assert bits(command_velocities(msg, joints)) == bits(qdot_a)
+        assert isinstance(wire, bytes) == (kind == FLOAT64_MULTI_ARRAY)
+        published = wire if isinstance(wire, bytes) else serialize_message(wire)
+        assert deserialize_message(published, COMMAND_TYPES[kind]) == msg
         if kind == FLOAT64_MULTI_ARRAY:
             assert isinstance(msg, Float64MultiArray) and msg.layout.dim[0].size == 7
         elif kind == JOINT_TRAJECTORY:
@@ -777,6 +781,8 @@ def test_command_messages_carry_q_and_qdot_in_joints_order(
     for q_bad, qdot_bad in wrong:
         with pytest.raises(ValueError, match="shape"):
             cmd.fill(q_bad, qdot_bad, dt, now)
+        with pytest.raises(ValueError, match="shape"):
+            cmd.wire(q_bad, qdot_bad, dt, now)
 
 
 # ------------------------------------------------------------------------------ fixed cases
