@@ -75,7 +75,6 @@ from .conversions import (
 )
 from .executors import make_executor, spin_until
 from .ik_requests import IkRequests
-from .joint_state_wire import JointStateWire
 from .journal_publisher import JournalPublisher
 from .node_inputs import InputNode
 from .node_process import quiet_init, refuse, route_warnings
@@ -95,6 +94,7 @@ from .ros_args import non_ros_args
 from .security import log_security
 from .slack_gc import SlackCollector
 from .swap_times import SwapTimes
+from .wire import JointStateWire, pose_stamped_wire, twist_stamped_wire
 
 RCLError = _rclpy.RCLError  # rcl's errors (e.g. rclpy.init refusing the ROS arguments)
 NODE_NAME = "itasc_node"
@@ -177,9 +177,12 @@ class ItascNode(InputNode):
         # until the tick takes them: a flood costs the loop nothing (see polled_reader).
         self._readers = []
         for name, (pose_topic, twist_topic) in target_topics(self._config).items():
-            self._readers.append((name, PolledReader(self, PoseStamped, pose_topic), False))
-            self._readers.append((name, PolledReader(self, TwistStamped, twist_topic), True))
-        self._jog_reader = PolledReader(self, TwistStamped, "~/delta_twist_cmds")
+            pose = PolledReader(self, PoseStamped, pose_topic, raw=True)
+            twist = PolledReader(self, TwistStamped, twist_topic, raw=True)
+            self._readers.append((name, pose, pose_stamped_wire()))
+            self._readers.append((name, twist, twist_stamped_wire()))
+        self._jog_reader = PolledReader(self, TwistStamped, "~/delta_twist_cmds", raw=True)
+        self._jog_wire = twist_stamped_wire()
         # Several robots (robots): their joint states merged, their commands split.
         names = [str(r) for r in P.value(self, "robots")]
         self._robots = RobotSet(self, names, self._kind) if names else None

@@ -16,17 +16,17 @@ from typing import Any
 
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from nav_msgs.msg import Odometry
+from rclpy.serialization import deserialize_message
 
 from ..core import InputError, ItascError
 from .conversions import (
     odometry_values,
     pose_stamped_arrays,
-    twist_stamped_array,
 )
-from .joint_state_wire import JointStateWire
 from .node_parameters import ParameterNode
 from .node_reports import Rejections
 from .polled_reader import PolledReader
+from .wire import JointStateWire, StampedWire
 
 
 class InputNode(ParameterNode):
@@ -37,7 +37,8 @@ class InputNode(ParameterNode):
     _joint_wire: JointStateWire
     _merged_in: tuple[list[str], Any, float, float | None] | None = None  # robots: taken
     _marker_in: dict[str, tuple[PoseStamped, float, bool]]  # the RViz markers', by name
-    _readers: list[tuple[str, PolledReader[PoseStamped | TwistStamped], bool]]
+    _readers: list[tuple[str, PolledReader[Any], StampedWire]]  # serialized, and their reader
+    _jog_wire: StampedWire
 
     def _take_joint_state(self) -> bool:
         """``joint_states`` trigger: take the state that woke the loop (True if there was one)."""
@@ -99,15 +100,15 @@ class InputNode(ParameterNode):
         got = None if odom is None else odom.take()
         if got is not None:  # before the targets: a world target is placed from it
             self._apply_odometry(got[0], got[1] + sim_offset)
-        for name, reader, is_twist in self._readers:
+        for name, reader, wire in self._readers:  # serialized: read by their wire readers
             got = reader.take()
             if got is None:
                 continue
-            msg, received = got
-            if is_twist:
-                self._apply_twist(name, msg, received + sim_offset)
+            raw, received = got
+            if wire.msg_type is TwistStamped:
+                self._apply_twist(name, wire, raw, received + sim_offset)
             else:
-                self._apply_target(name, msg, received + sim_offset)
+                self._apply_topic_target(name, wire, raw, received + sim_offset)
                 if self._target_markers is not None:  # the RViz marker follows topic targets
                     self._target_markers.follow(name)
         got = None if self._jog_reader is None else self._jog_reader.take()
@@ -165,23 +166,38 @@ class InputNode(ParameterNode):
         except Exception as exc:  # InputError; anything else is counted, never a crash
             self._reject(exc)
 
-    def _apply_twist(self, name: str, msg: TwistStamped, received: float) -> None:
+    def _apply_topic_target(
+        self, name: str, wire: StampedWire, raw: bytes, received: float
+    ) -> None:
+        """A serialized target pose of a target topic to constraint ``name``."""
+        ctrl = self._controller
+        try:
+            if ctrl is None:  # applied once a model is loaded
+                self._models.hold_target(name, deserialize_message(raw, PoseStamped))
+                return
+            frame, v, src = wire.read(raw)  # position, quaternion x y z w
+            ctrl.set_target(name, frame, v[:3], v[3:], received, src)
+        except Exception as exc:  # InputError; anything else is counted, never a crash
+            self._reject(exc)
+
+    def _apply_twist(self, name: str, wire: StampedWire, raw: bytes, received: float) -> None:
+        """A serialized target twist of a target topic to constraint ``name``."""
         ctrl = self._controller
         if ctrl is None:
             return
         try:
-            frame, tw, src = twist_stamped_array(msg)
+            frame, tw, src = wire.read(raw)
             ctrl.set_target_twist(name, frame, tw, received, src)
         except Exception as exc:  # InputError; anything else is counted, never a crash
             self._reject(exc)
 
-    def _apply_jog(self, msg: TwistStamped, received: float) -> None:
+    def _apply_jog(self, raw: bytes, received: float) -> None:
         """``~/delta_twist_cmds``: jog the effector of the first target constraint (as Servo)."""
         ctrl = self._controller
         if ctrl is None or not ctrl.pose_constraints:
             return
         try:
-            frame, tw, src = twist_stamped_array(msg)
+            frame, tw, src = self._jog_wire.read(raw)
             ctrl.set_jog_twist(ctrl.pose_constraints[0], frame, tw, received, src)
         except Exception as exc:  # InputError; anything else is counted, never a crash
             self._reject(exc)

@@ -72,7 +72,7 @@ class OutputNode(Node):
     _joint_reader: PolledReader[Any]  # joint states
     _swaps: SwapTimes  # structural changes: the longest build and swap
     _type_errors: dict[str, str]  # the set-parameters request's refusals, by name
-    _readers: list[tuple[str, PolledReader[Any], bool]]  # (constraint, reader, is_twist)
+    _readers: list[tuple[str, PolledReader[Any], Any]]  # (constraint, reader, wire reader)
     _jog_reader: PolledReader[Any] | None  # ~/delta_twist_cmds
     _odom_reader: PolledReader[Any] | None  # the base's odometry (odom_topic)
     _robots: RobotSet | None  # several robots (robots): joint states merged, commands split

@@ -39,7 +39,7 @@ class PolledReader(Generic[M]):
             replaced first).
         raw: take each message as its serialized bytes (CDR), not converted into ``msg_type``
             (the reader then deserializes what it needs; see
-            :mod:`~itasc_ros.ros.joint_state_wire`).
+            :mod:`~itasc_ros.ros.wire`).
     """
 
     def __init__(
