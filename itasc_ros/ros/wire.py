@@ -26,121 +26,69 @@ TwistStamped its float64s, 8-aligned. Alignment counts from the end of the encap
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from numba import njit
 from numpy.typing import NDArray
-from rclpy.serialization import deserialize_message, serialize_message
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
 Array = NDArray[np.float64]
 
-#: The layout's fields, indices of the array :func:`joint_state_layout` fills.
-SEC, NANOSEC, NAMES, NAMES_START, NAMES_END, POS, POS_COUNT = range(7)
-#: The fields of :func:`stamped_layout` (the stamp as above).
-FRAME_START, FRAME_END, VALUES = range(2, 5)
-LAYOUT_SIZE = 7
+_HEAD = struct.Struct("<iII")  # header.stamp.sec, header.stamp.nanosec, frame_id's length
+_U32 = struct.Struct("<I")
 
 
-@njit(cache=True, nogil=True)
-def _u32(b: NDArray[np.uint8], p: int) -> int:
-    return int(b[p]) | (int(b[p + 1]) << 8) | (int(b[p + 2]) << 16) | (int(b[p + 3]) << 24)
-
-
-@njit(cache=True, nogil=True)
 def _align(p: int, to: int) -> int:
-    """``p`` moved up to a multiple of ``to`` counted from the payload's start (byte 4)."""
-    r = (p - 4) % to
-    return p if r == 0 else p + to - r
+    """Byte ``p`` moved up to a multiple of ``to`` counted from the payload's start (byte 4)."""
+    return p + (4 - p) % to
 
 
-@njit(cache=True, nogil=True)
-def joint_state_layout(b: NDArray[np.uint8], out: NDArray[np.int64]) -> bool:
-    """Where a serialized JointState's fields are (see the module); False: not the fast case.
+def _stamp(sec: int, nanosec: int) -> float | None:
+    return None if sec == 0 == nanosec else sec + nanosec * 1e-9
 
-    Args:
-        b: the serialized message (n,) uint8, encapsulation header included.
-        out: (:data:`LAYOUT_SIZE`,) int64, filled: the stamp's sec and nanosec, the count of
-            names and the byte range of the name sequence's elements, the byte offset and count
-            of the positions.
 
-    Returns:
-        True for little-endian CDR whose sequences all fit in ``b`` (velocity and effort
-        checked too); False otherwise (out is then meaningless).
+def _float_sequences(raw: bytes, p: int, fields: int) -> tuple[int, int] | None:
+    """The offset and count of the first of ``fields`` float64 sequences from byte ``p``.
+
+    None when a sequence does not fit in ``raw`` (every one is checked).
     """
-    n = b.shape[0]
-    if n < 24 or b[0] != 0 or b[1] != 1:
-        return False
-    sec = _u32(b, 4)
-    out[SEC] = sec - (1 << 32) if sec >= (1 << 31) else sec  # int32
-    out[NANOSEC] = _u32(b, 8)
-    p = 16 + _u32(b, 12)  # past frame_id
-    p = _align(p, 4)
+    n = len(raw)
+    first: tuple[int, int] | None = None
+    for _ in range(fields):
+        p = _align(p, 4)
+        if p + 4 > n:
+            return None
+        (count,) = _U32.unpack_from(raw, p)
+        p = _align(p + 4, 8) if count else p + 4
+        if first is None:
+            first = (p, count)
+        p += 8 * count
+        if p > n:
+            return None
+    return first
+
+
+def _names_end(raw: bytes, p: int) -> int | None:
+    """The end of the string sequence whose count is at byte ``p``; None if it overruns."""
+    n = len(raw)
     if p + 4 > n:
-        return False
-    count = _u32(b, p)
+        return None
+    (count,) = _U32.unpack_from(raw, p)
     p += 4
-    out[NAMES] = count
-    out[NAMES_START] = p
     for _ in range(count):
         p = _align(p, 4)
         if p + 4 > n:
-            return False
-        p += 4 + _u32(b, p)
-    if p > n:
-        return False
-    out[NAMES_END] = p
-    for field in range(3):  # position, velocity, effort
-        p = _align(p, 4)
-        if p + 4 > n:
-            return False
-        count = _u32(b, p)
-        p += 4
-        if count > 0:
-            p = _align(p, 8)
-        if field == 0:
-            out[POS] = p
-            out[POS_COUNT] = count
-        p += 8 * count
-        if p > n:
-            return False
-    return True
+            return None
+        p += 4 + _U32.unpack_from(raw, p)[0]
+    return p if p <= n else None
 
 
-@njit(cache=True, nogil=True)
-def stamped_layout(b: NDArray[np.uint8], count: int, out: NDArray[np.int64]) -> bool:
-    """Where a serialized header-then-``count``-float64s message's fields are; False: not fast.
-
-    Args:
-        b: the serialized message (n,) uint8, encapsulation header included.
-        count: the float64s after the header (PoseStamped 7, TwistStamped 6).
-        out: (:data:`LAYOUT_SIZE`,) int64, filled: the stamp's sec and nanosec, the frame id's
-            byte range (without its NUL) and the byte offset of the float64s.
-
-    Returns:
-        True for little-endian CDR whose frame id ends with its NUL and whose values fit in
-        ``b``; False otherwise.
-    """
-    n = b.shape[0]
-    if n < 17 or b[0] != 0 or b[1] != 1:
-        return False
-    sec = _u32(b, 4)
-    out[SEC] = sec - (1 << 32) if sec >= (1 << 31) else sec
-    out[NANOSEC] = _u32(b, 8)
-    length = _u32(b, 12)
-    end = 16 + length
-    if length == 0 or end > n or b[end - 1] != 0:
-        return False
-    out[FRAME_START] = 16
-    out[FRAME_END] = end - 1
-    p = _align(end, 8)
-    if p + 8 * count > n:
-        return False
-    out[VALUES] = p
-    return True
+def _little_endian(raw: bytes) -> bool:
+    return len(raw) >= 16 and raw[0] == 0 and raw[1] == 1
 
 
 class JointStateValues(NamedTuple):
@@ -161,11 +109,9 @@ class JointStateWire:
     """Reads serialized joint states (see the module); keeps the last names it decoded."""
 
     def __init__(self) -> None:
-        self._layout = np.zeros(LAYOUT_SIZE, dtype=np.int64)
-        self._names_bytes = b""
+        self._names_bytes = b""  # the name sequence (its count first) of the last names
         self._names: list[str] = []
         self.decoded = 0  # messages that went through rclpy's deserializer
-        self.read(serialize_message(JointState(name=["a"], position=[0.0])))  # compiled now
 
     def read(self, raw: bytes) -> JointStateValues:
         """The names, positions and stamp of one serialized ``sensor_msgs/JointState``.
@@ -173,31 +119,34 @@ class JointStateWire:
         Raises:
             Exception: what rclpy's deserializer raises for a malformed message.
         """
-        lay = self._layout
-        if not joint_state_layout(np.frombuffer(raw, dtype=np.uint8), lay):
+        if not _little_endian(raw) or not self._names_bytes:
             return self._decoded(raw)
-        start, end = int(lay[NAMES_START]), int(lay[NAMES_END])
-        if raw[start:end] != self._names_bytes or len(self._names) != lay[NAMES]:
+        sec, nanosec, frame = _HEAD.unpack_from(raw, 4)
+        start = _align(16 + frame, 4)
+        end = start + len(self._names_bytes)
+        if raw[start:end] != self._names_bytes:
             return self._decoded(raw)
-        count = int(lay[POS_COUNT])
-        pos = np.frombuffer(raw, dtype="<f8", count=count, offset=int(lay[POS])).astype(float)
-        sec, nsec = int(lay[SEC]), int(lay[NANOSEC])
-        return JointStateValues(self._names, pos, None if sec == 0 == nsec else sec + nsec * 1e-9)
+        seq = _float_sequences(raw, end, 3)  # position, velocity, effort
+        if seq is None:
+            return self._decoded(raw)
+        pos = np.frombuffer(raw, dtype="<f8", count=seq[1], offset=seq[0]).astype(float)
+        return JointStateValues(self._names, pos, _stamp(sec, nanosec))
 
     def _decoded(self, raw: bytes) -> JointStateValues:
         """The whole message through rclpy's deserializer; its names kept for the next ones."""
         self.decoded += 1
         msg = deserialize_message(raw, JointState)
-        lay = self._layout
-        if joint_state_layout(np.frombuffer(raw, dtype=np.uint8), lay):
-            self._names_bytes = raw[int(lay[NAMES_START]) : int(lay[NAMES_END])]
-            self._names = list(msg.name)
+        if _little_endian(raw):
+            start = _align(16 + _HEAD.unpack_from(raw, 4)[2], 4)
+            end = _names_end(raw, start)
+            if end is not None:
+                self._names_bytes = raw[start:end]
+                self._names = list(msg.name)
         stamp = msg.header.stamp
-        sec, nsec = int(stamp.sec), int(stamp.nanosec)
         return JointStateValues(
             list(msg.name),
             np.array(msg.position, dtype=float),
-            None if sec == 0 == nsec else sec + nsec * 1e-9,
+            _stamp(int(stamp.sec), int(stamp.nanosec)),
         )
 
 
@@ -216,13 +165,9 @@ class StampedWire:
         self.msg_type = msg_type
         self.count = count
         self._values = values
-        self._layout = np.zeros(LAYOUT_SIZE, dtype=np.int64)
-        self._frame_bytes = b""
+        self._frame_bytes: bytes | None = None  # the last frame id's bytes (its NUL left out)
         self._frame = ""
         self.decoded = 0  # messages that went through rclpy's deserializer
-        msg = msg_type()
-        msg.header.frame_id = "a"
-        self.read(serialize_message(msg))  # compiled now
 
     def read(self, raw: bytes) -> tuple[str, Array, float | None]:
         """``(frame_id, values (count,), stamp [s] or None for the zero stamp)``.
@@ -230,27 +175,33 @@ class StampedWire:
         Raises:
             Exception: what rclpy's deserializer raises for a malformed message.
         """
-        lay = self._layout
-        if not stamped_layout(np.frombuffer(raw, dtype=np.uint8), self.count, lay):
+        if not _little_endian(raw):
             return self._decoded(raw)
-        if raw[int(lay[FRAME_START]) : int(lay[FRAME_END])] != self._frame_bytes:
+        sec, nanosec, length = _HEAD.unpack_from(raw, 4)
+        end = 16 + length  # past the NUL
+        at = _align(end, 8)
+        if (
+            length == 0
+            or at + 8 * self.count > len(raw)
+            or raw[end - 1] != 0
+            or raw[16 : end - 1] != self._frame_bytes
+        ):
             return self._decoded(raw)
-        values = np.frombuffer(raw, dtype="<f8", count=self.count, offset=int(lay[VALUES]))
-        sec, nsec = int(lay[SEC]), int(lay[NANOSEC])
-        return self._frame, values.astype(float), None if sec == 0 == nsec else sec + nsec * 1e-9
+        values = np.frombuffer(raw, dtype="<f8", count=self.count, offset=at).astype(float)
+        return self._frame, values, _stamp(sec, nanosec)
 
     def _decoded(self, raw: bytes) -> tuple[str, Array, float | None]:
         """The whole message through rclpy's deserializer; its frame kept for the next ones."""
         self.decoded += 1
         msg = deserialize_message(raw, self.msg_type)
-        lay = self._layout
-        if stamped_layout(np.frombuffer(raw, dtype=np.uint8), self.count, lay):
-            self._frame_bytes = raw[int(lay[FRAME_START]) : int(lay[FRAME_END])]
-            self._frame = str(msg.header.frame_id)
+        if _little_endian(raw):
+            length = _HEAD.unpack_from(raw, 4)[2]
+            if length > 0:
+                self._frame_bytes = raw[16 : 16 + length - 1]
+                self._frame = str(msg.header.frame_id)
         stamp = msg.header.stamp
-        sec, nsec = int(stamp.sec), int(stamp.nanosec)
         values = np.array(self._values(msg), dtype=float)
-        return str(msg.header.frame_id), values, None if sec == 0 == nsec else sec + nsec * 1e-9
+        return str(msg.header.frame_id), values, _stamp(int(stamp.sec), int(stamp.nanosec))
 
 
 def pose_stamped_wire() -> StampedWire:
@@ -277,8 +228,6 @@ __all__ = [
     "JointStateValues",
     "JointStateWire",
     "StampedWire",
-    "joint_state_layout",
     "pose_stamped_wire",
-    "stamped_layout",
     "twist_stamped_wire",
 ]
