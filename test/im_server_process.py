@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 
 from itasc_ros.tools.dds_env import apply_local_dds_env
 
@@ -33,14 +34,15 @@ def main() -> int:
     from rclpy.signals import SignalHandlerOptions
     from visualization_msgs.msg import InteractiveMarkerFeedback
 
+    from itasc_ros.ros.executors import spin_until
     from itasc_ros.ros.interactive_marker_server import (
         SNAP_TO_EFFECTOR,
         InteractiveMarkerServer,
         make_6dof_marker,
     )
 
-    # No rclpy signal handlers: SIGINT raises KeyboardInterrupt here, so the server can still
-    # publish its final erase before the context goes down.
+    # No rclpy signal handlers (they would shut the context down at once): the handlers below
+    # end the spin, so the server can still publish its final erase before the context goes.
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(NODE_NAME, namespace=NODE_NAMESPACE)
     server = InteractiveMarkerServer(node, NAMESPACE, keep_alive_period=0.2)
@@ -77,10 +79,16 @@ def main() -> int:
     # Concurrent callers of the server are tested in process (test_api_concurrent_apply...).
     executor = SingleThreadedExecutor()
     executor.add_node(node)
+    # SIGINT/SIGTERM set an event that the spin loop looks at (as itasc_node does): a
+    # KeyboardInterrupt raised inside a running callback left rclpy's executor waiting for that
+    # callback for ever in executor.shutdown() (a fresh clone's test run hung here twice).
+    stop = threading.Event()
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, lambda signum, frame: stop.set())
     print("READY", flush=True)
     try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
+        spin_until(executor, stop)
+    except ExternalShutdownException:
         pass
     finally:
         server.shutdown()
@@ -92,5 +100,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     sys.exit(main())
