@@ -6,17 +6,9 @@ configuration and journal) and ``ik`` (position IK); ``errors`` and ``latest_wor
 all, ``scenarios`` runs closed loops over the whole core.
 """
 
-from .constraints import (
-    REGISTRY,
-    CenterOfMass,
-    Constraint,
-    CopyPose,
-    Distance,
-    Field,
-    JointLimitAvoidance,
-    JointValue,
-)
-from .control import ConstraintConfig, Controller, ControllerConfig, Status, StepOutput
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     ConfigError,
     ConfigurationError,
@@ -36,9 +28,49 @@ from .errors import (
     UrdfStructureError,
     UrdfSyntaxError,
 )
-from .ik import IkOptions, IkResult, solve_ik
-from .kinematics import KinematicTree
-from .solve import SOLVERS, Scene, SolveResult
+
+if TYPE_CHECKING:  # imported when first used (below): ``import itasc_ros.core.errors`` stays cheap
+    from .constraints import (
+        REGISTRY,
+        CenterOfMass,
+        Constraint,
+        CopyPose,
+        Distance,
+        Field,
+        JointLimitAvoidance,
+        JointValue,
+    )
+    from .control import ConstraintConfig, Controller, ControllerConfig, Status, StepOutput
+    from .ik import IkOptions, IkResult, solve_ik
+    from .kinematics import KinematicTree
+    from .solve import SOLVERS, Scene, SolveResult
+
+#: Where each name of the API that is not an error lives (imported on first use: a console
+#: script that only names an error, e.g. to print a mistake, does not compile the kinematics).
+_LAZY = {
+    **dict.fromkeys(
+        ("REGISTRY", "CenterOfMass", "Constraint", "CopyPose", "Distance", "Field",
+         "JointLimitAvoidance", "JointValue"),
+        ".constraints",
+    ),
+    **dict.fromkeys(
+        ("ConstraintConfig", "Controller", "ControllerConfig", "Status", "StepOutput"), ".control"
+    ),
+    **dict.fromkeys(("IkOptions", "IkResult", "solve_ik"), ".ik"),
+    "KinematicTree": ".kinematics",
+    **dict.fromkeys(("SOLVERS", "Scene", "SolveResult"), ".solve"),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the API imported from its sub-package on first use (PEP 562)."""
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "REGISTRY",
