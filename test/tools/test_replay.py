@@ -306,7 +306,10 @@ def recorded(domain: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             """No joint states for STALE_FOR, and on until the node has said 'stale'.
 
             A node starved of the CPU may not tick during the pause; the robot stays paused
-            until it has (at most STALE_WAIT more), so that the stale period is recorded.
+            until it has (at most STALE_WAIT more), so that the stale period is recorded. Then
+            on until the node is active again and has moved for 0.1 s (at most STALE_WAIT), so
+            that the disable that follows stops a moving robot (a 'stopping' ramp), however
+            late the 'stale' status came.
             """
             sim.send_signal(signal.SIGSTOP)
             time.sleep(STALE_FOR)
@@ -314,6 +317,10 @@ def recorded(domain: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             while client.status != "stale" and time.monotonic() < deadline:
                 time.sleep(0.01)
             sim.send_signal(signal.SIGCONT)
+            deadline = time.monotonic() + STALE_WAIT
+            while client.status != "active" and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.1)
 
         # In time order; each one happens, in this order, however late a loaded machine is.
         events = [
