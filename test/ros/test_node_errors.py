@@ -203,9 +203,7 @@ def test_an_integer_for_a_double_is_accepted_at_start_up_and_live(
 
     def call(srv: Any, request: Any) -> Any:
         assert srv.wait_for_service(timeout_sec=TIMEOUT), (srv.srv_name, read_log(proc)[-2000:])
-        future = srv.call_async(request)
-        client.wait_for(future.done, TIMEOUT, f"the answer of {srv.srv_name}")
-        return future.result()
+        return client.answer(srv, request, TIMEOUT)
 
     def read(*names: str) -> list[ParameterValue]:
         return list(call(get, GetParameters.Request(names=list(names))).values)

@@ -126,9 +126,7 @@ def test_setting_an_undeclared_name_is_refused_with_the_closest_name(
 
     def call(srv: Any, request: Any) -> Any:
         assert srv.wait_for_service(timeout_sec=TIMEOUT), read_log(proc)[-2000:]
-        future = srv.call_async(request)
-        client.wait_for(future.done, TIMEOUT, f"the answer of {srv.srv_name}")
-        return future.result()
+        return client.answer(srv, request, TIMEOUT)
 
     def set_one(name: str, value: ParameterValue) -> Any:
         request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
