@@ -659,7 +659,6 @@ class TestClosedLoop:
             # Each twist pays the time since the previous one by its header stamp, the first
             # one control period (4 ms): v t for t the stream's length, whatever the delivery.
             t = stamps[-1] - stamps[0] + 0.004
-            assert abs(t - 2.0) < 0.03, t
             gap = float(np.diff(stamps).max())  # [s] this process's own longest pause
             vt = float(np.linalg.norm(v)) * t
             return float(np.linalg.norm(moved)), by_now, vt, n_before, gap
@@ -675,10 +674,13 @@ class TestClosedLoop:
             before = late_twists()
             moved, by_now, vt, n_before, gap = jog_once()
             cut = late_twists() - before
-            if not cut and gap < INPUT_TIMEOUT:
+            # a stream cut short by this process's pause after its last twist (1.65 s long once,
+            # beside another test worker) is run again too
+            if not cut and gap < INPUT_TIMEOUT and abs(vt / float(np.linalg.norm(v)) - 2.0) < 0.03:
                 break
         assert cut == 0, f"the delivery cut each jog ({cut} late twists)"
         assert gap < INPUT_TIMEOUT, f"this process paused each jog (longest pause {gap:.3f} s)"
+        assert abs(vt / float(np.linalg.norm(v)) - 2.0) < 0.03, vt  # a 2 s stream
         assert abs(moved - vt) <= 0.02 * vt, (moved, vt, attempts)
         assert by_now > 0.5 * vt
         speeds = [
