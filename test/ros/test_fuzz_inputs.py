@@ -73,6 +73,7 @@ from itasc_ros.ros.conversions import (
     stamp_to_sec,
     twist_stamped_array,
 )
+from itasc_ros.ros.wire import JointStateWire, pose_stamped_wire, twist_stamped_wire
 from itasc_ros.tools.resources import robot_urdf
 
 REPO = Path(__file__).resolve().parents[2]
@@ -343,16 +344,21 @@ class NodePath:
             TREE, ControllerConfig.from_dict({**CONFIG.to_dict(), "joints": joints})
         )
         self.command = CommandMessage(kind, self.ctrl.joint_names)
+        self.joint_wire = JointStateWire()
+        self.pose_wire, self.twist_wire = pose_stamped_wire(), twist_stamped_wire()
 
+    # The node's path: each input read from its serialized bytes (ros/wire.py), as DDS hands
+    # them to the node's readers.
     def on_joint_state(self, msg: JointState, now: float) -> None:
-        self.ctrl.set_joint_state(msg.name, msg.position, now, stamp_or_none(msg.header.stamp))
+        js = self.joint_wire.read(serialize_message(msg))
+        self.ctrl.set_joint_state(js.name, js.position, now, js.stamp)
 
     def on_target(self, msg: PoseStamped, now: float) -> None:
-        frame, p, q, src = pose_stamped_arrays(msg)
-        self.ctrl.set_target(CONSTRAINT, frame, p, q, now, src, jump=False)
+        frame, v, src = self.pose_wire.read(serialize_message(msg))
+        self.ctrl.set_target(CONSTRAINT, frame, v[:3], v[3:], now, src, jump=False)
 
     def on_twist(self, msg: TwistStamped, now: float) -> None:
-        frame, tw, _ = twist_stamped_array(msg)  # the node does not pass the twist's stamp
+        frame, tw, _ = self.twist_wire.read(serialize_message(msg))  # its stamp is not passed
         self.ctrl.set_target_twist(CONSTRAINT, frame, tw, now)
 
     def feed(self, msg: Any, now: float) -> None:
@@ -368,8 +374,9 @@ class NodePath:
         out = self.ctrl.step(now)
         if not out.publish:
             return out, None
-        msg = self.command.fill(out.q, out.qdot, self.ctrl.period, now)
-        return out, deserialize_message(serialize_message(msg), type(msg))
+        sent = self.command.wire(out.q, out.qdot, self.ctrl.period, now)  # what the node sends
+        raw = sent if isinstance(sent, bytes) else serialize_message(sent)
+        return out, deserialize_message(raw, self.command.msg_type)
 
 
 # ------------------------------------------------------------------------------ the model
