@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import re
 import time
+from pathlib import Path
 
 import pytest
 
 from itasc_ros.bench.loop import profiled_node
+from itasc_ros.bench.loop.run import run_loop_bench
 
 
 @pytest.mark.parametrize("part", profiled_node.PARTS, ids=lambda p: f"{p[1]}.{p[2]}")
@@ -31,3 +34,37 @@ def test_a_counted_call_adds_its_thread_cpu_time_and_is_reported() -> None:
     assert calls == 3 and ns >= 3 * 1_500_000  # most of the 2 ms of CPU each call used
     (line,) = [x for x in profiled_node.report() if x.startswith("cpu busy test part:")]
     assert "3 calls" in line
+
+
+@pytest.mark.dds
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("module", "parts"),
+    [
+        (
+            "itasc_ros.bench.loop.profiled_node",
+            ("step", "send the command", "publish (any topic)"),
+        ),
+        ("itasc_ros.bench.loop.profiled_floor", ("wait for a joint state", "publish (any topic)")),
+    ],
+)
+def test_a_loop_run_reports_where_its_cpu_went(
+    module: str, parts: tuple[str, ...], tmp_path: Path, dds_domain: int
+) -> None:
+    """The node and the floor, run by the loop benchmark, print each counted part at exit."""
+    r = run_loop_bench(
+        robot="panda",
+        rate=250.0,
+        duration=1.0,
+        warmup=0.3,
+        trigger="joint_states",
+        domain=dds_domain,
+        log_dir=tmp_path,
+        node_module=module,
+    )
+    assert r["exit_codes"] == "sim_robot=0,node=0", r
+    log = (tmp_path / "node.log").read_text()
+    for part in parts:
+        found = re.search(rf"^cpu {re.escape(part)}: (\d+) calls, ", log, re.MULTILINE)
+        assert found, f"no line for {part!r} in {log[-2000:]}"
+        assert int(found[1]) >= 100, found[0]  # >= 1.3 s at 250 Hz: the loop ran through them
