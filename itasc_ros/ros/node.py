@@ -352,7 +352,8 @@ class ItascNode(InputNode):
         if out.publish:
             self._send(ctrl, cmd, out.q, out.qdot, now)
         self._journal.flush(now)
-        if self._last_out is None or out.status != self._last_out.status:
+        last = self._last_out
+        if last is None or out.status != last.status or out.held != last.held:
             self._log_transition(out)
         self._last_out = out
         self._stats.add(time.perf_counter() - t0, out.result is not None)
@@ -360,7 +361,7 @@ class ItascNode(InputNode):
     def _log_transition(self, out: StepOutput) -> None:
         """One log line per change of the control status (active, stale, fault, ...)."""
         text = f"control {out.status}" + (f": {out.reason}" if out.reason else "")
-        if out.status in (Status.STALE, Status.FAULT):
+        if out.status in (Status.STALE, Status.FAULT) or out.held:
             self.get_logger().warning(text + (" (zero command sent)" if out.publish else ""))
         else:
             self.get_logger().info(text)

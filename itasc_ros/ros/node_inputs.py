@@ -35,7 +35,7 @@ class InputNode(ParameterNode):
     _rejections: Rejections
     _joint_in: tuple[bytes, float] | None  # taken (serialized), not yet applied
     _joint_wire: JointStateWire
-    _merged_in: tuple[list[str], Any, float, float | None] | None = None  # robots: taken
+    _merged_in: tuple[list[str], Any, float, float | None, Any] | None = None  # robots: taken
     _marker_in: dict[str, tuple[PoseStamped, float, bool]]  # the RViz markers', by name
     _readers: list[tuple[str, PolledReader[Any], StampedWire]]  # serialized, and their reader
     _jog_wire: StampedWire
@@ -128,16 +128,26 @@ class InputNode(ParameterNode):
         self._apply_joint_values(js.name, js.position, received, js.stamp)
 
     def _apply_joint_values(
-        self, names: Sequence[str], pos: Any, received: float, src: float | None
+        self,
+        names: Sequence[str],
+        pos: Any,
+        received: float,
+        src: float | None,
+        by_robot: Any = None,
     ) -> None:
-        """A joint state to the controller (kept for the next model while there is none)."""
+        """A joint state to the controller (kept for the next model while there is none).
+
+        ``by_robot``: several robots' own reception times (g,) of a merged state, or None.
+        """
         ctrl = self._controller
         if ctrl is not None:
             try:
-                ctrl.set_joint_state(names, pos, received, src)
+                ctrl.set_joint_state(names, pos, received, src, by_robot)
             except Exception as exc:  # InputError; anything else is counted, never a crash
                 self._reject(exc)
                 return
+        if by_robot is not None:  # the next model judges it by its oldest robot's
+            received = float(min(by_robot))
         self._models.remember_joint_state(names, pos, src, received)  # for the next model
 
     def _apply_odometry(self, msg: Odometry, received: float) -> None:

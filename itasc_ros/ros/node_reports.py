@@ -210,6 +210,7 @@ def diagnostic_status(
             has_model=s.ctrl is not None,
             status=None if out is None else str(out.status),
             reason="" if out is None else out.reason,
+            held=() if out is None else out.held,
             loop_rate=s.stats.rate,
             control_rate=s.control_rate,
             timer_trigger=s.timer_trigger,

@@ -7,10 +7,10 @@ each root mounted at ``robots.<name>.base_pose``). :class:`RobotSet` is that tra
 
 * the URDF: the robots' files composed into one document;
 * the joint states: the latest of each robot, merged into one state of the composed joints
-  once every robot has sent one, each moved on by its velocities to the newest one's stamp.
-  The merged state counts from the *oldest* reception: when one robot's joint states stop, the
-  whole state goes stale and every robot is stopped within its limits (the conservative
-  reading of "the robots linked to it stop": the unlinked ones stop too);
+  once every robot has sent one, each moved on by its velocities to the newest one's stamp,
+  with each robot's own reception time: when one robot's joint states stop, the controller
+  stops that robot and the robots a constraint links to it, within their limits, and the
+  others go on (:mod:`~itasc_ros.core.control.robot_groups`);
 * the commands: each robot's share of every command on its own topic, in its own names.
 """
 
@@ -74,13 +74,16 @@ class RobotSet:
         return robots_urdf(flat, self.names)
 
     # --------------------------------------------------------------------- joint states
-    def take(self, sim_offset: float) -> tuple[list[str], Array, float, float | None] | None:
+    def take(
+        self, sim_offset: float
+    ) -> tuple[list[str], Array, float, float | None, Array] | None:
         """The merged joint state when a robot sent a new one and every robot has one.
 
         Returns:
-            ``(names, positions, received, stamp)``: the composed joints' names, their
-            positions, the oldest reception time [s] and the oldest header stamp [s] (None
-            when a robot's are unstamped), or None.
+            ``(names, positions, received, stamp, received_by_robot)``: the composed joints'
+            names, their positions, the newest reception time [s], the newest header stamp
+            [s] (None when a robot's are unstamped) and each robot's reception time [s]
+            (g,), or None.
         """
         new = False
         for i, reader in enumerate(self.readers):
@@ -102,14 +105,15 @@ class RobotSet:
     @staticmethod
     def _merged(
         states: list[tuple[list[str], Array, Array, float, float | None]],
-    ) -> tuple[list[str], Array, float, float | None]:
+    ) -> tuple[list[str], Array, float, float | None, Array]:
         """The robots' latest states as one, at the newest one's instant.
 
         The robots measure at their own times: each state with its velocities and a stamp is
         moved on by them to the newest stamp (at most :data:`MAX_LEAD`), so that a constraint
         between two robots compares them at one instant (two hands 2 ms apart at 0.2 m/s
-        would be 0.4 mm off). The merged state is as old as the oldest reception: one robot's
-        stale joint states make it stale.
+        would be 0.4 mm off). The merged state is received at the newest reception; each
+        robot's own reception comes with it, so that the controller judges each robot's
+        freshness.
         """
         stamps = [s[4] for s in states]
         known = [t for t in stamps if t is not None]
@@ -122,7 +126,8 @@ class RobotSet:
             else:
                 parts.append(pos)
         names = [n for s in states for n in s[0]]
-        return names, np.concatenate(parts), min(s[3] for s in states), common
+        received = np.array([s[3] for s in states])
+        return names, np.concatenate(parts), float(received.max()), common, received
 
     # --------------------------------------------------------------------- commands
     def fit(self, ctrl: Controller) -> None:

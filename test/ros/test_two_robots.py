@@ -196,3 +196,71 @@ def test_two_robots_carry_a_box_and_stop_together(
     assert "stale" in log
     res, out = replay_compare(bag)  # each robot's commands recomputed exactly from the journal
     assert res["exact"] and res["max_abs_diff"] == 0.0 and res["compared"] > 2000, out
+
+
+def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
+    client: RosTestClient, dds_domain: int, tmp_path: Path
+) -> None:
+    """Each robot's hand follows its own target (no constraint links them); robot b's joint
+    states stop: b ramps down to zero within its limits, a keeps following its target."""
+    tree, q0 = _tree()
+    limits = tmp_path / "two_pandas_limits.yaml"
+    panda = yaml.safe_load((REPO / "config" / "panda.yaml").read_text())
+    own = panda["/**"]["ros__parameters"]["joint_limits"]
+    both = {f"{r}_{j}": dict(v) for r in ("a", "b") for j, v in own.items()}
+    limits.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"joint_limits": both}}}))
+    node = start_ros(
+        dds_domain, 'robots:=["a", "b"]', f"robots.a.urdf_file:={URDF}",
+        f"robots.b.urdf_file:={URDF}", "robots.a.joint_topic:=/a/joint_states",
+        "robots.b.joint_topic:=/b/joint_states", "robots.a.command_out_topic:=/a/commands",
+        "robots.b.command_out_topic:=/b/commands", f"robots.b.base_pose:={json.dumps(FACING)}",
+        'constraint_names:=["hand_a", "hand_b"]', "constraints.hand_a.type:=copy_pose",
+        "constraints.hand_a.link:=a_panda_hand", "constraints.hand_a.target_topic:=/target_a",
+        "constraints.hand_b.type:=copy_pose", "constraints.hand_b.link:=b_panda_hand",
+        "constraints.hand_b.target_topic:=/target_b", "control_rate:=250.0",
+        params_files=[limits],
+    )  # fmt: skip
+    sims = [_sim(dds_domain, r) for r in ("a", "b")]
+    states = {r: client.collect(JointState, f"/{r}/joint_states", 10000) for r in ("a", "b")}
+    cmds = {r: client.collect(Float64MultiArray, f"/{r}/commands", 10000) for r in ("a", "b")}
+    pubs = {r: client.publisher(PoseStamped, f"/target_{r}") for r in ("a", "b")}
+    hands = {r: tree.forward_kinematics(q0, f"{r}_panda_hand") for r in ("a", "b")}
+    stopped_at = 0.0
+    try:
+        for pub in pubs.values():
+            client.wait_for_subscribers(pub, 1, TIMEOUT)
+        client.wait_for(lambda: states["a"] and states["b"], TIMEOUT, "both robots' states")
+        client.wait_for(lambda: "model" in read_log(node), TIMEOUT, "the node's model")
+        msg = PoseStamped()
+        msg.header.frame_id = "world"
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 6.0:
+            t = time.monotonic() - t0
+            if t > 3.0 and not stopped_at:
+                stop_processes([sims[1]])  # robot b's joint states stop, mid-motion
+                stopped_at = time.monotonic()
+            for r, pub in pubs.items():
+                p = hands[r][:3, 3] + [0.0, 0.08 * np.sin(1.5 * t), 0.05 * (np.cos(1.5 * t) - 1)]
+                msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
+                o = msg.pose.orientation
+                o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(hands[r]))
+                msg.header.stamp = client.node.get_clock().now().to_msg()
+                pub.publish(msg)
+            time.sleep(0.02)
+    finally:
+        stop_processes([node, sims[0]])
+    log = read_log(node)
+    assert "Traceback" not in log, log[-3000:]
+    assert "robot b" in log and "stale" in log and "the others go on" in log, log[-3000:]
+    vmax = KinematicTree.from_urdf_file(URDF).velocity_limits
+    amax = np.array([own[j]["max_acceleration"] for j in ARM])
+    late = {r: [(t, np.array(m.data)) for t, m in cmds[r] if t > stopped_at + 0.5] for r in cmds}
+    for r in ("a", "b"):
+        data = np.array([m.data for _, m in cmds[r]])
+        assert data.shape[1] == 7 and np.all(np.abs(data) <= vmax * (1 + 1e-9)), r
+        assert np.all(np.abs(np.diff(data, axis=0)) * 250.0 <= amax * (1 + 1e-6)), r
+    assert late["b"] and not np.any(late["b"][-1][1]), "b ended on a zero"
+    b_moving = [t for t, v in late["b"] if np.any(v)]  # b's ramp ended within 0.5 s of stale
+    assert not b_moving or max(b_moving) < stopped_at + 0.1 + 0.5, b_moving[-1] - stopped_at
+    a_late = np.array([v for _, v in late["a"]])
+    assert len(a_late) > 200 and np.abs(a_late).max() > 0.02, "a went on following its target"

@@ -87,9 +87,9 @@ def write_tick(
         buf[i + c] = qdot[c]
 
 
-@njit(types.void(_BUF, _I, _F, _F, _DATA), cache=True, nogil=True)
-def write_joint_state(buf, at, received, header, positions):
-    """Write a JOINT_STATE record at ``buf[at]`` (payload ``2 + n_all`` values).
+@njit(types.void(_BUF, _I, _F, _F, _DATA, _DATA), cache=True, nogil=True)
+def write_joint_state(buf, at, received, header, positions, robots):
+    """Write a JOINT_STATE record at ``buf[at]`` (payload ``2 + n_all + g`` values).
 
     Args:
         buf: the journal's buffer.
@@ -97,14 +97,18 @@ def write_joint_state(buf, at, received, header, positions):
         received: reception time [s].
         header: header stamp [s] (NaN: none).
         positions: (n_all,) every movable joint's position, URDF order [rad or m].
+        robots: (g,) each robot's joint-state reception time [s] (``robots``; g = 0: one).
     """
     m = positions.shape[0]
+    g = robots.shape[0]
     buf[at] = JOINT_STATE
-    buf[at + 1] = 2 + m
+    buf[at + 1] = 2 + m + g
     buf[at + 2] = received
     buf[at + 3] = header
     for c in range(m):
         buf[at + 4 + c] = positions[c]
+    for r in range(g):
+        buf[at + 4 + m + r] = robots[r]
 
 
 @njit(inline="always", cache=True, nogil=True)

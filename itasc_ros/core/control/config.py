@@ -175,6 +175,7 @@ class ControllerConfig:
     """
 
     joints: list[str] = field(default_factory=lambda: default("joints"))
+    robots: list[str] = field(default_factory=lambda: default("robots"))
     control_rate: float = default("control_rate")
     input_timeout: float = default("input_timeout")
     solver: str = default("solver")
@@ -216,8 +217,11 @@ class ControllerConfig:
         self.joints = _strings("", "joints", self.joints)
         if len(set(self.joints)) != len(self.joints):
             raise ConfigError(f"joints repeat in {self.joints}")
+        self.robots = _strings("", "robots", self.robots)
+        if len(set(self.robots)) != len(self.robots) or "" in self.robots:
+            raise ConfigError(f"robots must be distinct non-empty names, got {self.robots}")
         for s in CONTROLLER_SETTINGS:
-            if s.name not in ("joints", "constraint_names"):
+            if s.name not in ("joints", "robots", "constraint_names"):
                 setattr(self, s.name, s.check("", getattr(self, s.name)))
         if self.damping_max > 0.0 and self.damping_epsilon == 0.0:
             raise ConfigError("damping_epsilon must be > 0 when damping_max > 0")

@@ -70,6 +70,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         super().__init__(tree, config)
         n = self.n_joints
         self._zeros = np.zeros(n)  # (n,) the zero command
+        self._ramp = np.zeros(n)  # (n,) a held robot's step of its stop ramp
         self._warm_up()
 
     @classmethod
@@ -99,7 +100,10 @@ class Controller(Inputs, Jogging, LiveParameters):
             self._update_references(now)
             self._aim(now)
             self._place_world()
+            held = self._hold_stopped_robots(now) if self._robots.any_stale else None
             out = self._limit(self._solve(), status)
+            if held is not None and out.status is Status.ACTIVE:
+                out.reason, out.held = held
         elif self._can_stop_smoothly():
             out = self._stop(status, reason)
         else:
@@ -130,6 +134,8 @@ class Controller(Inputs, Jogging, LiveParameters):
         """
         timeout = self.config.input_timeout
         self._joint_age = now - self._joints.stamp
+        if self._robots.size and not self._robots.look(now, timeout):
+            self._held_limit.release()
         self._joints_fresh = fresh(self._joint_age, timeout)
         self._odom_fresh = fresh(now - self._odom.stamp, timeout)
         for st in self._targets.values():
@@ -287,6 +293,42 @@ class Controller(Inputs, Jogging, LiveParameters):
         if st.has_pose:
             self._give_pose(c, st, st.pose)
         self._give_twist(c, st, st.applied if st.applied.any() else None)
+
+    def _hold_stopped_robots(self, now: float) -> tuple[str, tuple[str, ...]] | None:
+        """Hold the stale robots, and the robots linked to them, on their stop ramp.
+
+        Their joints get this tick's step of the open-loop ramp of their last command (what a
+        whole stop sends them; a zero without motion limits) as a box ``lo = hi``, the scene's
+        last limit; the other robots are solved as before (see
+        :mod:`~itasc_ros.core.control.robot_groups`).
+
+        Returns:
+            Why, for the tick's reason, and the robots held; None when the rows could not be
+            computed (the solve then fails, and the whole command ramps down).
+        """
+        scene, robots = self.scene, self._robots
+        try:
+            a = scene.matrices(self._q)["A"]
+        except ItascError:
+            return None
+        rows = [scene.rows(c.name) for c in self._constraints if c.enabled]
+        stopped = robots.hold(a, rows)
+        self._limiter.stop_ramp(self._dt, self._ramp)
+        self._held_limit.hold(robots.held, self._ramp)
+        timeout = self.config.input_timeout
+        stale = [
+            f"{r} ({now - robots.stamp[g]:.3f} s old)"
+            for g, r in enumerate(robots.names)
+            if robots.stale[g]
+        ]
+        linked = [r for r in stopped if r not in robots.names or not robots.stale[
+            robots.names.index(r)]]  # fmt: skip
+        why = (
+            f"joint states of robot {', '.join(stale)} stale (input_timeout {timeout} s): "
+            + (f"it and {', '.join(linked)} (linked by constraints)" if linked else "it")
+            + " decelerating to zero within the joint limits; the others go on"
+        )
+        return why, tuple(stopped)
 
     def _solve(self) -> SolveResult | str:
         """The scene's solve at the last joint state, or why it failed.

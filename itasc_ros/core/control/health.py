@@ -48,6 +48,7 @@ class Health:
         status: the last control status (``waiting``, ``active``, ``stale``, ``disabled``,
             ``fault``), or None before the first tick of the installed model.
         reason: the reason of that status ('' for none).
+        held: robots stopped while the others go on (several robots; a stale one's).
         loop_rate: ticks per second over the last diagnostics window [Hz].
         control_rate: the configured ``control_rate`` [Hz].
         timer_trigger: the loop ticks on its timer (``control_trigger: timer``), so the loop
@@ -61,6 +62,7 @@ class Health:
     has_model: bool
     status: str | None = None
     reason: str = ""
+    held: tuple[str, ...] = ()
     loop_rate: float = 0.0
     control_rate: float = 0.0
     timer_trigger: bool = False
@@ -74,8 +76,9 @@ def diagnose(h: Health) -> tuple[Level, str]:
     """The level and message of the controller's diagnostic status.
 
     * No model: ERROR with the URDF error (a bad URDF to fix), else WARN, waiting for one.
-    * The control status: ``<status>: <reason>``; ``stale`` is WARN, ``fault`` ERROR, the others
-      OK (``tracking`` before the first tick).
+    * The control status: ``<status>: <reason>``; ``stale`` is WARN, and so is a robot held
+      while the others go on, ``fault`` ERROR, the others OK (``tracking`` before the first
+      tick).
     * At least WARN: a timer-driven loop below 90 % of ``control_rate`` (``; loop at N Hz``
       appended), a URDF error while running on the last good model (prefixed), an input
       rejected in the last :data:`REJECTION_MEMORY` seconds (``input rejected: <reason>;``
@@ -91,7 +94,7 @@ def diagnose(h: Health) -> tuple[Level, str]:
     else:
         if h.status is not None:
             message = h.status if not h.reason else f"{h.status}: {h.reason}"
-            if h.status == Status.STALE:
+            if h.status == Status.STALE or h.held:
                 level = Level.WARN
             elif h.status == Status.FAULT:
                 level = Level.ERROR

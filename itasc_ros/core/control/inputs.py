@@ -43,6 +43,7 @@ class Inputs(Journaling):
         positions: ArrayLike,
         received: float,
         header_stamp: float | None = None,
+        robot_received: ArrayLike | None = None,
     ) -> None:
         """Accept a joint state, mapped by name (extra joints ignored).
 
@@ -53,14 +54,21 @@ class Inputs(Journaling):
                 from it.
             header_stamp: the message's own stamp [s] if it has one (not zero); checked
                 against the last accepted one by :class:`StampOrder` (out of order, leaping ahead).
+            robot_received: with ``robots``: each robot's own reception time [s] (g,), at most
+                ``received``, for a state merged from the robots' latest ones; each robot's
+                freshness is judged from its own (default: all ``received``).
 
         Raises:
             InputError: missing or repeated commanded joints, positions of commanded joints
                 NaN/Inf or above :data:`HUGE`, a length mismatch, a non-finite reception
-                stamp or a stamp out of order / leaping ahead; the last good state is kept.
+                stamp, a stamp out of order / leaping ahead, or robots' reception times that
+                are not one finite time per robot at most ``received``; the last good state
+                is kept.
         """
         timeout = self.config.input_timeout
+        robots = self._robots.check(received, robot_received, self._reject)
         self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
+        self._robots.accept(robots)
         if self.journal is not None:
             self._record_joint_state(self.journal, received)
 

@@ -25,8 +25,9 @@ SNAPSHOT       :data:`SNAPSHOT_HEAD` values (revision, urdf tag, model number, n
                (:func:`stream_layout`), then the motion limiter's state: the last tick's
                time, the last command (c) and its acceleration (c), then the odometry's
                :data:`ODOMETRY_SIZE` values (has state, reception time, header stamp, stamp
-               order (3), pose (16), twist in the world's axes (6), jumps)
-JOINT_STATE    reception time, header stamp, q (n)
+               order (3), pose (16), twist in the world's axes (6), jumps), then each
+               robot's joint-state reception time (g: the ``robots``, 0 for one robot)
+JOINT_STATE    reception time, header stamp, q (n), each robot's reception time (g)
 TARGET         target index, reception time, header stamp, frame (link index, -1 root,
                -2 world), jump, position (3), quaternion x y z w (4)
 TWIST          target index, reception time, header stamp, frame, twist (6)
@@ -59,7 +60,7 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-FORMAT = 5.0
+FORMAT = 6.0
 """First value of every journal message: the layout version."""
 
 LABEL = "itasc_journal_v1"

@@ -97,7 +97,7 @@ class Journaling(ControllerState):
     def _state_size(self) -> int:
         """Values of the input state after the SNAPSHOT head."""
         n_all, k, n = self._q_full.shape[0], len(self._targets), self._q.shape[0]
-        return n_all + k * STREAM_SIZE + 1 + 2 * n + ODOMETRY_SIZE
+        return n_all + k * STREAM_SIZE + 1 + 2 * n + ODOMETRY_SIZE + self._robots.size
 
     def _state_into(self, out: Array) -> None:
         """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
@@ -116,7 +116,9 @@ class Journaling(ControllerState):
         out[i] = self._last_step
         out[i + 1 : i + 1 + n] = self._limiter.v
         out[i + 1 + n : i + 1 + 2 * n] = self._limiter.a
-        odometry_into(self._odom, out[i + 1 + 2 * n :])
+        i += 1 + 2 * n
+        odometry_into(self._odom, out[i : i + ODOMETRY_SIZE])
+        out[i + ODOMETRY_SIZE :] = self._robots.stamp  # each robot's joint-state reception
 
     def restore_state(self, snapshot: Array) -> None:
         """Set the input state from a SNAPSHOT payload (the inverse of :meth:`write_snapshot`).
@@ -138,7 +140,9 @@ class Journaling(ControllerState):
         order_from(js.order, s[10:13])
         js.set_all_positions(s[SNAPSHOT_HEAD : SNAPSHOT_HEAD + n_all])
         n = self._q.shape[0]
-        odometry_from(self._odom, s[SNAPSHOT_HEAD + n_all + k * STREAM_SIZE + 1 + 2 * n :])
+        at_odom = SNAPSHOT_HEAD + n_all + k * STREAM_SIZE + 1 + 2 * n
+        odometry_from(self._odom, s[at_odom : at_odom + ODOMETRY_SIZE])
+        self._robots.stamp[:] = s[at_odom + ODOMETRY_SIZE :]
         i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)  # world targets: the base first
         self._last_step = float(s[i])
         self._limiter.v[:] = s[i + 1 : i + 1 + n]
@@ -167,8 +171,9 @@ class Journaling(ControllerState):
     def _record_joint_state(self, journal: Journal, received: float) -> None:
         """Append the JOINT_STATE record of the joint state just accepted."""
         positions = self._joints.all_positions()
-        buf, at = journal.reserve(2 + positions.shape[0])
-        write_joint_state(buf, at, float(received), self._joints.header, positions)
+        robots = self._robots.stamp
+        buf, at = journal.reserve(2 + positions.shape[0] + robots.shape[0])
+        write_joint_state(buf, at, float(received), self._joints.header, positions, robots)
 
     def _record_target(
         self, journal: Journal, constraint: str, frame: str, jump: bool, p: Array, qt: Array

@@ -20,7 +20,7 @@ from ..constraints import Constraint
 from ..errors import ConfigError, ItascError
 from ..kinematics.mobile_base import BASE_JOINTS, with_mobile_base
 from ..kinematics.tree import KinematicTree
-from ..solve.limits import MotionBox
+from ..solve.limits import HeldJoints, MotionBox
 from ..solve.motion_limits import JointLimits, MotionLimiter
 from ..solve.scene import Scene
 from ._target_kernels import warm_up_kernels
@@ -126,6 +126,10 @@ class FittedModel:
                 limiter.v,
                 1.0 / cfg.control_rate,
             )
+        # several robots: a stopped robot's joints on their stop ramp, after every other limit
+        self._held_limit = HeldJoints(limiter.v.shape[0])
+        if cfg.robots:
+            scene.add_limit(self._held_limit)
         self._vmax: Array = limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
         self._vmax_hard: Array = limiter.vmax_hard  # (n,) the same, not velocity_scale'd
         self._dt = 1.0 / cfg.control_rate  # [s] the nominal control period

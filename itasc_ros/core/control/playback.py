@@ -220,7 +220,11 @@ class Playback:
         assert ctrl is not None
         try:
             if code == Code.JOINT_STATE:
-                ctrl.set_joint_state(self._all, self._positions(p), p[0], stamp_of(p[1]))
+                robots = p[2 + len(self._all) :]  # each robot's reception time (robots)
+                ctrl.set_joint_state(
+                    self._all, self._positions(p), p[0], stamp_of(p[1]), robots if robots.size
+                    else None,
+                )  # fmt: skip
             elif code == Code.TARGET:
                 name, frame = self._names[int(p[0])], self._frame(p[3])
                 ctrl.set_target(name, frame, p[5:8], p[8:12], p[1], stamp_of(p[2]), bool(p[4]))
@@ -285,7 +289,7 @@ class Playback:
     # ------------------------------------------------------------------ ticks
     def _positions(self, p: Array) -> Array:
         """The joint positions to feed: recorded, or the ideal robot's (what-if)."""
-        q_all = np.array(p[2:], dtype=float)
+        q_all = np.array(p[2 : 2 + len(self._all)], dtype=float)
         ctrl = self.controller
         if not self.what_if or ctrl is None:
             return q_all

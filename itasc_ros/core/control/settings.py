@@ -169,8 +169,8 @@ SETTINGS: tuple[Setting, ...] = (
         "(robots.<name>.command_out_topic) and base pose in the world "
         "(robots.<name>.base_pose); its links and joints are <name>_<link> in joints and the "
         "constraints. Empty: one robot (robot_description, urdf_file, joint_topic, "
-        "command_out_topic).",
-        scope=NODE,
+        "command_out_topic). A robot whose joint states go stale stops, with every robot a "
+        "constraint links to it; the others go on.",
     ),
     _s(
         "input_timeout",

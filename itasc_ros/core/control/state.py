@@ -24,6 +24,7 @@ from .joint_input import JointStateInput
 from .journal import Journal
 from .model_fit import FittedModel, target_reach
 from .odometry import Odometry, place_in_base, world_of_base
+from .robot_groups import RobotGroups
 from .streams import HUGE, StampOrder, TargetStream, as_array, usable
 
 Array = NDArray[np.float64]
@@ -53,6 +54,7 @@ class ControllerState(FittedModel):
         self._stream_index = {name: i for i, name in enumerate(self._targets)}
         self._set_reach()
         self._joints = JointStateInput(self.tree, self._q_full, len(self.base_joints))
+        self._robots = RobotGroups(self.config.robots, self.joint_names)  # each one's freshness
         self._odom = Odometry()  # the base in world_frame (used once a target is given there)
         self._odom_fresh = False  # the tick's look: odometry received within input_timeout
         self._q = self._joints.q  # (n,) the same array: the last good joint positions

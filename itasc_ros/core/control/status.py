@@ -47,7 +47,9 @@ class StepOutput:
         q: (n,) the current joint positions [rad or m] (last good joint state).
         result: the scene's solve result (reused by the next step: copy it to keep it), or
             None when no solve ran.
-        reason: why the status is not 'active' ('' when it is).
+        reason: why the status is not 'active' ('' when it is, unless robots are held).
+        held: several robots: the robots stopped this tick while the others are solved (their
+            joint states stale, or linked to one by a constraint); empty otherwise.
     """
 
     status: Status
@@ -56,6 +58,7 @@ class StepOutput:
     q: Array
     result: SolveResult | None = None
     reason: str = ""
+    held: tuple[str, ...] = ()
 
 
 __all__ = ["STATUSES", "STATUS_CODE", "Status", "StepOutput"]

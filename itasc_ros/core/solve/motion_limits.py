@@ -479,6 +479,8 @@ class MotionLimiter:
         self._free_lo = np.full(n, -np.inf)  # no position limits: the open-loop stop
         self._free_hi = np.full(n, np.inf)
         self._rest = np.zeros(n)
+        self._saved_v = np.zeros(n)
+        self._saved_a = np.zeros(n)
 
     @property
     def moving(self) -> bool:
@@ -537,6 +539,14 @@ class MotionLimiter:
             if abs(self.v[j]) < 1e-12:
                 self.v[j] = 0.0
         out[:] = self.v
+
+    def stop_ramp(self, dt: float, out: Array) -> None:
+        """:meth:`stop`'s next step into ``out`` (n,), the last command kept (no limits: 0)."""
+        out.fill(0.0)
+        if self.active:
+            self._saved_v[:], self._saved_a[:] = self.v, self.a
+            self.stop(dt, out)
+            self.v[:], self.a[:] = self._saved_v, self._saved_a
 
     def box(self, q: Array, dt: float, horizon: float, hold: float, lo: Array, hi: Array) -> None:
         """This tick's box of commands ``lo <= q' <= hi`` (n,) at ``q`` (see :func:`motion_box`).

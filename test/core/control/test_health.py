@@ -107,6 +107,12 @@ def test_status_sets_level_and_message(
     assert diagnose(running(status=status, reason=reason)) == (level, message)
 
 
+def test_a_robot_held_while_the_others_go_on_warns() -> None:
+    why = "joint states of robot b (0.120 s old) stale (input_timeout 0.1 s): it decelerating"
+    h = running(status="active", reason=why, held=("b",))
+    assert diagnose(h) == (Level.WARN, f"active: {why}")
+
+
 # ------------------------------------------------------------------------------ loop rate
 def test_a_timer_loop_below_90_percent_of_control_rate_warns() -> None:
     assert LOOP_RATE_FRACTION == 0.9

@@ -8,8 +8,16 @@ where two conflict), and the solver keeps the result in every priority level. In
 
 from .base import Limit
 from .fixed_box import FixedBox
+from .held import HeldJoints
 from .joint_position import JointPositionLimit
 from .joint_velocity import JointVelocityLimit
 from .motion import MotionBox
 
-__all__ = ["FixedBox", "JointPositionLimit", "JointVelocityLimit", "Limit", "MotionBox"]
+__all__ = [
+    "FixedBox",
+    "HeldJoints",
+    "JointPositionLimit",
+    "JointVelocityLimit",
+    "Limit",
+    "MotionBox",
+]
