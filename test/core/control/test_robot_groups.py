@@ -71,7 +71,8 @@ def run(
     """Drive both robots after moving targets; b's states stop at :data:`STOP_AT`.
 
     Returns:
-        (status, reason, command, robots held) of each tick, the journal's messages, a's last error [m].
+        (status, reason, command, robots held) of each tick, the journal's messages, a's
+        last error [m].
     """
     ctrl = Controller(tree, cfg)
     journal = Journal(capacity=256)
