@@ -10,7 +10,7 @@ import argparse
 from ..cli import positive_float, unknown_choice
 from ..core.control.config import CONTROLLER_RANGES
 from ..tools.resources import bundled_robots, share_dir
-from .ik import IK_ROBOTS
+from .ik import IK_ROWS
 
 
 def control_rate(text: str) -> float:
@@ -30,13 +30,13 @@ def loop_robots() -> list[str]:
 
 
 def ik_robot_list(text: str) -> list[str]:
-    """``--robots``: comma-separated names of :data:`~itasc_ros.bench.ik.IK_ROBOTS`."""
+    """``--robots``: comma-separated names of :data:`~itasc_ros.bench.ik.IK_ROWS`."""
     robots = [r.strip() for r in text.split(",") if r.strip()]
     for r in robots:
-        if r not in IK_ROBOTS:
-            raise argparse.ArgumentTypeError(unknown_choice("robot", r, IK_ROBOTS))
+        if r not in IK_ROWS:
+            raise argparse.ArgumentTypeError(unknown_choice("robot", r, IK_ROWS))
     if not robots:
-        raise argparse.ArgumentTypeError(f"no robot in {text!r}; valid: {', '.join(IK_ROBOTS)}")
+        raise argparse.ArgumentTypeError(f"no robot in {text!r}; valid: {', '.join(IK_ROWS)}")
     return robots
 
 

@@ -20,8 +20,7 @@ import argparse
 import functools
 import json
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,10 @@ from numpy.typing import NDArray
 from ..core import KinematicTree, solve_ik
 from ..tools.resources import robot_urdf
 from .harness import erd_urdf
-from .peers import KdlNrJlPeer, PeerUnavailable, TracIkPeer, pose_error, urdf_chain
+from .ik_obstacles import NAME as OBSTACLES
+from .ik_obstacles import obstacle_rows
+from .ik_protocol import EPS, SEEDS, TIMEOUT, Solver, chain_peers, pose_error_max, solved
+from .peers import urdf_chain
 
 Array = NDArray[np.float64]
 
@@ -41,9 +43,9 @@ IK_ROBOTS: dict[str, tuple[str, str, str]] = {
     "ur5": ("ur5", "base_link", "tool0"),
     "xarm7": ("erd:xarm_description/urdf/xarm7.urdf", "world", "link_eef"),
 }
-SEEDS = ("mid", "random")
-TIMEOUT = 0.005  # [s]
-EPS = 1e-5  # [m] and [rad], each component
+IK_ROWS = (*IK_ROBOTS, OBSTACLES)
+"""The names ``--robots`` takes: the chain robots, and the Panda among obstacles
+(:mod:`~itasc_ros.bench.ik_obstacles`)."""
 
 
 def _urdf_path(ref: str) -> Path | None:
@@ -52,53 +54,9 @@ def _urdf_path(ref: str) -> Path | None:
     return robot_urdf(ref)
 
 
-@dataclass
-class _Solver:
-    name: str
-    solve: Callable[[Array, Array], Array | None]  # (seed, target) -> q in tree order or None
-
-
-def _peers(xml: str, root: str, tip: str, names: list[str], notes: list[str]) -> list[_Solver]:
-    """The peers that can run here, their joint order mapped to ``names``."""
-    out: list[_Solver] = []
-    makers: list[tuple[str, Callable[[], Any]]] = [
-        ("trac_ik", lambda: TracIkPeer(xml, root, tip, timeout=TIMEOUT, eps=EPS)),
-        ("kdl_nr_jl", lambda: KdlNrJlPeer(xml, root, tip, timeout=TIMEOUT, eps=EPS)),
-    ]
-    for name, make in makers:
-        try:
-            peer = make()
-        except PeerUnavailable as exc:
-            notes.append(f"{name} unavailable: {exc}")
-            continue
-        if list(peer.joint_names) != names:
-            notes.append(f"{name}: joint order {peer.joint_names} differs from {names}")
-            continue
-
-        def solve(seed: Array, target: Array, peer: Any = peer) -> Array | None:
-            return peer.ik(seed, target)
-
-        out.append(_Solver(name, solve))
-    return out
-
-
-def pose_error_max(tree: KinematicTree, link: str, q: Array, target: Array) -> float:
-    """Largest component of the pose error [m or rad], in the frame where it is smallest.
-
-    KDL's ``diff(FK(q), target)`` gives the error's components in the base frame; TRAC-IK
-    tests its own solutions in the target's frame (``diffRelative``), where the same error has
-    other components (up to sqrt(3) apart). A solution counts when every component is within
-    the tolerance in either frame, for every solver alike.
-    """
-    e = pose_error(tree.forward_kinematics(q, link), target)
-    rt = target[:3, :3].T
-    in_target = np.concatenate([rt @ e[:3], rt @ e[3:]])
-    return float(min(np.max(np.abs(e)), np.max(np.abs(in_target))))
-
-
 def bench_ik(
     samples: int = 1000,
-    robots: Sequence[str] = tuple(IK_ROBOTS),
+    robots: Sequence[str] = IK_ROWS,
     seeds: Sequence[str] = SEEDS,
     rng_seed: int = 0,
 ) -> dict[str, Any]:
@@ -106,7 +64,7 @@ def bench_ik(
 
     Args:
         samples: targets per robot and seed kind.
-        robots: names of :data:`IK_ROBOTS`.
+        robots: names of :data:`IK_ROWS`.
         seeds: 'mid' and/or 'random'.
         rng_seed: seed of the targets' and seeds' generator.
 
@@ -117,6 +75,9 @@ def bench_ik(
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     for robot in robots:
+        if robot == OBSTACLES:
+            rows += obstacle_rows(samples, seeds, rng_seed, notes)
+            continue
         ref, root, tip = IK_ROBOTS[robot]
         path = _urdf_path(ref)
         if path is None:
@@ -141,8 +102,8 @@ def _robot_rows(
     names = [j.name for j in urdf_chain(xml, root, tip) if j.movable]
     tree = full.select_joints(names)
     solvers = [
-        _Solver("itasc_ros", functools.partial(_ours, tree, tip)),
-        *_peers(xml, root, tip, names, notes),
+        Solver("itasc_ros", functools.partial(_ours, tree, tip)),
+        *chain_peers(xml, root, tip, names, notes),
     ]
     for s in solvers:  # warm-up: compilation, caches
         s.solve(tree.neutral(), tree.forward_kinematics(tree.neutral() + 0.1, tip))
@@ -169,7 +130,7 @@ def _robot_rows(
 def _run_protocol(
     tree: KinematicTree,
     tip: str,
-    solvers: list[_Solver],
+    solvers: list[Solver],
     kind: str,
     samples: int,
     rng_seed: int,
@@ -188,22 +149,9 @@ def _run_protocol(
             t0 = time.perf_counter()
             q = s.solve(seed.copy(), target)
             times[s.name].append(time.perf_counter() - t0)
-            if _solved(tree, tip, q, target, lo, hi):
+            if solved(tree, tip, q, target, lo, hi):
                 ok[s.name] += 1
     return times, ok
-
-
-def _solved(
-    tree: KinematicTree, tip: str, q: Array | None, target: Array, lo: Array, hi: Array
-) -> bool:
-    """Whether ``q`` is finite, within ``[lo, hi]`` and within :data:`EPS` of ``target``."""
-    return bool(
-        q is not None
-        and np.all(np.isfinite(q))
-        and np.all(q >= lo - 1e-9)
-        and np.all(q <= hi + 1e-9)
-        and pose_error_max(tree, tip, q, target) <= EPS
-    )
 
 
 def _ours(tree: KinematicTree, tip: str, seed: Array, target: Array) -> Array | None:
@@ -256,6 +204,7 @@ def ik_command(args: argparse.Namespace) -> int:
 
 __all__ = [
     "IK_ROBOTS",
+    "IK_ROWS",
     "IK_ROW_KEYS",
     "bench_ik",
     "ik_command",

@@ -4,7 +4,9 @@ Every request (geometry_msgs/PoseStamped, the pose of the first target constrain
 gets exactly one ``~/ik_result`` (diagnostic_msgs/DiagnosticStatus): level OK for a solution,
 ERROR with the reason otherwise -- refused (a frame that is not a link, NaN, an unreachable
 target), not solved within the budget, superseded by a newer request before it started, no robot
-model. A solution is published on ``~/ik_solution`` (sensor_msgs/JointState) first. Both carry
+model. A solution keeps the node's enabled one-sided constraints as the control loop does
+(a ``collision`` constraint: every pair at its margin; see ``solve_ik``'s ``keep``). A solution
+is published on ``~/ik_solution`` (sensor_msgs/JointState) first. Both carry
 the request's header: the solution as its ``header`` (stamp and frame_id), the result as the
 values ``request_stamp`` (``<sec>.<nanosec>``) and ``frame_id``, so that a client matches them to
 its request. The requests wait in their DDS reader (a queue of :data:`QUEUE_DEPTH`) for a
@@ -17,6 +19,7 @@ and the thread rests between rounds at least as long as a round took.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable
@@ -31,7 +34,8 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
-from ..core import Controller, KinematicTree
+from ..core import ConstraintConfig, Controller, KinematicTree
+from ..core.constraints import Constraint
 from ..core.ik.worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker, warm_up_ik
 from .conversions import pose_stamped_arrays
 from .polled_reader import PolledReader, Waiter
@@ -61,6 +65,7 @@ class _Request:
     frame: str
     position: Array
     quaternion: Array
+    keep: list[Constraint]
 
 
 def stamp_text(header: Header) -> str:
@@ -128,6 +133,7 @@ class IkRequests:
         self._waiter = Waiter(node.context, self._reader)
         self._closed = threading.Event()
         self._timeout = timeout
+        self._kept: tuple[list[ConstraintConfig], list[Constraint]] = ([], [])
         self._thread = threading.Thread(target=self._run, name="itasc_ik", daemon=True)
         self._thread.start()
 
@@ -176,7 +182,7 @@ class IkRequests:
             self._fail(msg.header, robot, "", f"refused: {exc}")
             return True
         outcome = self._solver.solve(
-            req.tree, req.link, req.seed, req.frame, req.position, req.quaternion
+            req.tree, req.link, req.seed, req.frame, req.position, req.quaternion, req.keep
         )
         self._publish(req, outcome)
         return True
@@ -187,6 +193,7 @@ class IkRequests:
         seed = ctrl.q if ctrl.has_joint_state else ctrl.tree.neutral()
         frame, p, quat, _ = pose_stamped_arrays(msg)
         tree = ctrl.tree
+        keep = self._kept_constraints(ctrl)
         return _Request(
             msg.header,
             tree.name,
@@ -196,7 +203,23 @@ class IkRequests:
             frame,
             np.array(p, dtype=float),
             np.array(quat, dtype=float),
+            keep,
         )
+
+    def _kept_constraints(self, ctrl: Controller) -> list[Constraint]:
+        """The controller's enabled one-sided constraints (collision, ...), for this thread.
+
+        Built from their settings (objects of this thread's own, bound to each request's
+        tree), again only when those settings change: a solution keeps every pair at its
+        margin as the control loop does.
+        """
+        configs = [
+            c for c in ctrl.config.constraints
+            if c.kind.one_sided and ctrl.constraint(c.name).enabled
+        ]  # fmt: skip
+        if configs != self._kept[0]:
+            self._kept = (copy.deepcopy(configs), [c.build() for c in configs])
+        return self._kept[1]
 
     def _publish(self, req: _Request, outcome: IkOutcome) -> None:
         logger = self._node.get_logger()

@@ -2,8 +2,8 @@
 
 Real processes (the node, the simulated robot, a flooding publisher, two CPU burners) on
 shared-memory DDS in this module's domain. Each flood's run is compared with runs of an
-*unread* flood (the same publisher on a topic nobody reads; the median of three, one made
-before each flood): the node's own work for the flood may cost ticks only within 1.5x of that
+*unread* flood (the same publisher on a topic nobody reads; the median of them, one made
+before each flood run): the node's own work for the flood may cost ticks only within 1.5x of that
 (plus two points of noise on this 2-core machine), no gap between commands may reach half of
 ``input_timeout``, and no command may leave the velocity limits. Then the node is stopped each
 way (SIGINT, SIGTERM, ``~/enable false``) while the robot moves: the last command that arrives
@@ -14,6 +14,7 @@ is a zero
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -53,28 +54,45 @@ def test_flood_kinds_and_summary() -> None:
 
 
 def test_floods_do_not_stall_the_loop(tmp_path: Path, dds_domain: int) -> None:
-    """Each flood against the median of three unread runs made between the floods.
+    """Each flood against the median of the unread runs made between the floods.
 
-    One 3 s unread run's missed-tick fraction moves by up to 3x from run to run beside two
-    burners on this machine (0.085-0.24 measured in a row): a single baseline run would judge
-    the machine's minute, not the node's work.
+    One 3 s run's missed-tick fraction moves by up to 3x from run to run beside two burners on
+    this machine (0.085-0.24, then 0.068-0.25 measured in a row): a single run would judge the
+    machine's minute, not the node's work. A flood above the bound in its first run is run
+    twice more, each after an unread run, and judged by the medians of all (a sequential
+    sample: the usual case costs no more runs).
     """
-    common = dict(
+    common: dict[str, Any] = dict(
         robot="panda", rate=RATE, duration=DURATION, warmup=1.5, domain=dds_domain, burners=2
     )
     half_timeout_ms = 0.5e3 * _input_timeout()
-    unread, floods = [], {}
-    for i, kind in enumerate(("jog", "ik", "target")):
+    unread: list[dict[str, Any]] = []
+    floods: dict[str, list[dict[str, Any]]] = {}
+
+    def pair(kind: str) -> None:  # an unread run, then the flood's: the same minute for both
+        i = len(unread)
         unread.append(run_loop_bench(flood="unread", log_dir=tmp_path / f"unread{i}", **common))
-        floods[kind] = run_loop_bench(flood=kind, log_dir=tmp_path / kind, **common)
-    base = float(np.median([u["missed_tick_fraction"] for u in unread]))
-    for kind, r in floods.items():
-        what = f"{kind} flood vs unread (median missed {base:.3f}): {r} vs {unread}"
-        assert r["flood_sent"] > 0.3 * FLOODS[kind].rate * DURATION, what  # it did flood
-        assert r["commands_out_of_limits"] == 0, what
-        assert r["exit_codes"].startswith("sim_robot=0,node=0"), what
-        assert r["missed_tick_fraction"] <= 1.5 * base + NOISE, what
-        assert r["command_gap_max_ms"] < half_timeout_ms, what
+        runs = floods.setdefault(kind, [])
+        runs.append(run_loop_bench(flood=kind, log_dir=tmp_path / f"{kind}{len(runs)}", **common))
+
+    def missed(runs: list[dict[str, Any]]) -> float:
+        return float(np.median([r["missed_tick_fraction"] for r in runs]))
+
+    for kind in ("jog", "ik", "target"):
+        pair(kind)
+    for kind in ("jog", "ik", "target"):  # above the bound once: two pairs more, then medians
+        if missed(floods[kind]) > 1.5 * missed(unread) + NOISE:
+            pair(kind)
+            pair(kind)
+    base = missed(unread)
+    for kind, runs in floods.items():
+        what = f"{kind} flood vs unread (median missed {base:.3f}): {runs} vs {unread}"
+        for r in runs:
+            assert r["flood_sent"] > 0.3 * FLOODS[kind].rate * DURATION, what  # it did flood
+            assert r["commands_out_of_limits"] == 0, what
+            assert r["exit_codes"].startswith("sim_robot=0,node=0"), what
+            assert r["command_gap_max_ms"] < half_timeout_ms, what
+        assert missed(runs) <= 1.5 * base + NOISE, what
 
 
 @pytest.mark.parametrize("kind", STOP_KINDS)

@@ -1,10 +1,11 @@
 """itasc_node's ``~/ik_request`` -> ``~/ik_solution`` and ``~/ik_result`` over real DDS.
 
 The node runs in its own process. Oracle: the Panda's forward kinematics (the published joint
-positions put the hand on the requested pose). Every request gets one ``~/ik_result`` that a
-client matches by its stamp and frame: a refused one (NaN, a frame that is not a link) an ERROR
-naming why, a solved one OK; the solution carries the request's header. Bad requests first must
-leave the node running and answering.
+positions put the hand on the requested pose); with config/panda_obstacles.yaml, Pinocchio +
+coal (the solution keeps every pair of the node's collision constraint at its margin). Every
+request gets one ``~/ik_result`` that a client matches by its stamp and frame: a refused one
+(NaN, a frame that is not a link) an ERROR naming why, a solved one OK; the solution carries the
+request's header. Bad requests first must leave the node running and answering.
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ from procs import RosTestClient, node_command, read_log, ros_client, start_proce
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from itasc_ros.core import KinematicTree
+from itasc_ros.bench.peers.pinocchio_collision import pinocchio_reference
+from itasc_ros.core import KinematicTree, Scene, solve_ik
 from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.collision_geometry import resolve_file
 from itasc_ros.core.kinematics.home_poses import home_of
+from itasc_ros.params import load_config
 from itasc_ros.tools.dds_env import local_dds_env
+from itasc_ros.tools.resources import share_file
 
 pytestmark = pytest.mark.dds
 
@@ -186,3 +191,63 @@ def test_ik_request_answers_with_a_joint_state_and_survives_bad_requests(
         print(log[-3000:])
     assert "IK request for 'panda_hand' solved" in log
     assert "refused" in log
+
+
+def test_an_ik_solution_keeps_the_node_collision_constraint(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    """With config/panda_obstacles.yaml, a target whose pose-only solution from the arm's
+    configuration collides is answered with a solution that keeps every pair at its margin
+    (checked with Pinocchio + coal on the constraint's pairs)."""
+    params = share_file("config", "panda_obstacles.yaml")
+    cfg = load_config(params)
+    (spec,) = [c for c in cfg.constraints if c.type == "collision"]
+    urdf = resolve_file(spec.settings["urdf_file"], (), "Panda URDF")
+    tree = KinematicTree.from_urdf_file(urdf).select_joints(cfg.joints)
+    coll = spec.build()
+    Scene(tree, [coll])
+    ref = pinocchio_reference(str(urdf), tree, coll)
+
+    def closest(q: np.ndarray) -> float:
+        return float(ref.distances(ref.q_of(q)).min())
+
+    rng = np.random.default_rng(4)
+    while True:  # a target reachable apart, whose pose-only solution from home collides
+        q = rng.uniform(tree.lower, tree.upper)
+        if closest(q) < coll.margin + coll.buffer + 0.01:
+            continue
+        goal = tree.forward_kinematics(q, "panda_hand")
+        plain = solve_ik(tree, goal, "panda_hand", seed=HOME)
+        if plain.success and closest(plain.q) < coll.margin:
+            break
+    client.collect(JointState, "/obst/itasc_node/ik_solution")
+    client.collect(DiagnosticStatus, "/obst/itasc_node/ik_result")
+    proc = start_process(
+        node_command(
+            "-r", "__ns:=/obst", "--params-file", str(params), "-p", f"urdf_file:={urdf}",
+            "-p", "command_out_topic:=commands",
+        ),
+        local_dds_env(dds_domain),
+        name="itasc_node_ik_obstacles",
+    )  # fmt: skip
+    try:
+        states = client.publisher(JointState, "/obst/joint_states", 10)
+        requests = client.publisher(PoseStamped, "/obst/itasc_node/ik_request", 10)
+        client.wait_for_subscribers(requests, 1, TIMEOUT)
+        js = JointState(name=tree.joint_names, position=[float(v) for v in HOME])
+        for _ in range(20):
+            states.publish(js)
+            time.sleep(0.01)
+        requests.publish(stamped(pose_msg(goal, "panda_link0"), 3, 0))
+        client.wait_for(
+            lambda: client.received("/obst/itasc_node/ik_solution"),
+            FIRST_SOLVE_TIMEOUT,
+            "a solution",
+        )
+    finally:
+        stop_process(proc)
+    msg = client.received("/obst/itasc_node/ik_solution")[0]
+    q = np.array([msg.position[list(msg.name).index(n)] for n in tree.joint_names])
+    t = tree.forward_kinematics(q, "panda_hand")
+    assert np.abs(t[:3, 3] - goal[:3, 3]).max() <= 1e-5
+    assert closest(q) >= coll.margin - 1e-6, (closest(q), closest(plain.q))

@@ -154,6 +154,11 @@ class Constraint(ABC):
         self._structure_version = 0
         self._tree: KinematicTree | None = None
 
+    @property
+    def bound_tree(self) -> KinematicTree | None:
+        """The tree the constraint was last bound to by a scene (None before)."""
+        return self._tree
+
     # -- configuration -----------------------------------------------------------------
     def set_weight(self, weight: float) -> None:
         """Set the task weight Wy (>= 0)."""

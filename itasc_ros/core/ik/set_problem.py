@@ -2,6 +2,11 @@
 
 The rows are those the control loop solves (:class:`~itasc_ros.core.solve.Scene`), read with
 gains 1 and no feed-forward (the caller sets those), each weighted by ``sqrt(Wy)``.
+
+The rows of a one-sided constraint (:attr:`~itasc_ros.core.constraints.Constraint.one_sided`:
+a collision pair's ``d >= margin``, a joint kept from its limit) are inequalities
+``A dq >= e``: a row acts (its error and its row of ``A``) only while it is broken (``e > 0``:
+for a pair, closer than its ``margin + buffer``); a row that holds is met and asks nothing.
 """
 
 from __future__ import annotations
@@ -36,16 +41,23 @@ class SetProblem:
             if not c.has_target:
                 raise TargetNotSet(f"{c.name}: the constraint has no target; set it first")
         self.scene = Scene(tree, constraints)
+        sided: list[bool] = []
+        for c in self.scene.constraints:
+            if c.enabled:
+                sided += [c.one_sided] * c.n_rows
+        self._one_sided = np.array(sided, dtype=bool)
 
     def rows(self, q: Array) -> tuple[Array, Array, Array]:
         """(A (m, n), error yd - y (m,)) weighted by sqrt(Wy), and the unweighted error, at q.
 
-        Inactive rows (Wy = 0, e.g. inside a distance band) have a zero error.
+        Inactive rows (Wy = 0, e.g. inside a distance band) and inequality rows that hold
+        have a zero error and a zero row of ``A``.
         """
         mats = self.scene.matrices(q)
-        wy = mats["wy"]
-        w = np.sqrt(np.maximum(wy, 0.0))
-        e = np.where(wy > 0.0, mats["rhs"], 0.0)
+        wy, rhs = mats["wy"], mats["rhs"]
+        on = (wy > 0.0) & (~self._one_sided | (rhs > 0.0))
+        w = np.where(on, np.sqrt(np.maximum(wy, 0.0)), 0.0)
+        e = np.where(on, rhs, 0.0)
         return mats["A"] * w[:, None], e * w, e
 
     def orientation_rows(self) -> NDArray[np.bool_]:

@@ -21,7 +21,10 @@ budget and returns the solution nearest the seed).
 The common case, one link onto a pose (any of its six axes, root frame), runs as one
 compiled loop (:mod:`~itasc_ros.core.ik.pose_solve`, kernel in
 :mod:`itasc_ros.core.ik._ik_kernels`), and so does a lone constraint that declares itself
-such a pose (:meth:`~itasc_ros.core.constraints.Constraint.pose_goal`); any other constraint
+such a pose (:meth:`~itasc_ros.core.constraints.Constraint.pose_goal`); such a pose among
+inequalities (collision pairs, joints kept from their limits) takes that loop too, its
+solutions checked against them and repaired by the set loop when one breaks
+(:mod:`~itasc_ros.core.ik.pose_among`); any other constraint
 set iterates the constraints' rows of ``A`` as :class:`~itasc_ros.core.solve.Scene` assembles
 them (:mod:`~itasc_ros.core.ik.set_solve`). This module holds the entry point: it checks the
 arguments and picks the path.
@@ -41,6 +44,7 @@ from ..errors import ConfigurationError, UnreachableTargetError
 from ..kinematics.tree import KinematicTree
 from .inputs import check_pose, check_settings, seed_array
 from .options import PREFER, IkOptions
+from .pose_among import among_inequalities, solve_pose_among
 from .pose_chain import chain_of
 from .pose_solve import solve_pose, warm_up
 from .result import IkResult
@@ -54,6 +58,7 @@ def solve_ik(
     *,
     constraints: Sequence[Constraint] = (),
     secondary: Sequence[Constraint] = (),
+    keep: Sequence[Constraint] = (),
     seed: ArrayLike | None = None,
     timeout: float | None = 0.005,
     tolerance: float = 1e-5,
@@ -84,6 +89,9 @@ def solve_ik(
         secondary: constraints satisfied as well as possible without disturbing the primary
             ones (null-space projection), e.g. a :class:`JointValue` posture; they never
             decide success.
+        keep: one-sided constraints every solution keeps beside the ``target`` pose or the
+            ``constraints`` (a :class:`~itasc_ros.core.constraints.Collision`: every pair at
+            its margin; a joint kept from its limits), bound to ``tree`` for the solve.
         seed: (n,) start configuration [rad or m] (default mid-range); clipped into limits.
         timeout: time budget [s]; None: no time limit (``max_iterations`` then required).
         tolerance: largest error of each position component [m] (pose target) or of each row
@@ -109,6 +117,7 @@ def solve_ik(
         SolverError: a budget, tolerance, ``prefer`` or option out of range (names choices).
         UnreachableTargetError: a ``target`` position beyond the link's reach.
         TargetNotSet: a constraint without its target.
+        ConfigurationError: a constraint in ``keep`` that is not one-sided.
     """
     warm_up()
     t0 = time.perf_counter()
@@ -122,6 +131,15 @@ def solve_ik(
     if target is None and not constraints:
         raise ConfigurationError("give a target pose (with its link) or a list of constraints")
     budget = (math.inf if timeout is None else float(timeout), max_iterations)
+    bad = [c.name for c in keep if not c.one_sided]
+    if bad:
+        raise ConfigurationError(
+            f"keep takes one-sided constraints (collision, joint_limit_avoidance); {bad} are not"
+        )
+    if keep and target is not None:  # the pose as a constraint beside them
+        constraints = [_pose_constraint(tree, target, link, position_axes, rotation_axes)]
+        target = None
+    constraints = [*constraints, *keep]
     if target is None and len(constraints) == 1 and not secondary:
         goal = constraints[0].pose_goal()  # a constraint that is one pose: the compiled loop
         if goal is not None:
@@ -145,6 +163,11 @@ def solve_ik(
         )
     if target is not None:  # a pose with secondary tasks: the scene's rows
         constraints = [_pose_constraint(tree, target, link, position_axes, rotation_axes)]
+    if not secondary and prefer == "speed" and among_inequalities(constraints):
+        return solve_pose_among(  # a pose among inequalities: the pose loop, checked
+            tree, constraints, seed_arr, budget, tolerance, rot_tol, random_seed,
+            options or IkOptions(),
+        )  # fmt: skip
     return solve_set(
         tree,
         constraints,

@@ -10,12 +10,13 @@ Nothing raised by a request can stop the worker.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..constraints.base import Constraint
 from ..errors import ConfigurationError, ItascError
 from ..kinematics import spatial
 from ..kinematics.tree import KinematicTree
@@ -173,17 +174,19 @@ class IkWorker:
         frame: str,
         position: Array,
         quaternion: Array,
+        keep: Sequence[Constraint] = (),
     ) -> IkOutcome:
         """Solve one request now, in the calling thread; never raises for a bad request.
 
         ``tree`` must not be computed on by another thread meanwhile (:meth:`submit` passes a
-        view of its own).
+        view of its own). ``keep``: one-sided constraints the solution keeps (see
+        :func:`~itasc_ros.core.ik.solve_ik`), used by this thread only.
         """
         try:
             view = tree
             q0 = view.clamp(seed) if seed.shape == (view.n_joints,) else view.neutral()
             target = pose_in_root(view, np.nan_to_num(q0), frame, position, quaternion)
-            result = solve_ik(view, target, link, seed=q0, timeout=self.timeout)
+            result = solve_ik(view, target, link, keep=keep, seed=q0, timeout=self.timeout)
         except ItascError as exc:
             return IkOutcome(link, frame, None, str(exc), tree.joint_names)
         except Exception as exc:  # anything else: reported, the worker goes on

@@ -161,6 +161,7 @@ class Scene:
                 + ", ".join(repr(c.name) for c in self._constraints)
             )
         constraint.bind(self.tree)
+        constraint._tree = self.tree  # the tree it is bound to now (see ``bound_tree``)
         self._constraints.append(constraint)
         self._by_name[constraint.name] = constraint
         self._layout_version += 1
