@@ -34,7 +34,9 @@ Subcommands (``--json`` prints one JSON object on the last line):
 * ``ik``: position IK on the TRAC-IK protocol (random reachable targets, mid-range or random
   seed, 5 ms, every pose error component <= 1e-5) beside TRAC-IK (pytracik) and KDL's
   ``ChainIkSolverPos_NR_JL``, interleaved per sample, on the Panda, the UR5 and the xArm7
-  (:mod:`itasc_ros.bench.ik`); ``--samples`` targets per row; the last line of ``--json`` is
+  (:mod:`itasc_ros.bench.ik`), and on the Panda among obstacles, every solution checked
+  collision-free (``panda_obstacles``, :mod:`itasc_ros.bench.ik_obstacles`); ``--samples``
+  targets per row; the last line of ``--json`` is
   ``{"results": [{"solver", "robot", "seed", "samples", "success_rate", "mean_ms"}, ...]}``.
 * ``hierarchy``: strict priority under saturation on the Panda (the hand's position 0.3 m away
   at gain 20 above a posture): level 1's task velocity with and without level 2, ours beside
@@ -63,7 +65,7 @@ from ..cli import CliParser, positive_float, positive_int, run_cli
 from .arguments import control_rate, ik_robot_list, loop_robots
 from .collision import collision_command
 from .hierarchy import hierarchy_command
-from .ik import ik_command
+from .ik import IK_ROWS, ik_command
 from .kinematics import kinematics_command
 from .loop import BenchError, loop_command
 from .loop.flood_series import flood_command, flood_kinds
@@ -127,8 +129,8 @@ def _parser() -> CliParser:
     ap.add_argument(
         "--robots",
         type=ik_robot_list,
-        default="panda,ur5,xarm7",
-        help="ik: comma-separated robots (panda, ur5, xarm7)",
+        default=",".join(IK_ROWS),
+        help=f"ik: comma-separated robots ({', '.join(IK_ROWS)})",
     )
     ap.add_argument(
         "--rate", type=control_rate, default=1000.0, help="loop/soak: control rate [Hz]"
