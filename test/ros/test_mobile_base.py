@@ -261,10 +261,19 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
     try:
         client.wait_for_subscribers(target_pub, 1, TIMEOUT)
         client.wait_for(lambda: odoms and states, TIMEOUT, "joint states and odometry")
+        # The stream counts from the node's model. The hand is within 1 mm after 9-11 s: one
+        # run in 3-6 was not at 9 s (0.17-0.25 m short at c6df00a as now); up to 15 s then.
+        client.wait_for(lambda: "model 'panda'" in read_log(node), TIMEOUT, "the node's model")
         msg = _world_target(target)
-        t0 = _stream(target_pub, msg, 9.0)  # within 1 mm after ~6 s
+        t0 = _stream(target_pub, msg, 9.0)
+        hand = Hand(arm, states, odoms)
+        while (
+            max(hand.errors(target, t0, 250), default=1.0) >= 1e-3 and time.monotonic() - t0 < 15
+        ):
+            _stream(target_pub, msg, 1.0)
         time.sleep(0.2)  # the last joint states' odometry delivered to this process too
-        last = Hand(arm, states, odoms).errors(target, t0, last=250)
+        last = hand.errors(target, t0, last=250)
+        print(f"\nholonomic base: streamed {time.monotonic() - t0:.1f} s")
     finally:
         stop_recorded([node, sim], recorder)
     log = read_log(node)
