@@ -67,6 +67,25 @@ def _tree() -> tuple[KinematicTree, np.ndarray]:
     return compose_robots([Mounted("a", xml), Mounted("b", xml, facing)]), np.r_[HOME, HOME]
 
 
+#: The node's parameters of the two robots: their URDFs, topics, and b's base.
+ROBOTS = (
+    'robots:=["a", "b"]', f"robots.a.urdf_file:={URDF}", f"robots.b.urdf_file:={URDF}",
+    "robots.a.joint_topic:=/a/joint_states", "robots.b.joint_topic:=/b/joint_states",
+    "robots.a.command_out_topic:=/a/commands", "robots.b.command_out_topic:=/b/commands",
+    f"robots.b.base_pose:={json.dumps(FACING)}",
+)  # fmt: skip
+
+
+def _limits(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """A params file of panda.yaml's joint limits for each robot; and the Panda's own."""
+    limits = tmp_path / "two_pandas_limits.yaml"
+    panda = yaml.safe_load((REPO / "config" / "panda.yaml").read_text())
+    own = panda["/**"]["ros__parameters"]["joint_limits"]
+    both = {f"{r}_{j}": dict(v) for r in ("a", "b") for j, v in own.items()}  # no YAML anchors
+    limits.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"joint_limits": both}}}))
+    return limits, own
+
+
 def _sim(domain: int, robot: str) -> Any:
     """A simulated Panda on ``/<robot>/joint_states`` and ``/<robot>/commands``."""
     return start_ros(
@@ -114,17 +133,10 @@ def test_two_robots_carry_a_box_and_stop_together(
     hand_a = tree.forward_kinematics(q0, "a_panda_hand")
     grasp = np.linalg.inv(hand_a) @ tree.forward_kinematics(q0, "b_panda_hand")
     offset = [*grasp[:3, 3], *spatial.matrix_to_quat(grasp)]
-    limits = tmp_path / "two_pandas_limits.yaml"  # panda.yaml's joint limits, for each robot
-    panda = yaml.safe_load((REPO / "config" / "panda.yaml").read_text())
-    own = panda["/**"]["ros__parameters"]["joint_limits"]
-    both = {f"{r}_{j}": dict(v) for r in ("a", "b") for j, v in own.items()}  # no YAML anchors
-    limits.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"joint_limits": both}}}))
+    limits, _ = _limits(tmp_path)
     node = start_ros(
-        dds_domain, 'robots:=["a", "b"]', f"robots.a.urdf_file:={URDF}",
-        f"robots.b.urdf_file:={URDF}", "robots.a.joint_topic:=/a/joint_states",
-        "robots.b.joint_topic:=/b/joint_states", "robots.a.command_out_topic:=/a/commands",
-        "robots.b.command_out_topic:=/b/commands", f"robots.b.base_pose:={json.dumps(FACING)}",
-        'constraint_names:=["closure", "apart", "box"]', "constraints.apart.type:=collision",
+        dds_domain, *ROBOTS, 'constraint_names:=["closure", "apart", "box"]',
+        "constraints.apart.type:=collision",
         "constraints.apart.geometry:=capsules", 'constraints.apart.between:=["a_", "b_"]',
         f"constraints.apart.margin:={MARGIN}", "constraints.closure.type:=copy_pose",
         "constraints.closure.link:=b_panda_hand", "constraints.closure.target_link:=a_panda_hand",
@@ -204,17 +216,10 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     """Each robot's hand follows its own target (no constraint links them); robot b's joint
     states stop: b ramps down to zero within its limits, a keeps following its target."""
     tree, q0 = _tree()
-    limits = tmp_path / "two_pandas_limits.yaml"
-    panda = yaml.safe_load((REPO / "config" / "panda.yaml").read_text())
-    own = panda["/**"]["ros__parameters"]["joint_limits"]
-    both = {f"{r}_{j}": dict(v) for r in ("a", "b") for j, v in own.items()}
-    limits.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"joint_limits": both}}}))
+    limits, own = _limits(tmp_path)
     node = start_ros(
-        dds_domain, 'robots:=["a", "b"]', f"robots.a.urdf_file:={URDF}",
-        f"robots.b.urdf_file:={URDF}", "robots.a.joint_topic:=/a/joint_states",
-        "robots.b.joint_topic:=/b/joint_states", "robots.a.command_out_topic:=/a/commands",
-        "robots.b.command_out_topic:=/b/commands", f"robots.b.base_pose:={json.dumps(FACING)}",
-        'constraint_names:=["hand_a", "hand_b"]', "constraints.hand_a.type:=copy_pose",
+        dds_domain, *ROBOTS, 'constraint_names:=["hand_a", "hand_b"]',
+        "constraints.hand_a.type:=copy_pose",
         "constraints.hand_a.link:=a_panda_hand", "constraints.hand_a.target_topic:=/target_a",
         "constraints.hand_b.type:=copy_pose", "constraints.hand_b.link:=b_panda_hand",
         "constraints.hand_b.target_topic:=/target_b", "control_rate:=250.0",

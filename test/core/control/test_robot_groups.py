@@ -11,6 +11,7 @@ journal of the run replays exactly. Pure core, no ROS.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -142,12 +143,18 @@ def test_robot_receptions_are_checked(tree: KinematicTree) -> None:
     assert groups.look(1.05, 0.1) and groups.stale.tolist() == [False, True]
 
 
-def test_an_unlinked_robot_goes_on_while_the_stale_one_stops(tree: KinematicTree) -> None:
-    cfg = config(tree, linked=False)
+def stopped_run(tree: KinematicTree, linked: bool) -> tuple[list[Any], np.ndarray, int, float]:
+    """:func:`run` with or without the link; the ticks, the commands (k, 14) checked within the
+    acceleration limits, the first tick that judges b stale, a's last error [m]."""
+    cfg = config(tree, linked)
     ticks, _, a_error = run(tree, cfg)
     cmds = np.array([c for _, _, c, _ in ticks])
     assert_ramp_within_limits(cmds, cfg)
-    stale_from = STOP_AT + int(0.1 * RATE) + 1
+    return ticks, cmds, STOP_AT + int(0.1 * RATE) + 1, a_error
+
+
+def test_an_unlinked_robot_goes_on_while_the_stale_one_stops(tree: KinematicTree) -> None:
+    ticks, cmds, stale_from, a_error = stopped_run(tree, linked=False)
     assert all(s == "active" for s, _, _, _ in ticks)  # a is still commanded
     assert "robot b" in ticks[stale_from + 1][1] and "the others go on" in ticks[stale_from + 1][1]
     assert "a (linked" not in ticks[stale_from + 1][1] and ticks[stale_from + 1][3] == ("b",)
@@ -159,11 +166,7 @@ def test_an_unlinked_robot_goes_on_while_the_stale_one_stops(tree: KinematicTree
 
 
 def test_a_linked_robot_stops_with_the_stale_one(tree: KinematicTree) -> None:
-    cfg = config(tree, linked=True)
-    ticks, _, _ = run(tree, cfg)
-    cmds = np.array([c for _, _, c, _ in ticks])
-    assert_ramp_within_limits(cmds, cfg)
-    stale_from = STOP_AT + int(0.1 * RATE) + 1
+    ticks, cmds, stale_from, _ = stopped_run(tree, linked=True)
     assert np.abs(cmds[stale_from - 2]).max() > 0.01  # both were moving
     assert "a (linked by constraints)" in ticks[stale_from + 1][1]
     assert ticks[stale_from + 1][3] == ("a", "b")
