@@ -26,11 +26,11 @@ demo: $(STAMP)
 # a module's node process is shared by its tests). A test of the first pass that fails beside the
 # other worker (most were written for one process: a starved test process misses its own
 # timing) is run again alone (--lf), and it must pass there; the first pass's report stays in
-# the log above.
+# the log above. Each pass ends with its ten slowest tests (keep the whole under ~12 minutes).
 test: $(STAMP) peers
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" \
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=10 \
 	  || $(PY) -m pytest --lf --lfnf=none -m "not serial"
-	$(PY) -m pytest -m serial
+	$(PY) -m pytest -m serial --durations=10
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
