@@ -321,11 +321,11 @@ class Controller(Inputs, Jogging, LiveParameters):
             for g, r in enumerate(robots.names)
             if robots.stale[g]
         ]
-        linked = [r for r in stopped if r not in robots.names or not robots.stale[
-            robots.names.index(r)]]  # fmt: skip
+        linked = [r for r in stopped if not robots.stale[robots.names.index(r)]]
+        it = "it" if len(stale) == 1 else "they"
         why = (
             f"joint states of robot {', '.join(stale)} stale (input_timeout {timeout} s): "
-            + (f"it and {', '.join(linked)} (linked by constraints)" if linked else "it")
+            + (f"{it} and {', '.join(linked)} (linked by constraints)" if linked else it)
             + " decelerating to zero within the joint limits; the others go on"
         )
         return why, tuple(stopped)

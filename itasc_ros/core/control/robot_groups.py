@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError
+from ..kinematics.robots import SEPARATOR
 from .streams import fresh
 
 Array = NDArray[np.float64]
@@ -33,7 +34,7 @@ def robot_of(name: str, robots: Sequence[str]) -> int:
     """Index of the robot whose prefix ``<robot>_`` ``name`` carries (the longest), or -1."""
     best, length = -1, -1
     for i, r in enumerate(robots):
-        if name.startswith(r + "_") and len(r) > length:
+        if name.startswith(r + SEPARATOR) and len(r) > length:
             best, length = i, len(r)
     return best
 
