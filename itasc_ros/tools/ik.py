@@ -5,11 +5,15 @@ Usage::
     itasc-ik panda --xyz 0.4 0.1 0.5 --quat 1 0 0 0
     itasc-ik ur5 --link tool0 --xyz 0.3 0.2 0.4 --rpy 3.1416 0 0 --json
     itasc-ik my_robot.urdf --link tool0 --xyz 0.3 0.2 0.4          # position only
+    itasc-ik panda.urdf --link panda_hand --xyz 0.5 0.2 0.3 --quat 1 0 0 0 \
+        --keep config/panda_obstacles.yaml                        # every pair at its margin
 
 The robot is a bundled name (``panda``, ``ur5``) or a URDF file. The pose is in the root frame
 (``--frame`` names another link of the robot; it is then taken at the seed configuration).
 Without ``--quat`` or ``--rpy`` only the position is constrained. ``--seed`` gives the start
-configuration (default mid-range). Exit status: 0 solved, 1 not solved in the budget, 2 bad
+configuration (default mid-range). ``--keep`` takes a node parameters file: the solution keeps
+its one-sided constraints (a ``collision`` constraint: every pair at its margin; its ``joints``
+are the ones solved). Exit status: 0 solved, 1 not solved in the budget, 2 bad
 input (unknown link, unreachable target, ...). ``--json`` prints one JSON object on the last
 line. No ROS is needed.
 """
@@ -24,8 +28,10 @@ import numpy as np
 
 from ..cli import USAGE_EXIT, CliParser, finite_float, positive_float, run_cli, with_hint
 from ..core import IkResult, ItascError, KinematicTree, solve_ik
+from ..core.constraints import Constraint
 from ..core.ik import PREFER
 from ..core.kinematics import spatial
+from ..params import load_config
 
 PROG = "itasc-ik"
 #: Default time budget [s]: 5 ms, as ``solve_ik`` and TRAC-IK's benchmark protocol.
@@ -65,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--random-seed", type=int, default=0, help="seed of the restarts (0)")
     ap.add_argument("--prefer", choices=PREFER, default="speed", help="first or nearest")
+    ap.add_argument(
+        "--keep",
+        metavar="PARAMS_FILE",
+        help="keep the one-sided constraints (collision, ...) of a node parameters file",
+    )
     ap.add_argument("--json", action="store_true", help="one JSON object on the last line")
     return ap
 
@@ -85,6 +96,12 @@ def run(args: argparse.Namespace) -> tuple[KinematicTree, str, IkResult, bool]:
         ItascError: a bad robot, link, pose or seed (named).
     """
     tree = _load(args.robot)
+    keep: list[Constraint] = []
+    if args.keep:
+        cfg = load_config(args.keep)
+        if cfg.joints:
+            tree = tree.select_joints(cfg.joints)
+        keep = [c.build() for c in cfg.constraints if c.kind.one_sided]
     link = args.link or tree.tip_link()
     seed = tree.neutral() if args.seed is None else np.array(args.seed, dtype=float)
     if seed.shape != (tree.n_joints,):
@@ -115,6 +132,7 @@ def run(args: argparse.Namespace) -> tuple[KinematicTree, str, IkResult, bool]:
         rotation_axes="" if position_only else "xyz",
         random_seed=args.random_seed,
         prefer=args.prefer,
+        keep=keep,
     )
     return tree, link, r, position_only
 

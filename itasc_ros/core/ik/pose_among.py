@@ -86,7 +86,7 @@ def solve_pose_among(
     ch, _ = chain_of(tree, link)
     sel = ch.selection(position_axes, rotation_axes)
     target = check_pose(target)
-    inequalities = _problem(tree, [c for c in constraints if c.one_sided])
+    inequalities = _problem(tree, [c for c in constraints if c.one_sided], seed)
     rng = np.random.default_rng(int(random_seed))
     timeout, max_iters = budget
     t0 = time.perf_counter()
@@ -124,18 +124,20 @@ def solve_pose_among(
         restarts += 1
 
 
-def _problem(tree: KinematicTree, constraints: list[Constraint]) -> SetProblem:
+def _problem(tree: KinematicTree, constraints: list[Constraint], q: Array) -> SetProblem:
     """The inequalities' problem on ``tree``: kept from a solve with the same objects before.
 
-    Building one binds the constraints (a collision model's pairs: ~0.5 ms); the problem holds
-    them, so an id in the key is never another object's while it is kept. A constraint bound
-    to another tree since is bound again.
+    Building one binds the constraints (a collision model's pairs: ~0.5 ms) and reads its rows
+    once at ``q`` (the first query of a collision model loads its code: ~20 ms), before the
+    budget's clock starts. The problem holds the constraints, so an id in the key is never
+    another object's while it is kept. A constraint bound to another tree since is bound again.
     """
     kept = _problems.setdefault(tree, {})
     key = tuple(id(c) for c in constraints)
     problem = kept.pop(key, None)
     if problem is None or any(c.bound_tree is not tree for c in constraints):
         problem = SetProblem(tree, constraints)
+        problem.rows(tree.clamp(q))
     kept[key] = problem  # the most recent last
     while len(kept) > KEPT_PROBLEMS:
         del kept[next(iter(kept))]
