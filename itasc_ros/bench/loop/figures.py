@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .plan import LoopPlan
 from .recorder import Recorder
@@ -93,6 +94,7 @@ def loop_figures(
         publish_period_error_max_ms=published["period_error_max_ms"],
         publish_missed_tick_fraction=published["missed_ticks"] / (wall * rate),
         joint_state_missed_tick_fraction=js_periods["missed_ticks"] / (wall * sim_rate),
+        joint_state_gap_max_ms=_longest_step(np.sort(stamps[js_window])) * 1e3,
         delivery_p50_ms=float(np.percentile(delivery, 50)) if n_cmd else math.nan,
         delivery_p99_ms=float(np.percentile(delivery, 99)) if n_cmd else math.nan,
         timestamps="dds",
@@ -130,6 +132,11 @@ def _memory_growth(win: Window) -> dict[str, Any]:
         "rss_growth_kb_per_min": growth,
         "rss_max_kb": int(kb.max()) if kb.size else win.rss_end,
     }
+
+
+def _longest_step(t: NDArray[np.float64]) -> float:
+    """The longest step [s] between consecutive times ``t`` (sorted; 0 for fewer than two)."""
+    return float(np.max(np.diff(t))) if t.shape[0] > 1 else 0.0
 
 
 __all__ = ["RunFacts", "loop_figures"]

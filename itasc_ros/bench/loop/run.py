@@ -89,9 +89,10 @@ def run_loop_bench(
         The keys of :data:`RESULT_KEYS` (see :mod:`itasc_ros.bench.loop` for the methods) plus
         ``missed_ticks``, ``missed_tick_fraction_by_count``, ``latency_max_ms``,
         ``publish_period_error_{p50,p99,max}_ms``, ``publish_missed_tick_fraction``,
-        ``delivery_{p50,p99}_ms``, ``joint_state_missed_tick_fraction`` (the sim robot's own
-        gaps, from the joint states' stamps), ``steal_percent`` (CPU time the hypervisor took
-        from this virtual machine during the run, % of all CPUs), ``timestamps`` ('dds'),
+        ``delivery_{p50,p99}_ms``, ``joint_state_missed_tick_fraction`` and
+        ``joint_state_gap_max_ms`` (the sim robot's own gaps, from the joint states' stamps),
+        ``steal_percent`` (CPU time the hypervisor took from this virtual machine during the
+        run, % of all CPUs), ``timestamps`` ('dds'),
         ``sim_cpu_percent``, ``bench_cpu_percent``, ``commands_received``,
         ``joint_states_received``, ``sim_rate_hz``, ``startup_s`` (start to first command),
         ``max_velocity_ratio`` (largest ``|q'| / limit``), ``tracking_error_rms_mm``,
