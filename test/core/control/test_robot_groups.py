@@ -67,7 +67,11 @@ def config(tree: KinematicTree, linked: bool) -> ControllerConfig:
 
 
 def run(
-    tree: KinematicTree, cfg: ControllerConfig, ticks: int = 400, stop_all: bool = False
+    tree: KinematicTree,
+    cfg: ControllerConfig,
+    ticks: int = 400,
+    stop_all: bool = False,
+    changes: dict[int, dict[str, Any]] | None = None,
 ) -> tuple[list[tuple[str, str, np.ndarray, tuple[str, ...]]], list[np.ndarray], float]:
     """Drive both robots after moving targets; b's states stop at :data:`STOP_AT`.
 
@@ -104,6 +108,8 @@ def run(
                 p = goal[:3, 3] + [0.0, 0.08 * np.sin(2.0 * t), 0.08 * (np.cos(2.0 * t) - 1.0)]
                 ctrl.set_target(name, "", p, spatial.matrix_to_quat(goal), now)
                 aim[name] = p
+        if changes and k in changes:  # a live change between two ticks
+            ctrl.update_parameters(**changes[k])
         step = ctrl.step(now)
         if step.publish:
             cmd = step.qdot
@@ -143,11 +149,13 @@ def test_robot_receptions_are_checked(tree: KinematicTree) -> None:
     assert groups.look(1.05, 0.1) and groups.stale.tolist() == [False, True]
 
 
-def stopped_run(tree: KinematicTree, linked: bool) -> tuple[list[Any], np.ndarray, int, float]:
+def stopped_run(
+    tree: KinematicTree, linked: bool, changes: dict[int, dict[str, Any]] | None = None
+) -> tuple[list[Any], np.ndarray, int, float]:
     """:func:`run` with or without the link; the ticks, the commands (k, 14) checked within the
     acceleration limits, the first tick that judges b stale, a's last error [m]."""
     cfg = config(tree, linked)
-    ticks, _, a_error = run(tree, cfg)
+    ticks, _, a_error = run(tree, cfg, changes=changes)
     cmds = np.array([c for _, _, c, _ in ticks])
     assert_ramp_within_limits(cmds, cfg)
     return ticks, cmds, STOP_AT + int(0.1 * RATE) + 1, a_error
@@ -195,3 +203,17 @@ def test_the_journal_replays_the_stop_exactly(tree: KinematicTree, linked: bool)
     for t in pb.ticks:
         assert (t.status, t.published) == (t.replayed_status, t.replayed_published)
         assert t.diff == 0.0, (t.t, t.recorded, t.recomputed)
+
+
+def test_live_changes_while_a_robot_is_held(tree: KinematicTree) -> None:
+    """A new scene (another solver) and a gain set in place while b is held: b's ramp goes on
+    within its limits to zero, a still reaches its target."""
+    stale_from = STOP_AT + int(0.1 * RATE) + 1
+    changes = {
+        stale_from + 3: {"solver": "sdls"},
+        stale_from + 6: {"constraints.hand_a.gain": 30.0},
+    }
+    ticks, cmds, stale_from, a_error = stopped_run(tree, linked=False, changes=changes)
+    assert all(t[3] == ("b",) for t in ticks[stale_from + 1 : stale_from + 12])  # held across
+    assert np.abs(cmds[stale_from - 2, 7:]).max() > 0.01 and not np.any(cmds[-50:, 7:])
+    assert a_error < 1e-3
