@@ -416,12 +416,16 @@ def test_journal_records_each_tick_while_subscribed(
     assert {kv.key: kv.value for kv in diag.values}["journal_subscribers"] != "0"
 
 
-def test_live_control_rate_change(client: RosTestClient, module_node: dict[str, Any]) -> None:
+def test_live_control_rate_change(
+    client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
+) -> None:
     def commands_per_second(seconds: float = 0.6) -> float:
         client.clear("/m/commands")
         time.sleep(seconds)
         return len(client.received("/m/commands")) / seconds
 
+    # a target of its own: the test runs alone too (make test runs a failed one again alone)
+    send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
     fresh_commands(client)  # moving: one command per tick
     try:
         assert [r.successful for r in set_params(client, "/m/itasc_node", control_rate=50.0)]
