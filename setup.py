@@ -59,7 +59,7 @@ setup(
             "colcon-ros",
             "ros-ament-package",
         ],
-        "bench": ["pytracik", "pin", "example-robot-data"],
+        "bench": ["pytracik", "pin", "example-robot-data", "pin-pink", "qpsolvers", "daqp>=0.11"],
     },
     zip_safe=True,
     maintainer="itasc_ros developers",

@@ -33,6 +33,8 @@ from .harness import erd_urdf
 from .ik_obstacles import NAME as OBSTACLES
 from .ik_obstacles import obstacle_rows
 from .ik_protocol import EPS, SEEDS, TIMEOUT, Solver, chain_peers, pose_error_max, solved
+from .ik_whole_body import NAME as WHOLE_BODY
+from .ik_whole_body import whole_body_rows
 from .peers import urdf_chain
 
 Array = NDArray[np.float64]
@@ -43,9 +45,10 @@ IK_ROBOTS: dict[str, tuple[str, str, str]] = {
     "ur5": ("ur5", "base_link", "tool0"),
     "xarm7": ("erd:xarm_description/urdf/xarm7.urdf", "world", "link_eef"),
 }
-IK_ROWS = (*IK_ROBOTS, OBSTACLES)
-"""The names ``--robots`` takes: the chain robots, and the Panda among obstacles
-(:mod:`~itasc_ros.bench.ik_obstacles`)."""
+IK_ROWS = (*IK_ROBOTS, OBSTACLES, WHOLE_BODY)
+"""The names ``--robots`` takes: the chain robots, the Panda among obstacles
+(:mod:`~itasc_ros.bench.ik_obstacles`) and Talos's whole body
+(:mod:`~itasc_ros.bench.ik_whole_body`)."""
 
 
 def _urdf_path(ref: str) -> Path | None:
@@ -77,6 +80,9 @@ def bench_ik(
     for robot in robots:
         if robot == OBSTACLES:
             rows += obstacle_rows(samples, seeds, rng_seed, notes)
+            continue
+        if robot == WHOLE_BODY:
+            rows += whole_body_rows(samples, rng_seed, notes)
             continue
         ref, root, tip = IK_ROBOTS[robot]
         path = _urdf_path(ref)

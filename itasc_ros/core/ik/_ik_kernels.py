@@ -217,6 +217,50 @@ def _step_scale(dq, max_step):
 
 
 @njit(cache=True, nogil=True)
+def bounded_step(a, es, lam, q, lo, hi, max_step, rounds, mm, y, dq, locked):
+    """Move ``q`` by the damped step of rows ``a`` (m, n) and error ``es`` (m,), in the box.
+
+    A joint the step (scaled to at most ``max_step`` per joint) pushes past a limit stops
+    there, its column leaves ``a`` and the error it leaves in ``es`` is solved again by the
+    other joints, for at most ``rounds`` rounds. ``a`` and ``es`` are changed; ``mm`` (m, m),
+    ``y`` (m,), ``dq`` (n,) and ``locked`` (n,) are work arrays. Returns False (``q``
+    unchanged) when the damped system is not positive definite.
+    """
+    n = q.shape[0]
+    m = es.shape[0]
+    for j in range(n):
+        locked[j] = 0.0
+    scale = 1.0
+    for _ in range(rounds + 1):
+        if not _dls_step(a, es, lam, mm, y, dq):
+            return False
+        scale = _step_scale(dq, max_step)
+        over = False
+        for j in range(n):
+            if locked[j] == 0.0:
+                v = q[j] + scale * dq[j]
+                if v < lo[j] or v > hi[j]:
+                    over = True
+        if not over:
+            break
+        for j in range(n):
+            if locked[j] == 0.0:
+                v = q[j] + scale * dq[j]
+                if v < lo[j] or v > hi[j]:
+                    v = min(max(v, lo[j]), hi[j])
+                    d = v - q[j]
+                    for r in range(m):
+                        es[r] -= a[r, j] * d
+                        a[r, j] = 0.0
+                    q[j] = v
+                    locked[j] = 1.0
+    for j in range(n):
+        if locked[j] == 0.0:
+            q[j] = min(max(q[j] + scale * dq[j], lo[j]), hi[j])
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _restart(q, lo, hi, samp_lo, samp_hi, rng):
     for i in range(q.shape[0]):
         v = samp_lo[i] + (samp_hi[i] - samp_lo[i]) * uniform(rng)

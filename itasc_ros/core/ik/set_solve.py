@@ -4,7 +4,10 @@ Each iteration reads the primary constraints' rows at ``q`` (:class:`SetProblem`
 every row against its tolerance (rotation rows against the rotation tolerance, as the
 constraints declare them), takes a damped step plus the secondary constraints' step in the
 null space, and clips it into the joint box; a stalled or too long attempt restarts from a
-random configuration of a seeded generator.
+random configuration of a seeded generator. Without secondary constraints the step is one
+compiled call that stops a joint at a limit and solves the error it leaves with the other
+joints (``IkOptions.resolve_at_limits``): a whole body with tight joint limits (a humanoid's
+legs) does not stall against them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from numpy.typing import NDArray
 from ..constraints.base import Constraint
 from ..errors import ConfigurationError
 from ..kinematics.tree import KinematicTree
+from . import _ik_kernels as K
 from .joint_box import JointBox
 from .null_space import damped_step, null_space_step, polish
 from .options import IkOptions
@@ -27,6 +31,10 @@ from .result import IkResult
 from .set_problem import SetProblem
 
 Array = NDArray[np.float64]
+
+
+#: Rounds of re-solving with the joints a step pushed to their limits held there.
+BOUNDED_ROUNDS = 3
 
 
 @dataclass
@@ -128,7 +136,9 @@ def _newton(
     iters = restarts = local = 0
     ref = math.inf
     message = "time budget spent"
-    e_best = np.zeros(tols.shape[0])
+    m, n = tols.shape[0], q0.shape[0]
+    e_best = np.zeros(m)
+    work = (np.zeros((m, m)), np.zeros(m), np.zeros(n), np.zeros(n))  # bounded_step's
     while True:
         a, ew, e = primary.rows(q)
         norm = float(np.linalg.norm(e))
@@ -166,9 +176,13 @@ def _newton(
             continue
         local += 1
         lam = opts.lambda_min + opts.lambda_scale * 0.5 * norm * norm
+        if posture is None:  # compiled; at the limits re-solved by the other joints
+            rounds = BOUNDED_ROUNDS if opts.resolve_at_limits else 0
+            if not K.bounded_step(a, ew, lam, q, lo, hi, opts.max_step, rounds, *work):
+                local = opts.restart_iterations  # not positive definite: the next one restarts
+            continue
         dq = damped_step(a, ew, lam)
-        if posture is not None:
-            dq += null_space_step(a, dq, posture, q, lam)
+        dq += null_space_step(a, dq, posture, q, lam)
         big = float(np.max(np.abs(dq))) if dq.size else 0.0
         if big > opts.max_step:
             dq *= opts.max_step / big

@@ -17,6 +17,10 @@ URDF's, and the Jacobian's base columns are the base's own motions (translations
 and y axes, a rotation about its z axis through its origin) -- exactly ``cmd_vel``'s
 ``linear.x``, ``linear.y`` and ``angular.z``. A differential drive cannot move sideways: its
 tree has no ``base_y``, so no command ever asks it to.
+
+A free-floating base (:func:`with_floating_base`, for whole-body position IK of a legged robot)
+is the same idea with six joints and finite ranges: three translations, then yaw, pitch and
+roll; its pose is what the IK finds, the feet held by constraints.
 """
 
 from __future__ import annotations
@@ -39,7 +43,17 @@ BASE_JOINTS: dict[str, tuple[str, ...]] = {
 #: link per joint but the last (whose child is the URDF's root).
 BASE_LINK = "itasc_base"
 
-_AXES = {"base_x": (1.0, 0.0, 0.0), "base_y": (0.0, 1.0, 0.0), "base_yaw": (0.0, 0.0, 1.0)}
+#: The joints of a free-floating base (:func:`with_floating_base`), from the world to the root.
+FLOATING_JOINTS = ("base_x", "base_y", "base_z", "base_yaw", "base_pitch", "base_roll")
+
+_AXES = {
+    "base_x": (1.0, 0.0, 0.0),
+    "base_y": (0.0, 1.0, 0.0),
+    "base_z": (0.0, 0.0, 1.0),
+    "base_yaw": (0.0, 0.0, 1.0),
+    "base_pitch": (0.0, 1.0, 0.0),
+    "base_roll": (1.0, 0.0, 0.0),
+}
 
 
 def with_mobile_base(
@@ -62,25 +76,81 @@ def with_mobile_base(
             f"base_kind {kind!r} has no base joints; valid kinds with a base: "
             + ", ".join(k for k, v in BASE_JOINTS.items() if v)
         )
+    specs = [
+        (j, "continuous" if j == "base_yaw" else "prismatic", _AXES[j], -math.inf, math.inf,
+         max_angular_speed if j == "base_yaw" else max_speed)
+        for j in joints
+    ]  # fmt: skip
+    return _behind_virtual_joints(tree, specs)
+
+
+def with_floating_base(
+    tree: KinematicTree, reach: float = 1.0, max_speed: float = 1.0, max_angular_speed: float = 2.0
+) -> KinematicTree:
+    """``tree`` behind the six virtual joints of a free-floating base (see the module).
+
+    For whole-body position IK of a legged robot (its feet held by constraints, not by the
+    URDF): ``base_x``, ``base_y``, ``base_z`` (prismatic along the world's axes, within
+    +-``reach``), then ``base_yaw`` (about z, within +-pi), ``base_pitch`` (about
+    the turned y) and ``base_roll`` (about the turned x), within +-pi/2: roll-pitch-yaw angles,
+    singular only at a pitch of +-90 degrees. At zero positions the root is at the world's
+    origin, as the URDF draws it.
+
+    Args:
+        tree: the robot's tree (its root is the floating link, e.g. a humanoid's pelvis).
+        reach: the base's translation range each way from the origin [m].
+        max_speed: the base's linear velocity limit [m/s].
+        max_angular_speed: its angular velocity limit [rad/s].
+
+    Raises:
+        ConfigError: the URDF already has a link or joint of those names, or ``reach`` is not
+            a finite positive distance.
+    """
+    if not (math.isfinite(reach) and reach > 0.0):
+        raise ConfigError(
+            f"the floating base's reach must be a finite distance > 0 m, got {reach}"
+        )
+    half = 0.5 * math.pi
+    ranges = {"base_yaw": math.pi, "base_pitch": half, "base_roll": half}
+    specs = [
+        (j, "prismatic" if j not in ranges else "revolute", _AXES[j], -ranges.get(j, reach),
+         ranges.get(j, reach), max_speed if j not in ranges else max_angular_speed)
+        for j in FLOATING_JOINTS
+    ]  # fmt: skip
+    return _behind_virtual_joints(tree, specs)
+
+
+def _behind_virtual_joints(
+    tree: KinematicTree,
+    joints: list[tuple[str, str, tuple[float, float, float], float, float, float]],
+) -> KinematicTree:
+    """``tree`` behind a chain of virtual joints (name, type, axis, lower, upper, velocity).
+
+    Raises:
+        ConfigError: the URDF already has a link or joint of those names.
+    """
+    names = [j[0] for j in joints]
     spec: RobotSpec = tree._m.spec
-    links = [BASE_LINK] + [f"{BASE_LINK}_{j}" for j in joints[:-1]]
-    clash = [n for n in (*links, *joints) if n in spec.links or n in tree.all_joint_names]
+    links = [BASE_LINK] + [f"{BASE_LINK}_{j}" for j in names[:-1]]
+    clash = [n for n in (*links, *names) if n in spec.links or n in tree.all_joint_names]
     if clash:
-        raise ConfigError(f"the URDF already has {clash}: they name the mobile base's joints")
+        raise ConfigError(f"the URDF already has {clash}: they name the base's virtual joints")
     parents, children = links, [*links[1:], tree.root_link]
     specs = [
         JointSpec(
-            name=j,
-            type="continuous" if j == "base_yaw" else "prismatic",
+            name=name,
+            type=kind,
             parent=parent,
             child=child,
             origin=np.eye(4),
-            axis=np.array(_AXES[j]),
-            lower=-math.inf,
-            upper=math.inf,
-            velocity=max_angular_speed if j == "base_yaw" else max_speed,
+            axis=np.array(axis),
+            lower=lower,
+            upper=upper,
+            velocity=velocity,
         )
-        for j, parent, child in zip(joints, parents, children, strict=True)
+        for (name, kind, axis, lower, upper, velocity), parent, child in zip(
+            joints, parents, children, strict=True
+        )
     ]
     model = _Model(
         RobotSpec(
@@ -96,4 +166,4 @@ def with_mobile_base(
     return KinematicTree(model)
 
 
-__all__ = ["BASE_JOINTS", "BASE_LINK", "with_mobile_base"]
+__all__ = ["BASE_JOINTS", "BASE_LINK", "FLOATING_JOINTS", "with_floating_base", "with_mobile_base"]
