@@ -134,7 +134,7 @@ class PinocchioClik:
         band: the CoM's (lower, upper) x, y [m].
         eps: the largest error of a frame's component [m or rad] at a solution.
         timeout: the time budget [s].
-        damping: the least squares' damping.
+        damping: the least squares' damping (1e-3: the most successes of 1e-6, 1e-3, 0.1).
     """
 
     def __init__(
@@ -144,7 +144,7 @@ class PinocchioClik:
         band: tuple[Array, Array],
         eps: float,
         timeout: float,
-        damping: float = 1e-6,
+        damping: float = 1e-3,
     ) -> None:
         self.p = _Problem(fmap, links, band, eps)
         self.timeout, self.damping = timeout, damping
@@ -188,6 +188,9 @@ class PinkIk:
         timeout: the time budget [s].
         dt: the integration step of one differential IK [s] (its tasks' gains are 1: each
             step asks for the whole error over ``dt``).
+        lm_damping: the frame tasks' Levenberg-Marquardt damping (pink's advice for targets
+            that may be out of reach; 1e-3: the most successes of 0, 1e-3, 0.1, with ``dt``
+            1 or 0.5).
 
     Raises:
         PeerUnavailable: pink (``pin-pink``) or its QP solver ``daqp`` is not installed.
@@ -201,6 +204,7 @@ class PinkIk:
         eps: float,
         timeout: float,
         dt: float = 1.0,
+        lm_damping: float = 1e-3,
     ) -> None:
         try:
             import pink
@@ -216,7 +220,10 @@ class PinkIk:
         self.pink = pink
         self.p = _Problem(fmap, links, band, eps)
         self.links = list(links)
-        self.tasks = [FrameTask(n, position_cost=1.0, orientation_cost=1.0) for n in links]
+        self.tasks = [
+            FrameTask(n, position_cost=1.0, orientation_cost=1.0, lm_damping=lm_damping)
+            for n in links
+        ]
         self.com_task = ComTask(cost=np.array([1.0, 1.0, 0.0]))
         self.timeout, self.dt = timeout, dt
 

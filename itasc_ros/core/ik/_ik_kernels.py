@@ -48,6 +48,10 @@ S_NORM = 5  # error norm at the last evaluation
 S_RESTART_NOW = 6  # 1: restart before the next iteration
 S_SIZE = 7
 
+#: Rounds of re-solving a step with the joints it pushed to a limit held there
+#: (:func:`bounded_step` in the constraint-set loops).
+BOUNDED_ROUNDS = 1
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)

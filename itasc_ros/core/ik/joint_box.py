@@ -20,6 +20,9 @@ Array = NDArray[np.float64]
 
 #: Joint limits used in place of +-inf for continuous joints [rad].
 UNLIMITED = 1e9
+#: A restart near the seed (:meth:`JointBox.near`): each joint within this fraction of its
+#: restarts' range (at most a turn) either way of the seed's value.
+NEAR_SPREAD = 0.4
 
 
 class JointBox:
@@ -56,6 +59,17 @@ class JointBox:
         """(n,) a restart drawn uniformly from the restarts' range, within the box."""
         return np.clip(rng.uniform(self.samp_lo, self.samp_hi), self.lo, self.hi)
 
+    def near(self, seed: Array, rng: np.random.Generator) -> Array:
+        """(n,) a restart drawn uniformly around ``seed`` (n,), within the box.
+
+        Each joint within :data:`NEAR_SPREAD` of its restarts' range (at most ``2 pi``) of
+        the seed's value: the restarts of a whole body keep its stance's character (a
+        uniform draw of a floating base and both legs starts far from the feet's poses).
+        """
+        width = np.minimum(self.samp_hi - self.samp_lo, 2.0 * math.pi)
+        return np.clip(seed + rng.uniform(-NEAR_SPREAD, NEAR_SPREAD, seed.shape) * width,
+                       self.lo, self.hi)  # fmt: skip
+
     def nearest_turns(self, q: Array, seed: Array) -> None:
         """Move joints of ``q`` (n,) by whole turns toward ``seed`` (n,), within the limits.
 
@@ -74,4 +88,4 @@ class JointBox:
                     q[i] = v
 
 
-__all__ = ["UNLIMITED", "JointBox"]
+__all__ = ["NEAR_SPREAD", "UNLIMITED", "JointBox"]

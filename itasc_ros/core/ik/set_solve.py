@@ -24,6 +24,8 @@ from ..constraints.base import Constraint
 from ..errors import ConfigurationError
 from ..kinematics.tree import KinematicTree
 from . import _ik_kernels as K
+from ._frames_kernels import MET, RAN_OUT
+from .frames_problem import FramesProblem
 from .joint_box import JointBox
 from .null_space import damped_step, null_space_step, polish
 from .options import IkOptions
@@ -31,10 +33,6 @@ from .result import IkResult
 from .set_problem import SetProblem
 
 Array = NDArray[np.float64]
-
-
-#: Rounds of re-solving with the joints a step pushed to their limits held there.
-BOUNDED_ROUNDS = 3
 
 
 @dataclass
@@ -104,8 +102,19 @@ def solve_set(
         primary.rows(q0)
         if posture is not None:
             posture.rows(q0)
+        fast = FramesProblem(tree, constraints) if not secondary and FramesProblem.fits(
+            constraints) else None  # fmt: skip
+        if fast is not None:  # and the compiled loop (no iteration)
+            fast.newton(q0.copy(), q0.copy(), (box.lo, box.hi), tols, opts.to_array(),
+                        np.zeros(K.S_SIZE), 0)  # fmt: skip
         t0 = time.perf_counter()
-        run = _newton(primary, posture, box, q0, tols, budget, random_seed, prefer, opts, t0)
+        start = None
+        if fast is not None:  # the compiled loop; a solution checked on the constraints' rows
+            run = _compiled(fast, box, q0, tols, budget, random_seed, prefer, opts, t0)
+            start = _unmet(run, primary, tols)
+        if fast is None or start is not None:
+            run = _newton(primary, posture, box, q0, tols, budget, random_seed, prefer, opts, t0,
+                          start)  # fmt: skip
     finally:
         for c, gain, ff in saved:
             c.gain, c.feedforward = gain, ff
@@ -123,14 +132,19 @@ def _newton(
     prefer: str,
     opts: IkOptions,
     t0: float,
+    start: Array | None = None,
 ) -> _Run:
-    """The loop: damped steps, stall test, restarts, until a solution or the budget's end."""
+    """The loop: damped steps, stall test, restarts, until a solution or the budget's end.
+
+    The loop starts at ``start`` (default the seed ``q0``); solutions are ranked by their
+    distance to ``q0``.
+    """
     lo, hi = box.lo, box.hi
     rng = np.random.default_rng(int(random_seed))
     timeout, max_iters = budget
     deadline = t0 + timeout
-    q = q0.copy()
-    best_q, best = q0.copy(), math.inf
+    q = (q0 if start is None else start).copy()
+    best_q, best = q.copy(), math.inf
     found: Array | None = None
     found_dist = math.inf
     iters = restarts = local = 0
@@ -170,14 +184,14 @@ def _newton(
             break
         iters += 1
         if restart:
-            q = box.random(rng)
+            q = box.near(q0, rng)
             restarts += 1
             local, ref = 0, math.inf
             continue
         local += 1
         lam = opts.lambda_min + opts.lambda_scale * 0.5 * norm * norm
         if posture is None:  # compiled; at the limits re-solved by the other joints
-            rounds = BOUNDED_ROUNDS if opts.resolve_at_limits else 0
+            rounds = K.BOUNDED_ROUNDS if opts.resolve_at_limits else 0
             if not K.bounded_step(a, ew, lam, q, lo, hi, opts.max_step, rounds, *work):
                 local = opts.restart_iterations  # not positive definite: the next one restarts
             continue
@@ -188,6 +202,72 @@ def _newton(
             dq *= opts.max_step / big
         q = np.clip(q + dq, lo, hi)
     return _Run(found, best_q, e_best, iters, restarts, message)
+
+
+#: Iterations of one call of the compiled loop (~15 us each for a humanoid): the clock is read
+#: between calls.
+BATCH = 8
+
+
+def _compiled(
+    fast: FramesProblem,
+    box: JointBox,
+    q0: Array,
+    tols: Array,
+    budget: tuple[float, int | None],
+    random_seed: int,
+    prefer: str,
+    opts: IkOptions,
+    t0: float,
+) -> _Run:
+    """:func:`_newton` on a :class:`FramesProblem`, its attempts' iterations compiled."""
+    rng = np.random.default_rng(int(random_seed))
+    timeout, max_iters = budget
+    deadline = t0 + timeout
+    params, state = opts.to_array(), np.zeros(K.S_SIZE)
+    state[K.S_BEST], state[K.S_REF] = math.inf, math.inf
+    q, best_q = q0.copy(), q0.copy()
+    found: Array | None = None
+    found_dist = math.inf
+    restarts = 0
+    message = "time budget spent"
+    while True:
+        left = BATCH if max_iters is None else min(BATCH, max_iters - int(state[K.S_ITERS]))
+        out = fast.newton(q, best_q, (box.lo, box.hi), tols, params, state, max(left, 0))
+        if out == MET:
+            d = float(np.linalg.norm(q - q0))
+            if d < found_dist:
+                found, found_dist = q.copy(), d
+            if prefer == "speed":
+                message = "converged"
+                break
+        if max_iters is not None and state[K.S_ITERS] >= max_iters:
+            message = "iteration limit reached"
+            break
+        if time.perf_counter() >= deadline:
+            break
+        if out != RAN_OUT:  # met (searching on for a nearer one) or stalled: start again
+            q = box.near(q0, rng)
+            restarts += 1
+            state[K.S_LOCAL], state[K.S_REF] = 0.0, math.inf
+    e = fast.rows(found if found is not None else best_q)[2]
+    return _Run(found, best_q, e, int(state[K.S_ITERS]) + restarts, restarts, message)
+
+
+def _unmet(run: _Run, primary: SetProblem, tols: Array) -> Array | None:
+    """None when ``run``'s solution (if any) meets the constraints' own rows; else it (n,).
+
+    A solution of the compiled rows (:class:`FramesProblem`, rotation errors in the root
+    frame) is checked on the rows of the constraints (a rotation error may be measured in the
+    target's frame there); one that misses them is where the loop on those rows goes on.
+    """
+    if run.found is None:
+        return None
+    _, _, e = primary.rows(run.found)
+    if np.all(np.abs(e) <= tols):
+        run.e_best = e
+        return None
+    return run.found
 
 
 def _result(run: _Run, rotation: NDArray[np.bool_], tree: KinematicTree, t0: float) -> IkResult:

@@ -371,6 +371,31 @@ class KinematicTree:
             self._sel,
         )
 
+    def fk_kernel_arrays(self) -> tuple[NDArray[Any], ...]:
+        """What :meth:`compute` passes to its kernel after ``q``, ``sel`` and ``bound``.
+
+        The arguments of :func:`itasc_ros.core.kinematics._kernels.forward_selected`; the
+        poses are written by it.
+
+        Returns:
+            ``(q_full, parent, origin, jtype, axis, qidx, mult, offs, poses)``.
+        """
+        m = self._m
+        return (
+            self._q_full, m.parent, m.origin, m.jtype, m.axis, m.qidx, m.mult, m.offs,
+            self._poses,
+        )  # fmt: skip
+
+    def com_kernel_arrays(self) -> tuple[NDArray[Any], ...]:
+        """The arrays :func:`itasc_ros.core.kinematics._kernels.com_full` needs (read only).
+
+        Returns:
+            ``(mass, link_com, parent)``: each link's mass [kg], its centre of mass in its
+            frame (n_links, 3) [m], and its parent link.
+        """
+        m = self._m
+        return m.link_mass, m.link_com, m.parent
+
     def jacobian_into(self, link_idx: int, out: Array, point: Array | None = None) -> Array:
         """(6, n) Jacobian of a link from the last :meth:`compute`, written into ``out``.
 

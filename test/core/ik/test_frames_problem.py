@@ -1,0 +1,111 @@
+"""itasc_ros.core.ik.frames_problem: a whole body's rows in one compiled call, and its loop.
+
+The rows are checked against the constraints' own (:class:`SetProblem`) and against finite
+differences; ``solve_ik`` on Talos standing on both feet (a floating base, the feet and hands
+on poses, the centre of mass in a band) takes the compiled loop and meets every constraint's
+own rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from itasc_ros.bench import ik_whole_body as wb
+from itasc_ros.core import CopyPose, KinematicTree, solve_ik
+from itasc_ros.core.constraints.com import CenterOfMass
+from itasc_ros.core.constraints.joint_value import JointValue
+from itasc_ros.core.ik.frames_problem import FramesProblem
+from itasc_ros.core.ik.set_problem import SetProblem
+from itasc_ros.core.kinematics.mobile_base import with_floating_base
+from itasc_ros.tools.scenarios.talos_com import half_sitting
+from robots import erd_urdf_path
+
+
+@pytest.fixture(scope="module")
+def talos() -> tuple[KinematicTree, np.ndarray]:
+    try:
+        path = erd_urdf_path("talos")
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    tree = with_floating_base(KinematicTree.from_urdf(path.read_text()))
+    return tree, half_sitting(tree)
+
+
+def _problem(tree: KinematicTree, q0: np.ndarray, seed: int) -> list:
+    cons = wb._constraints(tree)
+    hands = wb._sample(tree, q0, np.random.default_rng(seed))
+    feet = [tree.forward_kinematics(q0, f) for f in wb.FEET]
+    for c, pose in zip(cons, [*feet, *hands], strict=False):
+        c.set_target(pose)
+    for c in cons:  # as solve_ik reads them: the errors themselves (SetProblem's rows)
+        c.gain, c.feedforward = 1.0, False
+    return cons
+
+
+def test_fits_full_poses_and_one_com_only(talos) -> None:
+    tree, q0 = talos
+    cons = _problem(tree, q0, 0)
+    assert FramesProblem.fits(cons) and FramesProblem.fits(cons[:2])
+    partial = CopyPose("p", "left_sole_link", rotation_axes="")
+    assert not FramesProblem.fits([*cons, partial])
+    assert not FramesProblem.fits([*cons, CenterOfMass("c2", "xy", [-1, -1], [1, 1])])
+    assert not FramesProblem.fits([*cons, JointValue("j", ["torso_1_joint"], [0.0])])
+    assert not FramesProblem.fits([])
+
+
+def test_the_rows_are_the_constraints_rows_and_their_derivative(talos) -> None:
+    tree, q0 = talos
+    cons = _problem(tree, q0, 1)
+    q = q0 + np.random.default_rng(2).normal(0.0, 0.05, q0.shape)
+    fast, own = FramesProblem(tree, cons), SetProblem(tree, cons)
+    _, _, e = fast.rows(q)
+    _, _, e_own = own.rows(q)
+    rows = 0
+    for c in cons:  # per constraint: the same error norm (a rotation in another frame)
+        k = c.n_rows
+        assert np.linalg.norm(e[rows : rows + k]) == pytest.approx(
+            np.linalg.norm(e_own[rows : rows + k]), abs=1e-9
+        )
+        rows += k
+    assert np.array_equal(fast.orientation_rows(), own.orientation_rows())
+    # at zero error the rows are the derivative of y = -error (finite differences)
+    for c, link in zip(cons, [*wb.FEET, *wb.HANDS], strict=False):
+        c.set_target(tree.forward_kinematics(q, link))
+    fast = FramesProblem(tree, cons)
+    a, _, e0 = (x.copy() for x in fast.rows(q))
+    assert np.abs(e0[:24]).max() < 1e-12
+    h = 1e-7
+    for j in range(0, tree.n_joints, 3):
+        dq = q.copy()
+        dq[j] += h
+        col = -(fast.rows(dq)[2][:24] - e0[:24]) / h
+        assert np.abs(col - a[:24, j]).max() < 1e-5
+
+
+def test_solve_ik_meets_every_constraints_own_rows(talos) -> None:
+    tree, q0 = talos
+    for seed in range(12):
+        cons = _problem(tree, q0, 10 + seed)
+        r = solve_ik(
+            tree, constraints=cons, seed=q0, timeout=None, max_iterations=5000, tolerance=1e-5
+        )
+        assert r.success, (seed, r.message)
+        _, _, e = SetProblem(tree, cons).rows(r.q)
+        assert np.abs(e).max() <= 1e-5
+        assert np.all(r.q >= tree.lower - 1e-12) and np.all(r.q <= tree.upper + 1e-12)
+        assert wb._solved(tree, r.q, [c.target.pose for c in cons[:4]])
+
+
+def test_the_nearest_solution_and_the_iteration_limit(talos) -> None:
+    tree, q0 = talos
+    cons = _problem(tree, q0, 3)
+    first = solve_ik(tree, constraints=cons, seed=q0, timeout=None, max_iterations=3000)
+    near = solve_ik(
+        tree, constraints=cons, seed=q0, timeout=None, max_iterations=3000, prefer="distance"
+    )
+    assert first.success and near.success
+    assert np.linalg.norm(near.q - q0) <= np.linalg.norm(first.q - q0) + 1e-12
+    capped = solve_ik(tree, constraints=cons, seed=q0, timeout=None, max_iterations=2)
+    assert not capped.success and capped.message == "iteration limit reached"
+    assert capped.iterations <= 3
