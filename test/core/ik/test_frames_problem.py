@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from robots import erd_urdf_path
 
 from itasc_ros.bench import ik_whole_body as wb
 from itasc_ros.core import CopyPose, KinematicTree, solve_ik
@@ -19,7 +20,6 @@ from itasc_ros.core.ik.frames_problem import FramesProblem
 from itasc_ros.core.ik.set_problem import SetProblem
 from itasc_ros.core.kinematics.mobile_base import with_floating_base
 from itasc_ros.tools.scenarios.talos_com import half_sitting
-from robots import erd_urdf_path
 
 
 @pytest.fixture(scope="module")
