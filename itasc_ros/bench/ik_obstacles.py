@@ -11,7 +11,9 @@ pinocchio_collision`). Solvers, in turns on each sample:
 * ``itasc_ros``: :func:`~itasc_ros.core.solve_ik` on the constraint set (the pose and the
   collision constraint, its rows inequalities);
 * ``itasc_ros_pose_only``: the same solver on the pose alone (its compiled chain loop);
-* the chain solvers (TRAC-IK, KDL), on the pose alone.
+* the chain solvers (TRAC-IK, KDL), on the pose alone;
+* ``pink`` (:mod:`~itasc_ros.bench.peers.pink_arm`): a frame task on the hand, a
+  self-collision barrier on the same pairs at the margin.
 
 A solver that ignores the obstacles fails a sample only when its solution collides: the row
 says how often that is, and what keeping the margin costs.
@@ -33,7 +35,8 @@ from ..core.kinematics.collision_geometry import resolve_file
 from ..params import load_config
 from ..tools.resources import share_file
 from .ik_protocol import EPS, TIMEOUT, Solver, chain_peers, solved
-from .peers import PeerUnavailable, pinocchio_reference
+from .peers import PeerUnavailable, PinocchioReference, pinocchio_reference
+from .peers.pink_arm import PinkArm
 from .peers.urdf_chain import urdf_chain
 
 Array = NDArray[np.float64]
@@ -56,10 +59,14 @@ def obstacle_rows(
         notes: where a missing piece (example-robot-data, Pinocchio, a peer) is said.
     """
     try:
-        tree, coll, check, xml = _scene()
+        tree, coll, ref, xml = _scene()
     except (PeerUnavailable, FileNotFoundError, ImportError) as exc:
         notes.append(f"{NAME}: {exc}")
         return []
+
+    def check(q: Array) -> float:  # the closest pair's distance [m], Pinocchio + coal's
+        return float(ref.distances(ref.q_of(q)).min())
+
     names = [j.name for j in urdf_chain(xml, ROOT, TIP) if j.movable]
     hand = CopyPose("hand", TIP)
     solvers = [
@@ -67,6 +74,11 @@ def obstacle_rows(
         Solver("itasc_ros_pose_only", functools.partial(_pose_only, tree)),
         *chain_peers(xml, ROOT, TIP, names, notes),
     ]
+    try:
+        pink = PinkArm(ref, TIP, coll.margin, EPS, TIMEOUT)
+        solvers.append(Solver("pink", pink.solve))
+    except PeerUnavailable as exc:
+        notes.append(f"{NAME}: pink unavailable: {exc}")
     margin, aim = coll.margin, coll.margin + coll.buffer + CLEARANCE
     for s in solvers:  # warm-up: compilation, caches
         s.solve(tree.neutral(), tree.forward_kinematics(tree.neutral() + 0.1, TIP))
@@ -102,11 +114,8 @@ def _row(solver: str, kind: str, samples: int, ok: int, times: list[float]) -> d
     }
 
 
-def _scene() -> tuple[KinematicTree, Collision, Any, str]:
-    """The arm's tree, its collision constraint, its closest pair's distance and its URDF.
-
-    The distance (``q -> [m]``) is Pinocchio + coal's on the constraint's pairs.
-    """
+def _scene() -> tuple[KinematicTree, Collision, PinocchioReference, str]:
+    """The arm's tree, its collision constraint, Pinocchio + coal on its pairs, its URDF."""
     cfg = load_config(share_file("config", "panda_obstacles.yaml"))
     (spec,) = [c for c in cfg.constraints if c.type == "collision"]
     urdf = resolve_file(spec.settings["urdf_file"], (), "Panda URDF of example-robot-data")
@@ -114,12 +123,7 @@ def _scene() -> tuple[KinematicTree, Collision, Any, str]:
     coll = spec.build()
     assert isinstance(coll, Collision)
     Scene(tree, [coll])  # binds it to the tree
-    ref = pinocchio_reference(str(urdf), tree, coll)
-
-    def closest(q: Array) -> float:
-        return float(ref.distances(ref.q_of(q)).min())
-
-    return tree, coll, closest, urdf.read_text()
+    return tree, coll, pinocchio_reference(str(urdf), tree, coll), urdf.read_text()
 
 
 def _free_configuration(

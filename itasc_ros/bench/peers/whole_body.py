@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from ...core.kinematics.mobile_base import FLOATING_JOINTS
 from ...core.kinematics.spatial import matrix_to_quat
 from .contract import PeerUnavailable
+from .pink_arm import import_pink
 from .pinocchio_peer import import_pinocchio
 
 Array = NDArray[np.float64]
@@ -206,18 +207,9 @@ class PinkIk:
         dt: float = 1.0,
         lm_damping: float = 1e-3,
     ) -> None:
-        try:
-            import pink
-            import qpsolvers
-            from pink.tasks import ComTask, FrameTask
-        except ImportError as exc:
-            raise PeerUnavailable(
-                "pink is not importable: install it with 'pip install pin-pink' "
-                "(or the 'bench' extra of itasc_ros)"
-            ) from exc
-        if "daqp" not in qpsolvers.available_solvers:
-            raise PeerUnavailable("pink's QP solver daqp is not installed: pip install daqp")
-        self.pink = pink
+        self.pink = import_pink()
+        from pink.tasks import ComTask, FrameTask
+
         self.p = _Problem(fmap, links, band, eps)
         self.links = list(links)
         self.tasks = [
@@ -251,7 +243,10 @@ class PinkIk:
                 c[:2] += com
                 self.com_task.set_target(c)
                 tasks.append(self.com_task)
-            v = pink.solve_ik(conf, tasks, self.dt, solver="daqp", safety_break=False)
+            try:
+                v = pink.solve_ik(conf, tasks, self.dt, solver="daqp", safety_break=False)
+            except pink.exceptions.NoSolutionFound:  # an infeasible QP
+                return None
             q = pin.integrate(model, conf.q, v * self.dt)  # integrate_inplace, then rounding
             conf.update(np.clip(q, lower, upper))  # ~1e-6 outside a limit clipped back into it
         return None
