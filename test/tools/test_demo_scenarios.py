@@ -73,6 +73,16 @@ def test_talos_com_band_is_held_while_the_hands_move(out_dir: Path) -> None:
         assert m["hand_error_end_of_waypoints_without_com_constraint_m"][hand][0] < 1e-3
 
 
+def test_talos_whole_body_bends_the_legs_and_keeps_the_feet_and_the_band(out_dir: Path) -> None:
+    m = _run("talos_whole_body", out_dir)
+    print(f"\ntalos_whole_body: {m}")
+    assert all(m["success"]) and m["feet_error_max"] <= 1e-5
+    assert m["com_outside_band_max_m"] == 0.0
+    assert m["base_z_m"][-1] < -0.3  # the pelvis went down: the legs bent
+    assert not any(m["success_legs_held"][1:])  # held legs: the low waypoints are out of reach
+    assert min(m["hand_error_legs_held_m"][2:]) > 0.1
+
+
 def test_the_cli_lists_and_runs_scenarios(
     out_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
