@@ -159,7 +159,7 @@ def read_params_file(path: str | Path, node_name: str = NODE_NAME) -> dict[str, 
     return node_section(data, node_name, f"params file {str(path)!r}")
 
 
-ROBOT_KEYS = ("urdf_file", "joint_topic", "command_out_topic", "base_pose")
+ROBOT_KEYS = ("urdf_file", "description_topic", "joint_topic", "command_out_topic", "base_pose")
 """Each robot's parameters ``robots.<name>.<key>`` (node-only: the node composes the robots)."""
 
 
@@ -167,17 +167,26 @@ def robot_defaults(name: str) -> dict[str, Any]:
     """The defaults of robot ``name``'s parameters, by key of :data:`ROBOT_KEYS`."""
     return {
         "urdf_file": "",
+        "description_topic": "",
         "joint_topic": f"/{name}/joint_states",
         "command_out_topic": f"/{name}/forward_velocity_controller/commands",
         "base_pose": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
     }
 
 
-def robots_urdf(flat: Mapping[str, Any], names: Sequence[str]) -> tuple[str | None, str]:
-    """The URDF document of robots ``names`` composed from their files and base poses.
+def robots_urdf(
+    flat: Mapping[str, Any],
+    names: Sequence[str],
+    documents: Mapping[str, str | bytes] | None = None,
+) -> tuple[str | None, str]:
+    """The URDF document of robots ``names`` composed from their URDFs and base poses.
+
+    A robot's URDF is the one its ``description_topic`` brought (``documents``, by robot), else
+    its ``urdf_file``.
 
     Returns:
-        ``(document, '')``, or ``(None, why)`` (a file not read, a bad base pose or URDF).
+        ``(document, '')``, or ``(None, why)`` (a robot still waiting for its description, a
+        file not read, a bad base pose or URDF).
     """
     from .core.control.model_manager import read_urdf_file
     from .core.kinematics.robots import Mounted, base_pose, compose_urdf
@@ -185,9 +194,13 @@ def robots_urdf(flat: Mapping[str, Any], names: Sequence[str]) -> tuple[str | No
     mounted = []
     for r in names:
         own = robot_parameters(flat, r)
-        data, why = read_urdf_file(str(own["urdf_file"]))
+        data = (documents or {}).get(r)
+        if data is None and own["description_topic"] and not own["urdf_file"]:
+            return None, f"robot {r!r}: waiting for its URDF on {own['description_topic']!r}"
         if data is None:
-            return None, f"robot {r!r}: {why}"
+            data, why = read_urdf_file(str(own["urdf_file"]))
+            if data is None:
+                return None, f"robot {r!r}: {why}"
         try:
             mounted.append(Mounted(r, data, base_pose(r, own["base_pose"])))
         except ConfigError as exc:

@@ -53,6 +53,26 @@ def test_every_shipped_params_file_builds_its_controller(path: Path) -> None:
     assert [c.name for c in ctrl.config.constraints] == [c.name for c in config.constraints]
 
 
+def test_a_robots_urdf_from_its_description_topic_comes_before_its_file() -> None:
+    from itasc_ros.core import KinematicTree
+
+    panda = str(REPO / "urdf" / "panda.urdf")
+    ur5 = (REPO / "urdf" / "ur5.urdf").read_text()
+    flat = {"robots.a.urdf_file": panda, "robots.b.description_topic": "/b/robot_description"}
+    xml, why = robots_urdf(flat, ["a", "b"])  # b has no file: it waits for its topic
+    assert xml is None and why == "robot 'b': waiting for its URDF on '/b/robot_description'"
+    xml, why = robots_urdf(flat, ["a", "b"], {"b": ur5})
+    assert xml is not None, why
+    names = KinematicTree.from_urdf(xml).joint_names
+    assert "a_panda_joint1" in names and "b_shoulder_pan_joint" in names
+    flat["robots.b.urdf_file"] = panda  # a file: used until the topic brings one
+    assert (
+        "b_panda_joint1" in KinematicTree.from_urdf(robots_urdf(flat, ["a", "b"])[0]).joint_names
+    )
+    xml, _ = robots_urdf(flat, ["a", "b"], {"b": ur5})
+    assert "b_shoulder_pan_joint" in KinematicTree.from_urdf(xml).joint_names
+
+
 def test_a_typo_is_named_not_ignored() -> None:
     with pytest.raises(ConfigError, match=r"unknown parameters \['damping_mx'\]"):
         config_from_parameters({"damping_mx": 0.2})

@@ -185,7 +185,9 @@ class ItascNode(InputNode):
         self._jog_wire = twist_stamped_wire()
         # Several robots (robots): their joint states merged, their commands split.
         names = [str(r) for r in P.value(self, "robots")]
-        self._robots = RobotSet(self, names, self._kind) if names else None
+        self._robots = (
+            RobotSet(self, names, self._kind, self._on_robots_description) if names else None
+        )
         # The base's odometry in world_frame (best effort takes every publisher).
         self._odom_reader = PolledReader(
             self, Odometry, str(P.value(self, "odom_topic")), reliable=False
@@ -204,7 +206,7 @@ class ItascNode(InputNode):
         # takes a good URDF from it (it stays idle until then).
         description = str(P.value(self, "robot_description"))
         path = str(P.value(self, "urdf_file"))
-        if self._robots is not None:  # the robots' own files, composed (no other source)
+        if self._robots is not None:  # the robots' own URDFs, composed (no other source)
             self._load_robots(self._robots)
         elif description:
             self._load_urdf(description, "parameter")
@@ -212,7 +214,7 @@ class ItascNode(InputNode):
             self._load_file(path)
         if self._robots is None:
             self._listen_to_robot_description()
-        if self._controller is None:
+        if self._controller is None and self._robots is None:
             self.get_logger().info(
                 "no model: waiting for a URDF on the robot_description topic (no command "
                 "is published until then)"

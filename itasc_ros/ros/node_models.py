@@ -69,11 +69,38 @@ class ModelNode(OutputNode):
         return self._take_parsed(source, urdf_digest(xml), tree, why, refuse, config, then=then)
 
     def _load_robots(self, robots: RobotSet) -> str:
-        """Load the robots' URDF files, composed into one tree (``robots``). '' or why not."""
+        """Load the robots' URDFs, composed into one tree (``robots``). '' or why not.
+
+        A robot that waits for its description topic (and has no file) leaves the node
+        without a model until it comes (:meth:`_on_robots_description`).
+        """
+        waiting = robots.waiting()
+        if waiting:
+            why = f"no model yet: robots {waiting} wait for their URDF on their description_topic"
+            self.get_logger().info(why)
+            return why
         xml, why = robots.urdf()
         if xml is None:
             return self._carry_out(self._models.reject("robots", why, False))
-        return self._load_urdf(xml, "robots' URDF files")
+        return self._load_urdf(xml, "robots' URDFs")
+
+    def _on_robots_description(self) -> None:
+        """A robot's description topic brought a URDF: the robots composed, parsed off the loop.
+
+        The composed document goes to the same worker as the ``robot_description`` topic's
+        (the loop ticks on with the old model; an unchanged document is not built again).
+        """
+        robots = self._robots
+        if robots is None:
+            return
+        xml, why = robots.urdf()
+        if xml is None:
+            self.get_logger().info(f"robots' URDF not complete: {why}", throttle_duration_sec=5.0)
+            return
+        if self._worker is None:
+            models = self._models
+            self._worker = UrdfWorker(lambda: models.current_digest, lambda: self._config)
+        self._worker.submit(xml, "robots' description topics")
 
     def _load_file(
         self,

@@ -1,11 +1,13 @@
 """Several robots on one node: their URDFs composed, joint states merged, commands split.
 
-Each robot of ``robots`` has its own URDF file, joint state topic and command topic, with its
-own joint names, as its ros2_control stack has them; the node solves them as one tree
+Each robot of ``robots`` has its own URDF (its ``description_topic``, as its
+robot_state_publisher publishes it, else its ``urdf_file``), joint state topic and command topic,
+with its own joint names, as its ros2_control stack has them; the node solves them as one tree
 (:func:`~itasc_ros.core.kinematics.robots.compose_urdf`: every link and joint ``<robot>_<name>``,
 each root mounted at ``robots.<name>.base_pose``). :class:`RobotSet` is that translation:
 
-* the URDF: the robots' files composed into one document;
+* the URDF: the robots' URDFs composed into one document, again whenever a robot's
+  description topic brings a new one;
 * the joint states: the latest of each robot, merged into one state of the composed joints
   once every robot has sent one, each moved on by its velocities to the newest one's stamp,
   with each robot's own reception time: when one robot's joint states stop, the controller
@@ -16,11 +18,14 @@ each root mounted at ``robots.<name>.base_pose``). :class:`RobotSet` is that tra
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 
 from ..core import Controller
 from ..core.kinematics.robots import SEPARATOR
@@ -42,12 +47,36 @@ class RobotSet:
         node: the node (its parameters ``robots.<name>.*`` declared).
         names: the robots' names.
         kind: ``command_out_type``.
+        on_description: called (on the executor) when a robot's description topic brought a
+            URDF: :meth:`urdf` composes it with the others'.
     """
 
-    def __init__(self, node: Node, names: list[str], kind: str) -> None:
+    def __init__(
+        self,
+        node: Node,
+        names: list[str],
+        kind: str,
+        on_description: Callable[[], None] | None = None,
+    ) -> None:
         self.names = names
         self.kind = kind
         self._node = node
+        self._documents: dict[str, str] = {}  # each robot's URDF from its description topic
+        latched = QoSProfile(
+            depth=1,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            reliability=ReliabilityPolicy.RELIABLE,
+        )
+        for r in names:
+            topic = str(P.value(node, f"robots.{r}.description_topic"))
+            if topic:
+
+                def take(msg: String, r: str = r) -> None:
+                    self._documents[r] = str(msg.data)
+                    if on_description is not None:
+                        on_description()
+
+                node.create_subscription(String, topic, take, latched)
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.readers = [
             PolledReader(node, JointState, str(P.value(node, f"robots.{r}.joint_topic")), False)
@@ -64,14 +93,24 @@ class RobotSet:
         self._fitted: list[tuple[NDArray[np.int64], CommandMessage, Array, Array]] = []
 
     # --------------------------------------------------------------------- the URDF
+    def waiting(self) -> list[str]:
+        """The robots whose URDF can only come from their description topic, not come yet."""
+        return [
+            r
+            for r in self.names
+            if r not in self._documents
+            and P.value(self._node, f"robots.{r}.description_topic")
+            and not P.value(self._node, f"robots.{r}.urdf_file")
+        ]
+
     def urdf(self) -> tuple[str | None, str]:
-        """The composed URDF document of the robots' files, or None and why not."""
+        """The robots' URDFs (topic, else file) composed into one document, or None and why."""
         flat = {
             f"robots.{r}.{k}": P.value(self._node, f"robots.{r}.{k}")
             for r in self.names
-            for k in ("urdf_file", "base_pose")
+            for k in ("urdf_file", "description_topic", "base_pose")
         }
-        return robots_urdf(flat, self.names)
+        return robots_urdf(flat, self.names, self._documents)
 
     # --------------------------------------------------------------------- joint states
     def take(

@@ -152,7 +152,10 @@ def constraint_specs(name: str, type_name: str) -> list[ParamSpec]:
 def robot_specs(name: str) -> list[ParamSpec]:
     """The parameters ``robots.<name>.*`` of one robot of ``robots`` (read-only)."""
     texts = {
-        "urdf_file": "The robot's URDF file.",
+        "urdf_file": "The robot's URDF file (until its description_topic brings one).",
+        "description_topic": "The robot's robot_description topic (std_msgs/String, transient "
+        "local, as its robot_state_publisher publishes it); its URDF replaces urdf_file's. "
+        "Empty: urdf_file only.",
         "joint_topic": "The robot's joint states (its own joint names).",
         "command_out_topic": "The robot's commands (its own joint names, command_out_type).",
         "base_pose": "The robot's root in the world: [x, y, z, qx, qy, qz, qw] (m).",

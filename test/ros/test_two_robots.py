@@ -35,8 +35,9 @@ from procs import (
     stop_processes,
     stop_recorded,
 )
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
@@ -269,3 +270,62 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     assert not b_moving or max(b_moving) < stopped_at + 0.1 + 0.5, b_moving[-1] - stopped_at
     a_late = np.array([v for _, v in late["a"]])
     assert len(a_late) > 200 and np.abs(a_late).max() > 0.02, "a went on following its target"
+
+
+def test_a_robots_urdf_comes_from_its_description_topic(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    """Robot b has no URDF file, only ``robots.b.description_topic``: the node waits without a
+    model (no command), then composes b's URDF from the topic (latched, as a
+    robot_state_publisher publishes it) with a's file, and commands both robots."""
+    own = [a for a in ROBOTS if not a.startswith("robots.b.urdf_file")]
+    node = start_ros(
+        dds_domain, *own, "robots.b.description_topic:=/b/robot_description",
+        'constraint_names:=["hand_b"]', "constraints.hand_b.type:=copy_pose",
+        "constraints.hand_b.link:=b_panda_hand", "constraints.hand_b.target_topic:=/target_b",
+        "control_rate:=250.0",
+    )  # fmt: skip
+    sims = [_sim(dds_domain, r) for r in ("a", "b")]
+    cmds = {r: client.collect(Float64MultiArray, f"/{r}/commands", 10000) for r in ("a", "b")}
+    latched = QoSProfile(
+        depth=1,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        reliability=ReliabilityPolicy.RELIABLE,
+    )
+    target = client.publisher(PoseStamped, "/target_b")
+    tree, q0 = _tree()
+    hand = tree.forward_kinematics(q0, "b_panda_hand")
+    try:
+        client.wait_for(
+            lambda: "wait for their URDF" in read_log(node), TIMEOUT, "the node waiting for b"
+        )
+        time.sleep(1.0)
+        assert not cmds["a"] and not cmds["b"], "no model, no command"
+        description = client.publisher(String, "/b/robot_description", latched)
+        description.publish(String(data=URDF.read_text()))
+        client.wait_for(
+            lambda: "from the robots' description topics" in read_log(node),
+            TIMEOUT,
+            "the model of the composed URDFs",
+        )
+        client.wait_for_subscribers(target, 1, TIMEOUT)
+        msg = PoseStamped()
+        msg.header.frame_id = "world"
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(hand))
+        p = hand[:3, 3] + [0.0, 0.05, 0.0]
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
+        for _ in range(50):
+            msg.header.stamp = client.node.get_clock().now().to_msg()
+            target.publish(msg)
+            time.sleep(0.02)
+        client.wait_for(
+            lambda: any(np.any(m.data) for _, m in list(cmds["b"])), TIMEOUT, "b's commands"
+        )
+    finally:
+        stop_processes([node, *sims])
+    log = read_log(node)
+    assert "Traceback" not in log, log[-3000:]
+    assert "b_panda_joint1" in log  # the model's joints: b's from its topic's URDF
+    assert cmds["a"], "a commanded too"
+    assert max(np.abs(m.data).max() for _, m in list(cmds["a"])) < 1e-9  # nothing moves a

@@ -164,7 +164,8 @@ SETTINGS: tuple[Setting, ...] = (
         "robots",
         "string_array",
         [],
-        "Several robots in one solve: their names. Each robot's URDF (robots.<name>.urdf_file), "
+        "Several robots in one solve: their names. Each robot's URDF "
+        "(robots.<name>.description_topic, else robots.<name>.urdf_file), "
         "joint states (robots.<name>.joint_topic), command topic "
         "(robots.<name>.command_out_topic) and base pose in the world "
         "(robots.<name>.base_pose); its links and joints are <name>_<link> in joints and the "
