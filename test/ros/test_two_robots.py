@@ -142,7 +142,8 @@ def test_two_robots_carry_a_box_and_stop_together(
         f"constraints.apart.margin:={MARGIN}", "constraints.closure.type:=copy_pose",
         "constraints.closure.link:=b_panda_hand", "constraints.closure.target_link:=a_panda_hand",
         f"constraints.closure.target_offset:={json.dumps(offset)}",
-        "constraints.closure.priority:=1", "constraints.box.type:=copy_pose",
+        "constraints.closure.priority:=1", "constraints.closure.gain:=60.0",
+        "constraints.box.type:=copy_pose",
         "constraints.box.link:=a_panda_hand", "constraints.box.priority:=2",
         "constraints.box.target_topic:=/box", "control_rate:=250.0", params_files=[limits],
     )  # fmt: skip
@@ -192,10 +193,11 @@ def test_two_robots_carry_a_box_and_stop_together(
         f"deg (median of 3; p99 {np.percentile(e[:, 0], 99) * 1e3:.3f} mm, raw max "
         f"{e[:, 0].max() * 1e3:.3f} mm) over {len(e)} joint states"
     )
-    # The goal is 0.1 mm: measured here at 0.03-0.10 mm (p99) and 0.07-0.15 mm (max) beside
-    # this test's own recorder; the bounds leave room for a busier machine (BENCHMARKS.md).
+    # The goal is 0.1 mm. With the closure's gain 60 (config/two_pandas.yaml) measured here at
+    # 0.037-0.050 mm (p99) and 0.076-0.164 mm (max, a sim's scheduling hiccup of up to 9 ms
+    # beside the other's); the max's bound leaves room for a busier machine (BENCHMARKS.md).
     p99 = np.percentile(steady[:, 0], 99)
-    assert len(e) > 2000 and p99 < 1.5e-4 and pos < 3e-4 and np.degrees(ang) < 0.1
+    assert len(e) > 2000 and p99 < 1e-4 and pos < 3e-4 and np.degrees(ang) < 0.1
     qs = [np.r_[_positions(m), _positions(mb)] for (_, m), (_, mb) in
           zip(list(states["a"])[::10], list(states["b"])[::10], strict=False)]  # fmt: skip
     closest = closest_between(tree, qs)  # coal, pair by pair, on the node's capsules
