@@ -32,7 +32,16 @@ from ..tools.resources import robot_urdf
 from .harness import erd_urdf
 from .ik_obstacles import NAME as OBSTACLES
 from .ik_obstacles import obstacle_rows
-from .ik_protocol import EPS, SEEDS, TIMEOUT, Solver, chain_peers, pose_error_max, solved
+from .ik_protocol import (
+    EPS,
+    SEEDS,
+    TIMEOUT,
+    Solver,
+    chain_peers,
+    pose_error_max,
+    result_row,
+    solved,
+)
 from .ik_whole_body import NAME as WHOLE_BODY
 from .ik_whole_body import whole_body_rows
 from .peers import urdf_chain
@@ -116,20 +125,9 @@ def _robot_rows(
     rows: list[dict[str, Any]] = []
     for kind in seeds:
         times, ok = _run_protocol(tree, tip, solvers, kind, samples, rng_seed)
-        for s in solvers:
-            t = np.array(times[s.name]) * 1e3
-            rows.append(
-                {
-                    "solver": s.name,
-                    "robot": robot,
-                    "seed": kind,
-                    "samples": samples,
-                    "success_rate": ok[s.name] / samples if samples else float("nan"),
-                    "mean_ms": float(t.mean()) if samples else float("nan"),
-                    "median_ms": float(np.median(t)) if samples else float("nan"),
-                    "max_ms": float(t.max()) if samples else float("nan"),
-                }
-            )
+        rows += [
+            result_row(s.name, robot, kind, samples, ok[s.name], times[s.name]) for s in solvers
+        ]
     return rows
 
 

@@ -34,7 +34,7 @@ from ..core.constraints.collision import Collision
 from ..core.kinematics.collision_geometry import resolve_file
 from ..params import load_config
 from ..tools.resources import share_file
-from .ik_protocol import EPS, TIMEOUT, Solver, chain_peers, solved
+from .ik_protocol import EPS, TIMEOUT, Solver, chain_peers, result_row, solved
 from .peers import PeerUnavailable, PinocchioReference, pinocchio_reference
 from .peers.pink_arm import PinkArm
 from .peers.urdf_chain import urdf_chain
@@ -96,22 +96,10 @@ def obstacle_rows(
                 times[s.name].append(time.perf_counter() - t0)
                 if solved(tree, TIP, q, target, tree.lower, tree.upper) and q is not None:
                     ok[s.name] += check(q) >= margin - 1e-6
-        rows += [_row(s.name, kind, samples, ok[s.name], times[s.name]) for s in solvers]
+        rows += [
+            result_row(s.name, NAME, kind, samples, ok[s.name], times[s.name]) for s in solvers
+        ]
     return rows
-
-
-def _row(solver: str, kind: str, samples: int, ok: int, times: list[float]) -> dict[str, Any]:
-    t = np.array(times) * 1e3
-    return {
-        "solver": solver,
-        "robot": NAME,
-        "seed": kind,
-        "samples": samples,
-        "success_rate": ok / samples if samples else float("nan"),
-        "mean_ms": float(t.mean()) if samples else float("nan"),
-        "median_ms": float(np.median(t)) if samples else float("nan"),
-        "max_ms": float(t.max()) if samples else float("nan"),
-    }
 
 
 def _scene() -> tuple[KinematicTree, Collision, PinocchioReference, str]:

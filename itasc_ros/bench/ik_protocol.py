@@ -56,6 +56,32 @@ def chain_peers(xml: str, root: str, tip: str, names: list[str], notes: list[str
     return out
 
 
+def result_row(
+    solver: str, robot: str, seed: str, samples: int, ok: int, times: list[float]
+) -> dict[str, Any]:
+    """One row of ``itasc-bench ik``: success rate and times [ms] of a solver on ``samples``.
+
+    Args:
+        solver: the solver's name.
+        robot: the row's robot name.
+        seed: the kind of seed.
+        samples: targets tried.
+        ok: targets solved.
+        times: each call's time [s].
+    """
+    t = np.array(times) * 1e3
+    return {
+        "solver": solver,
+        "robot": robot,
+        "seed": seed,
+        "samples": samples,
+        "success_rate": ok / samples if samples else float("nan"),
+        "mean_ms": float(t.mean()) if samples else float("nan"),
+        "median_ms": float(np.median(t)) if samples else float("nan"),
+        "max_ms": float(t.max()) if samples else float("nan"),
+    }
+
+
 def pose_error_max(tree: KinematicTree, link: str, q: Array, target: Array) -> float:
     """Largest component of the pose error [m or rad], in the frame where it is smallest.
 
@@ -83,4 +109,13 @@ def solved(
     )
 
 
-__all__ = ["EPS", "SEEDS", "TIMEOUT", "Solver", "chain_peers", "pose_error_max", "solved"]
+__all__ = [
+    "EPS",
+    "SEEDS",
+    "TIMEOUT",
+    "Solver",
+    "chain_peers",
+    "pose_error_max",
+    "result_row",
+    "solved",
+]

@@ -40,7 +40,7 @@ from ..core.constraints.com import CenterOfMass
 from ..core.kinematics.mobile_base import with_floating_base
 from ..tools.resources import example_robot_data_file
 from ..tools.scenarios.talos_com import half_sitting
-from .ik_protocol import EPS, TIMEOUT, pose_error_max
+from .ik_protocol import EPS, TIMEOUT, pose_error_max, result_row
 from .peers import PeerUnavailable
 from .peers.whole_body import FreeFlyerMap, PinkIk, PinocchioClik
 
@@ -92,7 +92,7 @@ def whole_body_rows(samples: int, rng_seed: int, notes: list[str]) -> list[dict[
             q = solvers[s](q0.copy(), hands)
             times[s].append(time.perf_counter() - t0)
             ok[s] += q is not None and _solved(tree, q, [*feet, *hands])
-    return [_row(s, samples, ok[s], times[s]) for s in names]
+    return [result_row(s, NAME, SEED_KIND, samples, ok[s], times[s]) for s in names]
 
 
 def _constraints(tree: KinematicTree) -> list[Any]:
@@ -163,20 +163,6 @@ def _solved(tree: KinematicTree, q: Array, poses: Sequence[Array]) -> bool:
         return False
     com = tree.center_of_mass(q)[0][:2]
     return bool(np.all(com >= BAND[0] - 1e-9) and np.all(com <= BAND[1] + 1e-9))
-
-
-def _row(solver: str, samples: int, ok: int, times: list[float]) -> dict[str, Any]:
-    t = np.array(times) * 1e3
-    return {
-        "solver": solver,
-        "robot": NAME,
-        "seed": SEED_KIND,
-        "samples": samples,
-        "success_rate": ok / samples if samples else float("nan"),
-        "mean_ms": float(t.mean()) if samples else float("nan"),
-        "median_ms": float(np.median(t)) if samples else float("nan"),
-        "max_ms": float(t.max()) if samples else float("nan"),
-    }
 
 
 __all__ = ["BAND", "NAME", "whole_body_rows"]
