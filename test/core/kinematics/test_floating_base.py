@@ -1,4 +1,4 @@
-"""itasc_ros.core.kinematics.mobile_base: the free-floating base's virtual joints (with_floating_base).
+"""itasc_ros.core.kinematics.mobile_base: the free-floating base (with_floating_base).
 
 The floating base's forward kinematics and centre of mass are checked against Pinocchio's
 free-flyer model of the same URDF (:class:`~itasc_ros.bench.peers.whole_body.FreeFlyerMap`),
