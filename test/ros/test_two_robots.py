@@ -87,12 +87,12 @@ def _limits(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     return limits, own
 
 
-def _sim(domain: int, robot: str) -> Any:
-    """A simulated Panda on ``/<robot>/joint_states`` and ``/<robot>/commands``."""
+def _sim(domain: int, robot: str, ns: str = "") -> Any:
+    """A simulated Panda on ``<ns>/<robot>/joint_states`` and ``<ns>/<robot>/commands``."""
     return start_ros(
         domain, f"urdf_file:={URDF}", "rate:=500.0", f"joints:={json.dumps(ARM)}",
-        f"initial_positions:={json.dumps(HOME)}", f"command_topic:=/{robot}/commands",
-        remaps=[f"joint_states:=/{robot}/joint_states"], module=SIM_ROBOT_MODULE,
+        f"initial_positions:={json.dumps(HOME)}", f"command_topic:={ns}/{robot}/commands",
+        remaps=[f"joint_states:={ns}/{robot}/joint_states"], module=SIM_ROBOT_MODULE,
         name=f"sim_{robot}",
     )  # fmt: skip
 
@@ -280,15 +280,20 @@ def test_a_robots_urdf_comes_from_its_description_topic(
     """Robot b has no URDF file, only ``robots.b.description_topic``: the node waits without a
     model (no command), then composes b's URDF from the topic (latched, as a
     robot_state_publisher publishes it) with a's file, and commands both robots."""
-    own = [a for a in ROBOTS if not a.startswith("robots.b.urdf_file")]
+    ns = "/described"  # topics of this test's own: the client keeps each topic's messages
+    own = [
+        a.replace(":=/", f":={ns}/") if "_topic:=" in a else a
+        for a in ROBOTS
+        if not a.startswith("robots.b.urdf_file")
+    ]  # fmt: skip
     node = start_ros(
         dds_domain, *own, "robots.b.description_topic:=/b/robot_description",
         'constraint_names:=["hand_b"]', "constraints.hand_b.type:=copy_pose",
         "constraints.hand_b.link:=b_panda_hand", "constraints.hand_b.target_topic:=/target_b",
         "control_rate:=250.0",
     )  # fmt: skip
-    sims = [_sim(dds_domain, r) for r in ("a", "b")]
-    cmds = {r: client.collect(Float64MultiArray, f"/{r}/commands", 10000) for r in ("a", "b")}
+    sims = [_sim(dds_domain, r, ns) for r in ("a", "b")]
+    cmds = {r: client.collect(Float64MultiArray, f"{ns}/{r}/commands", 10000) for r in ("a", "b")}
     latched = QoSProfile(
         depth=1,
         durability=DurabilityPolicy.TRANSIENT_LOCAL,
