@@ -445,37 +445,11 @@ def ik_iterate(
             sr = sel[r]
             for j in range(n):
                 a[r, j] = jac[sr, j]
-        if not _dls_step(a, es, lam, mm, y, dq):
+        # The step projected onto the box of the limits: a joint the step pushes past a limit
+        # stops at it, and the rest of the error is solved again by the other joints in the
+        # same iteration (its column out); the next iteration frees every joint again.
+        rounds = BOUNDED_ROUNDS if active_set else 0
+        if not bounded_step(a, es, lam, q, lo, hi, max_step, rounds, mm, y, dq, qc):
             state[S_RESTART_NOW] = 1.0
             continue
-        scale = _step_scale(dq, max_step)
-        # Projection onto the box of the limits. A joint the step pushes past a limit stops
-        # at it, and the rest of the error is solved again by the other joints in the same
-        # iteration (its column out); the next iteration frees every joint again.
-        clamped = False
-        if active_set:
-            for j in range(n):
-                v = q[j] + scale * dq[j]
-                if v < lo[j] or v > hi[j]:
-                    clamped = True
-                    v = min(max(v, lo[j]), hi[j])
-                    d = v - q[j]
-                    for r in range(m):
-                        es[r] -= a[r, j] * d
-                        a[r, j] = 0.0
-                    q[j] = v
-                    qc[j] = 1.0
-                else:
-                    qc[j] = 0.0
-        if clamped:
-            if not _dls_step(a, es, lam, mm, y, dq):
-                state[S_RESTART_NOW] = 1.0
-                continue
-            scale = _step_scale(dq, max_step)
-            for j in range(n):
-                if qc[j] == 0.0:
-                    q[j] = min(max(q[j] + scale * dq[j], lo[j]), hi[j])
-        else:
-            for j in range(n):
-                q[j] = min(max(q[j] + scale * dq[j], lo[j]), hi[j])
     return 0
