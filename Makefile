@@ -51,12 +51,15 @@ peers: $(STAMP)
 # Drake in the venv; PlaCo in a venv of its own, $(VENV)/placo, as its wheel pins pin 3.8 and
 # numpy < 2.4 (the venv has pin 4.1 and numpy 2.4); itasc_ros.bench.peers runs PlaCo's tick
 # there, in a worker process. daqp (a C hierarchical QP, ~1 MB) in the venv, for the
-# hierarchy benchmark. Without them their benchmark rows and tests say why and skip.
+# hierarchy benchmark; mink (MuJoCo, ~65 MB) for the whole-body IK row. Without them their
+# benchmark rows and tests say why and skip.
 limit-peers: $(STAMP)
 	@$(VENV)/bin/pip install --quiet drake==1.51.1 \
 	  || echo "drake not installable here: the Drake peer tests will be skipped"
 	@$(VENV)/bin/pip install --quiet daqp==0.11.0 \
 	  || echo "daqp not installable here: the daqp rows of the hierarchy benchmark will be skipped"
+	@$(VENV)/bin/pip install --quiet mink==1.3.0 \
+	  || echo "mink not installable here: its column of the whole-body IK row will be skipped"
 	@{ test -x $(VENV)/placo/bin/python || $(PY) -m venv $(VENV)/placo; } \
 	  && $(VENV)/placo/bin/pip install --quiet placo==0.10.2 \
 	  || echo "placo not installable here: the PlaCo peer tests will be skipped"

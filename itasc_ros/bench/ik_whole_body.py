@@ -21,8 +21,8 @@ the band, all checked here with our forward kinematics. Solvers, in turns on eac
 * ``itasc_ros``: :func:`~itasc_ros.core.solve_ik` on the constraint set (four
   :class:`~itasc_ros.core.CopyPose`, a :class:`~itasc_ros.core.constraints.com.CenterOfMass`
   band);
-* ``pinocchio_clik`` and ``pink`` (:mod:`~itasc_ros.bench.peers.whole_body`), each left out
-  with the reason when not installed.
+* ``pinocchio_clik``, ``pink`` and ``mink`` (:mod:`~itasc_ros.bench.peers.whole_body`), each
+  left out with the reason when not installed.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from ..tools.resources import example_robot_data_file
 from ..tools.scenarios.talos_com import half_sitting
 from .ik_protocol import EPS, TIMEOUT, pose_error_max, result_row
 from .peers import PeerUnavailable
-from .peers.whole_body import FreeFlyerMap, PinkIk, PinocchioClik
+from .peers.whole_body import FreeFlyerMap, MinkIk, PinkIk, PinocchioClik
 
 Array = NDArray[np.float64]
 
@@ -114,16 +114,16 @@ def _ours(
 def _peers(path: str, tree: KinematicTree, feet: list[Array], notes: list[str]) -> dict[str, Any]:
     """The peers that run here, as ``(seed, hands) -> q or None``."""
     out: dict[str, Any] = {}
+    links = (*FEET, *HANDS)
+    makers: dict[str, Any] = {
+        "mink": lambda: MinkIk(path, tree.joint_names, links, BAND, EPS, TIMEOUT),
+    }
     try:
         fmap = FreeFlyerMap(path, tree.joint_names)
+        makers["pinocchio_clik"] = lambda: PinocchioClik(fmap, links, BAND, EPS, TIMEOUT)
+        makers["pink"] = lambda: PinkIk(fmap, links, BAND, EPS, TIMEOUT)
     except PeerUnavailable as exc:
         notes.append(f"{NAME}: pinocchio_clik and pink unavailable: {exc}")
-        return out
-    links = (*FEET, *HANDS)
-    makers = {
-        "pinocchio_clik": lambda: PinocchioClik(fmap, links, BAND, EPS, TIMEOUT),
-        "pink": lambda: PinkIk(fmap, links, BAND, EPS, TIMEOUT),
-    }
     for name, make in makers.items():
         try:
             peer = make()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from robots import erd_urdf_path
 
 from itasc_ros.bench import ik_whole_body as wb
 from itasc_ros.bench.peers import PeerUnavailable
-from itasc_ros.bench.peers.whole_body import FreeFlyerMap, PinkIk, PinocchioClik
+from itasc_ros.bench.peers.whole_body import FreeFlyerMap, MinkIk, PinkIk, PinocchioClik
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics.mobile_base import with_floating_base
 from itasc_ros.tools.scenarios.talos_com import half_sitting
@@ -53,15 +55,18 @@ def test_ours_moves_the_whole_body_keeps_the_feet_and_the_com_band(talos) -> Non
         assert np.abs(q[:6]).max() > 1e-4  # the base moved: a whole-body solution
 
 
-@pytest.mark.parametrize("peer", ["pinocchio_clik", "pink"])
+@pytest.mark.parametrize("peer", ["pinocchio_clik", "pink", "mink"])
 def test_the_peers_solve_an_easy_target_and_are_checked_by_our_kinematics(talos, peer) -> None:
     tree, path, q0 = talos
+    links = (*wb.FEET, *wb.HANDS)
     try:
-        fmap = FreeFlyerMap(path, tree.joint_names)
-        links = (*wb.FEET, *wb.HANDS)
-        solver = (PinocchioClik if peer == "pinocchio_clik" else PinkIk)(
-            fmap, links, wb.BAND, wb.EPS, 0.5
-        )
+        if peer == "mink":
+            solver: Any = MinkIk(path, tree.joint_names, links, wb.BAND, wb.EPS, 0.5)
+        else:
+            fmap = FreeFlyerMap(path, tree.joint_names)
+            solver = (PinocchioClik if peer == "pinocchio_clik" else PinkIk)(
+                fmap, links, wb.BAND, wb.EPS, 0.5
+            )
     except PeerUnavailable as exc:
         pytest.skip(str(exc))
     poses = _near_targets(tree, q0)
@@ -76,8 +81,8 @@ def test_the_row_has_one_entry_per_solver_that_runs_here(talos) -> None:
     notes: list[str] = []
     rows = wb.whole_body_rows(4, 0, notes)
     solvers = {r["solver"] for r in rows}
-    assert "itasc_ros" in solvers and solvers <= {"itasc_ros", "pinocchio_clik", "pink"}
-    assert len(solvers) + len(notes) >= 3  # a peer that is missing says why
+    assert "itasc_ros" in solvers and solvers <= {"itasc_ros", "pinocchio_clik", "pink", "mink"}
+    assert len(solvers) + len(notes) >= 4  # a peer that is missing says why
     for r in rows:
         assert r["robot"] == wb.NAME and r["samples"] == 4 and r["seed"] == wb.SEED_KIND
         assert 0.0 <= r["success_rate"] <= 1.0 and 0.0 < r["mean_ms"] < 50.0

@@ -1,4 +1,4 @@
-"""Whole-body position IK peers on Pinocchio's free-flyer model: pink, and Pinocchio's CLIK.
+"""Whole-body position IK peers: Pinocchio's CLIK and pink (Pinocchio), mink (MuJoCo).
 
 Both solve the problem of ``itasc-bench ik``'s whole-body row (:mod:`~itasc_ros.bench.
 ik_whole_body`): frames placed on target poses (the feet where they stand, the hands on their
@@ -16,6 +16,9 @@ roll), so that every answer is checked by the same forward kinematics.
 * :class:`PinkIk`: pink's differential IK (``FrameTask`` per frame, ``ComTask`` on the CoM
   while it is outside its band, the configuration limits in its QP, solved with ``daqp``)
   integrated to convergence.
+* :class:`MinkIk`: mink's (the same tasks and limits on MuJoCo's model of the same URDF,
+  :func:`mujoco_free_flyer`: its links as bodies, a free joint on the root; forward
+  kinematics and centre of mass equal to ours to 1e-12), integrated to convergence.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ...core.kinematics.spatial import matrix_to_quat
 from .contract import PeerUnavailable
 from .pink_arm import import_pink
 from .pinocchio_peer import import_pinocchio
+from .poses import pose_error
 
 Array = NDArray[np.float64]
 
@@ -252,4 +256,144 @@ class PinkIk:
         return None
 
 
-__all__ = ["FreeFlyerMap", "PinkIk", "PinocchioClik"]
+def mujoco_free_flyer(urdf_path: str) -> tuple[Any, Any]:
+    """MuJoCo's model of a URDF with a free joint on its root, and the ``mujoco`` module.
+
+    The URDF's geometry is left out (kinematics and inertials only); a link behind a fixed
+    joint stays a body of its own (``fusestatic`` off), so that every link is a frame.
+
+    Raises:
+        PeerUnavailable: MuJoCo is not installed, or it cannot read the URDF.
+    """
+    try:
+        import mujoco
+        from lxml import etree
+    except ImportError as exc:
+        raise PeerUnavailable(
+            "MuJoCo is not importable: install it with 'pip install mink' (or the 'bench' "
+            "extra of itasc_ros)"
+        ) from exc
+    doc = etree.parse(urdf_path)
+    for el in doc.xpath("//visual|//collision"):
+        el.getparent().remove(el)
+    ext = etree.SubElement(doc.getroot(), "mujoco")
+    etree.SubElement(ext, "compiler", fusestatic="false", discardvisual="true")
+    try:
+        spec = mujoco.MjSpec.from_string(etree.tostring(doc, encoding="unicode"))
+        spec.worldbody.first_body().add_freejoint()
+        return spec.compile(), mujoco
+    except Exception as exc:  # MuJoCo's own errors: the peer cannot run on this URDF
+        raise PeerUnavailable(f"MuJoCo cannot load {urdf_path}: {exc}") from exc
+
+
+class MinkIk:
+    """mink's differential IK on frames and a CoM band, integrated to convergence.
+
+    Args:
+        urdf_path: the URDF file.
+        joint_names: our tree's joints: :data:`FLOATING_JOINTS`, then URDF joints.
+        links: the frames placed on targets.
+        band: the CoM's (lower, upper) x, y [m].
+        eps: the largest error of a frame's component [m or rad] at a solution.
+        timeout: the time budget [s].
+        dt: the integration step of one differential IK [s] (task gains 1).
+        lm_damping: the frame tasks' Levenberg-Marquardt damping (as :class:`PinkIk`'s).
+
+    Raises:
+        PeerUnavailable: mink, MuJoCo or daqp is not installed, or a joint or link is missing.
+    """
+
+    def __init__(
+        self,
+        urdf_path: str,
+        joint_names: Sequence[str],
+        links: Sequence[str],
+        band: tuple[Array, Array],
+        eps: float,
+        timeout: float,
+        dt: float = 1.0,
+        lm_damping: float = 1e-3,
+    ) -> None:
+        try:
+            import mink
+            import qpsolvers
+        except ImportError as exc:
+            raise PeerUnavailable(
+                "mink is not importable: install it with 'pip install mink' (or the 'bench' "
+                "extra of itasc_ros)"
+            ) from exc
+        if "daqp" not in qpsolvers.available_solvers:
+            raise PeerUnavailable("mink's QP solver daqp is not installed: pip install daqp")
+        self.model, self.mujoco = mujoco_free_flyer(urdf_path)
+        self.mink = mink
+        try:
+            self._adr = np.array([self.model.joint(n).qposadr[0] for n in joint_names[6:]])
+            for n in links:
+                self.model.body(n)
+        except KeyError as exc:
+            raise PeerUnavailable(f"MuJoCo's model lacks {exc}") from exc
+        self.links = list(links)
+        self.tasks = [
+            mink.FrameTask(n, "body", position_cost=1.0, orientation_cost=1.0,
+                           lm_damping=lm_damping)
+            for n in links
+        ]  # fmt: skip
+        self.com_task = mink.ComTask(cost=np.array([1.0, 1.0, 0.0]))
+        self.limits = [mink.ConfigurationLimit(self.model)]
+        self.lo, self.hi = band
+        self.eps, self.timeout, self.dt = eps, timeout, dt
+
+    def to_mujoco(self, q: Array) -> Array:
+        """Our configuration (6 + k,) as MuJoCo's (nq,): x y z, quaternion w x y z, joints."""
+        out = np.zeros(self.model.nq)
+        out[:3] = q[:3]
+        x, y, z, w = matrix_to_quat(_rotation(*q[3:6]))
+        out[3:7] = (w, x, y, z)
+        out[self._adr] = q[6:]
+        return out
+
+    def from_mujoco(self, q: Array) -> Array:
+        """MuJoCo's configuration (nq,) in our order (6 + k,)."""
+        w, x, y, z = q[3:7] / np.linalg.norm(q[3:7])
+        r = np.array([
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ])  # fmt: skip
+        yaw, pitch = math.atan2(r[1, 0], r[0, 0]), math.asin(max(-1.0, min(1.0, -r[2, 0])))
+        roll = math.atan2(r[2, 1], r[2, 2])
+        return np.concatenate([q[:3], [yaw, pitch, roll], q[self._adr]])
+
+    def solve(self, seed: Array, poses: Sequence[Array]) -> Array | None:
+        """Our configuration placing the frames on ``poses``, or None when the budget ends."""
+        mink = self.mink
+        for task, pose in zip(self.tasks, poses, strict=True):
+            task.set_target(mink.SE3.from_matrix(pose))
+        conf = mink.Configuration(self.model, self.to_mujoco(seed))
+        deadline = time.perf_counter() + self.timeout
+        while time.perf_counter() < deadline:
+            met = all(
+                np.all(np.abs(pose_error(
+                    conf.get_transform_frame_to_world(n, "body").as_matrix(), pose
+                )) <= self.eps)
+                for n, pose in zip(self.links, poses, strict=True)
+            )  # fmt: skip
+            c = conf.data.subtree_com[0]
+            out = np.clip(c[:2], self.lo, self.hi) - c[:2]
+            if met and not out.any():
+                return self.from_mujoco(conf.q)
+            tasks: list[Any] = list(self.tasks)
+            if out.any():  # the CoM's task toward the band's nearest point while outside
+                goal = c.copy()
+                goal[:2] += out
+                self.com_task.set_target(goal)
+                tasks.append(self.com_task)
+            try:
+                v = mink.solve_ik(conf, tasks, self.dt, "daqp", limits=self.limits)
+            except mink.exceptions.NoSolutionFound:  # an infeasible QP
+                return None
+            conf.integrate_inplace(v, self.dt)
+        return None
+
+
+__all__ = ["FreeFlyerMap", "MinkIk", "PinkIk", "PinocchioClik", "mujoco_free_flyer"]
