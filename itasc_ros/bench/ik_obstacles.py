@@ -13,7 +13,9 @@ pinocchio_collision`). Solvers, in turns on each sample:
 * ``itasc_ros_pose_only``: the same solver on the pose alone (its compiled chain loop);
 * the chain solvers (TRAC-IK, KDL), on the pose alone;
 * ``pink`` (:mod:`~itasc_ros.bench.peers.pink_arm`): a frame task on the hand, a
-  self-collision barrier on the same pairs at the margin.
+  self-collision barrier on the same pairs at the margin;
+* ``mink`` (:mod:`~itasc_ros.bench.peers.mink_arm`): a frame task on the hand, a collision
+  avoidance limit on the same pairs at the margin (MuJoCo's model of the same meshes).
 
 A solver that ignores the obstacles fails a sample only when its solution collides: the row
 says how often that is, and what keeping the margin costs.
@@ -36,6 +38,7 @@ from ..params import load_config
 from ..tools.resources import share_file
 from .ik_protocol import EPS, TIMEOUT, Solver, chain_peers, result_row, solved
 from .peers import PeerUnavailable, PinocchioReference, pinocchio_reference
+from .peers.mink_arm import MinkArm
 from .peers.pink_arm import PinkArm
 from .peers.urdf_chain import urdf_chain
 
@@ -79,6 +82,12 @@ def obstacle_rows(
         solvers.append(Solver("pink", pink.solve))
     except PeerUnavailable as exc:
         notes.append(f"{NAME}: pink unavailable: {exc}")
+    try:
+        urdf = resolve_file(str(coll.urdf_file), coll.package_path, "Panda URDF")
+        mink = MinkArm(str(urdf), tree, coll, TIP, EPS, TIMEOUT)
+        solvers.append(Solver("mink", mink.solve))
+    except (PeerUnavailable, FileNotFoundError) as exc:
+        notes.append(f"{NAME}: mink unavailable: {exc}")
     margin, aim = coll.margin, coll.margin + coll.buffer + CLEARANCE
     for s in solvers:  # warm-up: compilation, caches
         s.solve(tree.neutral(), tree.forward_kinematics(tree.neutral() + 0.1, TIP))
