@@ -220,7 +220,7 @@ def _step_scale(dq, max_step):
     return 1.0 if big <= max_step else max_step / big
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # inlined in ik_iterate: no call per iteration
 def bounded_step(a, es, lam, q, lo, hi, max_step, rounds, mm, y, dq, locked):
     """Move ``q`` by the damped step of rows ``a`` (m, n) and error ``es`` (m,), in the box.
 
