@@ -4,10 +4,12 @@ Each iteration reads the primary constraints' rows at ``q`` (:class:`SetProblem`
 every row against its tolerance (rotation rows against the rotation tolerance, as the
 constraints declare them), takes a damped step plus the secondary constraints' step in the
 null space, and clips it into the joint box; a stalled or too long attempt restarts from a
-random configuration of a seeded generator. Without secondary constraints the step is one
-compiled call that stops a joint at a limit and solves the error it leaves with the other
-joints (``IkOptions.resolve_at_limits``): a whole body with tight joint limits (a humanoid's
-legs) does not stall against them.
+configuration drawn near the seed by a seeded generator (:meth:`JointBox.near`). Without
+secondary constraints the step is one compiled call that stops a joint at a limit and solves
+the error it leaves with the other joints (``IkOptions.resolve_at_limits``): a whole body with
+tight joint limits (a humanoid's legs) does not stall against them. A set of full poses and a
+centre-of-mass band (:class:`FramesProblem`) runs its attempts compiled, eight iterations a
+call, its solution checked on the constraints' own rows.
 """
 
 from __future__ import annotations
