@@ -560,6 +560,33 @@ def test_a_recording_stopped_early_or_with_a_lost_journal_message(tmp_path: Path
     assert rc == 1 and not res["ok"] and res["lost_journal_messages"] == 1, out
 
 
+def _with_a_command_twice(tmp: Path, k: int, delay_ns: int) -> Path:
+    """The golden bag with its ``k``-th command received again ``delay_ns`` after it."""
+    from itasc_ros.tools.bagio import read_bag
+
+    out = tmp / f"twice_{delay_ns}"
+    n = 0
+    with BagWriter(out, "mcap") as w:
+        for topic, t_ns, msg in read_bag(GOLDEN):
+            w.write(topic, t_ns, msg)
+            if topic == "/forward_velocity_controller/commands":
+                if n == k:
+                    w.write(topic, t_ns + delay_ns, msg)
+                n += 1
+    return out
+
+
+def test_a_command_received_twice_is_a_duplicate_only_before_the_next_tick(tmp_path: Path) -> None:
+    # received again 0.5 ms later, before the node's next tick (100 Hz): one message delivered
+    # twice by DDS, reported and not a failure
+    rc, out, res = _run_replay(str(_with_a_command_twice(tmp_path, 100, 500_000)), "--compare")
+    assert rc == 0 and res["ok"] and res["duplicates"] == 1 and res["not_covered"] == 0, out
+    assert res["compared"] == 260 and "received twice" in out
+    # the same values 30 ms later, after other ticks: no tick published it there, it fails
+    rc, out, res = _run_replay(str(_with_a_command_twice(tmp_path, 100, 30_000_000)), "--compare")
+    assert rc == 1 and not res["ok"] and res["duplicates"] == 0 and res["not_covered"] == 1, out
+
+
 def test_a_bag_without_journal_replays_in_bag_order_without_a_verdict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

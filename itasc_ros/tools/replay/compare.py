@@ -7,7 +7,10 @@ inputs. Identical code and inputs give identical commands, so the default tolera
 recorded before the journal's first covered command or after its last (a recording started
 before the node's journal, or stopped before the node) are reported, not compared; a command
 within the journal's span that it does not cover (a lost message) fails the check, as does
-any difference above the tolerance or a tick whose status differs.
+any difference above the tolerance or a tick whose status differs. A command received twice
+(the same values again before the node's next published tick was computed: DDS delivered one
+message twice, as measured once at a recorder's first match) is a duplicate delivery: counted
+and reported, not a command of its own.
 A bag without a journal cannot be compared exactly: the report says so and claims nothing.
 """
 
@@ -59,6 +62,8 @@ class CompareReport:
         max_abs_diff: largest |recorded - recomputed| over the compared commands [rad/s].
         mismatches: compared commands above the tolerance, ticks whose status differs.
         not_covered: commands within the journal's span without a tick (lost messages).
+        duplicates: commands received again: the previous command's values, received before
+            the next published tick's time (one message delivered twice).
         outside: commands before the journal's first covered command or after its last (the
             recording started before the node's journal, or stopped before its last message).
         matched: per command, the index of its tick in the playback (None: not covered).
@@ -71,6 +76,7 @@ class CompareReport:
     max_abs_diff: float = 0.0
     mismatches: list[Mismatch] = field(default_factory=list)
     not_covered: int = 0
+    duplicates: int = 0
     outside: int = 0
     unreadable: int = 0
     status_differences: int = 0
@@ -85,7 +91,7 @@ class CompareReport:
         return (
             self.exact
             and self.compared > 0
-            and self.compared == self.commands - self.outside - self.unreadable
+            and self.compared == self.commands - self.outside - self.unreadable - self.duplicates
             and not self.mismatches
             and self.state_mismatches == 0
             and self.lost_messages == 0
@@ -102,6 +108,7 @@ class CompareReport:
             "max_abs_diff": self.max_abs_diff,
             "mismatches": len(self.mismatches),
             "not_covered": self.not_covered,
+            "duplicates": self.duplicates,
             "outside_journal": self.outside,
             "unreadable": self.unreadable,
             "status_differences": self.status_differences,
@@ -123,6 +130,7 @@ class CompareReport:
         ]
         for label, value in (
             ("commands within the journal's span that it does not cover", self.not_covered),
+            ("commands received twice (one message delivered again)", self.duplicates),
             ("commands before or after the journal (not compared)", self.outside),
             ("unreadable command messages", self.unreadable),
             ("journal messages lost", self.lost_messages),
@@ -176,9 +184,12 @@ def _compare_matched(
     """Count the commands outside the journal or not covered; compare the matched ones."""
     covered = [c for c, i in enumerate(matched) if i is not None]
     first, last = (covered[0], covered[-1]) if covered else (len(commands), -1)
+    published = [k for k, t in enumerate(ticks) if t.published]
     for c, (cmd, i) in enumerate(zip(commands, matched, strict=True)):
         if i is None:
-            if cmd.qdot is not None and first < c < last:
+            if _duplicate(commands, matched, c, ticks, published):
+                rep.duplicates += 1
+            elif cmd.qdot is not None and first < c < last:
                 rep.not_covered += 1
             elif cmd.qdot is not None:
                 rep.outside += 1
@@ -191,6 +202,29 @@ def _compare_matched(
             rep.mismatches.append(
                 Mismatch(tick.t, joints[j], tick.recorded[j], tick.recomputed[j], tick.diff)
             )
+
+
+def _duplicate(
+    commands: Sequence[CommandEvent],
+    matched: Sequence[int | None],
+    c: int,
+    ticks: Sequence[Tick],
+    published: Sequence[int],
+) -> bool:
+    """Command ``c`` is the previous one delivered again (see the module docstring).
+
+    Its values are the previous command's, matched with a tick, and it was received before the
+    node computed its next published tick: no other tick's command could be it.
+    """
+    prev = matched[c - 1] if c > 0 else None
+    cmd = commands[c]
+    before = commands[c - 1].qdot if c > 0 else None
+    if prev is None or cmd.qdot is None or before is None:
+        return False
+    if not np.array_equal(cmd.qdot, before):
+        return False
+    later = [k for k in published if k > prev]
+    return not later or cmd.t < ticks[later[0]].t
 
 
 def _compare_statuses(rep: CompareReport, ticks: Sequence[Tick]) -> None:
