@@ -144,11 +144,8 @@ class SimulatedJoints:
         """Command zero velocity (as after a command timeout)."""
         self._command[:] = 0.0
 
-    def step(self, dt: float) -> np.ndarray:
-        """Integrate the command over ``dt`` [s] (explicit Euler), clamp into position limits.
-
-        Returns:
-            (n,) a copy of the new positions [rad or m].
+    def advance(self, dt: float) -> None:
+        """Integrate the command over ``dt`` [s] within a step (a command changes after it).
 
         Raises:
             ConfigurationError: ``dt`` negative or non-finite.
@@ -159,6 +156,17 @@ class SimulatedJoints:
         np.clip(q_new, self.lower, self.upper, out=self._q)
         np.not_equal(q_new, self._q, out=self._clipped)
         self.stats.position_clamps += int(np.count_nonzero(self._clipped))
+
+    def step(self, dt: float) -> np.ndarray:
+        """Integrate the command over ``dt`` [s] (explicit Euler), clamp into position limits.
+
+        Returns:
+            (n,) a copy of the new positions [rad or m].
+
+        Raises:
+            ConfigurationError: ``dt`` negative or non-finite.
+        """
+        self.advance(dt)
         self.stats.steps += 1
         np.copyto(self._velocity, self._command)
         self._velocity[self._clipped] = 0.0

@@ -258,19 +258,31 @@ class SimRobotNode(Node):
                 deadline = now  # restart the schedule rather than bursting to catch up
             deadline += period
             try:
-                self._tick(now, now - last)
+                self._tick(now, last)
             except Exception as exc:  # keep simulating; a dead sim would hang its users
                 self.get_logger().error(f"tick failed: {exc!r}", throttle_duration_sec=1.0)
             last = now
 
-    def _tick(self, now: float, dt: float) -> None:
+    def _tick(self, now: float, last: float) -> None:
+        """Integrate from ``last`` to ``now`` [s]: each command from when it is due, then publish.
+
+        A command that became due within the step acts from that instant (the one before it
+        until then), as a robot's controller takes a command when it comes, not from the step
+        before: two simulated robots whose steps fall at different phases move alike.
+        """
+        dt = now - last
         with self._lock:
             sim = self.sim
-            due = None
+            t, due = last, False
             while self._pending and self._pending[0][0] <= now:
-                due = self._pending.popleft()[1]
-            if due is not None:
-                sim.apply(due)
+                at, qdot = self._pending.popleft()
+                if at > t:
+                    sim.advance(at - t)
+                    t = at
+                sim.apply(qdot)
+                due = True
+            dt_rest = now - t
+            if due:
                 self._last_command_time = now
                 self._timed_out = False
             elif (
@@ -281,7 +293,7 @@ class SimRobotNode(Node):
                 sim.stop()
                 sim.stats.command_timeouts += 1
                 self._timed_out = True
-            q = sim.step(dt)
+            q = sim.step(dt_rest)
             velocity = sim.velocity
             if isinstance(self._base, CommandedBase):
                 while self._base_pending and self._base_pending[0][0] <= now:
