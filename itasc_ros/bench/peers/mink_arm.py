@@ -26,6 +26,25 @@ from .poses import pose_error
 Array = NDArray[np.float64]
 
 
+def import_mink() -> Any:
+    """The ``mink`` module, with ``daqp`` as its QP solver.
+
+    Raises:
+        PeerUnavailable: mink or ``daqp`` is not installed (``make limit-peers`` installs
+            mink).
+    """
+    try:
+        import mink
+        import qpsolvers
+    except ImportError as exc:
+        raise PeerUnavailable(
+            "mink is not importable: install it with 'make limit-peers' (pip install mink)"
+        ) from exc
+    if "daqp" not in qpsolvers.available_solvers:
+        raise PeerUnavailable("mink's QP solver daqp is not installed: pip install daqp")
+    return mink
+
+
 def _model(urdf_path: str, c: Collision) -> tuple[Any, list[int]]:
     """MuJoCo's model of the arm and the obstacles; the geom of each of the constraint's shapes.
 
@@ -117,15 +136,8 @@ class MinkArm:
         dt: float = 1.0,
         lm_damping: float = 1e-3,
     ) -> None:
-        try:
-            import mink
-            import qpsolvers
-        except ImportError as exc:
-            raise PeerUnavailable("mink is not importable: pip install mink") from exc
-        if "daqp" not in qpsolvers.available_solvers:
-            raise PeerUnavailable("mink's QP solver daqp is not installed: pip install daqp")
+        mink = self.mink = import_mink()
         assert c.model is not None
-        self.mink = mink
         self.model, geoms = _model(urdf_path, c)
         self._adr = np.array([self.model.joint(n).qposadr[0] for n in tree.joint_names])
         self.frame = frame
@@ -164,4 +176,4 @@ class MinkArm:
         return None
 
 
-__all__ = ["MinkArm"]
+__all__ = ["MinkArm", "import_mink"]

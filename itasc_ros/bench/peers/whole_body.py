@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 from ...core.kinematics.mobile_base import FLOATING_JOINTS
 from ...core.kinematics.spatial import matrix_to_quat
 from .contract import PeerUnavailable
+from .mink_arm import import_mink
 from .pink_arm import import_pink
 from .pinocchio_peer import import_pinocchio
 from .poses import pose_error
@@ -270,8 +271,7 @@ def mujoco_free_flyer(urdf_path: str) -> tuple[Any, Any]:
         from lxml import etree
     except ImportError as exc:
         raise PeerUnavailable(
-            "MuJoCo is not importable: install it with 'pip install mink' (or the 'bench' "
-            "extra of itasc_ros)"
+            "MuJoCo is not importable: install it with 'make limit-peers' (pip install mink)"
         ) from exc
     doc = etree.parse(urdf_path)
     for el in doc.xpath("//visual|//collision"):
@@ -314,18 +314,8 @@ class MinkIk:
         dt: float = 1.0,
         lm_damping: float = 1e-3,
     ) -> None:
-        try:
-            import mink
-            import qpsolvers
-        except ImportError as exc:
-            raise PeerUnavailable(
-                "mink is not importable: install it with 'pip install mink' (or the 'bench' "
-                "extra of itasc_ros)"
-            ) from exc
-        if "daqp" not in qpsolvers.available_solvers:
-            raise PeerUnavailable("mink's QP solver daqp is not installed: pip install daqp")
+        mink = self.mink = import_mink()
         self.model, self.mujoco = mujoco_free_flyer(urdf_path)
-        self.mink = mink
         try:
             self._adr = np.array([self.model.joint(n).qposadr[0] for n in joint_names[6:]])
             for n in links:
