@@ -99,6 +99,15 @@ class FreeFlyerMap:
         return int(self.model.getFrameId(link))
 
 
+def band_gap(com: Array, lo: Array, hi: Array) -> Array:
+    """(2,) the move of the centre of mass ``com`` (3,) [m] along x, y into the band (0 inside).
+
+    Every peer's success test and CoM task read it: a ``ComTask`` targets ``com`` moved by it.
+    """
+    xy = com[:2]
+    return np.clip(xy, lo, hi) - xy
+
+
 def _rotation(yaw: float, pitch: float, roll: float) -> Array:
     """Rz(yaw) Ry(pitch) Rx(roll) (3, 3)."""
     cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
@@ -127,8 +136,9 @@ class _Problem:
 
     def com_error(self, q: Array) -> Array:
         """(2,) how far the CoM's x, y are outside the band (0 inside) [m]."""
-        c = self.pin.centerOfMass(self.fmap.model, self.fmap.data, q)[:2]
-        return np.clip(c, self.lo, self.hi) - c
+        return band_gap(
+            self.pin.centerOfMass(self.fmap.model, self.fmap.data, q), self.lo, self.hi
+        )
 
 
 class PinocchioClik:
@@ -369,7 +379,7 @@ class MinkIk:
                 for n, pose in zip(self.links, poses, strict=True)
             )  # fmt: skip
             c = conf.data.subtree_com[0]
-            out = np.clip(c[:2], self.lo, self.hi) - c[:2]
+            out = band_gap(c, self.lo, self.hi)
             if met and not out.any():
                 return self.from_mujoco(conf.q)
             tasks: list[Any] = list(self.tasks)
@@ -386,4 +396,4 @@ class MinkIk:
         return None
 
 
-__all__ = ["FreeFlyerMap", "MinkIk", "PinkIk", "PinocchioClik", "mujoco_free_flyer"]
+__all__ = ["FreeFlyerMap", "MinkIk", "PinkIk", "PinocchioClik", "band_gap", "mujoco_free_flyer"]
