@@ -6,7 +6,8 @@ as ``PoseStamped`` on ``~/target_pose``, in place of the run's own 100 Hz target
 flood (``TwistStamped`` on a topic nobody subscribes to: the same publisher's load on the
 machine without the node doing anything for it, the baseline the others are compared with).
 :func:`main` is the flooding process (``python -m itasc_ros.bench.loop.flood``); it paces itself
-by deadlines and prints how many messages it sent when it is stopped (SIGINT).
+by deadlines, prints ``flooding`` once its first message is out (the run waits for that line
+before its warm-up) and how many messages it sent when it is stopped (SIGINT).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class Flood:
     topic: str
     rate: float
 
+
+#: The line a flooding process prints once its first message is out.
+STARTED = "flooding"
 
 #: The floods by name (see the module).
 FLOODS: dict[str, Flood] = {
@@ -122,6 +126,8 @@ def _publish(pub: Any, msg: Any, args: argparse.Namespace, stop: list[bool]) -> 
     sent = 0
     next_t = time.monotonic()
     while not stop[0]:
+        if sent == 1:
+            print(STARTED, flush=True)
         now = time.time()
         sec, frac = divmod(now, 1.0)
         msg.header.stamp.sec, msg.header.stamp.nanosec = int(sec), int(frac * 1e9)

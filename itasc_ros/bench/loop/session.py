@@ -27,7 +27,7 @@ from std_msgs.msg import Float64MultiArray
 from itasc_ros.ros.realtime import apply_realtime, current_policy
 
 from .errors import BenchError
-from .flood import flood_command
+from .flood import STARTED, flood_command
 from .plan import LoopPlan
 from .processes import check_alive, start_process, stop_all, tail
 from .reader import WaitSetReader
@@ -230,6 +230,25 @@ class LoopSession:
         r = self.plan.robot
         cmd = flood_command(kind, rate, r.tree.root_link, r.center, r.quat, self.t_path0)
         start_process(self.procs, "flood", cmd, self.plan.env, self.plan.logs)
+        self._wait_flooding()
+
+    def _wait_flooding(self) -> None:
+        """Until the flooding process has published, at most :data:`START_TIMEOUT`.
+
+        It prints :data:`STARTED` then: a run's window never starts before its flood does.
+
+        Raises:
+            BenchError: The flood died or did not start in time.
+        """
+        log = self.plan.logs / "flood.log"
+        deadline = time.monotonic() + START_TIMEOUT
+        while STARTED not in tail(log, 1000).splitlines():
+            self._check_alive("before the flood started")
+            if time.monotonic() > deadline:
+                raise BenchError(
+                    f"the flood did not start within {START_TIMEOUT:g} s; its log:\n" + tail(log)
+                )
+            time.sleep(0.02)
 
     def _wait_first_command(self) -> None:
         """Until both streams reach this process, at most :data:`START_TIMEOUT`."""
