@@ -22,6 +22,7 @@ from ..core import ConfigError, Controller, ControllerConfig, KinematicTree
 from ..core.control.health import clip_reason as _clip
 from ..core.control.journal import ZeroReason
 from ..core.control.model_manager import (
+    SAME_URDF,
     ModelChange,
     ModelOutcome,
     build_controller,
@@ -84,23 +85,48 @@ class ModelNode(OutputNode):
             return self._carry_out(self._models.reject("robots", why, False))
         return self._load_urdf(xml, "robots' URDFs")
 
-    def _on_robots_description(self) -> None:
-        """A robot's description topic brought a URDF: the robots composed, parsed off the loop.
+    def _on_robots_description(self, robot: str) -> None:
+        """``robot``'s description topic brought a URDF: the robots composed, parsed off the loop.
 
         The composed document goes to the same worker as the ``robot_description`` topic's
-        (the loop ticks on with the old model; an unchanged document is not built again).
+        (the loop ticks on with the old model; an unchanged document is not built again). A
+        document that cannot be composed loses that robot's description (:meth:`_lose_robot`).
         """
         robots = self._robots
         if robots is None:
             return
         xml, why = robots.urdf()
         if xml is None:
-            self.get_logger().info(f"robots' URDF not complete: {why}", throttle_duration_sec=5.0)
+            if robots.waiting():
+                self.get_logger().info(
+                    f"robots' URDF not complete: {why}", throttle_duration_sec=5.0
+                )
+            else:
+                self._lose_robot(robot, why)
             return
         if self._worker is None:
             models = self._models
             self._worker = UrdfWorker(lambda: models.current_digest, lambda: self._config)
-        self._worker.submit(xml, "robots' description topics")
+        self._worker.submit(xml, robots.source(robot))
+
+    def _lose_robot(self, robot: str, why: str) -> None:
+        """``robot``'s URDF rejected: it stops (and the robots linked to it); the model stays.
+
+        See :mod:`~itasc_ros.ros.node_robots`; the error stays in ``~/status`` and
+        /diagnostics until a composed URDF is installed.
+        """
+        robots = self._robots
+        if robots is None:
+            return
+        robots.lose(robot, why)
+        text = _clip(
+            f"robot {robot!r}: description lost ({why}); its joint states are no longer "
+            f"taken: it and the robots linked to it by constraints stop within input_timeout, "
+            f"the others go on (robots lost: {sorted(robots.lost)})"
+        )
+        self._models.error = text
+        self._models.rejections += 1
+        self.get_logger().error(text)
 
     def _load_file(
         self,
@@ -165,6 +191,14 @@ class ModelNode(OutputNode):
         if built is None and tree is not None:  # made before the swap: the loop ticks on
             with self._swaps.build():
                 built = build_controller(tree, cfg)
+        robot = None if self._robots is None else self._robots.robot_of(source)
+        if robot is not None and self._controller is not None:
+            if tree is None and why != SAME_URDF:  # one robot's URDF: that robot stops
+                self._lose_robot(robot, why)
+                return why
+            if isinstance(built, Exception):
+                self._lose_robot(robot, f"does not fit the configuration: {built}")
+                return str(built)
         with self._lock, self._swaps.swap():  # between two ticks
             outcome = self._models.take(source, digest, tree, why, cfg, refuse, built)
             missing = unknown_link(outcome.cause)
@@ -173,6 +207,10 @@ class ModelNode(OutputNode):
             self._swap_model(outcome)
             if then is not None and not outcome.reason:
                 then()
+            taken = outcome.change in (ModelChange.INSTALLED, ModelChange.SAME)
+            back = self._robots.found() if self._robots is not None and taken else []
+        if back:
+            self.get_logger().info(f"robots {back}: description back, their joint states taken")
         return self._report_model(outcome)
 
     def _name_the_link(

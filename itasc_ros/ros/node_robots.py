@@ -14,6 +14,14 @@ each root mounted at ``robots.<name>.base_pose``). :class:`RobotSet` is that tra
   stops that robot and the robots a constraint links to it, within their limits, and the
   others go on (:mod:`~itasc_ros.core.control.robot_groups`);
 * the commands: each robot's share of every command on its own topic, in its own names.
+
+A robot whose description is **lost** (its description topic brought a URDF that does not
+parse, cannot be composed, or does not fit the configuration) is stopped: its joint states are
+no longer taken (the model no longer describes that robot), so within ``input_timeout`` the
+controller stops it and the robots linked to it, on the last good model, while the others go
+on. The next URDF of that robot that does fit brings it back. A description topic that loses
+its publisher (robot_state_publisher gone) loses nothing: the node keeps the URDF it has, and
+the robot's joint states tell whether the robot still runs.
 """
 
 from __future__ import annotations
@@ -47,8 +55,11 @@ class RobotSet:
         node: the node (its parameters ``robots.<name>.*`` declared).
         names: the robots' names.
         kind: ``command_out_type``.
-        on_description: called (on the executor) when a robot's description topic brought a
-            URDF: :meth:`urdf` composes it with the others'.
+        on_description: called with the robot's name (on the executor) when its description
+            topic brought a URDF: :meth:`urdf` composes it with the others'.
+
+    Attributes:
+        lost: robot name -> why its description is lost (see the module).
     """
 
     def __init__(
@@ -56,9 +67,10 @@ class RobotSet:
         node: Node,
         names: list[str],
         kind: str,
-        on_description: Callable[[], None] | None = None,
+        on_description: Callable[[str], None] | None = None,
     ) -> None:
         self.names = names
+        self.lost: dict[str, str] = {}
         self.kind = kind
         self._node = node
         self._documents: dict[str, str] = {}  # each robot's URDF from its description topic
@@ -74,7 +86,7 @@ class RobotSet:
                 def take(msg: String, r: str = r) -> None:
                     self._documents[r] = str(msg.data)
                     if on_description is not None:
-                        on_description()
+                        on_description(r)
 
                 node.create_subscription(String, topic, take, latched)
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -112,6 +124,31 @@ class RobotSet:
         }
         return robots_urdf(flat, self.names, self._documents)
 
+    @staticmethod
+    def source(robot: str) -> str:
+        """The model source naming ``robot``'s description topic (see :meth:`robot_of`)."""
+        return f"description topic of robot {robot!r}"
+
+    def robot_of(self, source: str) -> str | None:
+        """The robot whose description topic ``source`` is (:meth:`source`), or None."""
+        return next((r for r in self.names if source == self.source(r)), None)
+
+    def lose(self, robot: str, why: str) -> bool:
+        """``robot``'s description is lost: its joint states are taken no more (it stops).
+
+        Returns:
+            True when it was not lost before.
+        """
+        new = robot not in self.lost
+        self.lost[robot] = why
+        return new
+
+    def found(self) -> list[str]:
+        """Every robot's description fits (a composed model installed): the lost come back."""
+        back = sorted(self.lost)
+        self.lost.clear()
+        return back
+
     # --------------------------------------------------------------------- joint states
     def take(
         self, sim_offset: float
@@ -130,6 +167,8 @@ class RobotSet:
             if got is None:
                 continue
             msg, received = got
+            if self.names[i] in self.lost:  # no model of it: it goes stale, and stops
+                continue
             p = self.names[i] + SEPARATOR
             names = [p + n for n in msg.name]
             pos = np.asarray(msg.position, dtype=float)

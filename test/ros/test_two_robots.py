@@ -15,6 +15,7 @@ independently of the node. Then robot b's joint states stop: both robots stop. T
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -279,7 +280,10 @@ def test_a_robots_urdf_comes_from_its_description_topic(
 ) -> None:
     """Robot b has no URDF file, only ``robots.b.description_topic``: the node waits without a
     model (no command), then composes b's URDF from the topic (latched, as a
-    robot_state_publisher publishes it) with a's file, and commands both robots."""
+    robot_state_publisher publishes it) with a's file, and commands both robots, each hand
+    following its own target. Then b's description is lost twice, by a URDF that does not
+    parse and by one that does not fit (a UR5: no ``panda_hand``): each time b ramps down to a
+    zero within its limits while a goes on, and b's URDF again brings b back."""
     ns = "/described"  # topics of this test's own: the client keeps each topic's messages
     own = [
         a.replace(":=/", f":={ns}/") if "_topic:=" in a else a
@@ -288,9 +292,10 @@ def test_a_robots_urdf_comes_from_its_description_topic(
     ]  # fmt: skip
     node = start_ros(
         dds_domain, *own, "robots.b.description_topic:=/b/robot_description",
-        'constraint_names:=["hand_b"]', "constraints.hand_b.type:=copy_pose",
-        "constraints.hand_b.link:=b_panda_hand", "constraints.hand_b.target_topic:=/target_b",
-        "control_rate:=250.0",
+        'constraint_names:=["hand_a", "hand_b"]', "constraints.hand_a.type:=copy_pose",
+        "constraints.hand_a.link:=a_panda_hand", f"constraints.hand_a.target_topic:={ns}/ta",
+        "constraints.hand_b.type:=copy_pose", "constraints.hand_b.link:=b_panda_hand",
+        f"constraints.hand_b.target_topic:={ns}/tb", "control_rate:=250.0",
     )  # fmt: skip
     sims = [_sim(dds_domain, r, ns) for r in ("a", "b")]
     cmds = {r: client.collect(Float64MultiArray, f"{ns}/{r}/commands", 10000) for r in ("a", "b")}
@@ -299,9 +304,26 @@ def test_a_robots_urdf_comes_from_its_description_topic(
         durability=DurabilityPolicy.TRANSIENT_LOCAL,
         reliability=ReliabilityPolicy.RELIABLE,
     )
-    target = client.publisher(PoseStamped, "/target_b")
+    targets = {r: client.publisher(PoseStamped, f"{ns}/t{r}") for r in ("a", "b")}
     tree, q0 = _tree()
-    hand = tree.forward_kinematics(q0, "b_panda_hand")
+    hands = {r: tree.forward_kinematics(q0, f"{r}_panda_hand") for r in ("a", "b")}
+    phases: list[tuple[str, float]] = []  # (what b's description became, when)
+
+    def follow(seconds: float) -> None:  # both targets on circles of their own
+        msg = PoseStamped()
+        msg.header.frame_id = "world"
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < seconds:
+            t = time.monotonic()
+            for r, pub in targets.items():
+                p = hands[r][:3, 3] + [0.0, 0.06 * np.sin(2 * t), 0.04 * (np.cos(2 * t) - 1)]
+                msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
+                o = msg.pose.orientation
+                o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(hands[r]))
+                msg.header.stamp = client.node.get_clock().now().to_msg()
+                pub.publish(msg)
+            time.sleep(0.02)
+
     try:
         client.wait_for(
             lambda: "wait for their URDF" in read_log(node), TIMEOUT, "the node waiting for b"
@@ -311,28 +333,38 @@ def test_a_robots_urdf_comes_from_its_description_topic(
         description = client.publisher(String, "/b/robot_description", latched)
         description.publish(String(data=URDF.read_text()))
         client.wait_for(
-            lambda: "from the robots' description topics" in read_log(node),
+            lambda: "from the description topic of robot 'b'" in read_log(node),
             TIMEOUT,
             "the model of the composed URDFs",
         )
-        client.wait_for_subscribers(target, 1, TIMEOUT)
-        msg = PoseStamped()
-        msg.header.frame_id = "world"
-        o = msg.pose.orientation
-        o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(hand))
-        p = hand[:3, 3] + [0.0, 0.05, 0.0]
-        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
-        for _ in range(50):
-            msg.header.stamp = client.node.get_clock().now().to_msg()
-            target.publish(msg)
-            time.sleep(0.02)
-        client.wait_for(
-            lambda: any(np.any(m.data) for _, m in list(cmds["b"])), TIMEOUT, "b's commands"
-        )
+        for pub in targets.values():
+            client.wait_for_subscribers(pub, 1, TIMEOUT)
+        for what, xml in (
+            ("unparsable", "<robot name='broken'><link name="),
+            ("panda", URDF.read_text()),
+            ("ur5", (REPO / "urdf" / "ur5.urdf").read_text()),
+            ("panda", URDF.read_text()),
+        ):
+            follow(1.5)
+            phases.append((what, time.monotonic()))
+            description.publish(String(data=xml))
+        follow(1.5)
     finally:
         stop_processes([node, *sims])
     log = read_log(node)
     assert "Traceback" not in log, log[-3000:]
     assert "b_panda_joint1" in log  # the model's joints: b's from its topic's URDF
-    assert cmds["a"], "a commanded too"
-    assert max(np.abs(m.data).max() for _, m in list(cmds["a"])) < 1e-9  # nothing moves a
+    assert log.count("robot 'b': description lost") == 2, log[-3000:]
+    assert log.count("description back") == 2, log[-3000:]
+    vmax = KinematicTree.from_urdf_file(URDF).velocity_limits
+    for r in ("a", "b"):
+        data = np.array([m.data for _, m in cmds[r]])
+        assert data.shape[1] == 7 and np.all(np.abs(data) <= vmax * (1 + 1e-9)), r
+    ends = [t for _, t in phases[1:]] + [math.inf]
+    for (what, t_lost), t_end in zip(phases, ends, strict=True):
+        late = {r: [m.data for t, m in list(cmds[r]) if t_lost + 0.8 < t < t_end] for r in cmds}
+        assert len(late["a"]) > 100 and np.abs(late["a"]).max() > 0.02, f"a went on ({what})"
+        if what == "panda":  # b back: following its target again
+            assert np.abs(late["b"]).max() > 0.02, "b moves again"
+        else:  # b stopped within input_timeout and its ramp: nothing but zeros after
+            assert late["b"] and not np.any(late["b"]), f"b stopped ({what})"
