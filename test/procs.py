@@ -195,6 +195,23 @@ def replay_compare(bag: Path) -> tuple[dict[str, Any], str]:
     return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1]), out
 
 
+def replay_online(bag: Path, out_bag: Path, domain: int) -> tuple[int, dict[str, Any], str]:
+    """``itasc-replay BAG --online --online-out OUT --compare``: the bag's inputs republished
+    into a running node of ``domain``, its commands recorded into ``OUT`` and compared.
+
+    Returns:
+        (exit code, the last JSON line or {}, the output).
+    """
+    proc = subprocess.run(
+        [sys.executable, "-m", "itasc_ros.tools.replay", str(bag), "--online", "--online-out",
+         str(out_bag), "--compare", "--no-plots", "--json", "--wait", "30"],
+        capture_output=True, text=True, timeout=180, cwd=REPO, env=local_dds_env(domain),
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    return proc.returncode, (json.loads(lines[-1]) if lines else {}), out
+
+
 def start_panda_node(domain: int, ns: str, *params: str, urdf: bool = True) -> subprocess.Popen:
     """itasc_node in ``ns`` with :data:`PANDA_NODE_PARAMS` and ``params`` (see :func:`start_ros`).
 

@@ -30,6 +30,7 @@ from procs import (
     RosTestClient,
     read_log,
     replay_compare,
+    replay_online,
     ros_client,
     start_recorder,
     start_ros,
@@ -218,18 +219,24 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     client: RosTestClient, dds_domain: int, tmp_path: Path
 ) -> None:
     """Each robot's hand follows its own target (no constraint links them); robot b's joint
-    states stop: b ramps down to zero within its limits, a keeps following its target."""
+    states stop: b ramps down to zero within its limits, a keeps following its target. The
+    raw inputs (each robot's joint states, the targets) recorded, then republished from the
+    bag into a fresh node (``itasc-replay --online``): it commands both robots again, and its
+    recording replays exactly."""
     tree, q0 = _tree()
     limits, own = _limits(tmp_path)
-    node = start_ros(
-        dds_domain, *ROBOTS, 'constraint_names:=["hand_a", "hand_b"]',
-        "constraints.hand_a.type:=copy_pose",
+    args = (
+        *ROBOTS, 'constraint_names:=["hand_a", "hand_b"]', "constraints.hand_a.type:=copy_pose",
         "constraints.hand_a.link:=a_panda_hand", "constraints.hand_a.target_topic:=/target_a",
         "constraints.hand_b.type:=copy_pose", "constraints.hand_b.link:=b_panda_hand",
         "constraints.hand_b.target_topic:=/target_b", "control_rate:=250.0",
-        params_files=[limits],
     )  # fmt: skip
+    node = start_ros(dds_domain, *args, params_files=[limits])
     sims = [_sim(dds_domain, r) for r in ("a", "b")]
+    bag = tmp_path / "unlinked_bag"
+    inputs = ["/a/joint_states", "/b/joint_states", "/target_a", "/target_b"]
+    outputs = ["/a/commands", "/b/commands", "/itasc_node/journal", "/itasc_node/parameters"]
+    recorder = start_recorder(dds_domain, bag, [*inputs, *outputs])
     states = {r: client.collect(JointState, f"/{r}/joint_states", 10000) for r in ("a", "b")}
     cmds = {r: client.collect(Float64MultiArray, f"/{r}/commands", 10000) for r in ("a", "b")}
     pubs = {r: client.publisher(PoseStamped, f"/target_{r}") for r in ("a", "b")}
@@ -257,7 +264,7 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
                 pub.publish(msg)
             time.sleep(0.02)
     finally:
-        stop_processes([node, sims[0]])
+        stop_recorded([node, sims[0]], recorder)
     log = read_log(node)
     assert "Traceback" not in log, log[-3000:]
     assert "robot b" in log and "stale" in log and "the others go on" in log, log[-3000:]
@@ -273,6 +280,17 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     assert not b_moving or max(b_moving) < stopped_at + 0.1 + 0.5, b_moving[-1] - stopped_at
     a_late = np.array([v for _, v in late["a"]])
     assert len(a_late) > 200 and np.abs(a_late).max() > 0.02, "a went on following its target"
+    fresh = start_ros(dds_domain, *args, params_files=[limits], name="itasc_node_online")
+    try:
+        rc, res, out = replay_online(bag, tmp_path / "online_bag", dds_domain)
+    finally:
+        stop_processes([fresh])
+    assert rc == 0 and res["exact"] and res["max_abs_diff"] == 0.0, out + read_log(fresh)
+    assert res["compared"] > 1000, out  # both robots' commands, recomputed from its journal
+    tr = res["tracking"]  # a's hand to its target, the recording beside the online run
+    print(f"\nonline replay of two robots: tracking {tr}")
+    assert tr["ok"] and tr["recorded"]["ticks"] > 100 and tr["replayed"]["ticks"] > 100, tr
+    assert "robot b" in read_log(fresh) and "stale" in read_log(fresh)  # b stopped again
 
 
 def test_a_robots_urdf_comes_from_its_description_topic(

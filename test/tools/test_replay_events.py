@@ -140,3 +140,20 @@ def test_the_package_names_its_modules_objects() -> None:
     assert replay.PARAMETER_EVENTS_TOPIC == "/parameter_events"
     assert replay.fetch_node_parameters is online.fetch_node_parameters
     assert replay.header_seconds(0, 0) is None and replay.header_seconds(1, 5) == 1 + 5 * 1e-9
+
+
+def test_several_robots_have_each_robots_topics_and_no_bag_order_replay() -> None:
+    """A setup of ``robots`` lists every robot's joint state and command topics (the online
+    replay republishes and records them); the bag-order replay of raw inputs, which takes one
+    robot's joint states, says where such a recording replays instead."""
+    from itasc_ros.tools.replay.errors import ReplayError
+
+    setup = load_setup(GOLDEN, params_file=ROOT / "config" / "two_pandas.yaml")
+    assert setup.joint_topics == ["/a/joint_states", "/b/joint_states"]
+    assert setup.command_topics == [
+        "/a/forward_velocity_controller/commands",
+        "/b/forward_velocity_controller/commands",
+    ]
+    assert setup.input_topics[:2] == setup.joint_topics
+    with pytest.raises(ReplayError, match="--online"):
+        load_events(GOLDEN, setup, [])

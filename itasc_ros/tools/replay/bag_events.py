@@ -209,10 +209,18 @@ def load_events(bag: str | Path, setup: NodeSetup, joints: Sequence[str]) -> lis
         joints: the commanded joints (n,), the order of command velocities.
 
     Raises:
-        ReplayError: the bag has no joint states or no target poses on the node's topics.
+        ReplayError: the bag has no joint states or no target poses on the node's topics;
+            several robots (see below).
     """
-    topics = [*setup.input_topics, setup.command_topic, PARAMETER_EVENTS_TOPIC]
+    if setup.robot_topics:
+        raise ReplayError(
+            "the bag-order replay takes one robot's joint states; a recording of several "
+            "robots replays from the node's journal (record ~/journal) or online (--online: "
+            "each robot's joint states republished into a running node)"
+        )
     readers = _readers(setup, joints)
+    topics = [t for t in setup.input_topics if t in readers]
+    topics += [setup.command_topic, PARAMETER_EVENTS_TOPIC]
     events: list[Event] = []
     for topic, t_ns, msg in read_bag(bag, topics):
         event = readers[topic](bag_seconds(t_ns), msg)

@@ -85,10 +85,20 @@ class NodeSetup:
         return KinematicTree.from_urdf(self.urdf_xml)
 
     @property
+    def joint_topics(self) -> list[str]:
+        """The joint state topics: each robot's (``robots``), else ``joint_topic``."""
+        return [j for j, _ in self.robot_topics.values()] or [self.joint_topic]
+
+    @property
+    def command_topics(self) -> list[str]:
+        """The command topics: each robot's (``robots``), else ``command_topic``."""
+        return [c for _, c in self.robot_topics.values()] or [self.command_topic]
+
+    @property
     def input_topics(self) -> list[str]:
-        """Joint state, odometry, pose and twist topics."""
+        """Joint state (each robot's), odometry, pose and twist topics."""
         odom = [self.odom_topic] if self.odom_topic else []
-        return [self.joint_topic, *odom, *self.pose_topics.values(), *self.twist_topics.values()]
+        return [*self.joint_topics, *odom, *self.pose_topics.values(), *self.twist_topics.values()]
 
 
 def _read_urdf(urdf: str) -> tuple[str, str]:

@@ -1,8 +1,9 @@
 """``itasc-replay --online``: a bag's inputs republished into a running node, recorded anew.
 
-The bag's joint states and targets are republished over DDS with the bag's timing (header
-stamps shifted to now, intervals kept) while the node's commands and journal are recorded into
-a new bag, which ``--compare`` then checks offline like any other bag. rclpy is imported only
+The bag's joint states (each robot's, with ``robots``) and targets are republished over DDS
+with the bag's timing (header stamps shifted to now, intervals kept) while the node's commands
+(on every robot's command topic) and journal are recorded into a new bag, which ``--compare``
+then checks offline like any other bag. rclpy is imported only
 when :func:`replay_online` or :func:`fetch_node_parameters` runs; setting a local DDS
 environment is the caller's job (the tests and the demo do).
 """
@@ -113,7 +114,7 @@ def _messages(bag: str | Path, setup: NodeSetup) -> list[tuple[str, int, Any]]:
 def _recorded_topics(setup: NodeSetup) -> dict[str, str | None]:
     """Topic -> type (None: the type found on the graph) of what the new bag records."""
     record: dict[str, str | None] = {t: None for t in setup.input_topics}
-    record[setup.command_topic] = None
+    record.update({t: None for t in setup.command_topics})
     record[setup.journal_topic] = "std_msgs/msg/Float64MultiArray"
     record[setup.parameters_topic] = "std_msgs/msg/String"
     record[PARAMETER_EVENTS_TOPIC] = "rcl_interfaces/msg/ParameterEvent"
@@ -136,7 +137,7 @@ def _publishers(node: Any, setup: NodeSetup) -> dict[str, Any]:
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
 
-    classes: dict[str, Any] = {setup.joint_topic: JointState}
+    classes: dict[str, Any] = {t: JointState for t in setup.joint_topics}
     classes.update({t: PoseStamped for t in setup.pose_topics.values()})
     classes.update({t: TwistStamped for t in setup.twist_topics.values()})
     qos = QoSProfile(
@@ -153,15 +154,15 @@ def _wait_for_node(link: _Link, recorder: Any, setup: NodeSetup, wait: float) ->
     """
     pubs = link.pubs
     deadline = time.monotonic() + wait
-    needed = [setup.joint_topic, *setup.pose_topics.values()]
-    while any(pubs[t].get_subscription_count() < 2 for t in needed) or (
-        setup.command_topic not in recorder.subscribed
+    needed = [*setup.joint_topics, *setup.pose_topics.values()]
+    while any(pubs[t].get_subscription_count() < 2 for t in needed) or any(
+        t not in recorder.subscribed for t in setup.command_topics
     ):
         if time.monotonic() > deadline:
+            counts = {t: pubs[t].get_subscription_count() for t in setup.joint_topics}
             raise ReplayError(
                 f"node {link.fq} did not appear within {wait} s (subscribed: "
-                f"{sorted(recorder.subscribed)}; subscribers of "
-                f"{setup.joint_topic}: {pubs[setup.joint_topic].get_subscription_count()})"
+                f"{sorted(recorder.subscribed)}; subscribers of the joint states: {counts})"
             )
         time.sleep(0.05)
 

@@ -86,10 +86,13 @@ def tracking_pair(
 
 
 def stamp_offset(recorded_bag: Path, replayed_bag: Path, setup: NodeSetup) -> float:
-    """Replayed minus recorded header stamp of the first joint state [s] (online: the shift)."""
+    """Replayed minus recorded header stamp of the first joint state [s] (online: the shift).
+
+    With several robots, the first robot's joint states.
+    """
     firsts = []
     for bag in (recorded_bag, replayed_bag):
-        for _topic, _t, msg in read_bag(bag, [setup.joint_topic]):
+        for _topic, _t, msg in read_bag(bag, setup.joint_topics[:1]):
             firsts.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
             break
     return firsts[1] - firsts[0] if len(firsts) == 2 else 0.0
