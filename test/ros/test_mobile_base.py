@@ -288,7 +288,10 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
     # every command within the limits: the base's (config) and the arm's (panda.yaml)
     base = np.array([[m.linear.x, m.linear.y, m.angular.z] for _, m in base_cmds])
     joints = np.array([m.data for _, m in arm_cmds])
-    assert len(base) == len(joints) > 1000
+    # one command of each per tick; this process's two subscriptions may match a tick apart
+    # (discovery), so one topic's first command may be missing here (the recording below is
+    # compared command by command)
+    assert min(len(base), len(joints)) > 1000 and abs(len(base) - len(joints)) <= 1
     assert np.all(np.abs(base[:, :2]) <= 0.5 + 1e-9) and np.all(np.abs(base[:, 2]) <= 1.0 + 1e-9)
     assert np.all(np.abs(joints) <= arm.velocity_limits * (1.0 + 1e-9))
     dt = 1.0 / 250.0  # the nominal period: every change within the limits over it

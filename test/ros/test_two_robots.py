@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -250,24 +250,10 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
             client.wait_for_subscribers(pub, 1, TIMEOUT)
         client.wait_for(lambda: states["a"] and states["b"], TIMEOUT, "both robots' states")
         client.wait_for(lambda: "model" in read_log(node), TIMEOUT, "the node's model")
-        client.wait_for(  # then it waits for the targets
-            lambda: "no target received" in read_log(node), TIMEOUT, "the robots' states at it"
-        )
-        # Recorded from here on: started beside the node and the simulated robots, a recorder's
-        # participant was seen to leave the node's joint-state readers without a sample (see
-        # the note in BENCHMARKS.md "Several robots").
-        recorder = start_recorder(dds_domain, bag, [*inputs, *outputs])
-        client.wait_for(
-            lambda: "recording /itasc_node/journal" in read_log(recorder), TIMEOUT, "the recorder"
-        )
         msg = PoseStamped()
         msg.header.frame_id = "world"
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 6.0:
-            t = time.monotonic() - t0
-            if t > 3.0 and not stopped_at:
-                stop_processes([sims[1]])  # robot b's joint states stop, mid-motion
-                stopped_at = time.monotonic()
+
+        def publish(t: float) -> None:  # each hand's target at time t [s] of the motion
             for r, pub in pubs.items():
                 p = hands[r][:3, 3] + [0.0, 0.08 * np.sin(1.5 * t), 0.05 * (np.cos(1.5 * t) - 1)]
                 msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
@@ -275,6 +261,27 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
                 o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(hands[r]))
                 msg.header.stamp = client.node.get_clock().now().to_msg()
                 pub.publish(msg)
+
+        def publish_until(done: Callable[[], bool], what: str) -> None:  # the start, held
+            deadline = time.monotonic() + TIMEOUT
+            while not done():
+                assert time.monotonic() < deadline, f"timed out waiting for {what}"
+                publish(0.0)
+                time.sleep(0.02)
+
+        publish_until(lambda: "control active" in read_log(node), "the node commanding")
+        # Recorded from here on: started beside the node and the simulated robots, a recorder's
+        # participant was seen to leave the node's joint-state readers without a sample (see
+        # the note in BENCHMARKS.md "Several robots").
+        recorder = start_recorder(dds_domain, bag, [*inputs, *outputs])
+        publish_until(lambda: "recording /itasc_node/journal" in read_log(recorder), "recorder")
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 6.0:
+            t = time.monotonic() - t0
+            if t > 3.0 and not stopped_at:
+                stop_processes([sims[1]])  # robot b's joint states stop, mid-motion
+                stopped_at = time.monotonic()
+            publish(t)
             time.sleep(0.02)
     finally:
         if recorder is None:
