@@ -103,6 +103,21 @@ def _positions(msg: JointState) -> np.ndarray:
     return np.array([msg.position[list(msg.name).index(j)] for j in ARM])
 
 
+def _publish_targets(
+    client: RosTestClient, pubs: dict[str, Any], hands: dict[str, np.ndarray], dy: float, dz: float
+) -> None:
+    """Each robot's hand target (world frame): its home pose moved by ``dy``, ``dz`` [m]."""
+    msg = PoseStamped()
+    msg.header.frame_id = "world"
+    for r, pub in pubs.items():
+        p = hands[r][:3, 3] + [0.0, dy, dz]
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(hands[r]))
+        msg.header.stamp = client.node.get_clock().now().to_msg()
+        pub.publish(msg)
+
+
 def _grasp_errors(
     tree: KinematicTree, a: list[Any], b: list[Any], grasp: np.ndarray, t0: float
 ) -> list[tuple[float, float]]:
@@ -250,17 +265,10 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
             client.wait_for_subscribers(pub, 1, TIMEOUT)
         client.wait_for(lambda: states["a"] and states["b"], TIMEOUT, "both robots' states")
         client.wait_for(lambda: "model" in read_log(node), TIMEOUT, "the node's model")
-        msg = PoseStamped()
-        msg.header.frame_id = "world"
 
         def publish(t: float) -> None:  # each hand's target at time t [s] of the motion
-            for r, pub in pubs.items():
-                p = hands[r][:3, 3] + [0.0, 0.08 * np.sin(1.5 * t), 0.05 * (np.cos(1.5 * t) - 1)]
-                msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
-                o = msg.pose.orientation
-                o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(hands[r]))
-                msg.header.stamp = client.node.get_clock().now().to_msg()
-                pub.publish(msg)
+            dy, dz = 0.08 * np.sin(1.5 * t), 0.05 * (np.cos(1.5 * t) - 1)
+            _publish_targets(client, pubs, hands, dy, dz)
 
         def publish_until(done: Callable[[], bool], what: str) -> None:  # the start, held
             deadline = time.monotonic() + TIMEOUT
@@ -351,18 +359,12 @@ def test_a_robots_urdf_comes_from_its_description_topic(
     phases: list[tuple[str, float]] = []  # (what b's description became, when)
 
     def follow(seconds: float) -> None:  # both targets on circles of their own
-        msg = PoseStamped()
-        msg.header.frame_id = "world"
         t0 = time.monotonic()
         while time.monotonic() - t0 < seconds:
             t = time.monotonic()
-            for r, pub in targets.items():
-                p = hands[r][:3, 3] + [0.0, 0.06 * np.sin(2 * t), 0.04 * (np.cos(2 * t) - 1)]
-                msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
-                o = msg.pose.orientation
-                o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(hands[r]))
-                msg.header.stamp = client.node.get_clock().now().to_msg()
-                pub.publish(msg)
+            _publish_targets(
+                client, targets, hands, 0.06 * np.sin(2 * t), 0.04 * (np.cos(2 * t) - 1)
+            )
             time.sleep(0.02)
 
     try:
