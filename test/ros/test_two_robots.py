@@ -382,6 +382,10 @@ def test_a_robots_urdf_comes_from_its_description_topic(
         )
         for pub in targets.values():
             client.wait_for_subscribers(pub, 1, TIMEOUT)
+        deadline = time.monotonic() + TIMEOUT  # both robots' states can take seconds to match
+        while "control active" not in read_log(node):
+            assert time.monotonic() < deadline, "the node never commanded"
+            follow(0.2)
         for what, xml in (
             ("unparsable", "<robot name='broken'><link name="),
             ("panda", URDF.read_text()),
