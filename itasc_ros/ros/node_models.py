@@ -208,7 +208,9 @@ class ModelNode(OutputNode):
             if then is not None and not outcome.reason:
                 then()
             taken = outcome.change in (ModelChange.INSTALLED, ModelChange.SAME)
-            back = self._robots.found() if self._robots is not None and taken else []
+            back = self._robots.found(robot) if self._robots is not None and taken else []
+            if self._robots is not None and self._robots.lost:  # still an error until back
+                self._models.error = _clip(f"robots' descriptions lost: {self._robots.lost}")
         if back:
             self.get_logger().info(f"robots {back}: description back, their joint states taken")
         return self._report_model(outcome)

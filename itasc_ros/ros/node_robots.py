@@ -71,6 +71,7 @@ class RobotSet:
     ) -> None:
         self.names = names
         self.lost: dict[str, str] = {}
+        self._accepted: dict[str, str] = {}  # each robot's document in the installed model
         self.kind = kind
         self._node = node
         self._documents: dict[str, str] = {}  # each robot's URDF from its description topic
@@ -133,21 +134,30 @@ class RobotSet:
         """The robot whose description topic ``source`` is (:meth:`source`), or None."""
         return next((r for r in self.names if source == self.source(r)), None)
 
-    def lose(self, robot: str, why: str) -> bool:
+    def lose(self, robot: str, why: str) -> None:
         """``robot``'s description is lost: its joint states are taken no more (it stops).
 
-        Returns:
-            True when it was not lost before.
+        Its rejected document is set aside (the installed model's stays in its place), so
+        that another robot's new URDF is composed with the last good one of ``robot``.
         """
-        new = robot not in self.lost
         self.lost[robot] = why
-        return new
+        if robot in self._accepted:
+            self._documents[robot] = self._accepted[robot]
+        else:
+            self._documents.pop(robot, None)
 
-    def found(self) -> list[str]:
-        """Every robot's description fits (a composed model installed): the lost come back."""
-        back = sorted(self.lost)
-        self.lost.clear()
-        return back
+    def found(self, robot: str | None) -> list[str]:
+        """A composed model was installed or confirmed: its documents are the accepted ones.
+
+        ``robot``: the robot whose topic brought it (None: another source); it comes back.
+
+        Returns:
+            The robots that come back ([] or ``[robot]``); the others lost stay lost.
+        """
+        self._accepted = dict(self._documents)
+        if robot is None or self.lost.pop(robot, None) is None:
+            return []
+        return [robot]
 
     # --------------------------------------------------------------------- joint states
     def take(

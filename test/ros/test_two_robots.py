@@ -332,7 +332,9 @@ def test_a_robots_urdf_comes_from_its_description_topic(
     robot_state_publisher publishes it) with a's file, and commands both robots, each hand
     following its own target. Then b's description is lost twice, by a URDF that does not
     parse and by one that does not fit (a UR5: no ``panda_hand``): each time b ramps down to a
-    zero within its limits while a goes on, and b's URDF again brings b back."""
+    zero within its limits while a goes on, and b's URDF again brings b back. a's URDF
+    (file, and its own topic) republished while b is lost is composed with b's last good one:
+    a goes on, b stays stopped."""
     ns = "/described"  # topics of this test's own: the client keeps each topic's messages
     own = [
         a.replace(":=/", f":={ns}/") if "_topic:=" in a else a
@@ -341,6 +343,7 @@ def test_a_robots_urdf_comes_from_its_description_topic(
     ]  # fmt: skip
     node = start_ros(
         dds_domain, *own, "robots.b.description_topic:=/b/robot_description",
+        "robots.a.description_topic:=/a/robot_description",
         'constraint_names:=["hand_a", "hand_b"]', "constraints.hand_a.type:=copy_pose",
         "constraints.hand_a.link:=a_panda_hand", f"constraints.hand_a.target_topic:={ns}/ta",
         "constraints.hand_b.type:=copy_pose", "constraints.hand_b.link:=b_panda_hand",
@@ -386,16 +389,22 @@ def test_a_robots_urdf_comes_from_its_description_topic(
         while "control active" not in read_log(node):
             assert time.monotonic() < deadline, "the node never commanded"
             follow(0.2)
+        a_description = client.publisher(String, "/a/robot_description", latched)
+        follow(1.5)
         for what, xml in (
             ("unparsable", "<robot name='broken'><link name="),
             ("panda", URDF.read_text()),
             ("ur5", (REPO / "urdf" / "ur5.urdf").read_text()),
             ("panda", URDF.read_text()),
         ):
-            follow(1.5)
             phases.append((what, time.monotonic()))
             description.publish(String(data=xml))
-        follow(1.5)
+            if what == "unparsable":  # a's URDF again meanwhile: composed with b's last good
+                follow(0.7)
+                a_description.publish(String(data=URDF.read_text()))
+                follow(0.8)
+            else:
+                follow(1.5)
     finally:
         stop_processes([node, *sims])
     log = read_log(node)
@@ -403,6 +412,7 @@ def test_a_robots_urdf_comes_from_its_description_topic(
     assert "b_panda_joint1" in log  # the model's joints: b's from its topic's URDF
     assert log.count("robot 'b': description lost") == 2, log[-3000:]
     assert log.count("description back") == 2, log[-3000:]
+    assert "robot 'a': description lost" not in log, log[-3000:]  # b's bad URDF is b's alone
     vmax = KinematicTree.from_urdf_file(URDF).velocity_limits
     for r in ("a", "b"):
         data = np.array([m.data for _, m in cmds[r]])
