@@ -38,6 +38,7 @@ from ..core import ConstraintConfig, Controller, KinematicTree
 from ..core.constraints import Constraint
 from ..core.ik.worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker, warm_up_ik
 from .conversions import pose_stamped_arrays
+from .log_throttle import log_throttled
 from .polled_reader import PolledReader, Waiter
 from .realtime import demote_current_thread
 
@@ -229,16 +230,18 @@ class IkRequests:
             js = JointState(header=req.header, name=list(outcome.joint_names))
             js.position = [float(v) for v in r.q]
             self._solutions.publish(js)
-            logger.info(outcome.summary(), throttle_duration_sec=1.0)  # a flood: one a second
+            # a flood: one line a second
+            log_throttled(logger, "info", "ik solved", outcome.summary(), 1.0)
         else:
             reason = f"refused: {outcome.error}" if r is None else f"not solved: {r.message}"
-            logger.warning(outcome.summary(), throttle_duration_sec=1.0)
+            log_throttled(logger, "warning", "ik not solved", outcome.summary(), 1.0)
         status = result_status(self._name, req.header, req.robot, req.link, outcome, reason)
         self._results.publish(status)
 
     def _fail(self, header: Header, robot: str, link: str, reason: str) -> None:
         """Publish the failure of a request that never reached the solver; log it."""
-        self._node.get_logger().warning(f"IK request refused: {reason}", throttle_duration_sec=1.0)
+        text = f"IK request refused: {reason}"
+        log_throttled(self._node.get_logger(), "warning", "ik refused", text, 1.0)
         self._results.publish(result_status(self._name, header, robot, link, None, reason))
 
 

@@ -32,6 +32,7 @@ from .interactive_marker_server import (
     InteractiveMarkerServer,
     make_6dof_marker,
 )
+from .log_throttle import log_throttled
 
 if TYPE_CHECKING:
     from ..core.control.controller import Controller
@@ -146,8 +147,12 @@ class TargetMarkers:
         try:
             return self._effector(name)
         except ItascError as exc:  # e.g. a constraint the new model does not have
-            self._node.get_logger().warning(
-                f"no target marker for {name!r}: {exc}", throttle_duration_sec=5.0
+            log_throttled(
+                self._node.get_logger(),
+                "warning",
+                "no marker",
+                f"no target marker for {name!r}: {exc}",
+                5.0,
             )
             return None
 

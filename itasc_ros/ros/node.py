@@ -76,6 +76,7 @@ from .conversions import (
 from .executors import make_executor, spin_until
 from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
+from .log_throttle import log_throttled
 from .node_inputs import InputNode
 from .node_process import quiet_init, refuse, route_warnings
 from .node_reports import (
@@ -291,7 +292,7 @@ class ItascNode(InputNode):
                 self._on_tick_error(ctrl, exc)
         else:
             self._tick_error = _clip(f"control tick failed: {type(exc).__name__}: {exc}")
-            self.get_logger().error(self._tick_error, throttle_duration_sec=1.0)
+            log_throttled(self.get_logger(), "error", "tick failed", self._tick_error, 1.0)
 
     def stop_loop(self) -> None:
         """Stop the control loop's thread (the last tick ends first)."""

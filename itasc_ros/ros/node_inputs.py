@@ -23,6 +23,7 @@ from .conversions import (
     odometry_values,
     pose_stamped_arrays,
 )
+from .log_throttle import log_throttled
 from .node_parameters import ParameterNode
 from .node_reports import Rejections
 from .polled_reader import PolledReader
@@ -57,7 +58,8 @@ class InputNode(ParameterNode):
         if not isinstance(exc, ItascError):  # a bug, not bad input: still never a crash
             exc = InputError(f"{type(exc).__name__} while handling the input: {exc}")
         self._rejections.add(exc)
-        self.get_logger().warning(f"input rejected: {exc}", throttle_duration_sec=1.0)
+        text = f"input rejected: {exc}"
+        log_throttled(self.get_logger(), "warning", "input rejected", text, 1.0)
 
     def _on_marker_pose(self, name: str, pose_stamped: PoseStamped, jump: bool = False) -> None:
         """Deposit a target pose of the RViz marker for constraint ``name`` (the tick takes it).

@@ -33,6 +33,7 @@ from ..core.control.model_manager import (
 from ..core.errors import UnknownLinkError
 from . import parameters as P
 from .conversions import CommandMessage
+from .log_throttle import log_throttled
 from .markers import replace_target_markers
 from .node_outputs import OutputNode
 from .node_robots import RobotSet
@@ -98,8 +99,12 @@ class ModelNode(OutputNode):
         xml, why = robots.urdf()
         if xml is None:
             if robots.waiting():
-                self.get_logger().info(
-                    f"robots' URDF not complete: {why}", throttle_duration_sec=5.0
+                log_throttled(
+                    self.get_logger(),
+                    "info",
+                    "urdf incomplete",
+                    f"robots' URDF not complete: {why}",
+                    5.0,
                 )
             else:
                 self._lose_robot(robot, why)
@@ -242,7 +247,7 @@ class ModelNode(OutputNode):
         state = "no command" if outcome.change == ModelChange.IDLE else "model dropped, no command"
         text = _clip(f"{text} ({state} until the URDF has that link or the link is changed)")
         self._models.error = text
-        self.get_logger().error(text, throttle_duration_sec=5.0)
+        log_throttled(self.get_logger(), "error", "link missing", text, 5.0)
         return dataclasses.replace(outcome, reason=text, logs=())
 
     def _carry_out(self, outcome: ModelOutcome[PoseStamped]) -> str:

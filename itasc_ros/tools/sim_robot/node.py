@@ -31,6 +31,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from itasc_ros.core import ConfigurationError, KinematicTree
 from itasc_ros.ros.conversions import matrix_to_pose
+from itasc_ros.ros.log_throttle import log_throttled
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 
@@ -228,7 +229,8 @@ class SimRobotNode(Node):
             with self._lock:
                 self.sim.stats.commands_received += 1
                 self.sim.stats.commands_rejected += 1
-            self.get_logger().warning(f"dropped command: {exc}", throttle_duration_sec=WARN_PERIOD)
+            text = f"dropped command: {exc}"
+            log_throttled(self.get_logger(), "warning", "dropped command", text, WARN_PERIOD)
             return
         with self._lock:
             self.sim.stats.commands_received += 1
@@ -260,7 +262,8 @@ class SimRobotNode(Node):
             try:
                 self._tick(now, last)
             except Exception as exc:  # keep simulating; a dead sim would hang its users
-                self.get_logger().error(f"tick failed: {exc!r}", throttle_duration_sec=1.0)
+                text = f"tick failed: {exc!r}"
+                log_throttled(self.get_logger(), "error", "tick failed", text, 1.0)
             last = now
 
     def _tick(self, now: float, last: float) -> None:
