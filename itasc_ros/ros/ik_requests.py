@@ -4,9 +4,10 @@ Every request (geometry_msgs/PoseStamped, the pose of the first target constrain
 gets exactly one ``~/ik_result`` (diagnostic_msgs/DiagnosticStatus): level OK for a solution,
 ERROR with the reason otherwise -- refused (a frame that is not a link, NaN, an unreachable
 target), not solved within the budget, superseded by a newer request before it started, no robot
-model. A solution keeps the node's enabled one-sided constraints as the control loop does
-(a ``collision`` constraint: every pair at its margin; see ``solve_ik``'s ``keep``). A solution
-is published on ``~/ik_solution`` (sensor_msgs/JointState) first. Both carry
+model (after waiting :data:`MODEL_WAIT` for one). A solution keeps the node's enabled one-sided
+constraints as the control loop does (a ``collision`` constraint: every pair at its margin; see
+``solve_ik``'s ``keep``). A solution is published on ``~/ik_solution`` (sensor_msgs/JointState)
+first. Both carry
 the request's header: the solution as its ``header`` (stamp and frame_id), the result as the
 values ``request_stamp`` (``<sec>.<nanosec>``) and ``frame_id``, so that a client matches them to
 its request. The requests wait in their DDS reader (a queue of :data:`QUEUE_DEPTH`) for a
@@ -52,6 +53,10 @@ QUEUE_DEPTH = 10
 #: long as a round took): a flood of requests costs the process a few percent of a core (at
 #: 5 ms rounds a 2 kHz flood took a third of a core, and the loop's ticks with it).
 MIN_ROUND_PERIOD = 0.02
+#: How long the latest request waits for a robot model [s] before it is answered
+#: :data:`NO_MODEL` (a request that comes while the node loads its model at start-up, or just
+#: before a ``robot_description`` arrives, is solved once the model is there).
+MODEL_WAIT = 2.0
 
 
 @dataclass
@@ -135,6 +140,8 @@ class IkRequests:
         self._closed = threading.Event()
         self._timeout = timeout
         self._kept: tuple[list[ConstraintConfig], list[Constraint]] = ([], [])
+        #: the latest request, taken while there was no model: (message, time.monotonic() [s])
+        self._waiting: tuple[PoseStamped, float] | None = None
         self._thread = threading.Thread(target=self._run, name="itasc_ik", daemon=True)
         self._thread.start()
 
@@ -157,7 +164,7 @@ class IkRequests:
         context: Any = self._node.context
         with context.handle:
             while not self._closed.is_set():
-                self._waiter.wait(0.1)
+                self._waiter.wait(0.1 if self._waiting is None else MIN_ROUND_PERIOD)
                 t0 = time.monotonic()
                 if not self._round():
                     continue
@@ -165,16 +172,27 @@ class IkRequests:
                 self._closed.wait(max(busy, MIN_ROUND_PERIOD - busy))
 
     def _round(self) -> bool:
-        """Answer the waiting requests: the older ones superseded, the latest solved."""
-        batch = self._reader.take_all()
+        """Answer the waiting requests: the older ones superseded, the latest solved.
+
+        Without a model the latest waits for one, :data:`MODEL_WAIT` at most.
+        """
+        batch: list[tuple[PoseStamped, float]] = [(m, 0.0) for m, _ in self._reader.take_all()]
+        if self._waiting is not None:
+            batch.insert(0, self._waiting)
+            self._waiting = None
         if not batch:
             return False
         ctrl = self._controller()
         robot = "" if ctrl is None else ctrl.tree.name
         for msg, _ in batch[:-1]:
             self._fail(msg.header, robot, "", SUPERSEDED)
-        msg = batch[-1][0]
+        msg, since = batch[-1]
         if ctrl is None:
+            now = time.monotonic()
+            since = since or now
+            if now - since < MODEL_WAIT and not self._closed.is_set():
+                self._waiting = (msg, since)
+                return False
             self._fail(msg.header, "", "", NO_MODEL)
             return True
         try:
@@ -247,6 +265,7 @@ class IkRequests:
 
 __all__ = [
     "MIN_ROUND_PERIOD",
+    "MODEL_WAIT",
     "NO_MODEL",
     "QUEUE_DEPTH",
     "SUPERSEDED",

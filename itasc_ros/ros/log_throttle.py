@@ -49,8 +49,22 @@ def log_throttled(logger: Any, level: str, key: str, text: str, period: float) -
         due[0], due[1] = now + period, 0.0
     if left_out:
         text = f"{text} ({left_out} more like it since the last one, not logged)"
-    getattr(logger, level)(text)
+    _emit(logger, level, text)
     return True
+
+
+def _emit(logger: Any, level: str, text: str) -> None:
+    """One line at ``level``: a call site per level, as rclpy holds each site to one severity."""
+    if level == "debug":
+        logger.debug(text)
+    elif level == "info":
+        logger.info(text)
+    elif level == "warning":
+        logger.warning(text)
+    elif level == "error":
+        logger.error(text)
+    else:
+        logger.fatal(text)
 
 
 def forget_throttles() -> None:

@@ -21,6 +21,7 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseStamped
 from procs import RosTestClient, node_command, read_log, ros_client, start_process, stop_process
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
@@ -251,3 +252,50 @@ def test_an_ik_solution_keeps_the_node_collision_constraint(
     t = tree.forward_kinematics(q, "panda_hand")
     assert np.abs(t[:3, 3] - goal[:3, 3]).max() <= 1e-5
     assert closest(q) >= coll.margin - 1e-6, (closest(q), closest(plain.q))
+
+
+def test_a_request_before_the_model_is_solved_once_the_urdf_arrives(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    """A request that comes before the node has a model waits for it (``MODEL_WAIT``)."""
+    ns = "/ikwait"
+    tree = KinematicTree.from_urdf_file(PANDA)
+    client.collect(DiagnosticStatus, f"{ns}/itasc_node/ik_result")
+    client.collect(JointState, f"{ns}/itasc_node/ik_solution")
+    latched = QoSProfile(
+        depth=1,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+    description = client.publisher(String, f"{ns}/robot_description", latched)
+    proc = start_process(
+        node_command("-r", f"__ns:={ns}", "-p", "constraints.ee.link:=panda_hand"),
+        local_dds_env(dds_domain),
+        name="itasc_node_ik_wait",
+    )
+    try:
+        requests = client.publisher(PoseStamped, f"{ns}/itasc_node/ik_request", 10)
+        client.wait_for_subscribers(requests, 1, TIMEOUT)
+        goal = tree.forward_kinematics(HOME + 0.2, "panda_hand")
+        requests.publish(stamped(pose_msg(goal, "panda_link0"), 77, 0))
+        time.sleep(0.3)  # the request waits in the node, without a model
+        assert not client.received(f"{ns}/itasc_node/ik_result")
+        client.wait_for_subscribers(description, 1, TIMEOUT)
+        description.publish(String(data=PANDA.read_text()))
+        msg = client.wait_for(
+            lambda: client.received(f"{ns}/itasc_node/ik_solution"),
+            FIRST_SOLVE_TIMEOUT,
+            "the waiting request's solution",
+        )[0]
+        assert (msg.header.stamp.sec, msg.header.frame_id) == (77, "panda_link0")
+        q = np.array([msg.position[list(msg.name).index(n)] for n in tree.joint_names])
+        assert np.abs(tree.forward_kinematics(q, "panda_hand")[:3, 3] - goal[:3, 3]).max() <= 1e-5
+        results = client.wait_for(
+            lambda: client.received(f"{ns}/itasc_node/ik_result"), TIMEOUT, "its result"
+        )
+        time.sleep(0.3)  # a second result would arrive meanwhile
+        results = client.received(f"{ns}/itasc_node/ik_result")
+        assert len(results) == 1 and results[0].level == DiagnosticStatus.OK, results
+    finally:
+        stop_process(proc)
+        print(read_log(proc)[-3000:])

@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
+import rclpy.logging
 
-from itasc_ros.ros.log_throttle import forget_throttles, log_throttled
+from itasc_ros.ros.log_throttle import LEVELS, forget_throttles, log_throttled
 
 
 class _Logger:
@@ -43,3 +44,13 @@ def test_one_line_per_period_and_key_with_the_left_out_counted() -> None:
 def test_an_unknown_level_names_the_valid_ones() -> None:
     with pytest.raises(ValueError, match="valid: debug, info, warning, error, fatal"):
         log_throttled(_Logger("n"), "warn", "a", "x", 1.0)
+
+
+def test_an_rclpy_logger_takes_every_level_of_every_key() -> None:
+    """rclpy holds each call site to one severity: each level has its own site here."""
+    forget_throttles()
+    logger = rclpy.logging.get_logger("itasc_log_throttle_test")
+    for level in LEVELS:
+        for key in ("a", "b"):
+            assert log_throttled(logger, level, key, f"{level} {key}", 60.0)
+            assert not log_throttled(logger, level, key, f"{level} {key} again", 60.0)
