@@ -12,10 +12,13 @@ its frames (``header.frame_id`` the world frame, ``child_frame_id`` the root lin
 NaN/Inf or huge values, a zero quaternion, a stamp out of order or leaping ahead
 (:class:`~itasc_ros.core.control.streams.StampOrder`), and a pose that jumped: farther from
 where the last one and its twist put the base than ``max_target_speed`` /
-``max_target_angular_speed`` allow over the time between them (a relocalisation is not a
-motion the arm should follow at once). Refusals past ``input_timeout`` leave the odometry stale:
-the controller then stops the robot as for stale joint states, and the next good message
-re-anchors the stream.
+``max_target_angular_speed`` allow over the time since the last accepted one (a relocalisation
+is not a motion the arm should follow at once). That holds whether or not the odometry went
+stale meanwhile: a pose 3 m away after a 0.3 s silence is refused as one 10 ms later would be.
+Refusals past ``input_timeout`` leave the odometry stale: the controller then stops the robot as
+for stale joint states. The next good message re-anchors the stream; a relocalisation by ``d``
+[m] is taken once ``d / max_target_speed`` [s] have passed since the last accepted pose (the
+robot stopped meanwhile).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from numpy.typing import NDArray
 
 from ._target_kernels import BAD_POSITION, BAD_QUATERNION, extrapolate_pose
 from ._target_kernels import pose_from_position_quat as _pose_from_position_quat
-from .streams import HUGE, StampOrder, fresh
+from .streams import HUGE, StampOrder
 
 Array = NDArray[np.float64]
 
@@ -103,8 +106,7 @@ class Odometry:
         if why:
             return why
         t = received if header_stamp is None else header_stamp
-        live = self.has_state and fresh(received - self.stamp, timeout)
-        if live:
+        if self.has_state:  # stale or not: the base cannot have gone faster than the limits
             why = self._jump(t, max_speed, max_angular_speed)
             if why:
                 self.jumps += 1

@@ -185,6 +185,26 @@ def test_hostile_odometry_is_refused_and_the_last_good_one_kept(tree: KinematicT
         _controller(tree, world_frame="panda_link0")
 
 
+def test_a_jump_after_a_silence_is_refused_until_the_limits_allow_it(tree: KinematicTree) -> None:
+    """Stale or not, a pose the base cannot have reached at ``max_target_speed`` is refused.
+
+    The good odometry stops; 0.3 s later (stale: ``input_timeout`` 0.1 s) a pose 3 m away
+    comes: refused, the last good pose kept (a world target is not moved by it). Once 3 m at
+    the speed limit have had time (1.5 s at 2 m/s), the same pose is taken (a relocalisation).
+    """
+    ctrl = _controller(tree)
+    assert ctrl.config.max_target_speed == 2.0 and ctrl.config.input_timeout == 0.1
+    good = _odom_values(np.eye(4), np.zeros(6))
+    ctrl.set_odometry("odom", "", good, 10.0, 10.0)
+    far = np.r_[good[:3] + np.array([3.0, 0, 0]), good[3:]]
+    for t in (10.3, 11.0, 11.45):
+        with pytest.raises(InputError, match="jumped"):
+            ctrl.set_odometry("odom", "", far, t, t)
+    assert np.allclose(ctrl._odom.pose[:3, 3], good[:3]) and ctrl._odom.jumps == 3
+    ctrl.set_odometry("odom", "", far, 11.6, 11.6)  # 3 m in 1.6 s: within 2 m/s
+    assert np.allclose(ctrl._odom.pose[:3, 3], far[:3])
+
+
 def test_a_world_target_needs_odometry_and_stale_odometry_stops(tree: KinematicTree) -> None:
     ctrl = _controller(tree)
     with pytest.raises(InputError, match="needs the base's odometry"):
