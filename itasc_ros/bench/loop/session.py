@@ -38,8 +38,10 @@ from .window import Window, measure
 
 #: The node's journal topic (node name itasc_node).
 JOURNAL_TOPIC = "/itasc_node/journal"
-#: Time allowed for the node's first command (start-up, URDF, first inputs) [s].
-START_TIMEOUT = 60.0
+#: Time allowed for the node's first command (start-up, URDF, first inputs) [s]. A first start
+#: after a fresh install compiles the node's kernels into numba's cache: 60-70 s measured on a
+#: slowed 2-core host (a run with a 60 s allowance gave up just as the node began to command).
+START_TIMEOUT = 180.0
 
 
 class LoopSession:
