@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -33,3 +34,26 @@ def dds_domain() -> Iterator[int]:
     """
     with borrowed_domain() as domain:
         yield domain
+
+
+@pytest.fixture(autouse=True)
+def _no_collector_pauses_in_dds_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """No garbage collection of this process during a DDS test, which stands in for the operator.
+
+    The test process stores every message it hears (tens of thousands of objects) beside
+    everything the suite imported; a full collection of it took 355-392 ms on a slowed host,
+    during which its spin thread and its target publisher stood still: the node saw its
+    operator go silent (a held target, then a jump), which a real operator's process would not
+    do. What exists before the test is frozen out of later collections (``gc.freeze``), and
+    collections wait for the test's end.
+    """
+    if request.node.get_closest_marker("dds") is None:
+        yield
+        return
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
