@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ if str(TEST_DIR) not in sys.path:
 # ITASC_TEST_DOMAIN_ID if set, else one that no other pytest session of this machine holds.
 from domains import allocate_domain, borrowed_domain  # noqa: E402
 
+from itasc_ros.tools.collector import no_collector_pauses  # noqa: E402
 from itasc_ros.tools.dds_env import apply_local_dds_env  # noqa: E402
 
 apply_local_dds_env(int(os.environ.get("ITASC_TEST_DOMAIN_ID", 0)) or allocate_domain())
@@ -44,16 +44,10 @@ def _no_collector_pauses_in_dds_tests(request: pytest.FixtureRequest) -> Iterato
     everything the suite imported; a full collection of it took 355-392 ms on a slowed host,
     during which its spin thread and its target publisher stood still: the node saw its
     operator go silent (a held target, then a jump), which a real operator's process would not
-    do. What exists before the test is frozen out of later collections (``gc.freeze``), and
-    collections wait for the test's end.
+    do. What exists before the test stays frozen out of later collections.
     """
     if request.node.get_closest_marker("dds") is None:
         yield
         return
-    gc.collect()
-    gc.freeze()
-    gc.disable()
-    try:
+    with no_collector_pauses(unfreeze=False):
         yield
-    finally:
-        gc.enable()

@@ -10,15 +10,14 @@ environment is the caller's job (the tests and the demo do).
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from itasc_ros.tools.bagio import BagWriter, Storage, default_typestore, read_bag
+from itasc_ros.tools.collector import no_collector_pauses
 from itasc_ros.tools.replay.errors import ReplayError
 from itasc_ros.tools.replay.node_setup import NodeSetup
 from itasc_ros.tools.replay.recorded_parameters import (
@@ -218,28 +217,6 @@ def _refused(calls: list[Any]) -> list[str] | None:
     return None
 
 
-@contextmanager
-def _no_collector_pauses() -> Iterator[None]:
-    """No garbage collection while the bag's timing is kept.
-
-    The bag's messages, loaded whole, and those recorded meanwhile are many objects: a full
-    collection of them stood the republishing still for over 100 ms on a slowed host, longer
-    than the node's ``input_timeout``, so the node declared joint states stale that the
-    recording had on time. What exists is frozen out of collections and the collector waits for
-    the end (the republishing allocates little that is cyclic).
-    """
-    gc.collect()
-    gc.freeze()
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-        gc.unfreeze()
-
-
 def replay_online(
     bag: str | Path,
     out_bag: str | Path,
@@ -310,7 +287,7 @@ def replay_online(
             _wait_for_node(link, recorder, setup, wait)
             params = fetch_node_parameters(node, fq, timeout=wait)
             write_parameters_snapshot(writer, node.get_clock().now().nanoseconds, params, fq)
-            with _no_collector_pauses():
+            with no_collector_pauses():  # keeps the bag's timing (see the module)
                 calls = _republish(link, messages, speed, log)
             time.sleep(drain)
             refused = _refused(calls)
