@@ -551,7 +551,7 @@ def closed_loop_pairs(client: RosTestClient) -> Iterator[dict[str, dict[str, Any
                     name=f"sim{ns.replace('/', '_')}",
                 ),
                 "js": client.collect(JointState, f"{ns}/joint_states"),
-                "cmds": client.collect(msg_type, f"{ns}/commands"),
+                "cmds": client.collect(msg_type, f"{ns}/commands", 1000),  # none dropped
                 "target": client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose"),
             }
         yield pairs
@@ -573,6 +573,9 @@ class TestClosedLoop:
         p = closed_loop_pairs[kind]
         client.wait_for_subscribers(p["target"], 1, TIMEOUT)
         client.wait_for(lambda: p["js"], TIMEOUT, "joint states of the simulated robot")
+        # the node's command publisher discovered before the target: the whole motion is heard
+        topic = p["target"].topic_name.replace("itasc_node/target_pose", "commands")
+        client.wait_for(lambda: client.node.count_publishers(topic) > 0, TIMEOUT, topic)
         goal = goal_pose(tree, HOME, [0.1, -0.08, 0.06], [0.2, -0.15, 0.25])
         p["target"].publish(pose_msg(goal))
 

@@ -49,8 +49,11 @@ class CartesianReference:
     Attributes:
         active: the constraint follows this reference (a step being approached, or jogging).
         pose: (4, 4) the reference pose.
-        speed: [m/s] along the line; angular_speed: [rad/s] about the axis.
+        speed: [m/s] along the line; angular_speed: [rad/s] about the axis (negative while a
+            motion away from the target is braked).
         twist: (6,) the reference's twist (root frame), fed forward.
+        accel: (6,) the twist's rate of change over the next step [m/s^2, rad/s^2] (set by
+            each :meth:`toward` and :meth:`jog`): the twist it will have when a command acts.
         jogging: the reference is driven by a jog twist rather than toward a pose.
     """
 
@@ -61,18 +64,21 @@ class CartesianReference:
         self.speed = 0.0
         self.angular_speed = 0.0
         self.twist = np.zeros(6)
+        self.accel = np.zeros(6)
 
     def start(self, pose: Array, jogging: bool = False, twist: Array | None = None) -> None:
         """Start from ``pose`` (4, 4) and ``twist`` (6,), the effector's, unless already moving.
 
         Without ``twist``: at rest. A step that comes while the effector moves starts from that
-        motion: the part along the new line is kept, the part across it is braked within the
-        acceleration limit, so the reference asks the arm for no change its limits cannot give.
+        motion: the part along the new line is kept (braked first if it leads away from the
+        target), the part across it is braked within the acceleration limit, so the reference
+        asks the arm for no change its limits cannot give.
         """
         if not self.active:
             self.pose[:] = pose
             self.speed = self.angular_speed = 0.0
             self.twist[:] = 0.0
+            self.accel[:] = 0.0
             if twist is not None and np.all(np.isfinite(twist)):
                 self.twist[:3] = twist[:3]
         self.active, self.jogging = True, jogging
@@ -107,8 +113,11 @@ class CartesianReference:
         else:  # braked at amax, or harder: it stops within DRIFT_MAX of where it started
             brake = max(amax, size * size / (2.0 * DRIFT_MAX))
             drift *= max(0.0, size - brake * dt) / size
-        self.speed = max(0.0, along)
-        self.angular_speed = max(0.0, float(self.twist[3:] @ axis)) if angle > ARRIVED else 0.0
+        # A motion away from the goal (the effector's own at the start of a step) is braked at
+        # amax too: a reference that dropped it would ask the arm for a jump it cannot make,
+        # fall ahead of the arm, and the feedback that catches up overshoots the goal.
+        self.speed = along
+        self.angular_speed = float(self.twist[3:] @ axis) if angle > ARRIVED else 0.0
         chase = max(0.0, float(goal_twist[:3] @ u))  # the target moving away along the line
         spin = max(0.0, float(goal_twist[3:] @ axis))
         self.speed = _speed_toward(self.speed, dist, vmax, amax, dt, chase)
@@ -117,6 +126,11 @@ class CartesianReference:
         self.pose[:3, 3] += u * step + drift * dt
         self.pose[:3, :3] = spatial.so3_exp(axis * turn) @ self.pose[:3, :3]
         self.twist[:3], self.twist[3:] = u * self.speed + drift, axis * self.angular_speed
+        if dt > 0.0:  # the profile's next step: braking ahead shows before it starts
+            ahead = _speed_toward(self.speed, dist - step, vmax, amax, dt, chase)
+            turning = _speed_toward(self.angular_speed, angle - turn, wmax, alpha, dt, spin)
+            self.accel[:3] = u * ((ahead - self.speed) / dt)
+            self.accel[3:] = axis * ((turning - self.angular_speed) / dt)
         if dist - step <= ARRIVED and angle - turn <= ARRIVED and not drift.any():
             self.pose[:] = goal
             self.stop()
@@ -143,6 +157,7 @@ class CartesianReference:
             if n > acc * dt:
                 change *= acc * dt / n
             self.twist[sl] += change
+            self.accel[sl] = change / dt
         self.pose[:3, 3] += self.twist[:3] * dt
         self.pose[:3, :3] = spatial.so3_exp(self.twist[3:] * dt) @ self.pose[:3, :3]
         self.speed = float(np.linalg.norm(self.twist[:3]))
@@ -157,6 +172,7 @@ class CartesianReference:
         self.active = self.jogging = False
         self.speed = self.angular_speed = 0.0
         self.twist[:] = 0.0
+        self.accel[:] = 0.0
 
 
 __all__ = ["ARRIVED", "CartesianReference"]

@@ -46,6 +46,28 @@ def test_a_step_goes_along_the_straight_line_with_a_bounded_speed_profile() -> N
     assert np.abs(np.diff(speeds)).max() <= LIMITS[1] * dt + 1e-12  # bounded acceleration
 
 
+def test_a_step_taken_while_moving_away_brakes_that_motion_and_does_not_overshoot() -> None:
+    """The effector moves away from the new target at 0.25 m/s when the step comes: the
+    reference starts with that motion, brakes it within the acceleration limit (no jump of its
+    twist), turns back and arrives without passing the target."""
+    ref = CartesianReference()
+    goal = np.eye(4)
+    goal[:3, 3] = [0.1, 0.0, 0.0]
+    ref.start(np.eye(4), twist=np.array([-0.25, 0.05, 0.0, 0.0, 0.0, 0.0]))
+    dt, twists, along = 0.004, [ref.twist[:3].copy()], []
+    for _ in range(1000):
+        done = ref.toward(goal, np.zeros(6), dt, LIMITS)
+        twists.append(ref.twist[:3].copy())
+        along.append(ref.pose[0, 3])
+        if done:
+            break
+    assert done
+    change = np.linalg.norm(np.diff(np.array(twists), axis=0), axis=1)
+    assert change.max() <= 2.0 * LIMITS[1] * dt + 1e-9  # braked, not dropped (x and y at amax)
+    assert min(along) < -(0.25**2) / (2.0 * LIMITS[1]) + 1e-3  # it went on backward, braking
+    assert max(along) <= goal[0, 3] + 1e-12  # and never passed the target
+
+
 def test_a_moving_target_is_caught_up_with_then_followed_directly() -> None:
     ref = CartesianReference()
     ref.start(np.eye(4))
@@ -173,3 +195,53 @@ def test_controller_jog_counts_twists_cut_off_by_a_stall(tree: KinematicTree) ->
     assert ctrl.jog_late_twists("ee") == 1  # the first twist after the stall
     # 1 s of twists, of which the 0.3 s stall beyond the 0.1 s the late burst may catch up
     assert 0.05 * 0.75 < moved[1] < 0.05 * 0.85
+
+
+def _step_overshoot(tree: KinematicTree, aim_ahead: bool) -> float:
+    """A 0.1 m step through a loop with delays: how far past the target the hand went [m].
+
+    The robot moves in 0.5 ms substeps with the command in force; it is sampled every 2 ms
+    (header stamp: the sample's instant), each sample delivered 1.5 ms later; the controller
+    ticks every 4 ms on the latest delivered sample and its command acts 1 ms after the tick.
+    """
+    cons = [ConstraintConfig("ee", "copy_pose", link="panda_hand")]
+    cfg = ControllerConfig(constraints=cons, control_rate=250.0, aim_ahead=aim_ahead)
+    ctrl = Controller(tree, cfg)
+    q, qdot = HOME.copy(), np.zeros(7)
+    start = tree.forward_kinematics(q, "panda_hand")
+    goal = start.copy()
+    goal[:3, 3] += [0.0, 0.1, 0.0]
+    samples: list[tuple[float, np.ndarray]] = []  # (instant, q)
+    pending: list[tuple[float, np.ndarray]] = []  # (acts at, qdot)
+    worst, sub = -1.0, 0.0005
+    for k in range(1, 2400):  # 1.2 s
+        t = k * sub
+        while pending and pending[0][0] <= t + 1e-12:
+            qdot = pending.pop(0)[1]
+        q = q + qdot * sub
+        if k % 4 == 0:
+            samples.append((t, q.copy()))
+        if k % 8 == 0:
+            delivered = [s for s in samples if s[0] + 0.0015 <= t + 1e-12]
+            if not delivered:
+                continue
+            stamp, qs = delivered[-1]
+            ctrl.set_joint_state(ctrl.joint_names, qs, stamp + 0.0015, header_stamp=stamp)
+            if k == 8:
+                ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), t)
+            pending.append((t + 0.001, ctrl.step(t).qdot.copy()))
+        worst = max(worst, float(tree.forward_kinematics(q, "panda_hand")[1, 3] - goal[1, 3]))
+    assert np.linalg.norm(tree.forward_kinematics(q, "panda_hand")[:3, 3] - goal[:3, 3]) < 1e-4
+    return worst
+
+
+def test_a_step_through_delays_is_followed_without_running_ahead_of_its_reference(
+    tree: KinematicTree,
+) -> None:
+    """The braking reference compared with the hand where it was measured and fed forward as
+    it will be when the command acts: the overshoot that the delays cause otherwise (the
+    deceleration times the delays over the gain) goes."""
+    aimed, as_is = _step_overshoot(tree, True), _step_overshoot(tree, False)
+    print(f"\nstep overshoot through delays: {aimed * 1e3:.3f} mm aimed, {as_is * 1e3:.3f} mm not")
+    assert as_is > 3e-4  # the delays do cause one
+    assert aimed < 0.25 * as_is and aimed < 2e-4
