@@ -342,7 +342,8 @@ SETTINGS: tuple[Setting, ...] = (
         "Compare the effector and each moving target at the same instant: the target "
         "extrapolated by its twist from its header stamp to the joint state's, an explicit "
         "twist fed forward as it will be when the command acts (its filtered change rate, "
-        "command_latency).",
+        "command_latency); a step's straight-line reference compared with the effector at the "
+        "joint state's stamp and fed forward over the command's period (no overshoot).",
         live=True,
     ),
     _s(
