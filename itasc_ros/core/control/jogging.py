@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._target_kernels import extrapolate_pose
+from ._target_kernels import cap_twist, extrapolate_pose
 from .journal import Code, TwistSource
 from .journaling import Journaling
 from .streams import TargetStream
@@ -156,8 +156,10 @@ class Jogging(Journaling):
         st.applied[:] = ref.twist
         aimed = st.aimed_twist
         aimed[:] = ref.accel
-        aimed *= ahead
+        aimed *= min(ahead, self._dt)  # the reference's profile is known one period ahead
         aimed += ref.twist
+        cfg = self.config
+        cap_twist(aimed, cfg.max_target_speed, cfg.max_target_angular_speed)
         self._give_twist(c, st, aimed)
         return True
 
