@@ -248,10 +248,7 @@ class Controller(Inputs, Jogging, LiveParameters):
                     self._stop_aiming(name, st)
             return
         js = self._joints
-        delivery = cfg.command_latency
-        if delivery < 0.0:
-            delivery = js.order.offset if 0.0 <= js.order.offset < math.inf else 0.0
-        acts = now + delivery  # [s] when the command reaches the robot
+        acts = now + self._command_delivery()  # [s] when the command reaches the robot
         cap = 0.5 * cfg.input_timeout
         measured = js.header if js.header == js.header else js.stamp  # NaN: unstamped
         for name, st in self._targets.items():

@@ -179,14 +179,22 @@ class Jogging(Journaling):
         cfg = self.config
         js = self._joints
         cap = 0.5 * cfg.input_timeout
-        offset = js.order.offset
-        punctual = 0.0 <= offset <= cap  # the stamps on this clock, delivered within the cap
-        delivery = cfg.command_latency
-        if delivery < 0.0:
-            delivery = offset if punctual else 0.0
+        punctual = 0.0 <= js.order.offset <= cap  # stamps on this clock, delivered in the cap
         measured = js.header if punctual and js.header == js.header else js.stamp
         back = min(max(measured - now, -cap), 0.0)
-        return back, min(max(delivery + 0.5 * self._dt, 0.0), cap)
+        return back, min(max(self._command_delivery() + 0.5 * self._dt, 0.0), cap)
+
+    def _command_delivery(self) -> float:
+        """How long [s] from a tick until the robot applies its command.
+
+        ``command_latency``, or with -1 the joint states' most punctual delivery (0 while
+        unknown).
+        """
+        delivery = self.config.command_latency
+        if delivery < 0.0:
+            offset = self._joints.order.offset
+            delivery = offset if 0.0 <= offset < math.inf else 0.0
+        return delivery
 
     def _cartesian_limits(self) -> tuple[float, float, float, float]:
         """The reference's limits.
