@@ -43,6 +43,25 @@ def check_pose(pose: ArrayLike) -> Array:
     return np.ascontiguousarray(p)
 
 
+def pose_array(pose: ArrayLike) -> Array:
+    """The target pose as the compiled pose loop takes it: (4, 4) float64, C-contiguous.
+
+    Such an array is passed as it is (the loop checks it, as :func:`check_pose` does); any
+    other value is checked and converted by :func:`check_pose`.
+
+    Raises:
+        ConfigurationError: a value that is not a finite rigid (4, 4) transform.
+    """
+    if (
+        type(pose) is np.ndarray
+        and pose.dtype == np.float64
+        and pose.shape == (4, 4)
+        and pose.flags.c_contiguous
+    ):
+        return pose
+    return check_pose(pose)
+
+
 def seed_array(tree: KinematicTree, seed: ArrayLike | None) -> Array:
     """(n,) the seed [rad or m] as floats; None: the tree's mid-range configuration.
 
@@ -90,6 +109,12 @@ def _check_positive(name: str, v: float | None, allow_none: bool = False) -> Non
         raise SolverError(f"{name} must be a finite number > 0, got {v!r}")
 
 
+#: Settings found valid (with their types: ``True == 1``), checked once: at most
+#: :data:`_VALID_KEPT` of them.
+_VALID: set[tuple[object, ...]] = set()
+_VALID_KEPT = 64
+
+
 def check_settings(
     timeout: float | None,
     tolerance: float,
@@ -101,9 +126,40 @@ def check_settings(
 ) -> None:
     """Check the solve's settings (see :func:`~itasc_ros.core.ik.solve_ik` for their units).
 
+    Settings without ``options`` that passed before pass at once (a solve repeated at a
+    high rate checks them once).
+
     Raises:
         SolverError: the first value out of range, naming it (and the choices of ``prefer``).
     """
+    key = None
+    if options is None:
+        key = (
+            timeout, type(timeout), tolerance, type(tolerance), rotation_tolerance,
+            type(rotation_tolerance), max_iterations, type(max_iterations), prefer,
+            random_seed, type(random_seed),
+        )  # fmt: skip
+        try:
+            if key in _VALID:
+                return
+        except TypeError:  # an unhashable value: checked (and refused) below
+            key = None
+    _check_settings(timeout, tolerance, rotation_tolerance, max_iterations, prefer, random_seed)
+    if options is not None:
+        options.check()
+    elif key is not None and len(_VALID) < _VALID_KEPT:
+        _VALID.add(key)
+
+
+def _check_settings(
+    timeout: float | None,
+    tolerance: float,
+    rotation_tolerance: float | None,
+    max_iterations: int | None,
+    prefer: str,
+    random_seed: int,
+) -> None:
+    """:func:`check_settings` without the options."""
     _check_positive("timeout", timeout, allow_none=True)
     _check_positive("tolerance", tolerance)
     _check_positive("rotation_tolerance", rotation_tolerance, allow_none=True)
@@ -117,8 +173,6 @@ def check_settings(
         raise SolverError(f"unknown prefer {prefer!r}; choices are: {', '.join(PREFER)}")
     if not isinstance(random_seed, int | np.integer):
         raise SolverError(f"random_seed must be an integer, got {random_seed!r}")
-    if options is not None:
-        options.check()
 
 
-__all__ = ["axis_rows", "check_pose", "check_settings", "seed_array"]
+__all__ = ["axis_rows", "check_pose", "check_settings", "pose_array", "seed_array"]

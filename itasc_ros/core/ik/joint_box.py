@@ -32,7 +32,8 @@ class JointBox:
         lo, hi: (n,) lower and upper limits [rad or m], +-:data:`UNLIMITED` where infinite.
         samp_lo, samp_hi: (n,) the range random restarts are drawn from: the limits, or
             [-pi, pi] for a joint with an infinite limit.
-        turns: the joints (columns) that can turn by a whole turn within their limits.
+        turns: the joints (columns) that can turn by a whole turn within their limits;
+            ``turn_cols`` the same as an int64 array, for the compiled loop.
     """
 
     def __init__(self, tree: KinematicTree) -> None:
@@ -44,6 +45,7 @@ class JointBox:
         self.samp_hi = np.where(finite, hi, math.pi)
         revolute = np.array([t != "prismatic" for t in tree.joint_types], dtype=bool)
         self.turns = [int(i) for i in np.flatnonzero(revolute & (self.hi - self.lo > 2 * math.pi))]
+        self.turn_cols = np.array(self.turns, dtype=np.int64)
 
     def clip_seed(self, seed: Array, out: Array) -> Array:
         """``seed`` (n,) clipped into the box, written into ``out`` (n,) and returned.
@@ -75,17 +77,7 @@ class JointBox:
 
         The forward kinematics are the same; ``q`` is changed in place.
         """
-        two_pi = 2.0 * math.pi
-        for i in self.turns:
-            k = round((seed[i] - q[i]) / two_pi)
-            if k:
-                v = q[i] + k * two_pi
-                while v > self.hi[i]:
-                    v -= two_pi
-                while v < self.lo[i]:
-                    v += two_pi
-                if abs(v - seed[i]) < abs(q[i] - seed[i]):
-                    q[i] = v
+        K.nearest_turns(q, seed, self.turn_cols, self.lo, self.hi)
 
 
 __all__ = ["NEAR_SPREAD", "UNLIMITED", "JointBox"]

@@ -40,7 +40,8 @@ class PoseChain:
         reach: the largest distance [m] of the link from the root.
         box: the joint box (:class:`~itasc_ros.core.ik.joint_box.JointBox`).
         q0, q, best_q: (n,) the seed, the current and the best configuration of a solve.
-        state: (S_SIZE,) the loop's state; ``rng`` (1,) uint64 its generator's state.
+        state: (S_SIZE,) the loop's state; ``rng`` (1,) uint64 its generator's state,
+            ``rng0`` that state at a solve's start (:meth:`seed_restarts`).
         tol: (6,) the tolerance of each pose component; ``params`` the default options.
     """
 
@@ -60,9 +61,17 @@ class PoseChain:
         self.best_q = np.zeros(n)
         self.state = np.zeros(K.S_SIZE)
         self.rng = np.zeros(1, dtype=np.uint64)
+        self.rng0 = np.zeros(1, dtype=np.uint64)
+        self._random_seed = 0
         self.tol = np.zeros(6)
         self.params = IkOptions().to_array()
         self._sel_cache: dict[tuple[str, str], IntArray] = {}
+
+    def seed_restarts(self, random_seed: int) -> None:
+        """Start the next solves' restarts from ``random_seed`` (any integer)."""
+        if random_seed != self._random_seed:
+            self.rng0[0] = np.uint64(int(random_seed) & 0xFFFFFFFFFFFFFFFF)
+            self._random_seed = random_seed
 
     def selection(self, position_axes: str, rotation_axes: str) -> IntArray:
         """(k,) the selected pose rows (see :func:`~itasc_ros.core.ik.inputs.axis_rows`)."""

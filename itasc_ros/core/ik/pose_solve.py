@@ -1,9 +1,10 @@
 """One link onto one pose: the Newton loop run by the compiled kernel, chunk by chunk.
 
-The kernel (:func:`~itasc_ros.core.ik._ik_kernels.ik_iterate`) runs up to :data:`CHUNK`
-iterations per call -- FK, Jacobian, damped step, limits, stall test, restarts -- and the
-loop here looks at the clock and the iteration budget between calls, keeps the solutions and
-moves joints by whole turns toward the seed.
+The kernel (:func:`~itasc_ros.core.ik._ik_kernels.ik_solve`) checks the target, clips the
+seed, runs up to :data:`CHUNK` iterations per call -- FK, Jacobian, damped step, limits,
+stall test, restarts --, moves a solution's joints by whole turns toward the seed and writes
+its errors; the loop here looks at the clock and the iteration budget between calls and keeps
+the solutions (``prefer='distance'``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import time
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import UnreachableTargetError
-from ..kinematics._kernels import is_rigid_transform
+from ..errors import ConfigurationError, UnreachableTargetError
 from . import _ik_kernels as K
+from .inputs import check_pose
 from .options import IkOptions
 from .pose_chain import PoseChain
 from .result import IkResult
@@ -49,28 +50,16 @@ def warm_up() -> None:
         np.zeros((3, 4)),
     )
     work = np.zeros(K.work_size(1, 1))
-    target = np.eye(4)
-    is_rigid_transform(target, 1e-6)
-    K.clip_seed(one, one - 1.0, one + 1.0, one.copy())
-    K.errors_at(one, *chain, target, work)
-    state = np.zeros(K.S_SIZE)
-    K.ik_iterate(
-        *chain,
-        one - 1.0,
-        one + 1.0,
-        one - 1.0,
-        one + 1.0,
-        target,
-        np.arange(3, dtype=np.int64),
-        np.full(6, 1e-5),
-        IkOptions().to_array(),
-        one.copy(),
-        one.copy(),
-        state,
-        np.zeros(1, dtype=np.uint64),
-        1,
-        work,
-    )
+    sel = np.arange(3, dtype=np.int64)
+    out = np.zeros(sel.shape[0] + 2)
+    for mode in (K.MODE_START, K.MODE_GO_ON, K.MODE_BEST):
+        K.ik_solve(
+            *chain, one - 1.0, one + 1.0, one - 1.0, one + 1.0, np.zeros(0, dtype=np.int64),
+            np.eye(4), sel, 1e-5, 1e-5, IkOptions().to_array(), one.copy(), one.copy(),
+            one.copy(), one.copy(), np.zeros(K.S_SIZE), np.zeros(1, dtype=np.uint64),
+            np.zeros(1, dtype=np.uint64), np.zeros(6), 1, mode, work, out,
+        )  # fmt: skip
+    K.clip_seed(one, one - 1.0, one + 1.0, one.copy())  # the constraint-set loops'
     _WARM = True
 
 
@@ -89,9 +78,15 @@ def solve_pose(
 ) -> IkResult:
     """Joint positions that put ``ch.link`` on ``target`` on the rows ``sel``, within limits.
 
+    The common solve (``prefer='speed'``, converged within :data:`CHUNK` iterations) is one
+    compiled call from the seed to the result's errors (:func:`~itasc_ros.core.ik.
+    _ik_kernels.ik_solve`): Python code around a compiled loop costs more than the loop itself
+    once other code has run between two solves (cold caches).
+
     Args:
         ch: the link's chain (its work arrays are used).
-        target: (4, 4) checked target pose in the root frame.
+        target: (4, 4) float64 C-contiguous target pose in the root frame; checked here (a
+            finite rigid transform), as :func:`~itasc_ros.core.ik.inputs.check_pose` does.
         sel: (k,) the selected pose rows (:meth:`PoseChain.selection`).
         seed: (n,) start configuration [rad or m], clipped into the limits.
         budget: (time budget [s], iterations at most or None).
@@ -106,123 +101,88 @@ def solve_pose(
         The :class:`IkResult` (see :func:`~itasc_ros.core.ik.solve_ik`).
 
     Raises:
-        ConfigurationError: a seed with NaN or Inf values.
+        ConfigurationError: a seed with NaN or Inf values, a target that is not a finite
+            rigid transform.
         UnreachableTargetError: a selected position beyond the link's reach.
     """
-    q0 = ch.box.clip_seed(seed, ch.q0)
     dist = math.hypot(float(target[0, 3]), float(target[1, 3]), float(target[2, 3]))
     if sel[0] < 3 and dist > ch.reach + 1e-9:
+        check_pose(target)  # a bad pose says so first
         raise UnreachableTargetError(
             f"the target is {dist:.4g} m from the root; {ch.link!r} reaches "
             f"{ch.reach:.4g} m at most"
         )
-    _start(ch, q0, tol_p, tol_r, random_seed)
+    ch.seed_restarts(random_seed)
     params = ch.params if options is None else options.to_array()
-    found, message = _iterate(ch, target, sel, q0, budget, params, prefer, t0)
-    return _result(ch, target, sel, found, message, prefer, t0)
-
-
-def _start(ch: PoseChain, q0: Array, tol_p: float, tol_r: float, random_seed: int) -> None:
-    """Reset the chain's per-solve arrays for a solve from ``q0``."""
-    tol = ch.tol
-    tol[:3] = tol_p
-    tol[3:] = tol_r
-    q, best_q, state = ch.q, ch.best_q, ch.state
-    q[:] = q0
-    best_q[:] = q0
-    state[:] = 0.0
-    state[K.S_BEST] = math.inf
-    state[K.S_REF] = math.inf
-    ch.rng[0] = np.uint64(int(random_seed) & 0xFFFFFFFFFFFFFFFF)
-
-
-def _iterate(
-    ch: PoseChain,
-    target: Array,
-    sel: NDArray[np.int64],
-    q0: Array,
-    budget: tuple[float, int | None],
-    params: Array,
-    prefer: str,
-    t0: float,
-) -> tuple[Array | None, str]:
-    """Run the compiled loop until a solution (``prefer='speed'``) or the budget's end.
-
-    Returns:
-        (the solution kept (n,) or None, why the loop stopped).
-    """
+    out = np.empty(sel.shape[0] + 2)
     timeout, max_iters = budget
     deadline = t0 + timeout
-    box, q, best_q, state = ch.box, ch.q, ch.best_q, ch.state
-    found: Array | None = None
+    box, state = ch.box, ch.state
+    found: tuple[Array, Array] | None = None
     found_dist = math.inf
     clock = time.perf_counter
     message = "time budget spent"
+    mode = K.MODE_START
     while True:
         chunk = CHUNK
         if max_iters is not None:
-            chunk = min(chunk, max_iters - int(state[K.S_ITERS]))
-        if K.ik_iterate(
-            *ch.arrays,
-            box.lo,
-            box.hi,
-            box.samp_lo,
-            box.samp_hi,
-            target,
-            sel,
-            ch.tol,
-            params,
-            q,
-            best_q,
-            state,
-            ch.rng,
-            chunk,
-            ch.work,
-        ):
-            if box.turns:
-                box.nearest_turns(q, q0)
+            done = 0 if mode == K.MODE_START else int(state[K.S_ITERS])
+            chunk = min(chunk, max_iters - done)
+        code = K.ik_solve(
+            *ch.arrays, box.lo, box.hi, box.samp_lo, box.samp_hi, box.turn_cols, target, sel,
+            float(tol_p), float(tol_r), params, seed, ch.q0, ch.q, ch.best_q, state, ch.rng,
+            ch.rng0, ch.tol, chunk, mode, ch.work, out,
+        )  # fmt: skip
+        mode = K.MODE_GO_ON
+        if code == 1:
             if prefer == "speed":
-                return q.copy(), "converged"
-            d = float(np.linalg.norm(q - q0))
+                return _result(ch, ch.q.copy(), out, True, "converged", t0)
+            d = float(np.linalg.norm(ch.q - ch.q0))
             if d < found_dist:
-                found, found_dist = q.copy(), d
+                found, found_dist = (ch.q.copy(), out.copy()), d
             state[K.S_RESTART_NOW] = 1.0  # look for a nearer one
             state[K.S_BEST] = math.inf
+        elif code < 0:
+            _refuse(code, seed, target)
         if max_iters is not None and state[K.S_ITERS] >= max_iters:
-            return found, "iteration limit reached"
+            message = "iteration limit reached"
+            break
         if clock() >= deadline:
-            return found, message
+            break
+    if found is not None:
+        return _result(ch, found[0], found[1], True,
+                       "converged (nearest of the solutions found in the budget)", t0)  # fmt: skip
+    K.ik_solve(
+        *ch.arrays, box.lo, box.hi, box.samp_lo, box.samp_hi, box.turn_cols, target, sel,
+        float(tol_p), float(tol_r), params, seed, ch.q0, ch.q, ch.best_q, state, ch.rng,
+        ch.rng0, ch.tol, 0, K.MODE_BEST, ch.work, out,
+    )  # fmt: skip
+    return _result(ch, ch.best_q.copy(), out, False, message, t0)
+
+
+def _refuse(code: int, seed: Array, target: Array) -> None:
+    """Raise what a refused start (:data:`~itasc_ros.core.ik._ik_kernels.BAD_SEED`, ...) means.
+
+    Raises:
+        ConfigurationError: always.
+    """
+    if code == K.BAD_TARGET:
+        check_pose(target)  # raises, saying what is wrong with it
+    raise ConfigurationError(f"the seed has NaN or Inf values: {seed.tolist()}")
 
 
 def _result(
-    ch: PoseChain,
-    target: Array,
-    sel: NDArray[np.int64],
-    found: Array | None,
-    message: str,
-    prefer: str,
-    t0: float,
+    ch: PoseChain, q: Array, out: Array, success: bool, message: str, t0: float
 ) -> IkResult:
-    """The :class:`IkResult` of a solve that kept ``found`` (or none: the best found)."""
-    if found is not None:
-        q_out = found
-        if message != "converged":
-            message = "converged (nearest of the solutions found in the budget)"
-    else:
-        q_out = ch.best_q.copy()
-    if found is None or prefer != "speed" or ch.box.turns:
-        K.errors_at(q_out, *ch.arrays, target, ch.work)
-    e = ch.work[45:51]
-    errors = e[sel]
-    pos = errors[: int(np.count_nonzero(sel < 3))]
-    rot = errors[pos.shape[0] :]
+    """The :class:`IkResult` of ``q`` (n,) whose errors ``out`` (k + 2,) the kernel wrote."""
+    k = out.shape[0] - 2
     state = ch.state
     return IkResult(
-        q=q_out,
-        success=found is not None,
-        errors=errors,
-        position_error=math.sqrt(float(pos @ pos)),
-        rotation_error=math.sqrt(float(rot @ rot)),
+        q=q,
+        success=success,
+        errors=out[:k],
+        position_error=float(out[k]),
+        rotation_error=float(out[k + 1]),
         iterations=int(state[K.S_ITERS]),
         restarts=int(state[K.S_RESTARTS]),
         time=time.perf_counter() - t0,

@@ -42,7 +42,7 @@ from ..constraints.base import Constraint
 from ..constraints.copy_pose import CopyPose
 from ..errors import ConfigurationError, UnreachableTargetError
 from ..kinematics.tree import KinematicTree
-from .inputs import check_pose, check_settings, seed_array
+from .inputs import check_pose, check_settings, pose_array, seed_array
 from .options import PREFER, IkOptions
 from .pose_among import among_inequalities, solve_pose_among
 from .pose_chain import chain_of
@@ -150,7 +150,7 @@ def solve_ik(
             t0 = time.perf_counter()
         return solve_pose(
             ch,
-            check_pose(target),
+            pose_array(target),
             ch.selection(position_axes, rotation_axes),
             seed_arr,
             budget,

@@ -161,6 +161,33 @@ def test_bad_inputs_raise_named_errors_listing_the_choices() -> None:
         solve_ik(tree)
 
 
+def test_settings_and_targets_are_checked_on_every_call_of_the_compiled_path() -> None:
+    """Settings that passed once pass at once, by value and type; the pose loop checks poses."""
+    tree, pin = _setup("panda", "panda_hand")
+    target = pin.fk(tree.neutral() + 0.1)
+    assert solve_ik(tree, target, "panda_hand", tolerance=1, **NO_CLOCK).success
+    with pytest.raises(SolverError, match="tolerance"):  # True == 1, but not a tolerance
+        solve_ik(tree, target, "panda_hand", tolerance=True, **NO_CLOCK)
+    with pytest.raises(SolverError, match="speed, distance"):  # unhashable: refused, named
+        solve_ik(tree, target, "panda_hand", prefer=["speed"])  # type: ignore[arg-type]
+    last_row = target.copy()
+    last_row[3, 3] = 2.0
+    with pytest.raises(ConfigurationError, match="last row"):
+        solve_ik(tree, last_row, "panda_hand")
+    far = target.copy()
+    far[:3, :3] *= 2.0
+    far[0, 3] = 100.0  # beyond the reach and not rigid: the pose is named first
+    with pytest.raises(ConfigurationError, match="rigid"):
+        solve_ik(tree, far, "panda_hand")
+    for prefer in ("speed", "distance"):  # the same solution errors as measured afterwards
+        opts = {"prefer": prefer, "random_seed": 3, "timeout": None, "max_iterations": 300}
+        r = solve_ik(tree, target, "panda_hand", **opts)
+        assert r.success and r.errors.shape == (6,)
+        assert np.max(np.abs(pose_error(pin.fk(r.q), target))) <= EPS
+        assert r.position_error == pytest.approx(float(np.linalg.norm(r.errors[:3])))
+        assert r.rotation_error == pytest.approx(float(np.linalg.norm(r.errors[3:])))
+
+
 def test_position_only_leaves_the_orientation_free() -> None:
     tree, pin = _setup("panda", "panda_hand")
     rng = np.random.default_rng(2)
