@@ -97,7 +97,7 @@ def frame_rows(
         edge_lo: (c,) where each such row's error starts, below [m]: the error is how far
             the centre of mass is outside ``[edge_lo, edge_hi]`` (a target: both equal).
         edge_hi: (c,) the same, above [m].
-        com_weight: the weight of the centre of mass's rows.
+        com_weight: (1,) the weight of the centre of mass's rows.
         rw: (3, 3) work array.
         a: (m, n) output: the rows, scaled by the square roots of the weights.
         ew: (m,) output: the weighted errors.
@@ -131,7 +131,7 @@ def frame_rows(
         return
     com_full(poses, mass, link_com, parent, jtype, axis, qidx, mult, com_sub, com_c, com_jfull)
     select_columns(com_jfull, sel, com_jsel)
-    w = math.sqrt(com_weight)
+    w = math.sqrt(com_weight[0])
     for i in range(com_axes.shape[0]):
         ax = com_axes[i]
         c = com_c[ax]

@@ -177,7 +177,7 @@ def pose_error(pose, target, rw, e):
     rot_log(rw, e[3:])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _dls_step(a, es, lam, mm, y, dq):
     """Write ``a^T (a a^T + lam I)^-1 es`` into ``dq`` (Cholesky); False if not positive."""
     m = es.shape[0]

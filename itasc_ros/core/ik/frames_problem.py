@@ -78,7 +78,7 @@ class FramesProblem:
             [AXES.index(a) for a in (com.axes if com else "")], dtype=np.int64
         )
         self._edge_lo, self._edge_hi = _edges(com)
-        self._com_weight = com.weight if com else 0.0
+        self._com_weight = np.array([com.weight if com else 0.0])
         n, nl, nf = tree.n_joints, len(tree.link_names), len(tree.all_joint_names)
         m = 6 * len(poses) + self._com_axes.shape[0]
         self._work = (
@@ -108,9 +108,30 @@ class FramesProblem:
         self._row_args = (
             *tree.kernel_arrays(), self._work[0], self._links,
             self._targets, self._weights, *tree.com_kernel_arrays(), *self._work[1:],
-            self._com_axes, self._edge_lo, self._edge_hi, float(self._com_weight),
+            self._com_axes, self._edge_lo, self._edge_hi, self._com_weight,
             self._rw, self._a, self._ew, self._e,
         )  # fmt: skip
+
+    def refresh(self, constraints: Sequence[Constraint]) -> None:
+        """Read the targets, weights and band of ``constraints`` again, in place.
+
+        ``constraints`` are those the problem was built of, in the same order and structure
+        (the caller checks their layout signatures); only their values may have changed.
+
+        Raises:
+            TargetNotSet: a constraint without its target.
+        """
+        k = 0
+        for c in constraints:
+            if isinstance(c, CopyPose):
+                self._targets[k] = c.target.pose
+                self._weights[k] = c.weight
+                k += 1
+            elif isinstance(c, CenterOfMass):
+                lo, hi = _edges(c)
+                self._edge_lo[:] = lo
+                self._edge_hi[:] = hi
+                self._com_weight[0] = c.weight
 
     def newton(
         self,
@@ -152,6 +173,13 @@ class FramesProblem:
         self.tree.compute(q)
         frame_rows(*self._row_args)
         return self._a, self._ew, self._e[self._order]
+
+    def errors(self) -> Array:
+        """(m,) the unweighted errors of the last rows written (a new array, constraints' order).
+
+        After :meth:`newton` returned ``MET``, those of its solution.
+        """
+        return self._e[self._order]
 
     def orientation_rows(self) -> NDArray[np.bool_]:
         """(m,) bool: the rows that measure an orientation [rad], in the constraints' order."""

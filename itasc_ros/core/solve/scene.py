@@ -47,7 +47,7 @@ from .solve_result import SolveResult
 _NO_ROWS = np.zeros(0, dtype=np.bool_)  # the rotation-row mask of a task that is not a pose
 
 
-def _signature(c: Constraint) -> int:
+def layout_signature(c: Constraint) -> int:
     """What of a constraint the scene's layout depends on: its structure and whether enabled."""
     return 2 * c.structure_version + (1 if c.enabled else 0)
 
@@ -329,7 +329,7 @@ class Scene:
         if self._built_layout != self._layout_version or len(sig) != len(self._constraints):
             return True
         for i, c in enumerate(self._constraints):
-            if sig[i] != _signature(c):
+            if sig[i] != layout_signature(c):
                 return True
         self._built_epoch = epoch  # another scene's constraints changed, not ours
         return False
@@ -405,7 +405,7 @@ class Scene:
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
         self._built_epoch = LAYOUT_EPOCH[0]
-        self._built_sig = [_signature(c) for c in self._constraints]
+        self._built_sig = [layout_signature(c) for c in self._constraints]
 
     # ----------------------------------------------------------------------- solve
     def _check(self, q: ArrayLike, dt: float) -> Array:

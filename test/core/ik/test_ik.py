@@ -254,6 +254,44 @@ def test_two_effectors_at_once_on_baxter() -> None:
         assert np.abs(err).max() <= 2 * EPS
 
 
+def test_a_set_solved_again_reads_its_new_targets_weights_and_structure() -> None:
+    """The problems kept between solves of one set follow every change of the set."""
+    xml = erd_urdf_path("baxter").read_text()
+    arms = [
+        f"{s}_{j}" for s in ("right", "left") for j in ("s0", "s1", "e0", "e1", "w0", "w1", "w2")
+    ]
+    tree = KinematicTree.from_urdf(xml).select_joints(arms)
+    other = KinematicTree.from_urdf(xml).select_joints(arms)
+    rng = np.random.default_rng(9)
+    cons = [CopyPose(side, f"{side}_hand_link") for side in ("right", "left")]
+
+    def solve_on(t: KinematicTree) -> None:  # new targets each time, the same objects
+        q_true = rng.uniform(t.lower, t.upper)
+        for c in cons:
+            c.set_target(t.forward_kinematics(q_true, c.effector))
+        r = solve_ik(t, constraints=cons, **NO_CLOCK)
+        assert r.success and r.errors.shape == (12,)
+        for c in cons:
+            err = pose_error(t.forward_kinematics(r.q, c.effector), c.target.pose)
+            assert np.abs(err).max() <= 2 * EPS
+
+    solve_on(tree)
+    solve_on(tree)  # kept problems, new targets
+    cons[0].set_weight(0.5)
+    solve_on(tree)
+    solve_on(other)  # the constraints bound to another tree: built again for it
+    solve_on(tree)
+    cons[0].set_axes("xy", "xyz")  # fewer rows: built again
+    cons[1].set_axes("xy", "xyz")
+    q_true = rng.uniform(tree.lower, tree.upper)
+    for c in cons:
+        c.set_target(tree.forward_kinematics(q_true, c.effector))
+    r = solve_ik(tree, constraints=cons, **NO_CLOCK)
+    assert r.success and r.errors.shape == (10,)
+    with pytest.raises(ConfigurationError, match="NaN"):  # a kept set still checks its seed
+        solve_ik(tree, constraints=cons, seed=np.full(14, math.nan))
+
+
 def test_a_posture_as_secondary_moves_the_solution_toward_it() -> None:
     tree, pin = _setup("panda", "panda_hand")
     rng = np.random.default_rng(6)
