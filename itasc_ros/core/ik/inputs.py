@@ -144,22 +144,6 @@ def check_settings(
                 return
         except TypeError:  # an unhashable value: checked (and refused) below
             key = None
-    _check_settings(timeout, tolerance, rotation_tolerance, max_iterations, prefer, random_seed)
-    if options is not None:
-        options.check()
-    elif key is not None and len(_VALID) < _VALID_KEPT:
-        _VALID.add(key)
-
-
-def _check_settings(
-    timeout: float | None,
-    tolerance: float,
-    rotation_tolerance: float | None,
-    max_iterations: int | None,
-    prefer: str,
-    random_seed: int,
-) -> None:
-    """:func:`check_settings` without the options."""
     _check_positive("timeout", timeout, allow_none=True)
     _check_positive("tolerance", tolerance)
     _check_positive("rotation_tolerance", rotation_tolerance, allow_none=True)
@@ -173,6 +157,10 @@ def _check_settings(
         raise SolverError(f"unknown prefer {prefer!r}; choices are: {', '.join(PREFER)}")
     if not isinstance(random_seed, int | np.integer):
         raise SolverError(f"random_seed must be an integer, got {random_seed!r}")
+    if options is not None:
+        options.check()
+    elif key is not None and len(_VALID) < _VALID_KEPT:
+        _VALID.add(key)
 
 
 __all__ = ["axis_rows", "check_pose", "check_settings", "pose_array", "seed_array"]
