@@ -9,7 +9,11 @@ all, ``scenarios`` runs closed loops over the whole core.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from .compiled_cache import use_versioned_cache
+
+use_versioned_cache()  # before any kernel is compiled or loaded
+
+from .errors import (  # noqa: E402
     ConfigError,
     ConfigurationError,
     ConstraintError,

@@ -46,8 +46,9 @@ def check_pose(pose: ArrayLike) -> Array:
 def pose_array(pose: ArrayLike) -> Array:
     """The target pose as the compiled pose loop takes it: (4, 4) float64, C-contiguous.
 
-    Such an array is passed as it is (the loop checks it, as :func:`check_pose` does); any
-    other value is checked and converted by :func:`check_pose`.
+    Such an array (writeable: a read-only one would be another compiled signature) is passed
+    as it is (the loop checks it, as :func:`check_pose` does); any other value is checked and
+    converted by :func:`check_pose` and copied when read-only.
 
     Raises:
         ConfigurationError: a value that is not a finite rigid (4, 4) transform.
@@ -57,9 +58,11 @@ def pose_array(pose: ArrayLike) -> Array:
         and pose.dtype == np.float64
         and pose.shape == (4, 4)
         and pose.flags.c_contiguous
+        and pose.flags.writeable
     ):
         return pose
-    return check_pose(pose)
+    p = check_pose(pose)
+    return p if p.flags.writeable else p.copy()
 
 
 def seed_array(tree: KinematicTree, seed: ArrayLike | None) -> Array:

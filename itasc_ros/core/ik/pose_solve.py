@@ -112,6 +112,8 @@ def solve_pose(
             f"the target is {dist:.4g} m from the root; {ch.link!r} reaches "
             f"{ch.reach:.4g} m at most"
         )
+    if not (seed.flags.c_contiguous and seed.flags.writeable):  # the compiled signature's
+        seed = np.array(seed)
     ch.seed_restarts(random_seed)
     params = ch.params if options is None else options.to_array()
     out = np.empty(sel.shape[0] + 2)

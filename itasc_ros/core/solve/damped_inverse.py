@@ -4,8 +4,9 @@ The linear algebra under :mod:`~itasc_ros.core.solve.solver`: the damped least-s
 inverse of a weighted task with its damping law per singular direction
 (``lambda_i^2 = (1 - (s_i / epsilon)^2) damping_max^2`` below ``epsilon``), the selectively
 damped inverse (Buss & Kim 2005), the null-space projector that lets a near-singular
-direction go to the lower levels smoothly, and the rank and floor of a set of singular values
-(:data:`RCOND`). numba kernels on caller-provided arrays.
+direction go to the lower levels smoothly, and the rank of a set of singular values and the
+directions an undamped inverse leaves out (:data:`RCOND`, :data:`UNDAMPED_RCOND`). numba kernels
+on caller-provided arrays.
 """
 
 from __future__ import annotations
@@ -15,9 +16,17 @@ import math
 import numpy as np
 from numba import njit
 
-#: Undamped directions with a singular value at or below RCOND times the largest are rounding
-#: noise and are not inverted [-].
+#: Directions with a singular value at or below RCOND times the largest are rounding noise (an
+#: exact singularity): undamped, they are not inverted [-].
 RCOND = 1e-12
+
+#: Without damping (``damping_max`` 0), a direction below ``epsilon`` whose singular value is at
+#: or below UNDAMPED_RCOND times the largest is not inverted either [-]: its gain (over 1e9)
+#: would let the rounding of its inputs (1e-16 of the largest) decide the command at the 1e-7
+#: level, and with it which joint saturates first: the order in which the joints are listed
+#: then decided the command (measured 1 % apart, 1e-10 rad from the Panda's wrist singularity).
+#: Directions at or above ``epsilon`` are always inverted (a gain of at most 1 / epsilon).
+UNDAMPED_RCOND = 1e-9
 
 
 @njit(cache=True, nogil=True)
@@ -50,9 +59,16 @@ def _acting(aw, k):
 
 
 @njit(cache=True, nogil=True)
-def _numerical_floor(s):
-    """Singular values at or below this are rounding noise: :data:`RCOND` times the largest."""
-    return RCOND * s[0] if s.shape[0] > 0 else 0.0
+def _floors(s):
+    """(:data:`RCOND`, :data:`UNDAMPED_RCOND`) times the largest of ``s``: see :func:`_skipped`."""
+    top = s[0] if s.shape[0] > 0 else 0.0
+    return RCOND * top, UNDAMPED_RCOND * top
+
+
+@njit(cache=True, nogil=True)
+def _skipped(si, eps, floors):
+    """Whether an undamped direction of singular value ``si`` is left out (not inverted)."""
+    return si <= floors[0] or (si < eps and si <= floors[1])
 
 
 @njit(cache=True, nogil=True)
@@ -71,14 +87,14 @@ def _dls(u, s, vt, bw, lam_max, eps, out, kk):
     k = s.shape[0]
     smin = s[kk - 1]
     lam_max2 = lam_max * lam_max
-    floor = _numerical_floor(s)
+    floors = _floors(s)
     for i in range(k):
         lam2 = 0.0
         if s[i] < eps:
             r = s[i] / eps
             lam2 = (1.0 - r * r) * lam_max2
-        if lam2 == 0.0 and s[i] <= floor:
-            continue  # undamped: a direction that is rounding noise is not inverted
+        if lam2 == 0.0 and _skipped(s[i], eps, floors):
+            continue  # undamped: rounding noise, or within rounding of a singularity
         den = s[i] * s[i] + lam2
         if den <= 0.0:
             continue
@@ -100,7 +116,7 @@ def _projector(sv, vt, lam_max, eps, proj):
     """P = I - V diag(f(s)) V^T into proj (n, n): the null space of rows with SVD (sv, vt)."""
     n = proj.shape[0]
     lam_max2 = lam_max * lam_max
-    floor = _numerical_floor(sv)
+    floors = _floors(sv)
     for i in range(n):
         for j in range(n):
             proj[i, j] = 1.0 if i == j else 0.0
@@ -112,7 +128,8 @@ def _projector(sv, vt, lam_max, eps, proj):
             rr = sv[k] / eps
             lam2 = (1.0 - rr * rr) * lam_max2
             den = s2 + lam2
-            f = s2 / den if den > 0.0 and not (lam2 == 0.0 and sv[k] <= floor) else 0.0
+            skip = lam2 == 0.0 and _skipped(sv[k], eps, floors)
+            f = s2 / den if den > 0.0 and not skip else 0.0
         if f == 0.0:
             continue
         for i in range(n):
@@ -179,7 +196,7 @@ def _dls_lower(u, sv, vt, rk, lam_max, eps, zw):
     lam_max2 = lam_max * lam_max
     s0 = 1e300
     l0 = 0.0
-    floor = _numerical_floor(sv)
+    floors = _floors(sv)
     for i in range(sv.shape[0]):
         lam2 = 0.0
         if sv[i] < eps:
@@ -189,7 +206,7 @@ def _dls_lower(u, sv, vt, rk, lam_max, eps, zw):
             s0 = sv[i]
             l0 = math.sqrt(lam2)
         den = sv[i] * sv[i] + lam2
-        if den <= 0.0 or (lam2 == 0.0 and sv[i] <= floor):
+        if den <= 0.0 or (lam2 == 0.0 and _skipped(sv[i], eps, floors)):
             continue
         alpha = 0.0
         for r in range(mk):
@@ -228,4 +245,4 @@ def _rank(s):
     return k
 
 
-__all__ = ["RCOND"]
+__all__ = ["RCOND", "UNDAMPED_RCOND"]

@@ -28,8 +28,10 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
   lower level each singular direction is damped by its own ``lambda(s)``. When no bound
   binds, one level is the plain weighted damped solve.
 * undamped (``damping_max`` 0, or a direction at or above ``epsilon``): a singular value at or
-  below :data:`~itasc_ros.core.solve.damped_inverse.RCOND` times the largest is rounding noise
-  (an exact singularity), and its direction is neither inverted nor projected out, as a
+  below :data:`~itasc_ros.core.solve.damped_inverse.RCOND` (1e-12) times the largest is
+  rounding noise (an exact singularity), and with ``damping_max`` 0 one below ``epsilon`` and at
+  or below :data:`~itasc_ros.core.solve.damped_inverse.UNDAMPED_RCOND` (1e-9) times the largest
+  is within rounding of one: such a direction is neither inverted nor projected out, as a
   truncated pseudo-inverse does. Inverting it would give a command of full speed whose
   direction is that of the rounding (the order in which the joints are listed decided it).
 
@@ -47,7 +49,7 @@ from numpy.typing import NDArray
 
 from ..constraints._features import clamp_pose_feedback
 from ..errors import SolverError
-from .damped_inverse import RCOND, _projector, _solve_once
+from .damped_inverse import RCOND, UNDAMPED_RCOND, _projector, _solve_once
 from .saturation import BOUND_TOL, _sns_level
 
 Array = NDArray[np.float64]
@@ -389,6 +391,7 @@ __all__ = [
     "INFO_SIZE",
     "RCOND",
     "SOLVERS",
+    "UNDAMPED_RCOND",
     "damped_pinv_solve",
     "solve_limited",
     "solve_prioritized",

@@ -567,3 +567,31 @@ def test_a_controller_restored_from_a_snapshot_ticks_bit_for_bit_like_the_origin
             b.restore_state(np.concatenate([[0.0, 0.0, 0.0], a.state_values()]))
             assert b.state_values().tobytes() == a.state_values().tobytes()
             assert b.commanding == a.commanding and b.q.tobytes() == a.q.tobytes()
+
+
+def test_the_joint_order_does_not_change_an_undamped_command_beside_a_singularity(
+    tree: KinematicTree,
+) -> None:
+    """Fuzzing found it: 1e-10 rad from the Panda's wrist singularity, joint 6 far past its limit
+    and damping_max 0, the smallest singular value (2.4e-11 of the largest) was inverted with a
+    gain of 4e10; the rounding then decided which joint saturated first, and listing the joints
+    in another order changed the command by 1 %. Such a direction is not inverted (RCOND)."""
+    names = list(tree.joint_names)
+    config = load_config(REPO / "config" / "panda.yaml")
+    config.joint_limits, config.max_cartesian_speed = {}, 0.0  # iTaSC as it is, no ramps
+    q = np.array([0.0, -1.0975, 0.0, -2.356, 1e-10, 6364181932901366.0, 0.785])
+    hand = tree.forward_kinematics(HOME, "panda_hand")[:3, 3] + 0.05
+    outs = []
+    for order in (names, [*names[1:5], names[0], *names[5:]], names[::-1]):
+        c = Controller(tree, ControllerConfig.from_dict({**config.to_dict(), "joints": order}))
+        c.update_parameters(damping_max=0.0)
+        c.set_joint_state(names, HOME, 1000.0, 1000.0)
+        c.set_target("ee", "", hand, np.array([1.0, 0.0, 0.0, 0.0]), 1000.0, 1000.0)
+        c.set_joint_state(names, q, 1000.0, 1000.0)
+        out = c.step(1000.0)
+        assert out.status.value == "active" and np.all(np.isfinite(out.qdot))
+        outs.append(dict(zip(order, out.qdot, strict=True)))
+    for other in outs[1:]:
+        np.testing.assert_allclose(
+            [other[n] for n in names], [outs[0][n] for n in names], rtol=1e-9, atol=1e-9
+        )
