@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -160,10 +159,12 @@ class _Problems:
         )
 
 
-#: Per tree, the problems of the last constraint set solved on it: a set solved again (new
-#: targets, same constraints) is not built again (a scene of four poses and a centre of mass:
-#: ~0.3 ms, a sixth of a humanoid's solve).
-_KEPT: weakref.WeakKeyDictionary[KinematicTree, _Problems] = weakref.WeakKeyDictionary()
+#: The key of the problems of the last constraint set solved on a tree, in its
+#: ``solver_work``: a set solved again (new targets, same constraints) is not built again (a
+#: scene of four poses and a centre of mass: ~0.3 ms, a sixth of a humanoid's solve). Kept on
+#: the tree, not in a table keyed by it: its scene refers to the tree, which a weak key would
+#: then never let go.
+KEPT = "ik_set_problems"
 
 
 def _problems(
@@ -177,8 +178,8 @@ def _problems(
         TargetNotSet: a constraint without its target.
     """
     cons = (*constraints, *secondary)
-    kept = _KEPT.get(tree)
-    if kept is not None and kept.fits(tree, cons, len(constraints)):
+    kept = tree.solver_work.get(KEPT)
+    if isinstance(kept, _Problems) and kept.fits(tree, cons, len(constraints)):
         for c in cons:
             if not c.has_target:
                 raise TargetNotSet(f"{c.name}: the constraint has no target; set it first")
@@ -193,7 +194,7 @@ def _problems(
         cons, len(constraints), tuple(layout_signature(c) for c in cons), JointBox(tree), primary,
         posture, fast, primary.orientation_rows(),
     )  # fmt: skip
-    _KEPT[tree] = probs
+    tree.solver_work[KEPT] = probs
     return probs
 
 

@@ -155,6 +155,9 @@ class KinematicTree:
         self._com_sub = np.zeros((len(model.link_names), 4))
         self._com_jfull = np.zeros((3, len(model.active)))
         self._dirty = True
+        self.solver_work: dict[str, Any] = {}
+        """Work a solver keeps per tree between calls (position IK: the problems of the last
+        constraint set), freed with the tree."""
 
     # ----------------------------------------------------------------------- construction
     @classmethod

@@ -301,6 +301,24 @@ def test_a_set_solved_again_reads_its_new_targets_weights_and_structure() -> Non
         solve_ik(tree, constraints=cons, seed=np.full(14, math.nan))
 
 
+def test_a_tree_whose_sets_were_solved_is_freed_with_what_it_kept() -> None:
+    """The problems kept for a set's next solve live on the tree: dropped, both are freed."""
+    import gc
+    import weakref
+
+    def solve_once() -> weakref.ref[KinematicTree]:
+        tree, pin = _setup("panda", "panda_hand")
+        c = CopyPose("ee", "panda_hand", "xyz", "z", reference="target")
+        c.set_target(pin.fk(tree.neutral() + 0.1))
+        assert solve_ik(tree, constraints=[c], **NO_CLOCK).success
+        assert tree.solver_work  # the set's problems, kept
+        return weakref.ref(tree)
+
+    ref = solve_once()
+    gc.collect()
+    assert ref() is None
+
+
 def test_a_posture_as_secondary_moves_the_solution_toward_it() -> None:
     tree, pin = _setup("panda", "panda_hand")
     rng = np.random.default_rng(6)
