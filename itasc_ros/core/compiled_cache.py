@@ -5,7 +5,8 @@ kernel that calls a kernel of another module, or reads a constant of one, keeps 
 after that module changed (an edit, a ``git pull``), silently. The core's kernels are therefore
 cached under a directory named after the size and modification time of every source file of
 the core: any change to the core starts a fresh cache (the first calls compile again), and the
-caches of the older versions of the same installation are removed.
+caches of the older versions of the same installation, and of installations whose core
+directory is gone (a deleted clone), are removed.
 
 The directories live under ``NUMBA_CACHE_DIR`` when it is set, else under
 ``$XDG_CACHE_HOME/itasc_ros/numba`` (``~/.cache/itasc_ros/numba``); one per installation (its
@@ -55,6 +56,29 @@ def versioned_dir(base: Path, core: Path = CORE) -> Path:
     return base / install / sources_version(core)
 
 
+#: The file in an installation's directory that names the core directory it caches.
+SOURCE_MARK = "source"
+
+
+def remove_orphans(base: Path) -> None:
+    """Remove the installations under ``base`` whose core directory is gone (best effort).
+
+    A deleted clone's kernels are not left behind. Only directories marked as an
+    installation's (:data:`SOURCE_MARK`) are considered: anything else is left alone.
+    """
+    try:
+        installs = [p for p in base.iterdir() if p.is_dir()]
+    except OSError:
+        return
+    for install in installs:
+        try:
+            core = (install / SOURCE_MARK).read_text().strip()
+        except OSError:
+            continue  # not an installation's directory
+        if core and not Path(core).is_dir():
+            shutil.rmtree(install, ignore_errors=True)
+
+
 def remove_older_versions(current: Path) -> None:
     """Remove the other version directories beside ``current`` (best effort)."""
     try:
@@ -79,8 +103,16 @@ def use_versioned_cache() -> Path:
     else:
         base = default_base()
     chosen = versioned_dir(base)
-    if not chosen.is_dir():
+    if not chosen.is_dir():  # a new version: the older ones and deleted installations go
         remove_older_versions(chosen)
+        remove_orphans(base)
+    mark = chosen.parent / SOURCE_MARK
+    if not mark.is_file():
+        try:
+            chosen.mkdir(parents=True, exist_ok=True)
+            mark.write_text(str(CORE))
+        except OSError:
+            pass  # a read-only place: numba says so when it caches
     os.environ["NUMBA_CACHE_DIR"] = os.environ[CHOSEN_DIR] = str(chosen)
     os.environ[CHOSEN_BASE] = str(base)
     config = sys.modules.get("numba.core.config")
@@ -93,8 +125,10 @@ __all__ = [
     "CHOSEN_BASE",
     "CHOSEN_DIR",
     "CORE",
+    "SOURCE_MARK",
     "default_base",
     "remove_older_versions",
+    "remove_orphans",
     "sources_version",
     "use_versioned_cache",
     "versioned_dir",

@@ -43,6 +43,16 @@ def test_older_versions_of_an_installation_are_removed(tmp_path: Path) -> None:
     assert new.is_dir() and not old.exists()
 
 
+def test_the_caches_of_deleted_installations_are_removed_and_nothing_else(tmp_path: Path) -> None:
+    base, live = tmp_path / "cache", _core(tmp_path / "live")
+    for name, core in (("gone", tmp_path / "deleted" / "core"), ("live", live)):
+        (base / name / "v1").mkdir(parents=True)
+        (base / name / cc.SOURCE_MARK).write_text(str(core))
+    (base / "foreign" / "v1").mkdir(parents=True)  # not an installation's: no mark
+    cc.remove_orphans(base)
+    assert sorted(p.name for p in base.iterdir()) == ["foreign", "live"]
+
+
 def test_the_base_is_the_users_and_a_child_does_not_nest_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -51,6 +61,7 @@ def test_the_base_is_the_users_and_a_child_does_not_nest_it(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     chosen = cc.use_versioned_cache()
     assert chosen == cc.versioned_dir(tmp_path / "xdg" / "itasc_ros" / "numba")
+    assert (chosen.parent / cc.SOURCE_MARK).read_text() == str(cc.CORE)
     assert cc.use_versioned_cache() == chosen  # a child process: inherited, not nested
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
     assert cc.use_versioned_cache() == cc.versioned_dir(tmp_path / "mine")
