@@ -32,8 +32,8 @@ class JointBox:
         lo, hi: (n,) lower and upper limits [rad or m], +-:data:`UNLIMITED` where infinite.
         samp_lo, samp_hi: (n,) the range random restarts are drawn from: the limits, or
             [-pi, pi] for a joint with an infinite limit.
-        turns: the joints (columns) that can turn by a whole turn within their limits;
-            ``turn_cols`` the same as an int64 array, for the compiled loop.
+        turn_cols: (t,) int64, the joints (columns) that can turn by a whole turn within
+            their limits.
     """
 
     def __init__(self, tree: KinematicTree) -> None:
@@ -44,8 +44,9 @@ class JointBox:
         self.samp_lo = np.where(finite, lo, -math.pi)
         self.samp_hi = np.where(finite, hi, math.pi)
         revolute = np.array([t != "prismatic" for t in tree.joint_types], dtype=bool)
-        self.turns = [int(i) for i in np.flatnonzero(revolute & (self.hi - self.lo > 2 * math.pi))]
-        self.turn_cols = np.array(self.turns, dtype=np.int64)
+        self.turn_cols = np.flatnonzero(revolute & (self.hi - self.lo > 2 * math.pi)).astype(
+            np.int64
+        )
 
     def clip_seed(self, seed: Array, out: Array) -> Array:
         """``seed`` (n,) clipped into the box, written into ``out`` (n,) and returned.
