@@ -27,6 +27,7 @@ from ..constraints.copy_pose import CopyPose
 from ..errors import TargetNotSet
 from ..kinematics.tree import KinematicTree
 from ._frames_kernels import frame_rows, frames_newton
+from .joint_box import unmet_only
 
 Array = NDArray[np.float64]
 
@@ -173,6 +174,24 @@ class FramesProblem:
         self.tree.compute(q)
         frame_rows(*self._row_args)
         return self._a, self._ew, self._e[self._order]
+
+    def stuck_joints(self) -> NDArray[np.bool_]:
+        """(n,) bool: joints acting on an unmet row and on no met one, at the last rows."""
+        unmet = np.abs(self._e) > self._tols
+        nz = self._a != 0.0
+        return nz[unmet].any(axis=0) & ~nz[~unmet].any(axis=0)
+
+    def unmet_only_joints(self, q: Array, tols: Array) -> NDArray[np.bool_] | None:
+        """The joints that only the rows unmet at ``q`` (n,) use (see :func:`unmet_only`).
+
+        Args:
+            q: (n,) joint positions.
+            tols: (m,) each row's tolerance in the constraints' order [m or rad].
+        """
+        self._tols[self._order] = tols  # in the rows' order
+        self.tree.compute(q)
+        frame_rows(*self._row_args)
+        return unmet_only(self._a, self._e, self._tols)
 
     def errors(self) -> Array:
         """(m,) the unweighted errors of the last rows written (a new array, constraints' order).

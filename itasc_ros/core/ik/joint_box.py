@@ -62,6 +62,16 @@ class JointBox:
         """(n,) a restart drawn uniformly from the restarts' range, within the box."""
         return np.clip(rng.uniform(self.samp_lo, self.samp_hi), self.lo, self.hi)
 
+    def redraw(self, seed: Array, joints: NDArray[np.bool_], rng: np.random.Generator) -> Array:
+        """(n,) ``seed`` (n,) with ``joints`` (n,) drawn uniformly from their restarts' range."""
+        q = seed.copy()
+        q[joints] = np.clip(
+            rng.uniform(self.samp_lo[joints], self.samp_hi[joints]),
+            self.lo[joints],
+            self.hi[joints],
+        )
+        return q
+
     def near(self, seed: Array, rng: np.random.Generator) -> Array:
         """(n,) a restart drawn uniformly around ``seed`` (n,), within the box.
 
@@ -81,4 +91,24 @@ class JointBox:
         K.nearest_turns(q, seed, self.turn_cols, self.lo, self.hi)
 
 
-__all__ = ["NEAR_SPREAD", "UNLIMITED", "JointBox"]
+def unmet_only(a: Array, e: Array, tols: Array) -> NDArray[np.bool_] | None:
+    """The joints that act on some unmet row and on no met one: what a restart may redraw.
+
+    Args:
+        a: (m, n) the rows (a zero row: inactive, as a band's inside).
+        e: (m,) their errors.
+        tols: (m,) their tolerances.
+
+    Returns:
+        (n,) bool, or None when no met row uses a joint (nothing to keep: every joint may
+        move, as a whole restart does).
+    """
+    used = a != 0.0
+    unmet = np.abs(e) > tols
+    kept = used[~unmet].any(axis=0)
+    if not kept.any():
+        return None
+    return used[unmet].any(axis=0) & ~kept
+
+
+__all__ = ["NEAR_SPREAD", "UNLIMITED", "JointBox", "unmet_only"]

@@ -3,8 +3,10 @@
 Each iteration reads the primary constraints' rows at ``q`` (:class:`SetProblem`), tests
 every row against its tolerance (rotation rows against the rotation tolerance, as the
 constraints declare them), takes a damped step plus the secondary constraints' step in the
-null space, and clips it into the joint box; a stalled or too long attempt restarts from a
-configuration drawn near the seed by a seeded generator (:meth:`JointBox.near`). Without
+null space, and clips it into the joint box; a stalled or too long attempt restarts, drawn by
+a seeded generator: when the seed already meets some rows (a humanoid's planted feet), the seed
+with the joints that only its unmet rows use drawn over their range (:func:`_restart`), else a
+configuration drawn near the seed (:meth:`JointBox.near`). Without
 secondary constraints the step is one compiled call that stops a joint at a limit and solves
 the error it leaves with the other joints (``IkOptions.resolve_at_limits``): a whole body with
 tight joint limits (a humanoid's legs) does not stall against them. A set of full poses and a
@@ -29,7 +31,7 @@ from ..solve.scene import layout_signature
 from . import _ik_kernels as K
 from ._frames_kernels import MET, RAN_OUT
 from .frames_problem import FramesProblem
-from .joint_box import JointBox
+from .joint_box import JointBox, unmet_only
 from .null_space import damped_step, null_space_step, polish
 from .options import IkOptions
 from .result import IkResult
@@ -230,6 +232,7 @@ def _newton(
     m, n = tols.shape[0], q0.shape[0]
     e_best = np.zeros(m)
     work = (np.zeros((m, m)), np.zeros(m), np.zeros(n), np.zeros(n))  # bounded_step's
+    free: NDArray[np.bool_] | bool | None = False  # what restarts redraw: known at the first
     while True:
         a, ew, e = primary.rows(q)
         norm = float(np.linalg.norm(e))
@@ -261,7 +264,10 @@ def _newton(
             break
         iters += 1
         if restart:
-            q = box.near(q0, rng)
+            if free is False:
+                a0, _, e0 = primary.rows(q0)
+                free = unmet_only(a0, e0, tols)
+            q = _restart(box, q0, free, rng)
             restarts += 1
             local, ref = 0, math.inf
             continue
@@ -279,6 +285,23 @@ def _newton(
             dq *= opts.max_step / big
         q = np.clip(q + dq, lo, hi)
     return _Run(found, best_q, e_best, iters, restarts, message)
+
+
+def _restart(
+    box: JointBox, q0: Array, free: NDArray[np.bool_] | bool | None, rng: np.random.Generator
+) -> Array:
+    """A new attempt's start (n,): what the seed ``q0`` meets is kept, the rest drawn anew.
+
+    When the seed meets some rows, the joints that only its unmet rows use (``free``, from
+    :func:`~itasc_ros.core.ik.joint_box.unmet_only`) are drawn over their whole range and the
+    others keep the seed's values: a humanoid's planted feet keep its legs and floating base
+    where they are, its arms are drawn anew for the hands' targets. Otherwise (nothing met,
+    or no joint used by the unmet rows alone) every joint is drawn near the seed
+    (:meth:`JointBox.near`).
+    """
+    if isinstance(free, np.ndarray) and free.any():
+        return box.redraw(q0, free, rng)
+    return box.near(q0, rng)
 
 
 #: Iterations of one call of the compiled loop (~15 us each for a humanoid): the clock is read
@@ -309,6 +332,7 @@ def _compiled(
     found_e = np.zeros(0)
     restarts = 0
     message = "time budget spent"
+    free: NDArray[np.bool_] | bool | None = False  # what restarts redraw: known at the first
     while True:
         left = BATCH if max_iters is None else min(BATCH, max_iters - int(state[K.S_ITERS]))
         out = fast.newton(q, best_q, (box.lo, box.hi), tols, params, state, max(left, 0))
@@ -325,7 +349,9 @@ def _compiled(
         if time.perf_counter() >= deadline:
             break
         if out != RAN_OUT:  # met (searching on for a nearer one) or stalled: start again
-            q = box.near(q0, rng)
+            if free is False:
+                free = fast.unmet_only_joints(q0, tols)
+            q = _restart(box, q0, free, rng)
             restarts += 1
             state[K.S_LOCAL], state[K.S_REF] = 0.0, math.inf
     e = found_e if found is not None else fast.rows(best_q)[2]

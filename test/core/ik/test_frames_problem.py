@@ -17,6 +17,7 @@ from itasc_ros.core import CopyPose, KinematicTree, solve_ik
 from itasc_ros.core.constraints.com import CenterOfMass
 from itasc_ros.core.constraints.joint_value import JointValue
 from itasc_ros.core.ik.frames_problem import FramesProblem
+from itasc_ros.core.ik.joint_box import JointBox, unmet_only
 from itasc_ros.core.ik.set_problem import SetProblem
 from itasc_ros.core.kinematics.mobile_base import with_floating_base
 from itasc_ros.tools.scenarios.talos_com import half_sitting
@@ -109,3 +110,51 @@ def test_the_nearest_solution_and_the_iteration_limit(talos) -> None:
     capped = solve_ik(tree, constraints=cons, seed=q0, timeout=None, max_iterations=2)
     assert not capped.success and capped.message == "iteration limit reached"
     assert capped.iterations <= 3
+
+
+def test_a_restart_keeps_what_the_seed_meets_and_redraws_what_only_the_rest_uses(talos) -> None:
+    """At half-sitting the feet are met: restarts keep the legs and base, redraw torso and arms."""
+    tree, q0 = talos
+    cons = _problem(tree, q0, 3)
+    fast = FramesProblem(tree, cons)
+    free = fast.unmet_only_joints(q0, np.full(fast.errors().shape[0], 1e-5))
+    names = np.array(tree.joint_names)
+    assert free is not None
+    assert all(n.startswith(("torso_", "arm_")) for n in names[free]), names[free]
+    assert {"arm_left_1_joint", "arm_right_1_joint"} <= set(names[free])
+    box = JointBox(tree)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        q = box.redraw(q0, free, rng)
+        assert np.array_equal(q[~free], q0[~free])
+        assert np.all(q >= box.lo) and np.all(q <= box.hi)
+    assert not np.array_equal(q[free], q0[free])
+
+
+def test_unmet_only_keeps_nothing_when_no_met_row_uses_a_joint() -> None:
+    a = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    tols = np.full(3, 1e-3)
+    # row 0 unmet (joint 0), row 1 met (joints 1, 2), row 2 an inactive band (zero)
+    assert unmet_only(a, np.array([0.5, 0.0, 0.0]), tols).tolist() == [True, False, False]
+    # a joint both rows use is kept: the met row would be lost by a redraw
+    a[0, 1] = 2.0
+    assert unmet_only(a, np.array([0.5, 0.0, 0.0]), tols).tolist() == [True, False, False]
+    assert unmet_only(a, np.array([0.5, 0.5, 0.0]), tols) is None  # nothing met: no kept joint
+
+
+@pytest.mark.parametrize("index", [11, 53, 120, 156, 217])
+def test_targets_that_needed_many_restarts_solve_in_few(talos, index: int) -> None:
+    """``itasc-bench ik``'s Talos samples (generator seed 7) whose solve took 163-283 iterations
+    when every restart moved the whole body near the seed (legs and floating base too): keeping
+    the planted feet's joints, each solves within 100."""
+    tree, q0 = talos
+    rng = np.random.default_rng(7)
+    hands = [wb._sample(tree, q0, rng) for _ in range(index + 1)][-1]
+    cons = wb._constraints(tree)
+    feet = [tree.forward_kinematics(q0, f) for f in wb.FEET]
+    for c, pose in zip(cons, [*feet, *hands], strict=False):
+        c.set_target(pose)
+    r = solve_ik(
+        tree, constraints=cons, seed=q0, timeout=None, max_iterations=100, tolerance=wb.EPS
+    )
+    assert r.success, (r.iterations, r.restarts, r.message)
