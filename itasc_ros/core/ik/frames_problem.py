@@ -103,6 +103,7 @@ class FramesProblem:
             [flag for c in constraints for flag in c.orientation_rows()], dtype=bool
         )
         self._tols = np.zeros(m)
+        self._com_rows = np.arange(m) >= 6 * len(poses)  # (m,) rows' order
         self._steps = (np.zeros((m, m)), np.zeros(m), np.zeros(n), np.zeros(n))
         fk = tree.fk_kernel_arrays()
         self._fk = (tree.kernel_arrays()[-1], 1e150, *fk)
@@ -191,7 +192,7 @@ class FramesProblem:
         self._tols[self._order] = tols  # in the rows' order
         self.tree.compute(q)
         frame_rows(*self._row_args)
-        return unmet_only(self._a, self._e, self._tols)
+        return unmet_only(self._a, self._e, self._tols, self._com_rows)
 
     def errors(self) -> Array:
         """(m,) the unweighted errors of the last rows written (a new array, constraints' order).

@@ -91,13 +91,18 @@ class JointBox:
         K.nearest_turns(q, seed, self.turn_cols, self.lo, self.hi)
 
 
-def unmet_only(a: Array, e: Array, tols: Array) -> NDArray[np.bool_] | None:
+def unmet_only(
+    a: Array, e: Array, tols: Array, free_rows: NDArray[np.bool_]
+) -> NDArray[np.bool_] | None:
     """The joints that act on some unmet row and on no met one: what a restart may redraw.
 
     Args:
         a: (m, n) the rows (a zero row: inactive, as a band's inside).
         e: (m,) their errors.
         tols: (m,) their tolerances.
+        free_rows: (m,) bool: rows that keep no joint even when met (one-sided rows, a
+            collision's or a band's, and a centre of mass, which every joint moves): the
+            loop meets them again after a restart.
 
     Returns:
         (n,) bool, or None when no met row uses a joint (nothing to keep: every joint may
@@ -105,7 +110,7 @@ def unmet_only(a: Array, e: Array, tols: Array) -> NDArray[np.bool_] | None:
     """
     used = a != 0.0
     unmet = np.abs(e) > tols
-    kept = used[~unmet].any(axis=0)
+    kept = used[~unmet & ~free_rows].any(axis=0)
     if not kept.any():
         return None
     return used[unmet].any(axis=0) & ~kept

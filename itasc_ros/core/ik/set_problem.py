@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constraints.base import Constraint
+from ..constraints.com import CenterOfMass
 from ..errors import TargetNotSet
 from ..kinematics.tree import KinematicTree
 from ..solve.scene import Scene
@@ -42,10 +43,15 @@ class SetProblem:
                 raise TargetNotSet(f"{c.name}: the constraint has no target; set it first")
         self.scene = Scene(tree, constraints)
         sided: list[bool] = []
+        free: list[bool] = []
         for c in self.scene.constraints:
             if c.enabled:
                 sided += [c.one_sided] * c.n_rows
+                free += [c.one_sided or isinstance(c, CenterOfMass)] * c.n_rows
         self._one_sided = np.array(sided, dtype=bool)
+        #: (m,) rows that keep no joint at a restart (see :func:`~itasc_ros.core.ik.joint_box.
+        #: unmet_only`): one-sided rows and a centre of mass's.
+        self.free_rows = np.array(free, dtype=bool)
 
     def rows(self, q: Array) -> tuple[Array, Array, Array]:
         """(A (m, n), error yd - y (m,)) weighted by sqrt(Wy), and the unweighted error, at q.

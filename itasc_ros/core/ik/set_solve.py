@@ -266,7 +266,7 @@ def _newton(
         if restart:
             if free is False:
                 a0, _, e0 = primary.rows(q0)
-                free = unmet_only(a0, e0, tols)
+                free = unmet_only(a0, e0, tols, primary.free_rows)
             q = _restart(box, q0, free, rng)
             restarts += 1
             local, ref = 0, math.inf

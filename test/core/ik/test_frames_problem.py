@@ -131,15 +131,28 @@ def test_a_restart_keeps_what_the_seed_meets_and_redraws_what_only_the_rest_uses
     assert not np.array_equal(q[free], q0[free])
 
 
-def test_unmet_only_keeps_nothing_when_no_met_row_uses_a_joint() -> None:
+def test_unmet_only_keeps_the_joints_of_met_rows_that_are_not_bounds() -> None:
     a = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
     tols = np.full(3, 1e-3)
+    tasks = np.zeros(3, dtype=bool)
     # row 0 unmet (joint 0), row 1 met (joints 1, 2), row 2 an inactive band (zero)
-    assert unmet_only(a, np.array([0.5, 0.0, 0.0]), tols).tolist() == [True, False, False]
+    assert unmet_only(a, np.array([0.5, 0.0, 0.0]), tols, tasks).tolist() == [True, False, False]
     # a joint both rows use is kept: the met row would be lost by a redraw
     a[0, 1] = 2.0
-    assert unmet_only(a, np.array([0.5, 0.0, 0.0]), tols).tolist() == [True, False, False]
-    assert unmet_only(a, np.array([0.5, 0.5, 0.0]), tols) is None  # nothing met: no kept joint
+    assert unmet_only(a, np.array([0.5, 0.0, 0.0]), tols, tasks).tolist() == [True, False, False]
+    assert unmet_only(a, np.array([0.5, 0.5, 0.0]), tols, tasks) is None  # nothing met
+    # a met bound (a collision row, a band, a centre of mass) keeps no joint
+    bound = np.array([False, True, False])
+    assert unmet_only(a, np.array([0.5, 0.0, 0.0]), tols, bound) is None
+    a[2, 2] = 1.0  # a met task on joint 2: joint 1 is the unmet row's alone
+    assert unmet_only(a, np.array([0.5, 0.0, 0.0]), tols, bound).tolist() == [True, True, False]
+
+
+def test_a_set_problems_bounds_and_centre_of_mass_keep_no_joint(talos) -> None:
+    tree, q0 = talos
+    cons = _problem(tree, q0, 4)
+    rows = SetProblem(tree, cons).free_rows
+    assert rows.tolist() == [False] * 24 + [True] * (rows.shape[0] - 24)  # four poses, the CoM
 
 
 @pytest.mark.parametrize("index", [11, 53, 120, 156, 217])
