@@ -26,14 +26,18 @@ demo: $(STAMP)
 # a module's node process is shared by its tests). A test of the first pass that fails beside the
 # other worker (most were written for one process: a starved test process misses its own
 # timing) is run again alone (--lf), and it must pass there; the first pass's report stays in
-# the log above. Each pass ends with its ten slowest tests (keep the whole under ~12 minutes).
+# the log above. A timing test of the second pass that fails is run once more the same way (a
+# node process starved for longer than input_timeout by the host, as a slowed 2-core VM does,
+# fails a tracking bound; a real regression fails both runs). Each pass ends with its ten
+# slowest tests (keep the whole under ~12 minutes).
 # First every compiled kernel is compiled once (or found in the cache), in two processes: else
 # each test process and node started on a fresh clone compiles them on its own, beside the others.
 test: $(STAMP) peers
 	$(PY) -m itasc_ros.tools.warm_cache
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=10 \
 	  || $(PY) -m pytest --lf --lfnf=none -m "not serial"
-	$(PY) -m pytest -m serial --durations=10
+	$(PY) -m pytest -m serial --durations=10 \
+	  || $(PY) -m pytest --lf --lfnf=none -m serial
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
