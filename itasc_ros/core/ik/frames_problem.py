@@ -176,12 +176,6 @@ class FramesProblem:
         frame_rows(*self._row_args)
         return self._a, self._ew, self._e[self._order]
 
-    def stuck_joints(self) -> NDArray[np.bool_]:
-        """(n,) bool: joints acting on an unmet row and on no met one, at the last rows."""
-        unmet = np.abs(self._e) > self._tols
-        nz = self._a != 0.0
-        return nz[unmet].any(axis=0) & ~nz[~unmet].any(axis=0)
-
     def unmet_only_joints(self, q: Array, tols: Array) -> NDArray[np.bool_] | None:
         """The joints that only the rows unmet at ``q`` (n,) use (see :func:`unmet_only`).
 
@@ -190,8 +184,7 @@ class FramesProblem:
             tols: (m,) each row's tolerance in the constraints' order [m or rad].
         """
         self._tols[self._order] = tols  # in the rows' order
-        self.tree.compute(q)
-        frame_rows(*self._row_args)
+        self.rows(q)
         return unmet_only(self._a, self._e, self._tols, self._com_rows)
 
     def errors(self) -> Array:
