@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import is_rigid_transform, rot_log
+from ..kinematics._kernels import rot_log
 
 # Parameters (``params``).
 P_LAMBDA_MIN = 0
@@ -47,15 +47,6 @@ S_BEST = 4  # smallest error norm seen (of ``best_q``)
 S_NORM = 5  # error norm at the last evaluation
 S_RESTART_NOW = 6  # 1: restart before the next iteration
 S_SIZE = 7
-
-# What :func:`ik_solve` does (``mode``).
-MODE_START = 0  # start from the seed (checked, clipped), then iterate
-MODE_GO_ON = 1  # iterate on from where the last call stopped
-MODE_BEST = 2  # no iteration: the errors at the best configuration found (the budget ended)
-
-# What :func:`ik_solve` returns besides 1 (converged) and 0 (iterations ran out).
-BAD_SEED = -1  # the seed has NaN or Inf values
-BAD_TARGET = -2  # the target is not a finite rigid transform with last row (0, 0, 0, 1)
 
 #: Rounds of re-solving a step with the joints it pushed to a limit held there
 #: (:func:`bounded_step` in the constraint-set loops).
@@ -482,116 +473,3 @@ def nearest_turns(q, seed, turns, lo, hi):
                 v += two_pi
             if abs(v - seed[i]) < abs(q[i] - seed[i]):
                 q[i] = v
-
-
-@njit(cache=True, nogil=True)
-def _selected_errors(e, sel, out):
-    """The rows ``sel`` (m,) of ``e`` (6,) into ``out[:m]``; their norms into ``out[m:m + 2]``.
-
-    ``out[m]`` is the norm of the position rows [m], ``out[m + 1]`` of the rotation rows [rad].
-    """
-    m = sel.shape[0]
-    pos = 0.0
-    rot = 0.0
-    for r in range(m):
-        v = e[sel[r]]
-        out[r] = v
-        if sel[r] < 3:
-            pos += v * v
-        else:
-            rot += v * v
-    out[m] = math.sqrt(pos)
-    out[m + 1] = math.sqrt(rot)
-
-
-@njit(cache=True, nogil=True)
-def _start(seed, lo, hi, tol_p, tol_r, q0, q, best_q, state, rng, rng0, tol):
-    """Reset a solve's arrays for a start from ``seed`` (clipped); False when it is not finite."""
-    for i in range(seed.shape[0]):
-        v = seed[i]
-        if not math.isfinite(v):
-            return False
-        v = min(max(v, lo[i]), hi[i])
-        q0[i] = v
-        q[i] = v
-        best_q[i] = v
-    for i in range(3):
-        tol[i] = tol_p
-        tol[3 + i] = tol_r
-    for i in range(state.shape[0]):
-        state[i] = 0.0
-    state[S_BEST] = math.inf
-    state[S_REF] = math.inf
-    rng[0] = rng0[0]
-    return True
-
-
-@njit(cache=True, nogil=True)
-def ik_solve(
-    jt,
-    col,
-    org,
-    ax,
-    mult,
-    offs,
-    tip,
-    lo,
-    hi,
-    samp_lo,
-    samp_hi,
-    turns,
-    target,
-    sel,
-    tol_p,
-    tol_r,
-    params,
-    seed,
-    q0,
-    q,
-    best_q,
-    state,
-    rng,
-    rng0,
-    tol,
-    max_iters,
-    mode,
-    work,
-    out,
-):
-    """A pose solve's start, iterations and result in one call (see :func:`ik_iterate`).
-
-    ``mode`` :data:`MODE_START` checks ``target`` (4, 4), clips ``seed`` (n,) into ``q0``,
-    resets ``q``, ``best_q``, ``state``, ``tol`` (6,) (``tol_p`` [m], ``tol_r`` [rad]) and
-    ``rng`` (from ``rng0``), then iterates as :data:`MODE_GO_ON` does: up to ``max_iters``
-    iterations of :func:`ik_iterate`. A solution is moved by whole turns of the joints
-    ``turns`` (t,) int64 toward ``q0``. :data:`MODE_BEST` runs no iteration and takes
-    ``best_q``'s errors.
-
-    Returns:
-        1: ``q`` is a solution; 0: the iterations ran out (:data:`MODE_BEST`: always);
-        :data:`BAD_SEED` or :data:`BAD_TARGET`: nothing was solved. With 1, and always with
-        :data:`MODE_BEST`, ``out`` (m + 2,) holds the selected error rows, then the norms
-        of the position rows [m] and of the rotation rows [rad].
-    """
-    if mode == MODE_BEST:
-        errors_at(best_q, jt, col, org, ax, mult, offs, tip, target, work)
-        _selected_errors(work[45:51], sel, out)
-        return 0
-    if mode == MODE_START:
-        if not is_rigid_transform(target, 1e-6) or not (
-            target[3, 0] == 0.0 and target[3, 1] == 0.0 and target[3, 2] == 0.0
-            and target[3, 3] == 1.0
-        ):  # fmt: skip
-            return BAD_TARGET
-        if not _start(seed, lo, hi, tol_p, tol_r, q0, q, best_q, state, rng, rng0, tol):
-            return BAD_SEED
-    done = ik_iterate(
-        jt, col, org, ax, mult, offs, tip, lo, hi, samp_lo, samp_hi, target, sel, tol, params,
-        q, best_q, state, rng, max_iters, work,
-    )  # fmt: skip
-    if done == 1:
-        if turns.shape[0] > 0:
-            nearest_turns(q, q0, turns, lo, hi)
-            errors_at(q, jt, col, org, ax, mult, offs, tip, target, work)
-        _selected_errors(work[45:51], sel, out)
-    return done

@@ -43,28 +43,6 @@ def check_pose(pose: ArrayLike) -> Array:
     return np.ascontiguousarray(p)
 
 
-def pose_array(pose: ArrayLike) -> Array:
-    """The target pose as the compiled pose loop takes it: (4, 4) float64, C-contiguous.
-
-    Such an array (writeable: a read-only one would be another compiled signature) is passed
-    as it is (the loop checks it, as :func:`check_pose` does); any other value is checked and
-    converted by :func:`check_pose` and copied when read-only.
-
-    Raises:
-        ConfigurationError: a value that is not a finite rigid (4, 4) transform.
-    """
-    if (
-        type(pose) is np.ndarray
-        and pose.dtype == np.float64
-        and pose.shape == (4, 4)
-        and pose.flags.c_contiguous
-        and pose.flags.writeable
-    ):
-        return pose
-    p = check_pose(pose)
-    return p if p.flags.writeable else p.copy()
-
-
 def seed_array(tree: KinematicTree, seed: ArrayLike | None) -> Array:
     """(n,) the seed [rad or m] as floats; None: the tree's mid-range configuration.
 
@@ -73,6 +51,8 @@ def seed_array(tree: KinematicTree, seed: ArrayLike | None) -> Array:
     """
     if seed is None:
         return tree.neutral()
+    if type(seed) is np.ndarray and seed.shape == (tree.n_joints,) and seed.dtype.kind == "f":
+        return seed  # as it is: the solve copies it
     try:
         s = np.asarray(seed, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -166,4 +146,4 @@ def check_settings(
         _VALID.add(key)
 
 
-__all__ = ["axis_rows", "check_pose", "check_settings", "pose_array", "seed_array"]
+__all__ = ["axis_rows", "check_pose", "check_settings", "seed_array"]

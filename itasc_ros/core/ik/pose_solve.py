@@ -1,6 +1,6 @@
 """One link onto one pose: the Newton loop run by the compiled kernel, chunk by chunk.
 
-The kernel (:func:`~itasc_ros.core.ik._ik_kernels.ik_solve`) checks the target, clips the
+The kernel (:func:`~itasc_ros.core.ik._pose_kernel.ik_solve`) checks the target, clips the
 seed, runs up to :data:`CHUNK` iterations per call -- FK, Jacobian, damped step, limits,
 stall test, restarts --, moves a solution's joints by whole turns toward the seed and writes
 its errors; the loop here looks at the clock and the iteration budget between calls and keeps
@@ -13,10 +13,11 @@ import math
 import time
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConfigurationError, UnreachableTargetError
 from . import _ik_kernels as K
+from . import _pose_kernel as P
 from .inputs import check_pose
 from .options import IkOptions
 from .pose_chain import PoseChain
@@ -24,8 +25,8 @@ from .result import IkResult
 
 Array = NDArray[np.float64]
 
-#: Iterations per compiled call between two looks at the clock.
-CHUNK = 24
+#: Iterations per compiled call between two looks at the clock (~1-2 us each).
+CHUNK = 64
 
 _WARM = False
 
@@ -49,15 +50,16 @@ def warm_up() -> None:
         one.copy(),
         np.zeros((3, 4)),
     )
-    work = np.zeros(K.work_size(1, 1))
+    box = (one - 1.0, one + 1.0, one - 1.0, one + 1.0, np.zeros(0, dtype=np.int64))
+    ints, flts = P.pack_chain(chain, box, 1.0)
+    mut = np.zeros(P.mut_size(1, 1))
     sel = np.arange(3, dtype=np.int64)
-    out = np.zeros(sel.shape[0] + 2)
-    for mode in (K.MODE_START, K.MODE_GO_ON, K.MODE_BEST):
-        K.ik_solve(
-            *chain, one - 1.0, one + 1.0, one - 1.0, one + 1.0, np.zeros(0, dtype=np.int64),
-            np.eye(4), sel, 1e-5, 1e-5, IkOptions().to_array(), one.copy(), one.copy(),
-            one.copy(), one.copy(), np.zeros(K.S_SIZE), np.zeros(1, dtype=np.uint64),
-            np.zeros(1, dtype=np.uint64), np.zeros(6), 1, mode, work, out,
+    out = np.zeros(sel.shape[0])
+    rng = np.zeros(2, dtype=np.uint64)
+    for mode in (P.MODE_START, P.MODE_GO_ON, P.MODE_BEST):
+        P.ik_solve(
+            ints, flts, np.eye(4), sel, 1e-5, 1e-5, IkOptions().to_array(), one.copy(), mut,
+            rng, 1, mode, out,
         )  # fmt: skip
     K.clip_seed(one, one - 1.0, one + 1.0, one.copy())  # the constraint-set loops'
     _WARM = True
@@ -65,9 +67,9 @@ def warm_up() -> None:
 
 def solve_pose(
     ch: PoseChain,
-    target: Array,
+    target: ArrayLike,
     sel: NDArray[np.int64],
-    seed: Array,
+    seed: ArrayLike | None,
     budget: tuple[float, int | None],
     tol_p: float,
     tol_r: float,
@@ -80,15 +82,15 @@ def solve_pose(
 
     The common solve (``prefer='speed'``, converged within :data:`CHUNK` iterations) is one
     compiled call from the seed to the result's errors (:func:`~itasc_ros.core.ik.
-    _ik_kernels.ik_solve`): Python code around a compiled loop costs more than the loop itself
-    once other code has run between two solves (cold caches).
+    _pose_kernel.ik_solve`), with as little Python around it as can be: once other code has
+    run between two solves, each Python step costs several microseconds (cold caches).
 
     Args:
         ch: the link's chain (its work arrays are used).
-        target: (4, 4) float64 C-contiguous target pose in the root frame; checked here (a
-            finite rigid transform), as :func:`~itasc_ros.core.ik.inputs.check_pose` does.
+        target: (4, 4) target pose in the root frame; checked by the compiled loop, as
+            :func:`~itasc_ros.core.ik.inputs.check_pose` does.
         sel: (k,) the selected pose rows (:meth:`PoseChain.selection`).
-        seed: (n,) start configuration [rad or m], clipped into the limits.
+        seed: (n,) start configuration [rad or m], clipped into the limits; None: mid-range.
         budget: (time budget [s], iterations at most or None).
         tol_p: tolerance of each position row [m].
         tol_r: tolerance of each rotation row [rad].
@@ -101,92 +103,106 @@ def solve_pose(
         The :class:`IkResult` (see :func:`~itasc_ros.core.ik.solve_ik`).
 
     Raises:
-        ConfigurationError: a seed with NaN or Inf values, a target that is not a finite
-            rigid transform.
+        ConfigurationError: a seed of the wrong length or with NaN or Inf values, a target
+            that is not a finite rigid (4, 4) transform.
         UnreachableTargetError: a selected position beyond the link's reach.
     """
-    dist = math.hypot(float(target[0, 3]), float(target[1, 3]), float(target[2, 3]))
-    if sel[0] < 3 and dist > ch.reach + 1e-9:
-        check_pose(target)  # a bad pose says so first
-        raise UnreachableTargetError(
-            f"the target is {dist:.4g} m from the root; {ch.link!r} reaches "
-            f"{ch.reach:.4g} m at most"
-        )
-    if not (seed.flags.c_contiguous and seed.flags.writeable):  # the compiled signature's
-        seed = np.array(seed)
-    ch.seed_restarts(random_seed)
+    try:
+        ch.target_in[:] = target
+    except (TypeError, ValueError):
+        check_pose(target)  # raises, saying what is wrong with it
+        raise
+    try:
+        ch.seed_in[:] = ch.mid if seed is None else seed
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"the seed must be {ch.n} numbers: {exc}") from None
+    if random_seed != ch._random_seed:
+        ch.seed_restarts(random_seed)
     params = ch.params if options is None else options.to_array()
-    out = np.empty(sel.shape[0] + 2)
+    out = np.empty(sel.shape[0])
     timeout, max_iters = budget
     deadline = t0 + timeout
-    box, state = ch.box, ch.state
-    found: tuple[Array, Array] | None = None
+    found: tuple[Array, Array, float, float] | None = None
     found_dist = math.inf
-    clock = time.perf_counter
     message = "time budget spent"
-    mode = K.MODE_START
+    mode = P.MODE_START
     while True:
         chunk = CHUNK
         if max_iters is not None:
-            done = 0 if mode == K.MODE_START else int(state[K.S_ITERS])
+            done = 0 if mode == P.MODE_START else int(ch.state[K.S_ITERS])
             chunk = min(chunk, max_iters - done)
-        code = K.ik_solve(
-            *ch.arrays, box.lo, box.hi, box.samp_lo, box.samp_hi, box.turn_cols, target, sel,
-            float(tol_p), float(tol_r), params, seed, ch.q0, ch.q, ch.best_q, state, ch.rng,
-            ch.rng0, ch.tol, chunk, mode, ch.work, out,
+        code, iters, restarts, p_err, r_err = P.ik_solve(
+            ch.ints, ch.flts, ch.target_in, sel, tol_p, tol_r, params, ch.seed_in, ch.mut,
+            ch.rng, chunk, mode, out,
         )  # fmt: skip
-        mode = K.MODE_GO_ON
+        mode = P.MODE_GO_ON
         if code == 1:
             if prefer == "speed":
-                return _result(ch, ch.q.copy(), out, True, "converged", t0)
+                errors = (p_err, r_err)
+                return _result(
+                    ch, ch.q.copy(), out, errors, True, "converged", iters, restarts, t0
+                )
             d = float(np.linalg.norm(ch.q - ch.q0))
             if d < found_dist:
-                found, found_dist = (ch.q.copy(), out.copy()), d
-            state[K.S_RESTART_NOW] = 1.0  # look for a nearer one
-            state[K.S_BEST] = math.inf
+                found, found_dist = (ch.q.copy(), out.copy(), p_err, r_err), d
+            ch.state[K.S_RESTART_NOW] = 1.0  # look for a nearer one
+            ch.state[K.S_BEST] = math.inf
         elif code < 0:
-            _refuse(code, seed, target)
-        if max_iters is not None and state[K.S_ITERS] >= max_iters:
+            _refuse(ch, code, seed, target)
+        if max_iters is not None and iters >= max_iters:
             message = "iteration limit reached"
             break
-        if clock() >= deadline:
+        if time.perf_counter() >= deadline:
             break
     if found is not None:
-        return _result(ch, found[0], found[1], True,
-                       "converged (nearest of the solutions found in the budget)", t0)  # fmt: skip
-    K.ik_solve(
-        *ch.arrays, box.lo, box.hi, box.samp_lo, box.samp_hi, box.turn_cols, target, sel,
-        float(tol_p), float(tol_r), params, seed, ch.q0, ch.q, ch.best_q, state, ch.rng,
-        ch.rng0, ch.tol, 0, K.MODE_BEST, ch.work, out,
+        message = "converged (nearest of the solutions found in the budget)"
+        errors = found[2:]
+        return _result(ch, found[0], found[1], errors, True, message, iters, restarts, t0)
+    _, _, _, p_err, r_err = P.ik_solve(
+        ch.ints, ch.flts, ch.target_in, sel, tol_p, tol_r, params, ch.seed_in, ch.mut, ch.rng,
+        0, P.MODE_BEST, out,
     )  # fmt: skip
-    return _result(ch, ch.best_q.copy(), out, False, message, t0)
+    return _result(ch, ch.best_q.copy(), out, (p_err, r_err), False, message, iters, restarts, t0)
 
 
-def _refuse(code: int, seed: Array, target: Array) -> None:
-    """Raise what a refused start (:data:`~itasc_ros.core.ik._ik_kernels.BAD_SEED`, ...) means.
+def _refuse(ch: PoseChain, code: int, seed: ArrayLike | None, target: ArrayLike) -> None:
+    """Raise what a refused start (:data:`~itasc_ros.core.ik._pose_kernel.BAD_SEED`, ...) means.
 
     Raises:
-        ConfigurationError: always.
+        ConfigurationError: a bad target or seed.
+        UnreachableTargetError: the target beyond the reach.
     """
-    if code == K.BAD_TARGET:
+    if code == P.BAD_TARGET:
         check_pose(target)  # raises, saying what is wrong with it
-    raise ConfigurationError(f"the seed has NaN or Inf values: {seed.tolist()}")
+    if code == P.UNREACHABLE:
+        dist = math.hypot(*ch.target_in[:3, 3].tolist())
+        raise UnreachableTargetError(
+            f"the target is {dist:.4g} m from the root; {ch.link!r} "
+            f"reaches {ch.reach:.4g} m at most"
+        )
+    raise ConfigurationError(f"the seed has NaN or Inf values: {ch.seed_in.tolist()}")
 
 
 def _result(
-    ch: PoseChain, q: Array, out: Array, success: bool, message: str, t0: float
+    ch: PoseChain,
+    q: Array,
+    out: Array,
+    norms: tuple[float, float],
+    success: bool,
+    message: str,
+    iterations: int,
+    restarts: int,
+    t0: float,
 ) -> IkResult:
-    """The :class:`IkResult` of ``q`` (n,) whose errors ``out`` (k + 2,) the kernel wrote."""
-    k = out.shape[0] - 2
-    state = ch.state
+    """The :class:`IkResult` of ``q`` (n,): errors ``out`` (k,) and ``norms`` [m, rad]."""
     return IkResult(
         q=q,
         success=success,
-        errors=out[:k],
-        position_error=float(out[k]),
-        rotation_error=float(out[k + 1]),
-        iterations=int(state[K.S_ITERS]),
-        restarts=int(state[K.S_RESTARTS]),
+        errors=out,
+        position_error=norms[0],
+        rotation_error=norms[1],
+        iterations=iterations,
+        restarts=restarts,
         time=time.perf_counter() - t0,
         joint_names=list(ch.joint_names),
         message=message,

@@ -42,7 +42,7 @@ from ..constraints.base import Constraint
 from ..constraints.copy_pose import CopyPose
 from ..errors import ConfigurationError, UnreachableTargetError
 from ..kinematics.tree import KinematicTree
-from .inputs import check_pose, check_settings, pose_array, seed_array
+from .inputs import check_pose, check_settings, seed_array
 from .options import PREFER, IkOptions
 from .pose_among import among_inequalities, solve_pose_among
 from .pose_chain import chain_of
@@ -126,11 +126,25 @@ def solve_ik(
     )
     rot_tol = tolerance if rotation_tolerance is None else rotation_tolerance
     seed_arr = seed_array(tree, seed)
+    budget = (math.inf if timeout is None else float(timeout), max_iterations)
+    if target is None and len(constraints) == 1 and not (secondary or keep):
+        goal = constraints[0].pose_goal()  # a constraint that is one pose: the compiled loop
+        if goal is not None:
+            link, target, position_axes, rotation_axes = goal
+            constraints = ()
+    if target is not None and not (constraints or secondary or keep):  # the compiled loop
+        ch, fresh = chain_of(tree, tree.tip_link() if link is None else link)
+        sel = ch.selection(position_axes, rotation_axes)
+        if fresh:  # the budget is for solving: a chain is prepared once per tree and link
+            t0 = time.perf_counter()
+        return solve_pose(
+            ch, target, sel, seed_arr, budget, tolerance, rot_tol, random_seed, prefer,
+            options, t0,
+        )  # fmt: skip
     if target is not None and constraints:
         raise ConfigurationError("give either a target pose or constraints, not both")
     if target is None and not constraints:
         raise ConfigurationError("give a target pose (with its link) or a list of constraints")
-    budget = (math.inf if timeout is None else float(timeout), max_iterations)
     bad = [c.name for c in keep if not c.one_sided]
     if bad:
         raise ConfigurationError(
@@ -140,27 +154,6 @@ def solve_ik(
         constraints = [_pose_constraint(tree, target, link, position_axes, rotation_axes)]
         target = None
     constraints = [*constraints, *keep]
-    if target is None and len(constraints) == 1 and not secondary:
-        goal = constraints[0].pose_goal()  # a constraint that is one pose: the compiled loop
-        if goal is not None:
-            link, target, position_axes, rotation_axes = goal
-    if target is not None and not secondary:  # one pose: the compiled loop
-        ch, fresh = chain_of(tree, tree.tip_link() if link is None else link)
-        if fresh:  # the budget is for solving: a chain is prepared once per tree and link
-            t0 = time.perf_counter()
-        return solve_pose(
-            ch,
-            pose_array(target),
-            ch.selection(position_axes, rotation_axes),
-            seed_arr,
-            budget,
-            tolerance,
-            rot_tol,
-            random_seed,
-            prefer,
-            options,
-            t0,
-        )
     if target is not None:  # a pose with secondary tasks: the scene's rows
         constraints = [_pose_constraint(tree, target, link, position_axes, rotation_axes)]
     if not secondary and prefer == "speed" and among_inequalities(constraints):

@@ -179,15 +179,15 @@ def test_settings_and_targets_are_checked_on_every_call_of_the_compiled_path() -
     far[0, 3] = 100.0  # beyond the reach and not rigid: the pose is named first
     with pytest.raises(ConfigurationError, match="rigid"):
         solve_ik(tree, far, "panda_hand")
-    from itasc_ros.core.ik import _ik_kernels
+    from itasc_ros.core.ik import _pose_kernel
 
-    signatures = len(_ik_kernels.ik_solve.signatures)
+    signatures = len(_pose_kernel.ik_solve.signatures)
     read_only = target.copy()
     read_only.flags.writeable = False
     strided = np.repeat(tree.neutral(), 2)[::2]  # not contiguous
     r = solve_ik(tree, read_only, "panda_hand", seed=strided, **NO_CLOCK)
     assert r.success  # and without compiling the loop for another array layout
-    assert len(_ik_kernels.ik_solve.signatures) == signatures
+    assert len(_pose_kernel.ik_solve.signatures) == signatures
     for prefer in ("speed", "distance"):  # the same solution errors as measured afterwards
         opts = {"prefer": prefer, "random_seed": 3, "timeout": None, "max_iterations": 300}
         r = solve_ik(tree, target, "panda_hand", **opts)
