@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ItascError
-from ..kinematics._kernels import clip_finite
+from ..kinematics._kernels import any_nonzero, clip_finite
 from ..kinematics.tree import KinematicTree
 from ..solve.scene import SolveResult
 from ._target_kernels import aim_twist, cap_twist, copy_if_changed, extrapolate_pose
@@ -221,7 +221,7 @@ class Controller(Inputs, Jogging, LiveParameters):
             if src is not None:
                 if copy_if_changed(src, st.applied):
                     self._give_twist(self.scene.get(name), st, st.applied)
-            elif st.applied.any():
+            elif any_nonzero(st.applied):
                 st.applied[:] = 0.0
                 self._give_twist(self.scene.get(name), st, None)
 
@@ -256,7 +256,7 @@ class Controller(Inputs, Jogging, LiveParameters):
                 st.source == TwistSource.NONE
                 or st.ref.active
                 or st.ref.jogging
-                or not (st.applied.any())
+                or not any_nonzero(st.applied)
             ):
                 if st.aiming:
                     self._stop_aiming(name, st)
@@ -289,7 +289,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         c = self.scene.get(name)
         if st.has_pose:
             self._give_pose(c, st, st.pose)
-        self._give_twist(c, st, st.applied if st.applied.any() else None)
+        self._give_twist(c, st, st.applied if any_nonzero(st.applied) else None)
 
     def _hold_stopped_robots(self, now: float) -> tuple[str, tuple[str, ...]] | None:
         """Hold the stale robots, and the robots linked to them, on their stop ramp.

@@ -238,6 +238,19 @@ def clip_finite(qdot, vmax, out):
 
 
 @njit(cache=True, nogil=True)
+def any_nonzero(a):
+    """Whether the (n,) array ``a`` has an element other than 0.
+
+    ``a.any()`` without numpy's reduction machinery: ~0.3 us a call against 2-5 us, in every
+    control tick.
+    """
+    for i in range(a.shape[0]):
+        if a[i] != 0.0:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def rot_log(r, out):
     """Rotation vector of a (3, 3) rotation (angle in [0, pi]) into out (3,)."""
     t = r[0, 0] + r[1, 1] + r[2, 2]

@@ -36,6 +36,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ..errors import ConfigError
+from ..kinematics._kernels import any_nonzero
 
 Array = NDArray[np.float64]
 
@@ -485,7 +486,7 @@ class MotionLimiter:
     @property
     def moving(self) -> bool:
         """True while the last command is not all zero."""
-        return bool(self.v.any())
+        return bool(any_nonzero(self.v))
 
     def step(self, v_d: Array, q: Array, dt: float, horizon: float, out: Array) -> float:
         """The command for the solver's velocity ``v_d`` (n,) at ``q``; written into ``out``.
