@@ -180,13 +180,17 @@ class JournalPublisher:
             self.journal.zero(now, reason)
             self.flush(now, force=True)
 
-    def parameters_changed(self, parameters: Mapping[str, Any], controller_updated: bool) -> None:
-        """An accepted change: the next revision, journaled if it changed the controller."""
+    def parameters_changed(self, controller_updated: bool) -> None:
+        """An accepted change: the next revision, journaled if it changed the controller.
+
+        Called in the critical section of the change (no tick between them); the parameters
+        are published after it (:meth:`publish_parameters`): their text and their write to DDS
+        need not hold a tick.
+        """
         self.revision += 1
         self.journal.revision = self.revision
         if self._ctrl is not None:
             self.journal.parameters(self.revision, controller_updated)
-        self.publish_parameters(parameters)
 
     def publish_parameters(self, parameters: Mapping[str, Any]) -> None:
         """Publish every parameter with the current revision on ``~/parameters``."""

@@ -82,12 +82,14 @@ class ParameterNode(ModelNode):
         except ConfigError as exc:
             return str(exc)
         updated = [False]  # the controller's live settings were updated
+        recorded: list[dict[str, Any]] = []  # the parameters in force, once recorded
 
         def record() -> None:  # in force from the same tick on as the change itself
             self._config = config
             values = self._parameter_values()
             values.update({p.name: p.value for p in params})
-            self._journal.parameters_changed(values, updated[0])
+            self._journal.parameters_changed(updated[0])
+            recorded.append(values)
 
         if description:  # a new model, built with the new configuration
             reason = self._load_urdf(
@@ -102,6 +104,8 @@ class ParameterNode(ModelNode):
             with self._lock:
                 record()
             reason = ""
+        if recorded:  # published after the swap: the text and the DDS write hold no tick
+            self._journal.publish_parameters(recorded[-1])
         if reason:
             return reason
         for p in params:
