@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ItascError
-from ..kinematics._kernels import any_nonzero, clip_finite
+from ..kinematics._kernels import any_nonzero
 from ..kinematics.tree import KinematicTree
 from ..solve.scene import SolveResult
 from ._target_kernels import aim_twist, cap_twist, copy_if_changed, extrapolate_pose
@@ -351,15 +351,20 @@ class Controller(Inputs, Jogging, LiveParameters):
         """
         if isinstance(res, str):
             return self._fault(res, None)
-        if res.ok and clip_finite(res.qdot, self._vmax_hard, self._qdot):
-            lim, scene = self._limiter, self.scene
-            if not lim.active:
-                lim.v[:] = self._qdot  # the last command, as a snapshot of the journal keeps it
-            elif not lim.take(self._qdot, scene.box_lo, scene.box_hi, self._dt):
-                lim.step(self._qdot, self._q, self._dt, 2.0 * self._dt, self._qdot)
-            self._halted = False
-            return StepOutput(status, True, self._qdot.copy(), self._q.copy(), res, "")
-        return self._fault("solve produced non-finite joint velocities", res)
+        lim, scene, out = self._limiter, self.scene, self._qdot
+        # clipped to the velocity limits and taken as the last command (without motion
+        # limits: as it is, as a snapshot of the journal keeps it), in one compiled call
+        taken = -1
+        if res.ok:
+            taken = lim.take_clipped(
+                res.qdot, self._vmax_hard, out, scene.box_lo, scene.box_hi, self._dt
+            )
+        if taken < 0:
+            return self._fault("solve produced non-finite joint velocities", res)
+        if taken == 0:  # outside the box: the limiter makes the command
+            lim.step(out, self._q, self._dt, 2.0 * self._dt, out)
+        self._halted = False
+        return StepOutput(status, True, out.copy(), self._q.copy(), res, "")
 
     def _fault(self, reason: str, res: SolveResult | None) -> StepOutput:
         """A failed solve: the command ramps to zero within the limits (else an immediate zero)."""

@@ -385,6 +385,38 @@ def motion_box(  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def take_clipped(  # pragma: no cover - compiled
+    qdot: Array,
+    vmax: Array,
+    out: Array,
+    lo: Array,
+    hi: Array,
+    v: Array,
+    a: Array,
+    dt: float,
+    active: bool,
+) -> int:
+    """A solve's ``qdot`` (n,) clipped to ``+-vmax`` into ``out``, taken as the last command.
+
+    Returns -1 (``out`` undefined, nothing taken) when ``qdot`` has NaN or Inf; 1 when taken:
+    without motion limits (``active`` False) ``out`` becomes ``v``, else as
+    :func:`take_command` (``out`` within the box ``[lo, hi]``); 0 when ``out`` is outside the
+    box by more than 1e-12 (nothing taken: the limiter's step makes the command).
+    """
+    n = qdot.shape[0]
+    for j in range(n):
+        c = qdot[j]
+        if not math.isfinite(c):
+            return -1
+        out[j] = min(max(c, -vmax[j]), vmax[j])
+    if not active:
+        for j in range(n):
+            v[j] = out[j]
+        return 1
+    return 1 if take_command(out, lo, hi, v, a, dt) else 0
+
+
+@njit(cache=True)
 def take_command(
     cmd: Array, lo: Array, hi: Array, v: Array, a: Array, dt: float
 ) -> bool:  # pragma: no cover - compiled
@@ -509,6 +541,19 @@ class MotionLimiter:
         out[:] = self.v
         return s
 
+    def take_clipped(
+        self, qdot: Array, vmax: Array, out: Array, lo: Array, hi: Array, dt: float
+    ) -> int:
+        """A solve's ``qdot`` (n,) clipped to ``+-vmax`` into ``out`` and taken (one call).
+
+        Returns -1 when ``qdot`` is not finite (nothing taken), 1 when ``out`` became the last
+        command (inside this tick's box ``lo <= out <= hi``, or without motion limits), 0 when
+        it is outside the box (then :meth:`step` makes the command); see :func:`take_clipped`.
+        """
+        return int(
+            take_clipped(qdot, vmax, out, lo, hi, self.v, self.a, max(dt, 1e-6), self.active)
+        )
+
     def take(self, cmd: Array, lo: Array, hi: Array, dt: float) -> bool:
         """Take a command that lies in this tick's box ``lo <= cmd <= hi`` (n,) as it is.
 
@@ -582,6 +627,8 @@ class MotionLimiter:
             0.001, 0.002, 0.1, self._lo.copy(), self._hi.copy(),
         )  # fmt: skip
         take_command(v.copy(), self._lo.copy(), self._hi.copy(), v, a, 0.001)
+        lo, hi = self._lo.copy(), self._hi.copy()
+        take_clipped(v.copy(), self.vmax, v.copy(), lo, hi, v, a, 0.001, True)
 
     def halt(self) -> None:
         """The robot was sent an immediate zero: start again from rest."""
@@ -597,5 +644,6 @@ __all__ = [
     "limit_ratios",
     "limits_from_parameters",
     "motion_box",
+    "take_clipped",
     "take_command",
 ]

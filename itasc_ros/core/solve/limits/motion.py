@@ -2,8 +2,39 @@
 
 from __future__ import annotations
 
-from ..motion_limits import MotionLimiter
+import numpy as np
+from numba import njit
+
+from ..motion_limits import MotionLimiter, motion_box
 from .base import Array, Limit, intersect
+
+
+@njit(cache=True)
+def motion_box_within(  # pragma: no cover - compiled
+    v: Array,
+    a: Array,
+    q: Array,
+    lower: Array,
+    upper: Array,
+    vmax: Array,
+    amax: Array,
+    dmax: Array,
+    jmax: Array,
+    dt: float,
+    hold: float,
+    lo: Array,
+    hi: Array,
+    box_lo: Array,
+    box_hi: Array,
+) -> None:
+    """:func:`~itasc_ros.core.solve.motion_limits.motion_box` intersected into ``lo``, ``hi``.
+
+    The motion box at the nominal period ``dt`` [s] (held twice that, ``hold`` [s] before a
+    stop) into ``box_lo``, ``box_hi`` (n,), then ``[lo, hi]`` (n,) intersected with it (it
+    wins where they do not meet: a command never jumps), in one compiled call.
+    """
+    motion_box(v, a, q, lower, upper, vmax, amax, dmax, jmax, dt, 2.0 * dt, hold, box_lo, box_hi)
+    intersect(lo, hi, box_lo, box_hi)
 
 
 class MotionBox(Limit):
@@ -26,8 +57,12 @@ class MotionBox(Limit):
     def __init__(self, limiter: MotionLimiter, period: float, hold: float) -> None:
         super().__init__(limiter.v.shape[0])
         self.limiter = limiter
-        self.period = float(period)
+        self.period = max(float(period), 1e-6)
         self.hold = float(hold)
+        lo, hi = np.full_like(self._lo, -np.inf), np.full_like(self._hi, np.inf)
+        self.apply(
+            limiter.v.copy(), self.period, lo, hi
+        )  # compiled (or loaded) now, not in a tick
 
     def box(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
         """The motion box at the nominal period, whatever ``dt`` (see :class:`Limit`)."""
@@ -35,10 +70,12 @@ class MotionBox(Limit):
         self.limiter.box(q, p, 2.0 * p, self.hold + p, lo, hi)
 
     def apply(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
-        """:meth:`Limit.apply` with the box written straight by the limiter (one call less)."""
-        p = self.period
-        self.limiter.box(q, p, 2.0 * p, self.hold + p, self._lo, self._hi)
-        intersect(lo, hi, self._lo, self._hi)
+        """:meth:`Limit.apply` in one compiled call (:func:`motion_box_within`)."""
+        lim, p = self.limiter, self.period
+        motion_box_within(
+            lim.v, lim.a, q, lim.lower, lim.upper, lim.vmax, lim.amax, lim.dmax, lim.jmax, p,
+            self.hold + p, lo, hi, self._lo, self._hi,
+        )  # fmt: skip
 
 
-__all__ = ["MotionBox"]
+__all__ = ["MotionBox", "motion_box_within"]
