@@ -35,7 +35,7 @@ from ..core.control.settings import (
     Setting,
 )
 from ..core.errors import ConfigError
-from ..core.solve.motion_limits import LIMIT_FIELDS
+from ..core.solve.joint_limits import LIMIT_FIELDS
 from ..params import CONTROLLER_KEYS, config_from_parameters, robot_defaults
 
 try:  # rclpy >= Humble

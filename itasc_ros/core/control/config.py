@@ -19,7 +19,7 @@ import numpy as np
 from ..constraints import REGISTRY, Constraint
 from ..constraints.schema import Field, check_settings
 from ..errors import ConfigError, ItascError
-from ..solve.motion_limits import JointLimits
+from ..solve.joint_limits import JointLimits
 from .settings import (
     CONTROLLER_RANGES,
     CONTROLLER_SETTINGS,

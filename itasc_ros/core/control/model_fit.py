@@ -20,8 +20,9 @@ from ..constraints import Constraint
 from ..errors import ConfigError, ItascError
 from ..kinematics.mobile_base import BASE_JOINTS, with_mobile_base
 from ..kinematics.tree import KinematicTree
+from ..solve.joint_limits import JointLimits
 from ..solve.limits import HeldJoints, MotionBox
-from ..solve.motion_limits import JointLimits, MotionLimiter
+from ..solve.motion_limits import MotionLimiter
 from ..solve.scene import Scene
 from ._target_kernels import warm_up_kernels
 from .config import ControllerConfig

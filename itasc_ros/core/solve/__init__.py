@@ -1,6 +1,7 @@
 """One solve: the scene stacks the constraints' rows, the solver finds q', the limits shape it."""
 
-from .motion_limits import LIMIT_FIELDS, JointLimits, MotionLimiter
+from .joint_limits import LIMIT_FIELDS, JointLimits
+from .motion_limits import MotionLimiter
 from .scene import Scene, SolveResult
 from .solver import SOLVERS, solve_limited, solve_prioritized
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from itasc_ros.core.scenarios import circle_tracking
-from itasc_ros.core.solve.motion_limits import JointLimits
+from itasc_ros.core.solve.joint_limits import JointLimits
 from itasc_ros.tools.demo.bag_data import BagData, read_demo_bag
 from itasc_ros.tools.demo.metrics import compute_metrics
 from itasc_ros.tools.demo.prepare import DemoSetup

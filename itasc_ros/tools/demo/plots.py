@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from itasc_ros.core.solve.motion_limits import JointLimits, limit_ratios
+from itasc_ros.core.solve.joint_limits import JointLimits
+from itasc_ros.core.solve.motion_limits import limit_ratios
 from itasc_ros.tools.demo.bag_data import BagData
 from itasc_ros.tools.demo.metrics import STEADY_FRACTION, position_errors
 from itasc_ros.tools.demo.phases import Phase

@@ -27,7 +27,8 @@ from itasc_ros.core import (
 )
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
-from itasc_ros.core.solve.motion_limits import JointLimits, MotionLimiter, limits_from_parameters
+from itasc_ros.core.solve.joint_limits import JointLimits, limits_from_parameters
+from itasc_ros.core.solve.motion_limits import MotionLimiter
 from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parents[3]
