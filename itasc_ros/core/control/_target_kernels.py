@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import all_finite, any_nonzero, clip_finite, gather_within, rot_log
+from ..kinematics._kernels import all_finite, any_nonzero, gather_within, rot_log
 
 #: Return codes of :func:`pose_from_position_quat`.
 POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3
@@ -226,7 +226,7 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     a compilation (~0.1-0.5 s on a fresh install, where no cache exists yet).
 
     Args:
-        vmax: (n,) the controller's velocity limits (the command's clip).
+        vmax: (n,) the controller's velocity limits (their length: the joints').
     """
     pose, prev, rel = np.eye(4), np.eye(4), np.zeros((3, 3))
     raw, estimate = np.zeros(6), np.zeros(6)
@@ -242,5 +242,4 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     all_finite(raw, 1.0)  # streams.usable: a twist's or a jog's check
     gather_within(raw, np.zeros(n, dtype=np.int64), 1.0, np.zeros(n))  # a joint state's
     stream_step(pose, prev, 0.01, 0.001, 1.0, 1.0, 0.05, rel, raw, estimate)
-    clip_finite(np.zeros(vmax.shape[0]), vmax, np.zeros(vmax.shape[0]))
     any_nonzero(raw)  # a twist's (6,) and a command's (n,): one signature

@@ -227,17 +227,6 @@ def all_finite(q, bound):
 
 
 @njit(cache=True, nogil=True)
-def clip_finite(qdot, vmax, out):
-    """Write clip(qdot, -vmax, vmax) into out; False (out undefined) if qdot has NaN/Inf."""
-    for i in range(qdot.shape[0]):
-        v = qdot[i]
-        if not math.isfinite(v):
-            return False
-        out[i] = min(max(v, -vmax[i]), vmax[i])
-    return True
-
-
-@njit(cache=True, nogil=True)
 def any_nonzero(a):
     """Whether the (n,) array ``a`` has an element other than 0.
 

@@ -327,7 +327,7 @@ def take_clipped(  # pragma: no cover - compiled
 def take_command(
     cmd: Array, lo: Array, hi: Array, v: Array, a: Array, dt: float
 ) -> bool:  # pragma: no cover - compiled
-    """The kernel of :meth:`MotionLimiter.take`: a command inside the box becomes the last one.
+    """The take of :meth:`MotionLimiter.take_clipped`: a command inside the box becomes the last.
 
     ``cmd`` (n,) clipped into ``[lo, hi]`` becomes ``v``, its change over ``dt`` [s] ``a``;
     False (nothing changed) when a joint is outside by more than 1e-12.
@@ -460,16 +460,6 @@ class MotionLimiter:
         return int(
             take_clipped(qdot, vmax, out, lo, hi, self.v, self.a, max(dt, 1e-6), self.active)
         )
-
-    def take(self, cmd: Array, lo: Array, hi: Array, dt: float) -> bool:
-        """Take a command that lies in this tick's box ``lo <= cmd <= hi`` (n,) as it is.
-
-        A command inside the box (:meth:`box`) keeps every limit: it becomes the last command
-        and its acceleration is recorded (``dt``: the nominal period [s]). Returns False,
-        taking nothing, when a joint is outside the box by more than rounding (then
-        :meth:`step` makes the command).
-        """
-        return bool(take_command(cmd, lo, hi, self.v, self.a, max(dt, 1e-6)))
 
     def stop(self, dt: float, out: Array) -> None:
         """One step of the ramp of the last command to zero, open loop (no joint state needed).
