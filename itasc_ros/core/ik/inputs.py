@@ -51,7 +51,7 @@ def seed_array(tree: KinematicTree, seed: ArrayLike | None) -> Array:
     """
     if seed is None:
         return tree.neutral()
-    if type(seed) is np.ndarray and seed.shape == (tree.n_joints,) and seed.dtype.kind == "f":
+    if type(seed) is np.ndarray and seed.shape == (tree.n_joints,) and seed.dtype.char == "d":
         return seed  # as it is: the solve copies it
     try:
         s = np.asarray(seed, dtype=float)
