@@ -118,7 +118,7 @@ class Hand:
         while time.monotonic() - t0 < timeout:
             _stream(pub, msg, 0.25)
             recent = self.errors(target, time.monotonic() - 0.5)
-            if len(recent) > 100 and max(recent) < 1e-3:
+            if len(recent) > 50 and max(recent) < 1e-3:
                 return time.monotonic() - t0
         raise AssertionError(f"the hand did not reach its world target in {timeout} s")
 
@@ -150,7 +150,7 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         "odom_topic:=odom", "base_kind:=none", params_files=[PARAMS],
     )  # fmt: skip
     sim = start_ros(
-        dds_domain, f"urdf_file:={URDF}", "rate:=500.0", f"joints:={json.dumps(ARM)}",
+        dds_domain, f"urdf_file:={URDF}", "rate:=250.0", f"joints:={json.dumps(ARM)}",
         f"initial_positions:={json.dumps(HOME)}", "command_topic:=commands",
         "base_motion:=circle", f"base_radius:={RADIUS}", "base_speed:=0.3",
         module=SIM_ROBOT_MODULE,
@@ -197,7 +197,7 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         f"mm RMS ({max(unfed) * 1e3:.3f} max) without; {len(fed)} + {len(unfed)} joint states; "
         f"reached in {t_reached:.2f} s"
     )
-    assert len(fed) > 800 and len(unfed) > 800
+    assert len(fed) > 500 and len(unfed) > 500  # 3 s and 2.5 s of joint states at 250 Hz
     assert max(fed) < 1e-3
     assert rms(unfed) > 3.0 * rms(fed)
     assert "odometry" in log and "rejected" in log  # the hostile ones, warned about
@@ -322,7 +322,7 @@ def test_a_floating_base_humanoid_holds_its_hand_in_the_world_while_its_trunk_sw
         name="itasc_node_talos",
     )  # fmt: skip
     sim = start_ros(
-        dds_domain, f"urdf_file:={urdf}", "rate:=500.0", f"joints:={json.dumps(TALOS_ARM)}",
+        dds_domain, f"urdf_file:={urdf}", "rate:=250.0", f"joints:={json.dumps(TALOS_ARM)}",
         f"initial_positions:={json.dumps(q0)}", "command_topic:=/talos/commands",
         "base_motion:=sway", "base_speed:=0.0", "base_height:=1.0",
         "odom_topic:=/talos/odom", module=SIM_ROBOT_MODULE, name="sim_talos",
@@ -351,4 +351,4 @@ def test_a_floating_base_humanoid_holds_its_hand_in_the_world_while_its_trunk_sw
         f"{np.median(errors) * 1e3:.3f}, p99 {np.percentile(errors, 99) * 1e3:.3f}) in the world "
         f"over {len(errors)} joint states; reached in {held:.2f} s"
     )
-    assert len(errors) > 1000 and max(errors) < 1e-3
+    assert len(errors) > 500 and max(errors) < 1e-3  # 3 s of joint states at 250 Hz
