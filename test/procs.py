@@ -35,6 +35,7 @@ import pytest
 import rclpy
 from domains import allocate_domain
 from rclpy.context import Context
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -258,13 +259,7 @@ class RosTestClient:
         self._thread.start()
 
     def _spin(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.executor.spin_once(timeout_sec=0.02)
-            except Exception:  # context shut down under us
-                if self._stop.is_set() or not rclpy.ok():
-                    return
-                raise
+        spin_through_destruction(self.executor, rclpy.get_default_context(), self._stop)
 
     def __enter__(self) -> RosTestClient:
         return self
@@ -437,14 +432,39 @@ def ros_context(domain: int) -> Iterator[tuple[Context, SingleThreadedExecutor]]
             context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO
         )
         executor = SingleThreadedExecutor(context=context)
-        thread = threading.Thread(target=executor.spin, daemon=True)
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=spin_through_destruction, args=(executor, context, stop), daemon=True
+        )
         thread.start()
         try:
             yield context, executor
         finally:
+            stop.set()
             executor.shutdown(timeout_sec=2.0)
             rclpy.shutdown(context=context)
             thread.join(timeout=2.0)
+
+
+def spin_through_destruction(
+    executor: SingleThreadedExecutor, context: Context, stop: threading.Event
+) -> None:
+    """Spin ``executor`` until ``stop`` is set or ``context`` shuts down.
+
+    A test that destroys one of its nodes while the executor waits on it (another thread: the
+    test's) makes rclpy raise ``InvalidHandle`` from the wait; ``executor.spin`` would end its
+    thread there, and every later callback of every node of the executor would be lost (a
+    marker client's KEEP_ALIVE never arriving). The wait is begun again instead.
+    """
+    while not stop.is_set() and context.ok():
+        try:
+            executor.spin_once(timeout_sec=0.02)
+        except InvalidHandle:  # a node destroyed under the wait: wait again without it
+            continue
+        except Exception:  # the context shut down under us
+            if stop.is_set() or not context.ok():
+                return
+            raise
 
 
 def wait_until(

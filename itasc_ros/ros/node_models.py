@@ -274,7 +274,15 @@ class ModelNode(OutputNode):
                 self._on_marker_pose(name, msg)
 
     def _report_model(self, outcome: ModelOutcome[PoseStamped]) -> str:
-        """After the swap: the RViz markers of the new model, the log lines; the reason."""
+        """After the swap: its log lines first (the markers take a while), the markers; why."""
+        logger = self.get_logger()
+        for level, text in outcome.logs:
+            if level >= logging.ERROR:
+                logger.error(text)
+            elif level >= logging.WARNING:
+                logger.warning(text)
+            else:
+                logger.info(text)
         if outcome.model_changed:
             ctrl = self._controller
             if ctrl is not None:
@@ -287,14 +295,6 @@ class ModelNode(OutputNode):
             elif self._target_markers is not None:
                 self._target_markers.shutdown()
                 self._target_markers = None
-        logger = self.get_logger()
-        for level, text in outcome.logs:
-            if level >= logging.ERROR:
-                logger.error(text)
-            elif level >= logging.WARNING:
-                logger.warning(text)
-            else:
-                logger.info(text)
         return outcome.reason
 
 

@@ -507,7 +507,10 @@ def test_robot_description_from_the_transient_local_topic_only(
             TIMEOUT,
             "status active",
         )
-        assert "model 'panda' from the topic" in read_log(node)
+        # the log and ~/status are two channels: no order between them
+        client.wait_for(
+            lambda: "model 'panda' from the topic" in read_log(node), TIMEOUT, "the model's line"
+        )
         # A broken URDF on the topic is refused; the node keeps its model and keeps going.
         description.publish(String(data="<robot name='broken'><link name='a'/>"))
         client.wait_for(
