@@ -16,6 +16,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .small_svd import thin_svd
+
 #: Directions with a singular value at or below RCOND times the largest are rounding noise (an
 #: exact singularity): undamped, they are not inverted [-].
 RCOND = 1e-12
@@ -177,7 +179,7 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
     out[:] = 0.0
     if m == 0 or n == 0:
         return 0.0, 0.0
-    u, s, vt = np.linalg.svd(aw, full_matrices=False)
+    u, s, vt = thin_svd(aw)
     kk = _acting(aw, s.shape[0])
     if method == 0:
         return _dls(u, s, vt, bw, lam_max, eps, out, kk)

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from .damped_inverse import _apply, _rank
+from .small_svd import thin_svd
 
 #: A saturated joint whose row of the free space has a singular value at or below this cannot
 #: be held by the level [-].
@@ -157,7 +158,7 @@ def _held_increment(
         bb[:] = xprev + z0
         return True
     mz = ak @ nz
-    u, s, vt = np.linalg.svd(mz, full_matrices=False)
+    u, s, vt = thin_svd(mz)
     if rank0 == 0:
         sr = 1.0
     elif rank0 <= s.shape[0]:
@@ -255,7 +256,7 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl):
     g = np.zeros(n)
     if ak.shape[0] > 0:
         m0 = _times(ak, nmat, top)
-        u, s0, vt0 = np.linalg.svd(m0, full_matrices=False)
+        u, s0, vt0 = thin_svd(m0)
         smin, lm = _apply(u, s0, vt0, m0, r, method, top, lam[0], lam[1], lam[2], g)
         rank0 = _rank(s0)
     else:  # no task: only the rows to keep

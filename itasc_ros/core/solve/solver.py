@@ -51,6 +51,7 @@ from ..constraints._features import clamp_pose_feedback
 from ..errors import SolverError
 from .damped_inverse import RCOND, UNDAMPED_RCOND, _projector, _solve_once
 from .saturation import BOUND_TOL, _sns_level
+from .small_svd import thin_svd
 
 Array = NDArray[np.float64]
 
@@ -161,7 +162,7 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
                 projected = True
         if lev + 1 < nlev and r1 > 0 and not projected:
             # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
-            _, sv, vt = np.linalg.svd(aw[:r1], full_matrices=False)
+            _, sv, vt = thin_svd(aw[:r1])
             _projector(sv, vt, lam[0], lam[1], proj)
     return scale, iters, smin, lm
 

@@ -1,0 +1,131 @@
+"""The thin SVD of the solve's small matrices: one-sided Jacobi, LAPACK beyond.
+
+``np.linalg.svd`` in compiled code calls LAPACK's ``gesdd``: a workspace query, workspace and
+output allocations and a bidiagonalisation, ~14 us for a 6 x 7 task on a fast host, the largest
+single item of a Panda control tick. One-sided Jacobi (Hestenes) rotates the rows of the
+matrix until they are orthogonal; their norms are the singular values and the normalised rows
+the right singular vectors, with the relative accuracy Jacobi is known for. It is cheaper for
+the matrices of one arm's tasks (up to :data:`JACOBI_MAX_ROWS` rows after transposing, and
+:data:`JACOBI_MAX_ENTRIES` entries) and used there; a larger matrix (a humanoid's stacked
+tasks) and a matrix with a zero or negligible singular value (whose right singular vectors
+Jacobi leaves undefined) go to LAPACK. The result has ``np.linalg.svd(a,
+full_matrices=False)``'s shapes and order (singular values descending); the signs of paired
+singular vectors may differ, which no consumer of a pair depends on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: At most this many rows (of ``a`` or of its transpose, the shorter side) go to Jacobi.
+JACOBI_MAX_ROWS = 8
+#: At most this many entries go to Jacobi.
+JACOBI_MAX_ENTRIES = 96
+#: Sweeps before giving up on convergence (then LAPACK); 6 x 7 converges in 4 to 6.
+MAX_SWEEPS = 30
+#: A singular value below this fraction of the largest is negligible: LAPACK instead.
+NEGLIGIBLE = 1e-10
+
+
+@njit(cache=True, nogil=True)
+def _orthogonalise_rows(b, g):
+    """Rotate the rows of ``b`` (k, n) until orthogonal; the rotations accumulated in ``g``.
+
+    Returns:
+        True if the rows converged within :data:`MAX_SWEEPS` sweeps.
+    """
+    k, n = b.shape
+    for _ in range(MAX_SWEEPS):
+        rotated = False
+        for i in range(k - 1):
+            for j in range(i + 1, k):
+                al = 0.0
+                be = 0.0
+                ga = 0.0
+                for t in range(n):
+                    al += b[i, t] * b[i, t]
+                    be += b[j, t] * b[j, t]
+                    ga += b[i, t] * b[j, t]
+                if ga == 0.0 or abs(ga) <= 1e-15 * math.sqrt(al * be):
+                    continue
+                rotated = True
+                zeta = (be - al) / (2.0 * ga)
+                tt = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / math.sqrt(1.0 + tt * tt)
+                s = c * tt
+                for t in range(n):
+                    x = b[i, t]
+                    y = b[j, t]
+                    b[i, t] = c * x - s * y
+                    b[j, t] = s * x + c * y
+                for t in range(k):
+                    x = g[i, t]
+                    y = g[j, t]
+                    g[i, t] = c * x - s * y
+                    g[j, t] = s * x + c * y
+        if not rotated:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _jacobi(a, tr):
+    """Jacobi on the rows of ``a`` (``tr``: of ``a.T``); (ok, u, s, vt), ok False: use LAPACK."""
+    b = np.ascontiguousarray(a.T) if tr else a.copy()
+    k, nn = b.shape
+    g = np.zeros((k, k))
+    for i in range(k):
+        g[i, i] = 1.0
+    ok = _orthogonalise_rows(b, g)
+    norms = np.empty(k)
+    for i in range(k):
+        acc = 0.0
+        for t in range(nn):
+            acc += b[i, t] * b[i, t]
+        norms[i] = math.sqrt(acc)
+    order = np.arange(k)
+    for i in range(k):  # selection sort, descending: k <= JACOBI_MAX_ROWS
+        best = i
+        for j in range(i + 1, k):
+            if norms[order[j]] > norms[order[best]]:
+                best = j
+        order[i], order[best] = order[best], order[i]
+    top = norms[order[0]] if k > 0 else 0.0
+    ok = ok and k > 0 and top > 0.0 and math.isfinite(top)
+    ok = ok and norms[order[k - 1]] > NEGLIGIBLE * top
+    s = np.empty(k)
+    w = np.empty((k, nn))  # the unit rows: right singular vectors of b
+    left = np.empty((k, k))  # rows: the left singular vectors of b (g's rows, in order)
+    for r in range(k):
+        i = order[r]
+        s[r] = norms[i]
+        inv = 1.0 / norms[i] if norms[i] > 0.0 else 0.0
+        for t in range(nn):
+            w[r, t] = b[i, t] * inv
+        for t in range(k):
+            left[r, t] = g[i, t]
+    if tr:  # a = b^T = w^T diag(s) left
+        return ok, np.ascontiguousarray(w.T), s, left
+    return ok, np.ascontiguousarray(left.T), s, w
+
+
+@njit(cache=True, nogil=True)
+def thin_svd(a):
+    """``np.linalg.svd(a, full_matrices=False)`` of a small matrix ``a`` (m, n).
+
+    Args:
+        a: (m, n) finite matrix.
+
+    Returns:
+        ``(u, s, vt)``: u (m, k), s (k,) descending, vt (k, n), k = min(m, n).
+    """
+    m, n = a.shape
+    k = min(m, n)
+    if 0 < k <= JACOBI_MAX_ROWS and m * n <= JACOBI_MAX_ENTRIES:
+        ok, u, s, vt = _jacobi(a, m > n)
+        if ok:
+            return u, s, vt
+    return np.linalg.svd(a, full_matrices=False)
