@@ -7,10 +7,19 @@ matrix until they are orthogonal; their norms are the singular values and the no
 the right singular vectors, with the relative accuracy Jacobi is known for. It is cheaper for
 the matrices of one arm's tasks (up to :data:`JACOBI_MAX_ROWS` rows after transposing, and
 :data:`JACOBI_MAX_ENTRIES` entries) and used there; a larger matrix (a humanoid's stacked
-tasks) and a matrix with a zero or negligible singular value (whose right singular vectors
-Jacobi leaves undefined) go to LAPACK. The result has ``np.linalg.svd(a,
-full_matrices=False)``'s shapes and order (singular values descending); the signs of paired
-singular vectors may differ, which no consumer of a pair depends on.
+tasks) goes to LAPACK, as does a matrix Jacobi does not converge on or a non-finite one.
+
+Rank-deficient matrices are the common case below the first priority level (a posture
+projected into the null space of a pose task has rank 1 of 7). Jacobi's convergence test is
+relative to each pair's own norms, so a row left with a rounding-size norm is still
+orthogonal to the others and its direction is kept; a row of norm zero (or below
+:data:`ZERO` of the largest, where squares underflow) has none, and gets the unit vector of
+the standard basis farthest from the rows before it, orthogonalised against them: the
+singular vectors stay orthonormal, with a zero singular value, as LAPACK's. The result has
+``np.linalg.svd(a, full_matrices=False)``'s shapes and order (singular values descending);
+the signs of paired singular vectors, and the directions of (numerically) zero singular
+values, may differ, which no consumer depends on (each weighs a direction by its singular
+value, or skips it below a floor).
 """
 
 from __future__ import annotations
@@ -26,8 +35,8 @@ JACOBI_MAX_ROWS = 8
 JACOBI_MAX_ENTRIES = 96
 #: Sweeps before giving up on convergence (then LAPACK); 6 x 7 converges in 4 to 6.
 MAX_SWEEPS = 30
-#: A singular value below this fraction of the largest is negligible: LAPACK instead.
-NEGLIGIBLE = 1e-10
+#: A row norm below this fraction of the largest has no direction (its square underflows).
+ZERO = 1e-100
 
 
 @njit(cache=True, nogil=True)
@@ -74,8 +83,12 @@ def _orthogonalise_rows(b, g):
 @njit(cache=True, nogil=True)
 def _jacobi(a, tr):
     """Jacobi on the rows of ``a`` (``tr``: of ``a.T``); (ok, u, s, vt), ok False: use LAPACK."""
-    b = np.ascontiguousarray(a.T) if tr else a.copy()
-    k, nn = b.shape
+    m, n = a.shape
+    k, nn = (n, m) if tr else (m, n)
+    b = np.empty((k, nn))  # a copy, rotated in place (never a view of the caller's matrix)
+    for i in range(k):
+        for t in range(nn):
+            b[i, t] = a[t, i] if tr else a[i, t]
     g = np.zeros((k, k))
     for i in range(k):
         g[i, i] = 1.0
@@ -95,21 +108,57 @@ def _jacobi(a, tr):
         order[i], order[best] = order[best], order[i]
     top = norms[order[0]] if k > 0 else 0.0
     ok = ok and k > 0 and top > 0.0 and math.isfinite(top)
-    ok = ok and norms[order[k - 1]] > NEGLIGIBLE * top
     s = np.empty(k)
     w = np.empty((k, nn))  # the unit rows: right singular vectors of b
     left = np.empty((k, k))  # rows: the left singular vectors of b (g's rows, in order)
     for r in range(k):
         i = order[r]
-        s[r] = norms[i]
-        inv = 1.0 / norms[i] if norms[i] > 0.0 else 0.0
-        for t in range(nn):
-            w[r, t] = b[i, t] * inv
         for t in range(k):
             left[r, t] = g[i, t]
+        if norms[i] > ZERO * top:
+            s[r] = norms[i]
+            for t in range(nn):
+                w[r, t] = b[i, t] / norms[i]
+        else:  # no direction of its own: the rows after are zero too (descending)
+            s[r] = 0.0
+            _complete(w, r)
     if tr:  # a = b^T = w^T diag(s) left
         return ok, np.ascontiguousarray(w.T), s, left
     return ok, np.ascontiguousarray(left.T), s, w
+
+
+@njit(cache=True, nogil=True)
+def _complete(w, r):
+    """Row ``r`` of ``w`` (k, nn): a unit vector orthogonal to its rows ``0..r-1`` (orthonormal).
+
+    The standard basis vector with the largest part outside their span (at least
+    ``sqrt((nn - r) / nn)``), orthogonalised against them twice (Gram-Schmidt, re-orthogonalised).
+    """
+    nn = w.shape[1]
+    best = -1.0
+    pick = 0
+    for t in range(nn):
+        part = 1.0  # |e_t|^2 minus its squared projections on the rows before
+        for p in range(r):
+            part -= w[p, t] * w[p, t]
+        if part > best:
+            best = part
+            pick = t
+    for t in range(nn):
+        w[r, t] = 1.0 if t == pick else 0.0
+    for _ in range(2):
+        for p in range(r):
+            d = 0.0
+            for t in range(nn):
+                d += w[r, t] * w[p, t]
+            for t in range(nn):
+                w[r, t] -= d * w[p, t]
+    nrm = 0.0
+    for t in range(nn):
+        nrm += w[r, t] * w[r, t]
+    nrm = math.sqrt(nrm)
+    for t in range(nn):
+        w[r, t] /= nrm
 
 
 @njit(cache=True, nogil=True)

@@ -11,6 +11,10 @@ SHAPES = [(6, 7), (3, 7), (7, 3), (1, 7), (7, 1), (6, 6), (12, 7), (8, 12), (13,
 
 
 def _check(a: np.ndarray) -> None:
+    for layout in (np.ascontiguousarray, np.asfortranarray):  # the caller's matrix untouched
+        given = layout(a)
+        thin_svd(given)
+        assert np.array_equal(given, a)
     u, s, vt = thin_svd(a)
     s_ref = np.linalg.svd(a, compute_uv=False)
     k = min(a.shape)
@@ -43,6 +47,22 @@ def test_rank_deficient_and_nearly_so_fall_back_or_stay_exact(shape: tuple[int, 
         else:
             a[0] = a[1] * (1.0 + 1e-9)
         _check(a)
+
+
+@pytest.mark.parametrize("rank", [0, 1, 3, 6])
+def test_a_task_projected_into_a_null_space_keeps_orthonormal_vectors(rank: int) -> None:
+    """A lower level's rows: rank-deficient by construction, with exact zero rows too."""
+    rng = np.random.default_rng(rank)
+    upper = rng.standard_normal((6, 7))
+    _, _, vt = np.linalg.svd(upper)
+    null = np.eye(7) - vt[:6].T @ vt[:6]  # rank 1
+    posture = rng.standard_normal((7, 7))
+    _check(posture @ null)  # rank 1 of 7
+    a = rng.standard_normal((rank, 7)) @ rng.standard_normal((7, 7)) if rank else np.zeros((0, 7))
+    padded = np.vstack([a, np.zeros((6 - rank, 7))])  # rows switched off: weight 0
+    if rank:
+        _check(padded)
+        _check(padded.T)
 
 
 def test_an_arm_task_is_within_jacobis_limits_and_a_humanoids_beyond() -> None:
