@@ -28,8 +28,6 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constraints._features import limit_pose_demand_seen
-from ..constraints.base import Constraint
 from ..errors import SolverError
 
 Array = NDArray[np.float64]
@@ -49,8 +47,7 @@ class PoseDemand:
         self.braking = (math.inf, math.inf)  # [m/s^2], [rad/s^2] of the feedback's clamp
         self.last_command: Array | None = None  # (n,) read at each solve
         self.period = 0.0  # [s] the nominal control period
-        self._views: list[tuple[Constraint, Array, Array, Array, NDArray[np.bool_]]] = []
-        self._dtw = np.zeros(6)  # a target twist's change since the last solve
+        self.dtw = np.zeros(6)  # (6,) work: a target twist's change since the last solve
 
     @property
     def clamps(self) -> bool:
@@ -113,21 +110,16 @@ class PoseDemand:
         if self.last_command is not None:
             self.set(linear, angular, self.last_command, self.period)
 
-    def bind(self, views: list[tuple[Constraint, Array, Array, Array, NDArray[np.bool_]]]) -> None:
-        """The pose tasks' rows: (constraint, rhs, A, B, orientation-row mask) views each."""
-        self._views = views
+    @property
+    def limits(self) -> bool:
+        """Whether the limit is on: a last command to read, and an acceleration set.
 
-    def apply(self) -> None:
-        """Limit each pose task's right-hand side in place (after the scene's update)."""
-        u = self.last_command
+        The scene's solve then limits each pose task's right-hand side in the same compiled
+        call that makes it (:func:`~itasc_ros.core.solve.solver.task_rhs`, with
+        :attr:`last_command`, :attr:`steps` and the work array :attr:`dtw`).
+        """
         lin, ang = self.steps
-        if u is None or (lin == math.inf and ang == math.inf):
-            return
-        dtw = self._dtw
-        for c, rhs, a, b, orient in self._views:  # and each twist marked seen (one call)
-            limit_pose_demand_seen(
-                rhs, a, u, b, c._target_twist, c._twist_seen, dtw, orient, lin, ang
-            )
+        return self.last_command is not None and (lin < math.inf or ang < math.inf)
 
 
 __all__ = ["PoseDemand"]

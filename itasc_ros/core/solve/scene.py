@@ -346,7 +346,6 @@ class Scene:
         self._wy = np.zeros(m)
         self._rhs = np.zeros(m)
         self._ff = np.zeros(m)
-        demand_views: list[tuple[Constraint, Array, Array, Array, NDArray[np.bool_]]] = []
         self._aw = np.zeros((m, n))
         self._bw = np.zeros(m)
         self._ineq = np.zeros(m, dtype=np.bool_)  # hard inequality rows (the solver's bounds)
@@ -393,14 +392,9 @@ class Scene:
                     self._orient.get(c.name, _NO_ROWS),
                 )
             )
-            if c.pose_feedback:
-                demand_views.append(
-                    (c, self._rhs[s], self._a[s], self._b[s], self._orient[c.name])
-                )
             self._ineq[s] = c.one_sided and c.hard
             self._soft[s] = c.one_sided and not c.hard
         self._has_soft = bool(self._soft.any())
-        self._demand.bind(demand_views)
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
@@ -424,18 +418,27 @@ class Scene:
         """Compute A, B, y and y'_d for ``q`` without solving (see :meth:`matrices`)."""
         self._update_rows(self._check(q, 1.0))
 
-    def _update_rows(self, qv: Array) -> None:
-        """:meth:`update` for ``qv``, the checked joint positions (:meth:`_check`)."""
+    def _update_rows(self, qv: Array, limit_demand: bool = False) -> None:
+        """:meth:`update` for ``qv``, the checked joint positions (:meth:`_check`).
+
+        With ``limit_demand`` (a solve), each pose task's right-hand side is also kept within
+        the demand limit when it is on (:mod:`.pose_demand`), in the same compiled call.
+        """
         if self._layout_changed():
             self._rebuild()
         tree, demand = self.tree, self._demand
         tree.compute(qv)
         clamp, speeds, braking = demand.clamps, demand.speeds, demand.braking
+        limit = limit_demand and demand.limits
+        u = demand.last_command if limit and demand.last_command is not None else self._zw
+        steps, dtw = demand.steps, demand.dtw
         for c, a, b, y, ydot, wy, rhs, ff, orient in self._views:
             c.update(tree, qv, a, b, y, ydot, wy)
+            pose = c.pose_feedback
             S.task_rhs(
                 b, c._target_twist, ydot, rhs, ff, c.feedforward, c.has_target, wy,
-                clamp and c.pose_feedback, orient, speeds, braking, c.gain,
+                clamp and pose, orient, speeds, braking, c.gain, limit and pose, a, u,
+                c._twist_seen, dtw, steps,
             )  # fmt: skip
 
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
@@ -451,8 +454,7 @@ class Scene:
         Raises:
             ConfigurationError: q of the wrong length or non-finite; dt not > 0.
         """
-        self._update_rows(self._check(q, dt))
-        self._demand.apply()
+        self._update_rows(self._check(q, dt), limit_demand=True)
         # the built-in velocity and position limits in one compiled call (what their Limit
         # objects intersect), then the added ones in order
         joint_box(

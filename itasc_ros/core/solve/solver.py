@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ..constraints._features import clamp_pose_feedback
+from ..constraints._features import clamp_pose_feedback, limit_pose_demand_seen
 from ..errors import SolverError
 from .damped_inverse import RCOND, UNDAMPED_RCOND, _projector, _solve_once
 from .saturation import BOUND_TOL, _sns_level
@@ -305,7 +305,25 @@ def solve_prioritized(
 
 @njit(cache=True, nogil=True)
 def task_rhs(
-    b, twist, ydot, rhs, ff, fed, has_target, wy, clamp, orient, speeds, braking, gain
+    b,
+    twist,
+    ydot,
+    rhs,
+    ff,
+    fed,
+    has_target,
+    wy,
+    clamp,
+    orient,
+    speeds,
+    braking,
+    gain,
+    limit,
+    a,
+    u,
+    seen,
+    dtw,
+    steps,
 ):  # pragma: no cover - compiled
     """A task's right-hand side ``rhs = y'_d + B Xu'`` (m,) after its update, in place.
 
@@ -313,6 +331,11 @@ def task_rhs(
     _features.clamp_pose_feedback`; ``orient`` (m,) its rotation rows, ``speeds`` and
     ``braking`` (linear, angular) pairs). Without a target the rows' weights ``wy`` are zeroed;
     without feed-forward (``fed`` False) ``rhs`` is ``y'_d`` and ``ff`` (m,) is left as it is.
+    With ``limit``, last the pose demand's limit (:func:`~itasc_ros.core.constraints._features.
+    limit_pose_demand_seen`: ``rhs`` within ``steps`` (linear, angular) [per tick] of what the
+    last command ``u`` (n,) gives the rows ``a`` (m, n), beyond the change of ``twist`` since
+    ``seen`` (6,), which then becomes ``twist``; ``dtw`` (6,) work), as
+    :class:`~itasc_ros.core.solve.pose_demand.PoseDemand` sets it: one call a task.
     """
     if clamp:
         clamp_pose_feedback(
@@ -329,6 +352,8 @@ def task_rhs(
             rhs[r] = ydot[r] + s
     else:
         rhs[:] = ydot
+    if limit:
+        limit_pose_demand_seen(rhs, a, u, b, twist, seen, dtw, orient, steps[0], steps[1])
 
 
 @njit(cache=True, nogil=True)
