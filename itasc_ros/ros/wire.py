@@ -5,7 +5,7 @@ checking property setter per field (every name checked to be a ``str``, every ar
 ~70 us of the control thread's CPU for a ``sensor_msgs/JointState`` and ~90 us for a
 ``geometry_msgs/PoseStamped`` on a 2-core VM, a fifth of a 1 kHz tick. The tick needs a few
 numbers and strings that rarely change. The readers here take them from the message's CDR bytes
-(what DDS received, taken with ``raw=True``): one compiled call finds the fields, the numbers
+(what DDS received, taken with ``raw=True``): a few ``struct`` reads find the fields, the numbers
 are one copy, and the strings (joint names, frame ids) are decoded only when their bytes change,
 by rclpy's own deserializer.
 
