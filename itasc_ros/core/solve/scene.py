@@ -430,7 +430,9 @@ class Scene:
         tree.compute(qv)
         clamp, speeds, braking = demand.clamps, demand.speeds, demand.braking
         limit = limit_demand and demand.limits
-        u = demand.last_command if limit and demand.last_command is not None else self._zw
+        u = demand.last_command  # (n,) the last command; a work array's place when off
+        if u is None or not limit:
+            u = self._zw  # not read: the kernel's ``u`` when the limit is off
         steps, dtw = demand.steps, demand.dtw
         for c, a, b, y, ydot, wy, rhs, ff, orient in self._views:
             c.update(tree, qv, a, b, y, ydot, wy)
