@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -47,7 +48,7 @@ CORE_DEPENDS: dict[str, tuple[str, ...]] = {
 kinematics <- constraints <- solve <- control, ik. The other top-level modules of ``core``
 (``__init__``, ``scenarios``) sit above all of them."""
 
-CORE_BASE = ("errors", "latest_worker", "compiled_cache")
+CORE_BASE = ("errors", "latest_worker", "compiled_cache", "lazy", "paths")
 """Top-level modules of ``core`` that every sub-package may import; they import none."""
 
 ROS_SIDE = ("ros", "tools", "bench", "params", "cli", "launch_plan", "command_messages")
@@ -309,15 +310,16 @@ def test_no_module_is_over_the_size_limit() -> None:
 
 
 def test_core_subpackages_export_their_names() -> None:
-    """Each sub-package of ``core`` says what it is and re-exports names it imports (the order
-    of ``__all__`` is ruff's RUF022)."""
+    """Each sub-package of ``core`` says what it is and re-exports names it imports (for the
+    type checkers; at run time on first use, :mod:`itasc_ros.core.lazy`), each one found (the
+    order of ``__all__`` is ruff's RUF022)."""
     for path in sorted((REPO / PACKAGE / "core").glob("*/__init__.py")):
         where = path.relative_to(REPO)
         tree = ast.parse(path.read_text())
         assert ast.get_docstring(tree), f"{where}: no docstring"
         imported = {
             alias.asname or alias.name
-            for node in tree.body
+            for node in ast.walk(tree)
             if isinstance(node, ast.ImportFrom)
             for alias in node.names
         }
@@ -330,6 +332,9 @@ def test_core_subpackages_export_their_names() -> None:
         assert len(exported) == 1, f"{where}: no __all__"
         assert exported[0], f"{where}: empty __all__"
         assert set(exported[0]) <= imported, f"{where}: {set(exported[0]) - imported} not imported"
+        package = importlib.import_module(f"{PACKAGE}.core.{path.parent.name}")
+        for name in exported[0]:
+            assert getattr(package, name) is not None, f"{where}: {name}"
 
 
 ARCHITECTURE_PATH = re.compile(r"`([\w/.]+\.py)`")

@@ -1,6 +1,7 @@
 """The argument types of ``itasc-bench`` and ``python -m itasc_ros.bench.loop``.
 
-Each one turns a wrong value into argparse's one-line error naming what is valid.
+Each one turns a wrong value into argparse's one-line error naming what is valid. Light: the
+console script checks its arguments before it imports a benchmark (and the core it runs).
 """
 
 from __future__ import annotations
@@ -8,9 +9,10 @@ from __future__ import annotations
 import argparse
 
 from ..cli import positive_float, unknown_choice
-from ..core.control.config import CONTROLLER_RANGES
+from ..core.control.settings import CONTROLLER_RANGES
 from ..tools.resources import bundled_robots, share_dir
-from .ik import IK_ROWS
+from .ik_rows import IK_ROWS
+from .loop.flood import FLOODS
 
 
 def control_rate(text: str) -> float:
@@ -30,7 +32,7 @@ def loop_robots() -> list[str]:
 
 
 def ik_robot_list(text: str) -> list[str]:
-    """``--robots``: comma-separated names of :data:`~itasc_ros.bench.ik.IK_ROWS`."""
+    """``--robots``: comma-separated names of :data:`~itasc_ros.bench.ik_rows.IK_ROWS`."""
     robots = [r.strip() for r in text.split(",") if r.strip()]
     for r in robots:
         if r not in IK_ROWS:
@@ -40,4 +42,14 @@ def ik_robot_list(text: str) -> list[str]:
     return robots
 
 
-__all__ = ["control_rate", "ik_robot_list", "loop_robots"]
+def flood_kinds(text: str) -> list[str]:
+    """``--floods``: comma-separated kinds of :data:`~.loop.flood.FLOODS` other than 'unread'."""
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    valid = [k for k in FLOODS if k != "unread"]
+    bad = [k for k in kinds if k not in valid]
+    if bad or not kinds:
+        raise argparse.ArgumentTypeError(f"floods {text!r}: valid: {', '.join(valid)}")
+    return kinds
+
+
+__all__ = ["control_rate", "flood_kinds", "ik_robot_list", "loop_robots"]

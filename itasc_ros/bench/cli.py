@@ -55,25 +55,15 @@ the median per-call time over blocks. Ratios are ours / peer (< 1: we are faster
 
 from __future__ import annotations
 
-import argparse
+import importlib
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from ..cli import CliParser, positive_float, positive_int, run_cli
-from .arguments import control_rate, ik_robot_list, loop_robots
-from .collision import collision_command
-from .hierarchy import hierarchy_command
-from .ik import IK_ROWS, ik_command
-from .kinematics import kinematics_command
-from .loop import BenchError, loop_command
-from .loop.flood_series import flood_command, flood_kinds
-from .loop.stops import stops_command
-from .outliers import outliers_command
-from .tick import tick_command
-from .tracking import tracking_command
-from .unreachable import unreachable_command
+from .arguments import control_rate, flood_kinds, ik_robot_list, loop_robots
+from .ik_rows import IK_ROWS
+from .loop.errors import BenchError
 
 PROG = "itasc-bench"
 
@@ -93,20 +83,22 @@ SUBCOMMANDS = (
     "stops",
     "all",
 )
-#: Subcommand -> its run: prints its tables, returns its figures for the JSON line (not ``ik``,
-#: which prints a JSON line of its own, nor ``all``).
-COMMANDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
-    "kinematics": kinematics_command,
-    "tick": tick_command,
-    "tracking": tracking_command,
-    "outliers": outliers_command,
-    "collision": collision_command,
-    "hierarchy": hierarchy_command,
-    "unreachable": unreachable_command,
-    "loop": loop_command,
-    "soak": loop_command,
-    "flood": flood_command,
-    "stops": stops_command,
+#: Subcommand -> its run (``module:function``, imported once the arguments are checked): it
+#: prints its tables and returns its figures for the JSON line (``ik`` prints a JSON line of its
+#: own and returns the exit status; ``all`` runs :data:`ALL`).
+COMMANDS: dict[str, str] = {
+    "kinematics": ".kinematics:kinematics_command",
+    "tick": ".tick:tick_command",
+    "tracking": ".tracking:tracking_command",
+    "outliers": ".outliers:outliers_command",
+    "collision": ".collision:collision_command",
+    "hierarchy": ".hierarchy:hierarchy_command",
+    "unreachable": ".unreachable:unreachable_command",
+    "ik": ".ik:ik_command",
+    "loop": ".loop.command:loop_command",
+    "soak": ".loop.command:loop_command",
+    "flood": ".loop.flood_series:flood_command",
+    "stops": ".loop.stops:stops_command",
 }
 #: What ``all`` runs, in order.
 ALL = ("kinematics", "tick", "tracking", "hierarchy")
@@ -202,13 +194,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def command(what: str) -> Any:
+    """The run of subcommand ``what`` (:data:`COMMANDS`), its module imported now."""
+    module, function = COMMANDS[what].split(":")
+    return getattr(importlib.import_module(module, __package__), function)
+
+
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.what == "ik":
-        return ik_command(args)
+        return int(command("ik")(args))
     result: dict[str, Any] = {"command": "itasc-bench " + " ".join(argv or sys.argv[1:])}
     for what in ALL if args.what == "all" else (args.what,):
-        result.update(COMMANDS[what](args))
+        result.update(command(what)(args))
     if args.json:
         print(json.dumps(result, default=float))
     return 0

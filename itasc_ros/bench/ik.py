@@ -30,7 +30,6 @@ from numpy.typing import NDArray
 from ..core import KinematicTree, solve_ik
 from ..tools.resources import robot_urdf
 from .harness import erd_urdf
-from .ik_obstacles import NAME as OBSTACLES
 from .ik_obstacles import obstacle_rows
 from .ik_protocol import (
     EPS,
@@ -42,22 +41,11 @@ from .ik_protocol import (
     result_row,
     solved,
 )
-from .ik_whole_body import NAME as WHOLE_BODY
+from .ik_rows import IK_ROBOTS, IK_ROWS, OBSTACLES, WHOLE_BODY
 from .ik_whole_body import whole_body_rows
 from .peers import urdf_chain
 
 Array = NDArray[np.float64]
-
-#: Robot name -> (URDF, root link, tip link).
-IK_ROBOTS: dict[str, tuple[str, str, str]] = {
-    "panda": ("panda", "panda_link0", "panda_link8"),
-    "ur5": ("ur5", "base_link", "tool0"),
-    "xarm7": ("erd:xarm_description/urdf/xarm7.urdf", "world", "link_eef"),
-}
-IK_ROWS = (*IK_ROBOTS, OBSTACLES, WHOLE_BODY)
-"""The names ``--robots`` takes: the chain robots, the Panda among obstacles
-(:mod:`~itasc_ros.bench.ik_obstacles`) and Talos's whole body
-(:mod:`~itasc_ros.bench.ik_whole_body`)."""
 
 
 def _urdf_path(ref: str) -> Path | None:
@@ -207,8 +195,6 @@ def ik_command(args: argparse.Namespace) -> int:
 
 
 __all__ = [
-    "IK_ROBOTS",
-    "IK_ROWS",
     "IK_ROW_KEYS",
     "bench_ik",
     "ik_command",

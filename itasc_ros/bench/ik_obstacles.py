@@ -37,6 +37,7 @@ from ..core.kinematics.collision_geometry import resolve_file
 from ..params import load_config
 from ..tools.resources import share_file
 from .ik_protocol import EPS, TIMEOUT, Solver, chain_peers, result_row, solved
+from .ik_rows import OBSTACLES
 from .peers import PeerUnavailable, PinocchioReference, pinocchio_reference
 from .peers.mink_arm import MinkArm
 from .peers.pink_arm import PinkArm
@@ -44,7 +45,7 @@ from .peers.urdf_chain import urdf_chain
 
 Array = NDArray[np.float64]
 
-NAME = "panda_obstacles"
+NAME = OBSTACLES
 """The row's robot name in ``itasc-bench ik --robots``."""
 ROOT, TIP = "panda_link0", "panda_hand"
 CLEARANCE = 0.005  # [m] beyond margin + buffer at the sampled configurations

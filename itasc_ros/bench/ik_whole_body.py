@@ -41,12 +41,13 @@ from ..core.kinematics.mobile_base import with_floating_base
 from ..tools.resources import example_robot_data_file
 from ..tools.scenarios.talos_com import half_sitting
 from .ik_protocol import EPS, TIMEOUT, pose_error_max, result_row
+from .ik_rows import WHOLE_BODY
 from .peers import PeerUnavailable
 from .peers.whole_body import FreeFlyerMap, MinkIk, PinkIk, PinocchioClik
 
 Array = NDArray[np.float64]
 
-NAME = "talos_whole_body"
+NAME = WHOLE_BODY
 """The row's robot name in ``itasc-bench ik --robots``."""
 URDF = "talos_data/robots/talos_full_v2.urdf"
 FEET = ("left_sole_link", "right_sole_link")

@@ -6,10 +6,10 @@ configuration and journal) and ``ik`` (position IK); ``errors`` and ``latest_wor
 all, ``scenarios`` runs closed loops over the whole core.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .compiled_cache import use_versioned_cache
+from .lazy import lazy_exports
 
 use_versioned_cache()  # before any kernel is compiled or loaded
 
@@ -51,29 +51,19 @@ if TYPE_CHECKING:  # imported when first used (below): ``import itasc_ros.core.e
 
 #: Where each name of the API that is not an error lives (imported on first use: a console
 #: script that only names an error, e.g. to print a mistake, does not compile the kinematics).
-_LAZY = {
-    **dict.fromkeys(
-        ("REGISTRY", "CenterOfMass", "Constraint", "CopyPose", "Distance", "Field",
-         "JointLimitAvoidance", "JointValue"),
-        ".constraints",
-    ),
-    **dict.fromkeys(
-        ("ConstraintConfig", "Controller", "ControllerConfig", "Status", "StepOutput"), ".control"
-    ),
-    **dict.fromkeys(("IkOptions", "IkResult", "solve_ik"), ".ik"),
-    "KinematicTree": ".kinematics",
-    **dict.fromkeys(("SOLVERS", "Scene", "SolveResult"), ".solve"),
-}  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    """A name of the API imported from its sub-package on first use (PEP 562)."""
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        ".constraints": [
+            "REGISTRY", "CenterOfMass", "Constraint", "CopyPose", "Distance", "Field",
+            "JointLimitAvoidance", "JointValue",
+        ],
+        ".control": ["ConstraintConfig", "Controller", "ControllerConfig", "Status", "StepOutput"],
+        ".ik": ["IkOptions", "IkResult", "solve_ik"],
+        ".kinematics": ["KinematicTree"],
+        ".solve": ["SOLVERS", "Scene", "SolveResult"],
+    },
+)  # fmt: skip
 
 
 __all__ = [

@@ -17,47 +17,10 @@ from numpy.typing import ArrayLike, NDArray
 from .constraints import CopyPose
 from .errors import ConfigurationError
 from .kinematics.tree import KinematicTree
+from .paths import PLANES, SHAPES, path_point
 from .solve.scene import Scene
 
 Array = NDArray[np.float64]
-
-SHAPES = ("circle", "figure8")
-"""Target paths accepted by :func:`circle_tracking`."""
-
-PLANES = {"xy": (0, 1), "yz": (1, 2), "xz": (0, 2)}
-"""Planes of the root frame the path can lie in (first axis, second axis)."""
-
-
-def path_point(
-    t: float,
-    center: Array,
-    radius: float,
-    speed: float,
-    shape: str = "circle",
-    plane: str = "yz",
-) -> tuple[Array, Array]:
-    """Position (3,) [m] and velocity (3,) [m/s] on the tracking path at time ``t`` [s].
-
-    The angular rate is ``omega = speed / radius`` [rad/s]. ``circle``:
-    ``c + r (cos wt, sin wt)`` (constant speed ``speed``); ``figure8`` (Gerono lemniscate):
-    ``c + r (sin wt, sin(2 wt) / 2)`` (peak speed ``sqrt(2) speed``). The two coordinates are
-    along the axes of ``plane`` of the root frame.
-    """
-    w = speed / radius
-    i, j = PLANES[plane]
-    p = np.array(center, dtype=float)  # (3,)
-    v = np.zeros(3)
-    if shape == "circle":
-        p[i] += radius * math.cos(w * t)
-        p[j] += radius * math.sin(w * t)
-        v[i] = -radius * w * math.sin(w * t)
-        v[j] = radius * w * math.cos(w * t)
-    else:
-        p[i] += radius * math.sin(w * t)
-        p[j] += 0.5 * radius * math.sin(2.0 * w * t)
-        v[i] = radius * w * math.cos(w * t)
-        v[j] = radius * w * math.cos(2.0 * w * t)
-    return p, v
 
 
 def circle_tracking(
@@ -324,10 +287,7 @@ def stream_with_hostile_inputs(
 
 __all__ = [
     "HOSTILE_KINDS",
-    "PLANES",
-    "SHAPES",
     "HostileInput",
     "circle_tracking",
-    "path_point",
     "stream_with_hostile_inputs",
 ]

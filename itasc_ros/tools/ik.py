@@ -23,15 +23,17 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..cli import USAGE_EXIT, CliParser, finite_float, positive_float, run_cli, with_hint
-from ..core import IkResult, ItascError, KinematicTree, solve_ik
-from ..core.constraints import Constraint
-from ..core.ik import PREFER
-from ..core.kinematics import spatial
-from ..params import load_config
+from ..core.errors import ItascError
+from ..core.ik.options import PREFER
+
+if TYPE_CHECKING:  # the solver is imported once the arguments are checked (run)
+    from ..core import IkResult, KinematicTree
+    from ..core.constraints import Constraint
 
 PROG = "itasc-ik"
 #: Default time budget [s]: 5 ms, as ``solve_ik`` and TRAC-IK's benchmark protocol.
@@ -81,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(robot: str) -> KinematicTree:
+    from ..core import KinematicTree
     from .resources import robot_urdf
 
     return KinematicTree.from_urdf_file(robot_urdf(robot))  # RobotNotFoundError names them
@@ -95,6 +98,10 @@ def run(args: argparse.Namespace) -> tuple[KinematicTree, str, IkResult, bool]:
     Raises:
         ItascError: a bad robot, link, pose or seed (named).
     """
+    from ..core import solve_ik
+    from ..core.kinematics import spatial
+    from ..params import load_config
+
     tree = _load(args.robot)
     keep: list[Constraint] = []
     if args.keep:

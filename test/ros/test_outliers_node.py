@@ -47,7 +47,7 @@ from sensor_msgs.msg import JointState
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import home_pose, spatial
-from itasc_ros.core.scenarios import path_point
+from itasc_ros.core.paths import path_point
 
 pytestmark = pytest.mark.dds
 

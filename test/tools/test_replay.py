@@ -305,7 +305,7 @@ def recorded(domain: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         tree = KinematicTree.from_urdf(URDF.read_text())
         home = tree.forward_kinematics(home_pose(tree), "panda_hand")
         quat = spatial.matrix_to_quat(home[:3, :3])
-        from itasc_ros.core.scenarios import path_point
+        from itasc_ros.core.paths import path_point
 
         client.prepare_services()
 

@@ -60,16 +60,43 @@ Usage::
     itasc-bench loop --rate 1000 --duration 60
 """
 
-from .command import loop_command
-from .errors import BenchError
-from .procfs import machine_steal_seconds, proc_cpu_seconds, proc_rss_kb
-from .recorder import TRACK_EVERY
-from .run import RESULT_KEYS, WARMUP, run_loop_bench
-from .scheduling import BENCH_PRIORITY, NODE_PRIORITY, SIM_PRIORITY, keep_cpus_warm
-from .script import main
-from .series import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs, peer_comparison
-from .stats import LIMIT_TOLERANCE, latency_stats, out_of_limits, period_stats
-from .target import TARGET_PLANE, TARGET_RADIUS, TARGET_RATE, TARGET_SPEED, TARGET_TOPIC
+from typing import TYPE_CHECKING
+
+from ...core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .command import loop_command
+    from .errors import BenchError
+    from .procfs import machine_steal_seconds, proc_cpu_seconds, proc_rss_kb
+    from .recorder import TRACK_EVERY
+    from .run import RESULT_KEYS, WARMUP, run_loop_bench
+    from .scheduling import BENCH_PRIORITY, NODE_PRIORITY, SIM_PRIORITY, keep_cpus_warm
+    from .script import main
+    from .series import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs, peer_comparison
+    from .stats import LIMIT_TOLERANCE, latency_stats, out_of_limits, period_stats
+    from .target import TARGET_PLANE, TARGET_RADIUS, TARGET_RATE, TARGET_SPEED, TARGET_TOPIC
+
+#: Imported on first use: the processes a run starts (the flooding publisher) import this
+#: package, and the runs' modules import the core.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        ".command": ["loop_command"],
+        ".errors": ["BenchError"],
+        ".procfs": ["machine_steal_seconds", "proc_cpu_seconds", "proc_rss_kb"],
+        ".recorder": ["TRACK_EVERY"],
+        ".run": ["RESULT_KEYS", "WARMUP", "run_loop_bench"],
+        ".scheduling": ["BENCH_PRIORITY", "NODE_PRIORITY", "SIM_PRIORITY", "keep_cpus_warm"],
+        ".script": ["main"],
+        ".series": [
+            "FLOOR_KEYS", "FLOOR_MODULE", "floor_comparison", "median_runs", "peer_comparison"
+        ],
+        ".stats": ["LIMIT_TOLERANCE", "latency_stats", "out_of_limits", "period_stats"],
+        ".target": [
+            "TARGET_PLANE", "TARGET_RADIUS", "TARGET_RATE", "TARGET_SPEED", "TARGET_TOPIC"
+        ],
+    },
+)  # fmt: skip
 
 __all__ = [
     "BENCH_PRIORITY",

@@ -16,7 +16,6 @@ import math
 import statistics
 from typing import Any
 
-from .flood import FLOODS
 from .run import run_loop_bench
 
 #: The figures kept per flood run.
@@ -27,16 +26,6 @@ FLOOD_KEYS = (
     "commands_out_of_limits",
     "flood_sent",
 )
-
-
-def flood_kinds(text: str) -> list[str]:
-    """``--floods``: comma-separated kinds of :data:`FLOODS` other than 'unread'."""
-    kinds = [k.strip() for k in text.split(",") if k.strip()]
-    valid = [k for k in FLOODS if k != "unread"]
-    bad = [k for k in kinds if k not in valid]
-    if bad or not kinds:
-        raise argparse.ArgumentTypeError(f"floods {text!r}: valid: {', '.join(valid)}")
-    return kinds
 
 
 def flood_rounds(kinds: list[str], rounds: int, **run: Any) -> dict[str, list[dict[str, Any]]]:
@@ -101,4 +90,4 @@ def flood_command(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-__all__ = ["FLOOD_KEYS", "flood_command", "flood_kinds", "flood_rounds", "flood_summary"]
+__all__ = ["FLOOD_KEYS", "flood_command", "flood_rounds", "flood_summary"]

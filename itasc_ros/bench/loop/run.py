@@ -13,7 +13,7 @@ from .flood import FLOODS
 from .plan import make_plan
 from .processes import local_dds
 from .recorder import Recorder
-from .scheduling import burn_cpus, keep_cpus_warm, saved_scheduling
+from .scheduling import keep_cpus_warm, saved_scheduling
 
 #: Keys of the dict returned by :func:`run_loop_bench` (and more: see its docstring).
 RESULT_KEYS: tuple[str, ...] = (
@@ -83,7 +83,9 @@ def run_loop_bench(
         flood: '' or a kind of :data:`~itasc_ros.bench.loop.flood.FLOODS` ('jog', 'ik',
             'target', 'unread'): a process publishing it from the first command on.
         flood_rate: its rate [Hz]; default the kind's.
-        burners: processes spinning at the normal priority for the whole run (a busy machine).
+        burners: processes spinning at the normal priority (a busy machine) from the first
+            command to the end of the window: the warm-up and the window, as the flood; not
+            the processes' start and stop, which they would only slow down.
 
     Returns:
         The keys of :data:`RESULT_KEYS` (see :mod:`itasc_ros.bench.loop` for the methods) plus
@@ -128,8 +130,9 @@ def run_loop_bench(
     saved = saved_scheduling()
     load_before = os.getloadavg()[0]
     rec = Recorder(len(plan.robot.joints), plan.robot.vmax)
-    with local_dds(plan.domain), keep_cpus_warm(keep_warm) as spinners, burn_cpus(burners):
-        session = LoopSession(plan, rec, journal, (flood, rate_of_flood) if flood else None)
+    with local_dds(plan.domain), keep_cpus_warm(keep_warm) as spinners:
+        flooding = (flood, rate_of_flood) if flood else None
+        session = LoopSession(plan, rec, journal, flooding, burners)
         win = session.run(warmup, duration, soak, saved)
     s = session
     facts = RunFacts(

@@ -64,14 +64,13 @@ def keep_cpus_warm(enabled: bool) -> Iterator[int]:
             proc.wait()
 
 
-@contextmanager
-def burn_cpus(count: int) -> Iterator[int]:
-    """``count`` processes spinning at the normal priority for the duration (a busy machine).
+def start_burners(count: int) -> list[subprocess.Popen[bytes]]:
+    """``count`` processes spinning at the normal priority (a busy machine).
 
-    Unlike :func:`keep_cpus_warm`'s, they compete for the CPUs with everything else, as the
-    other programs of a robot's computer do.
+    Stop them with :func:`stop_burners`. Unlike :func:`keep_cpus_warm`'s, they compete for the
+    CPUs with everything else, as the other programs of a robot's computer do.
     """
-    burners = [
+    return [
         subprocess.Popen(
             [sys.executable, "-c", "while True:\n    pass\n"],
             stdout=subprocess.DEVNULL,
@@ -79,12 +78,14 @@ def burn_cpus(count: int) -> Iterator[int]:
         )
         for _ in range(count)
     ]
-    try:
-        yield len(burners)
-    finally:
-        for proc in burners:
-            proc.kill()
-            proc.wait()
+
+
+def stop_burners(burners: list[subprocess.Popen[bytes]]) -> None:
+    """Kill the processes of :func:`start_burners` and wait for them; empties ``burners``."""
+    for proc in burners:
+        proc.kill()
+        proc.wait()
+    burners.clear()
 
 
 def saved_scheduling() -> tuple[int, Any, set[int]]:
@@ -106,9 +107,10 @@ __all__ = [
     "BENCH_PRIORITY",
     "NODE_PRIORITY",
     "SIM_PRIORITY",
-    "burn_cpus",
     "keep_cpus_warm",
     "restore_scheduling",
     "saved_scheduling",
     "split_cpus",
+    "start_burners",
+    "stop_burners",
 ]

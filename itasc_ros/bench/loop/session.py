@@ -32,7 +32,7 @@ from .plan import LoopPlan
 from .processes import check_alive, start_process, stop_all, tail
 from .reader import WaitSetReader
 from .recorder import Recorder
-from .scheduling import BENCH_PRIORITY, restore_scheduling
+from .scheduling import BENCH_PRIORITY, restore_scheduling, start_burners, stop_burners
 from .target import TARGET_TOPIC, publish_targets
 from .window import Window, measure
 
@@ -59,7 +59,12 @@ class LoopSession:
     """
 
     def __init__(
-        self, plan: LoopPlan, rec: Recorder, journal: bool, flood: tuple[str, float] | None = None
+        self,
+        plan: LoopPlan,
+        rec: Recorder,
+        journal: bool,
+        flood: tuple[str, float] | None = None,
+        burners: int = 0,
     ) -> None:
         """This process's node on the run's domain (call inside its local DDS environment).
 
@@ -70,12 +75,16 @@ class LoopSession:
             flood: (kind, rate [Hz]) of a flooding process started after the first command
                 (:mod:`~itasc_ros.bench.loop.flood`); a target flood replaces this process's
                 own target.
+            burners: CPU-burning processes started with the flood (after the first command)
+                and stopped at the window's end (:func:`.scheduling.start_burners`).
         """
         self.plan = plan
         self.rec = rec
         self._journal = journal
         self._flood = flood
         self.flood_sent = 0
+        self._burner_count = burners
+        self._burners: list[subprocess.Popen[bytes]] = []
         self._context = rclpy.Context()
         rclpy.init(
             context=self._context,
@@ -112,11 +121,14 @@ class LoopSession:
                 self._start_flood()  # it is the target: the first command waits for it
             self._wait_first_command()
             self.startup = time.monotonic() - t_start
+            self._burners = start_burners(self._burner_count)
             if self._flood is not None and self._flood[0] != "target":
                 self._start_flood()
             time.sleep(warmup)
             self._check_alive("during the warm-up")
-            return measure(self.procs, self.plan.logs, duration, soak)
+            window = measure(self.procs, self.plan.logs, duration, soak)
+            stop_burners(self._burners)
+            return window
         finally:
             self._stop(saved)
 
@@ -271,6 +283,7 @@ class LoopSession:
 
     def _stop(self, saved: Any) -> None:
         """The processes (exit codes, time), the threads, this process's node and scheduling."""
+        stop_burners(self._burners)
         t_stop = time.monotonic()
         self.codes = stop_all(self.procs)
         if "flood" in self.procs:

@@ -11,14 +11,15 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from itasc_ros.core import KinematicTree
-from itasc_ros.core.kinematics.home_poses import home_pose
-from itasc_ros.core.scenarios import path_point
+from itasc_ros.core.paths import path_point
 from itasc_ros.ros.realtime import demote_current_thread
+
+if TYPE_CHECKING:  # the flooding process imports this module: no kinematics (numba) for it
+    from itasc_ros.core import KinematicTree
 
 #: Target path: radius [m], speed [m/s], plane of the root frame, publish rate [Hz].
 TARGET_RADIUS = 0.1
@@ -104,6 +105,8 @@ def tracking_error(
     """
     if not track:
         return {"tracking_error_rms_mm": math.nan, "tracking_error_max_mm": math.nan}
+    from itasc_ros.core.kinematics.home_poses import home_pose  # the caller built ``tree``
+
     idx = [tree.joint_index(j) for j in joints]
     q = home_pose(tree)  # joints outside ``joints`` stay at home
     errors = []

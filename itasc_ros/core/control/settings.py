@@ -26,7 +26,7 @@ import numpy as np
 
 from ..constraints.schema import Field
 from ..errors import ConfigError
-from ..solve.solver import SOLVERS
+from ..solve.solvers import SOLVERS
 
 CONTROLLER = "controller"
 """Scope of a setting of :class:`~itasc_ros.core.control.config.ControllerConfig`."""

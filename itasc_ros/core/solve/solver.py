@@ -48,15 +48,12 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ..constraints._features import clamp_pose_feedback, limit_pose_demand_seen
-from ..errors import SolverError
 from .damped_inverse import RCOND, UNDAMPED_RCOND, _projector, _solve_once
 from .saturation import BOUND_TOL, _sns_level
 from .small_svd import thin_svd
+from .solvers import solver_code
 
 Array = NDArray[np.float64]
-
-SOLVERS = ("dls", "sdls")
-"""Names accepted by :func:`solver_code`."""
 
 # Indices into the info array written by solve_limited.
 INFO_SIGMA_MIN = 0
@@ -65,18 +62,6 @@ INFO_SCALE = 2
 INFO_ITERATIONS = 3
 INFO_FINITE = 4
 INFO_SIZE = 5
-
-
-def solver_code(name: str) -> int:
-    """Numeric code of a solver name.
-
-    Raises:
-        SolverError: naming the valid solvers.
-    """
-    try:
-        return SOLVERS.index(name)
-    except ValueError:
-        raise SolverError(f"unknown solver {name!r}; solvers are: {', '.join(SOLVERS)}") from None
 
 
 @njit(cache=True, nogil=True)
@@ -416,10 +401,8 @@ __all__ = [
     "INFO_SIGMA_MIN",
     "INFO_SIZE",
     "RCOND",
-    "SOLVERS",
     "UNDAMPED_RCOND",
     "damped_pinv_solve",
     "solve_limited",
     "solve_prioritized",
-    "solver_code",
 ]

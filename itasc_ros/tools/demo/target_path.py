@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from itasc_ros.core.scenarios import path_point
+from itasc_ros.core.paths import path_point
 from itasc_ros.tools.demo.phases import STEP_OFFSETS, Phase, step_hold
 
 Array = NDArray[np.float64]

@@ -17,6 +17,7 @@ from robots import bundled_urdf_path
 
 from itasc_ros.core import KinematicTree, Scene, SolverError
 from itasc_ros.core.solve import solver as S
+from itasc_ros.core.solve.solvers import SOLVERS, solver_code
 
 PANDA_HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
@@ -86,7 +87,7 @@ def test_pinv_far_from_singularity_equals_numpy(shape: tuple[int, int]) -> None:
     m, n = shape
     a = _matrix(rng, list(np.linspace(2.0, 0.5, m)), n)
     b = rng.normal(size=m)
-    for solver in S.SOLVERS:
+    for solver in SOLVERS:
         # SDLS clamps per direction at gamma_max; a large gamma_max makes it the plain pinv.
         x, smin, lam = S.damped_pinv_solve(a, b, 0.5, 0.1, solver, gamma_max=1e6)
         np.testing.assert_allclose(x, np.linalg.pinv(a) @ b, atol=1e-12)
@@ -166,7 +167,7 @@ def test_sdls_moves_along_the_task_near_a_singularity() -> None:
 
 def test_unknown_solver_names_the_choices() -> None:
     with pytest.raises(SolverError, match=r"unknown solver 'qp'.*dls.*sdls"):
-        S.solver_code("qp")
+        solver_code("qp")
     with pytest.raises(SolverError, match="dls, sdls"):
         S.damped_pinv_solve(np.eye(2), np.ones(2), solver="pinv")
     tree = KinematicTree.from_urdf_file(bundled_urdf_path("panda"))
@@ -175,7 +176,7 @@ def test_unknown_solver_names_the_choices() -> None:
     scene = Scene(tree)
     with pytest.raises(SolverError, match="dls, sdls"):
         scene.set_solver("DLS ")
-    assert [S.solver_code(n) for n in S.SOLVERS] == [0, 1]
+    assert [solver_code(n) for n in SOLVERS] == [0, 1]
 
 
 # ----------------------------------------------------------------------- solve_limited: weights

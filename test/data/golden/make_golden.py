@@ -40,7 +40,7 @@ from itasc_ros.core import Controller, KinematicTree  # noqa: E402
 from itasc_ros.core.control.journal import Journal, urdf_tag  # noqa: E402
 from itasc_ros.core.control.model_manager import urdf_digest  # noqa: E402
 from itasc_ros.core.kinematics import spatial  # noqa: E402
-from itasc_ros.core.scenarios import path_point  # noqa: E402
+from itasc_ros.core.paths import path_point  # noqa: E402
 from itasc_ros.params import config_from_parameters, read_params_file  # noqa: E402
 from itasc_ros.tools.bagio import (  # noqa: E402
     BagWriter,
