@@ -184,6 +184,23 @@ def stop_recorded(processes: list[subprocess.Popen], recorder: subprocess.Popen)
     stop_processes([recorder])
 
 
+def run_replay(
+    *args: str, timeout: float = 120.0, env: dict[str, str] | None = None
+) -> tuple[int, str, dict[str, Any]]:
+    """``python -m itasc_ros.tools.replay ARGS --json``: (exit code, output, last-line JSON)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "itasc_ros.tools.replay", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=REPO,
+    )
+    out = proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    return proc.returncode, out, (json.loads(lines[-1]) if lines else {})
+
+
 def replay_compare(bag: Path) -> tuple[dict[str, Any], str]:
     """``itasc-replay BAG --compare --no-plots --json`` (must exit 0): its JSON and output."""
     proc = subprocess.run(

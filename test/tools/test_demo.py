@@ -89,6 +89,35 @@ def test_healthy_verdict_and_the_users_domain(demo: dict[str, Any]) -> None:
     assert verdict["healthy"] and verdict["flags"] == [], verdict
 
 
+def test_an_unreachable_circle_is_not_healthy(tmp_path: Path) -> None:
+    """A 2 m circle (``--radius 2.0``) in the shortest run: flagged phases, exit status 1."""
+    from itasc_ros.tools.demo import min_duration
+
+    proc = subprocess.run(
+        [
+            *_demo_command(),
+            *("--duration", f"{min_duration():g}", "--radius", "2.0"),
+            *("--no-plots", "--json", "--out", str(tmp_path / "out")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=local_dds_env(),
+        cwd=ROOT,
+    )
+    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-4000:]
+    lines = proc.stdout.strip().splitlines()
+    verdict = lines[-2]
+    assert verdict.startswith("itasc-demo: verdict: NOT healthy: "), lines[-8:]
+    for phase in ("circle_ff", "circle_fb", "figure8_ff", "figure8_fb"):
+        assert f"{phase} did not settle: steady-state RMS error" in verdict, verdict
+        assert f"itasc-demo: FLAG: {phase} did not settle" in proc.stdout
+    m = json.loads(lines[-1])
+    assert not m["verdict"]["healthy"] and len(m["verdict"]["flags"]) >= 4
+    assert m["tracking_error_feedforward_m"] > 0.5  # the arm cannot follow a 2 m circle
+    assert not re.search(r"\bnan\b", proc.stdout, re.IGNORECASE)
+
+
 def test_feedforward_beats_feedback_only(demo: dict[str, Any]) -> None:
     m = demo["metrics"]
     ff, fb = m["tracking_error_feedforward_m"], m["tracking_error_feedback_only_m"]
