@@ -1,4 +1,4 @@
-"""itasc-replay: bags recorded over real DDS replayed offline and online; the golden bag.
+"""itasc-replay: bags recorded over real DDS replayed offline and online.
 
 The DDS fixture runs the node and the simulated robot as processes (shared memory, private
 domain), moves a target on a small circle for a few seconds with a live gain change, a stale
