@@ -1,7 +1,8 @@
 """``itasc-bench flood``: the node's loop under input floods beside the same run unflooded.
 
 Each round runs the node in closed loop (:func:`~itasc_ros.bench.loop.run.run_loop_bench`) with
-``--burners`` processes spinning beside it, first with the *unread* flood (a publisher at the
+``--burners`` processes spinning beside it (from the first command to the window's end, as the
+flood: the processes start and stop unburdened), first with the *unread* flood (a publisher at the
 same rate on a topic nobody reads: the machine's load without the node's own work for it), then
 with each flood of ``--floods`` (jog twists, IK requests, target poses; see
 :mod:`~itasc_ros.bench.loop.flood`). Reported per flood: the missed-tick fraction and its ratio

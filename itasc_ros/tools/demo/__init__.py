@@ -37,46 +37,80 @@ verdict's flags), :mod:`.phases`, :mod:`.target_path`, :mod:`.formatting`,
 
 from __future__ import annotations
 
-from itasc_ros.tools.demo.analysis import analyse
-from itasc_ros.tools.demo.bag_data import BagData, read_demo_bag
-from itasc_ros.tools.demo.cli import main
-from itasc_ros.tools.demo.live import STARTUP_TIMEOUT, DemoRun, LiveState
-from itasc_ros.tools.demo.metrics import (
-    SETTLE_BAND,
-    SETTLE_FLOOR,
-    STEADY_FRACTION,
-    compute_metrics,
-    position_errors,
-)
-from itasc_ros.tools.demo.phases import (
-    BASE_PHASES,
-    BASE_TOTAL,
-    DEFAULT_DURATION,
-    STEP_HOLD_MIN,
-    STEP_OFFSETS,
-    TRACKING_MIN,
-    UNREACHABLE_MIN,
-    WARMUP,
-    Phase,
-    min_duration,
-    plan_phases,
-)
-from itasc_ros.tools.demo.plots import write_plots
-from itasc_ros.tools.demo.prepare import MAX_DOMAIN_ID, DemoSetup, dds_domain, prepare
-from itasc_ros.tools.demo.processes import NODE, SIM_RATE, stop_process
-from itasc_ros.tools.demo.report import health_flags, report
-from itasc_ros.tools.demo.run import run_demo, run_live
-from itasc_ros.tools.demo.scenario import run_scenario
-from itasc_ros.tools.demo.solve_trace import SolveTrace, solve_trace
-from itasc_ros.tools.demo.summary import summary_table
-from itasc_ros.tools.demo.tap_writer import TapWriter
-from itasc_ros.tools.demo.target_path import (
-    PLANE,
-    RADIUS,
-    SPEED,
-    UNREACHABLE_DISTANCE,
-    TargetPath,
-)
+from typing import TYPE_CHECKING
+
+from itasc_ros.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from itasc_ros.tools.demo.analysis import analyse
+    from itasc_ros.tools.demo.bag_data import BagData, read_demo_bag
+    from itasc_ros.tools.demo.cli import main
+    from itasc_ros.tools.demo.live import STARTUP_TIMEOUT, DemoRun, LiveState
+    from itasc_ros.tools.demo.metrics import (
+        SETTLE_BAND,
+        SETTLE_FLOOR,
+        STEADY_FRACTION,
+        compute_metrics,
+        position_errors,
+    )
+    from itasc_ros.tools.demo.phases import (
+        BASE_PHASES,
+        BASE_TOTAL,
+        DEFAULT_DURATION,
+        STEP_HOLD_MIN,
+        STEP_OFFSETS,
+        TRACKING_MIN,
+        UNREACHABLE_MIN,
+        WARMUP,
+        Phase,
+        min_duration,
+        plan_phases,
+    )
+    from itasc_ros.tools.demo.plots import write_plots
+    from itasc_ros.tools.demo.prepare import MAX_DOMAIN_ID, DemoSetup, dds_domain, prepare
+    from itasc_ros.tools.demo.processes import NODE, SIM_RATE, stop_process
+    from itasc_ros.tools.demo.report import health_flags, report
+    from itasc_ros.tools.demo.run import run_demo, run_live
+    from itasc_ros.tools.demo.scenario import run_scenario
+    from itasc_ros.tools.demo.solve_trace import SolveTrace, solve_trace
+    from itasc_ros.tools.demo.summary import summary_table
+    from itasc_ros.tools.demo.tap_writer import TapWriter
+    from itasc_ros.tools.demo.target_path import (
+        PLANE,
+        RADIUS,
+        SPEED,
+        UNREACHABLE_DISTANCE,
+        TargetPath,
+    )
+
+#: Imported on first use: ``itasc-demo --help`` and a usage mistake import no run.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        ".analysis": ["analyse"],
+        ".bag_data": ["BagData", "read_demo_bag"],
+        ".cli": ["main"],
+        ".live": ["STARTUP_TIMEOUT", "DemoRun", "LiveState"],
+        ".metrics": [
+            "SETTLE_BAND", "SETTLE_FLOOR", "STEADY_FRACTION", "compute_metrics",
+            "position_errors",
+        ],
+        ".phases": [
+            "BASE_PHASES", "BASE_TOTAL", "DEFAULT_DURATION", "STEP_HOLD_MIN", "STEP_OFFSETS",
+            "TRACKING_MIN", "UNREACHABLE_MIN", "WARMUP", "Phase", "min_duration", "plan_phases",
+        ],
+        ".plots": ["write_plots"],
+        ".prepare": ["MAX_DOMAIN_ID", "DemoSetup", "dds_domain", "prepare"],
+        ".processes": ["NODE", "SIM_RATE", "stop_process"],
+        ".report": ["health_flags", "report"],
+        ".run": ["run_demo", "run_live"],
+        ".scenario": ["run_scenario"],
+        ".solve_trace": ["SolveTrace", "solve_trace"],
+        ".summary": ["summary_table"],
+        ".tap_writer": ["TapWriter"],
+        ".target_path": ["PLANE", "RADIUS", "SPEED", "UNREACHABLE_DISTANCE", "TargetPath"],
+    },
+)  # fmt: skip
 
 __all__ = [
     "BASE_PHASES",

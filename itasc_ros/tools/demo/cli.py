@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from itasc_ros.cli import CliParser, positive_float, usage_status
 from itasc_ros.tools.demo.phases import DEFAULT_DURATION, min_duration
-from itasc_ros.tools.demo.prepare import timestamped_out
 from itasc_ros.tools.demo.target_path import RADIUS
 
 PROG = "itasc-demo"
@@ -64,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     # the runs (the core, DDS, plotting) are imported once the arguments are checked
+    from itasc_ros.tools.demo.prepare import timestamped_out
     from itasc_ros.tools.demo.run import run_demo
     from itasc_ros.tools.demo.scenario import list_scenarios, run_scenario
 

@@ -51,59 +51,98 @@ Modules, from the bottom up:
 
 from __future__ import annotations
 
-from itasc_ros.tools.replay.arguments import (
-    check_bag,
-    load_with_overrides,
-    parameter_names,
-    parse_override,
-)
-from itasc_ros.tools.replay.bag_events import (
-    bag_commands,
-    bag_seconds,
-    header_seconds,
-    load_events,
-)
-from itasc_ros.tools.replay.bag_order import Replayer
-from itasc_ros.tools.replay.cli import main
-from itasc_ros.tools.replay.compare import (
-    DEFAULT_TOLERANCE,
-    CompareReport,
-    Mismatch,
-    align,
-    compare_commands,
-)
-from itasc_ros.tools.replay.errors import ReplayError
-from itasc_ros.tools.replay.journal_playback import (
-    config_history,
-    journal_messages,
-    play_journal,
-    setup_joints,
-    ticks_result,
-)
-from itasc_ros.tools.replay.metrics import replay_metrics
-from itasc_ros.tools.replay.node_setup import NodeSetup, load_setup
-from itasc_ros.tools.replay.online import fetch_node_parameters, replay_online
-from itasc_ros.tools.replay.plots import write_replay_plots, write_what_if_plots
-from itasc_ros.tools.replay.recorded_parameters import (
-    NODE_DEFAULTS,
-    PARAMETER_EVENTS_TOPIC,
-    PARAMS_TOPIC,
-    bag_parameters,
-    is_live_parameter,
-    live_changes,
-    node_parameters,
-    parameter_value,
-    parameters_snapshot_msg,
-    write_parameters_snapshot,
-)
-from itasc_ros.tools.replay.report import side_by_side
-from itasc_ros.tools.replay.result import ReplayResult
-from itasc_ros.tools.replay.tracking import (
-    DEFAULT_TRACKING_TOLERANCE_MM,
-    TrackingComparison,
-    stamp_offset,
-    tracking_pair,
-)
+from typing import TYPE_CHECKING
+
+from itasc_ros.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from itasc_ros.tools.replay.arguments import (
+        check_bag,
+        load_with_overrides,
+        parameter_names,
+        parse_override,
+    )
+    from itasc_ros.tools.replay.bag_events import (
+        bag_commands,
+        bag_seconds,
+        header_seconds,
+        load_events,
+    )
+    from itasc_ros.tools.replay.bag_order import Replayer
+    from itasc_ros.tools.replay.cli import main
+    from itasc_ros.tools.replay.compare import (
+        DEFAULT_TOLERANCE,
+        CompareReport,
+        Mismatch,
+        align,
+        compare_commands,
+    )
+    from itasc_ros.tools.replay.errors import ReplayError
+    from itasc_ros.tools.replay.journal_playback import (
+        config_history,
+        journal_messages,
+        play_journal,
+        setup_joints,
+        ticks_result,
+    )
+    from itasc_ros.tools.replay.metrics import replay_metrics
+    from itasc_ros.tools.replay.node_setup import NodeSetup, load_setup
+    from itasc_ros.tools.replay.online import fetch_node_parameters, replay_online
+    from itasc_ros.tools.replay.plots import write_replay_plots, write_what_if_plots
+    from itasc_ros.tools.replay.recorded_parameters import (
+        NODE_DEFAULTS,
+        PARAMETER_EVENTS_TOPIC,
+        PARAMS_TOPIC,
+        bag_parameters,
+        is_live_parameter,
+        live_changes,
+        node_parameters,
+        parameter_value,
+        parameters_snapshot_msg,
+        write_parameters_snapshot,
+    )
+    from itasc_ros.tools.replay.report import side_by_side
+    from itasc_ros.tools.replay.result import ReplayResult
+    from itasc_ros.tools.replay.tracking import (
+        DEFAULT_TRACKING_TOLERANCE_MM,
+        TrackingComparison,
+        stamp_offset,
+        tracking_pair,
+    )
+
+#: Imported on first use: ``itasc-replay --help`` and a usage mistake import no replay.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        ".arguments": ["check_bag", "load_with_overrides", "parameter_names", "parse_override"],
+        ".bag_events": ["bag_commands", "bag_seconds", "header_seconds", "load_events"],
+        ".bag_order": ["Replayer"],
+        ".cli": ["main"],
+        ".compare": [
+            "DEFAULT_TOLERANCE", "CompareReport", "Mismatch", "align", "compare_commands",
+        ],
+        ".errors": ["ReplayError"],
+        ".journal_playback": [
+            "config_history", "journal_messages", "play_journal", "setup_joints",
+            "ticks_result",
+        ],
+        ".metrics": ["replay_metrics"],
+        ".node_setup": ["NodeSetup", "load_setup"],
+        ".online": ["fetch_node_parameters", "replay_online"],
+        ".plots": ["write_replay_plots", "write_what_if_plots"],
+        ".recorded_parameters": [
+            "NODE_DEFAULTS", "PARAMETER_EVENTS_TOPIC", "PARAMS_TOPIC", "bag_parameters",
+            "is_live_parameter", "live_changes", "node_parameters", "parameter_value",
+            "parameters_snapshot_msg", "write_parameters_snapshot",
+        ],
+        ".report": ["side_by_side"],
+        ".result": ["ReplayResult"],
+        ".tracking": [
+            "DEFAULT_TRACKING_TOLERANCE_MM", "TrackingComparison", "stamp_offset",
+            "tracking_pair",
+        ],
+    },
+)  # fmt: skip
 
 __all__ = [
     "DEFAULT_TOLERANCE",
