@@ -50,6 +50,7 @@ LIGHT = [
     "import itasc_ros.bench.loop.flood",
     "import itasc_ros.bench.arguments, itasc_ros.bench.cli",
     "from itasc_ros.core import ItascError, UnknownNameError",
+    "from itasc_ros.tools.demo import main",  # itasc-demo's entry point, before its parse
 ]
 
 
