@@ -26,24 +26,22 @@ from itasc_ros.tools.bagio import BagWriter, bag_summary
 ROOT = Path(itasc_ros.__file__).resolve().parents[1]
 GOLDEN = ROOT / "test" / "data" / "golden" / "panda_circle.mcap"
 PARAMS = ROOT / "config" / "panda.yaml"
-JS = "/joint_states"
-POSE = "/itasc_node/target_pose"
-TWIST = "/itasc_node/target_twist"
-CMD = "/forward_velocity_controller/commands"
 JOURNAL = "/itasc_node/journal"
-NODE_PARAMS = "/itasc_node/parameters"
 CROSS_MACHINE_TOLERANCE = 1e-12  # [rad/s] a bag recorded on another CPU (see README: Exactness)
 
 
 def test_golden_bag_is_small_and_complete() -> None:
     assert GOLDEN.is_file() and GOLDEN.stat().st_size < 400 * 1024
     summary = bag_summary(GOLDEN)
-    assert summary[JS] == ("sensor_msgs/msg/JointState", 260)
-    assert summary[POSE] == ("geometry_msgs/msg/PoseStamped", 260)
-    assert summary[CMD] == ("std_msgs/msg/Float64MultiArray", 260)
-    assert summary[TWIST][1] == 90  # the first 0.9 s; then the twist is estimated
+    assert summary["/joint_states"] == ("sensor_msgs/msg/JointState", 260)
+    assert summary["/itasc_node/target_pose"] == ("geometry_msgs/msg/PoseStamped", 260)
+    assert summary["/forward_velocity_controller/commands"] == (
+        "std_msgs/msg/Float64MultiArray",
+        260,
+    )
+    assert summary["/itasc_node/target_twist"][1] == 90  # the first 0.9 s; then estimated
     assert summary["/parameter_events"][1] == 1
-    assert summary[JOURNAL][1] == 260 and summary[NODE_PARAMS][1] == 2
+    assert summary[JOURNAL][1] == 260 and summary["/itasc_node/parameters"][1] == 2
 
 
 def test_golden_bag_replays_offline_without_rclpy() -> None:
