@@ -1,10 +1,13 @@
 """A user's mistake in a console script is one line on stderr and exit status 2.
 
-Each case runs an installed console script (``.venv/bin/<script>``) as its own process, as a
-user runs it, with shared-memory DDS and a private ROS_DOMAIN_ID, and checks: status 2, exactly
-one non-empty line on stderr naming the wrong value and what is valid (the closest name for a
-typo), and no traceback. The argument checks run before ``rclpy.init``: a second run replaces
-``rclpy.init`` by an exit with status 3, so a script that starts DDS for a mistake fails here.
+Each case runs a console script as its own process, with shared-memory DDS and a private
+ROS_DOMAIN_ID, and checks: status 2, exactly one non-empty line on stderr naming the wrong value
+and what is valid (the closest name for a typo), and no traceback. The argument checks run before
+``rclpy.init``: the cases run with ``rclpy.init`` replaced by an exit with status 3, so a script
+that starts DDS for a mistake fails here. The cases' processes are forked from one that has
+imported the scripts (``scripts.ScriptRunner``: milliseconds a case instead of a second of
+imports); each script's first case also runs as the installed ``.venv/bin/<script>``, from a
+fresh process, as a user runs it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from scripts import ScriptRun, ScriptRunner
 
 from itasc_ros.core import solve_ik
 from itasc_ros.tools import ik as ik_cli
@@ -30,26 +34,6 @@ TIMEOUT = 60.0  # [s] generous for a loaded 2-core machine; a case takes about 0
 PANDA = str(REPO / "urdf" / "panda.urdf")
 XYZ = ["--xyz", "0.4", "0.1", "0.5"]
 QUAT = ["--quat", "1", "0", "0", "0"]
-NO_INIT = """
-import sys
-import rclpy
-
-def refuse(*args, **kwargs):
-    print("rclpy.init called", file=sys.stderr)
-    sys.exit(3)
-
-rclpy.init = refuse
-module, func = sys.argv[1].split(":")
-sys.argv = sys.argv[2:]
-raise SystemExit(getattr(__import__(module, fromlist=[func]), func)())
-"""
-ENTRY = {
-    "itasc-record": "itasc_ros.tools.record:main",
-    "itasc-ik": "itasc_ros.tools.ik:main",
-    "itasc-bench": "itasc_ros.bench.cli:main",
-    "itasc_sim_robot": "itasc_ros.tools.sim_robot:main",
-}
-
 # (script, arguments ({tmp}: a fresh directory), texts stderr must contain)
 CASES: list[tuple[str, list[str], list[str]]] = [
     # itasc-record
@@ -130,9 +114,9 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["'--log-levle'", "did you mean '--log-level'?"]),
     ("itasc_sim_robot", ["urdf/panda.urdf"], ["'urdf/panda.urdf'", "-p urdf_file:="]),
 ]  # fmt: skip
-#: The scripts that start DDS (after their checks).
-ROS_SCRIPTS = ("itasc-record", "itasc_sim_robot")
 IDS = [f"{script}:{' '.join(args)}" for script, args, _ in CASES]
+#: Each script's first case, run from a fresh process of the installed script.
+FIRSTS = {script: (args, expected) for script, args, expected in reversed(CASES)}
 
 
 def _env(domain: int) -> dict[str, str]:
@@ -145,9 +129,12 @@ def _args(args: list[str], tmp: Path) -> list[str]:
     return [a.replace("{tmp}", str(tmp)) for a in args]
 
 
-def _check_one_line(proc: subprocess.CompletedProcess[str], expected: list[str]) -> str:
+def _check_one_line(
+    proc: subprocess.CompletedProcess[str] | ScriptRun, expected: list[str]
+) -> str:
     everything = proc.stdout + proc.stderr
     assert "Traceback" not in everything, everything[-3000:]
+    assert "rclpy.init called" not in proc.stderr
     assert proc.returncode == 2, everything[-3000:]
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, proc.stderr
@@ -157,12 +144,29 @@ def _check_one_line(proc: subprocess.CompletedProcess[str], expected: list[str])
 
 
 @pytest.mark.parametrize(("script", "args", "expected"), CASES, ids=IDS)
-def test_mistake_is_one_line_and_status_2(
-    script: str, args: list[str], expected: list[str], tmp_path: Path, dds_domain: int
+def test_mistake_is_one_line_and_status_2_before_rclpy_init(
+    script: str,
+    args: list[str],
+    expected: list[str],
+    tmp_path: Path,
+    dds_domain: int,
+    script_runner: ScriptRunner,
 ) -> None:
+    run = script_runner.run(
+        script, _args(args, tmp_path), _env(dds_domain), tmp_path, no_init=True, timeout=TIMEOUT
+    )
+    line = _check_one_line(run, expected)
+    assert line.startswith(f"{script}: error: ")
+    assert "np.float64" not in line
+    assert not (tmp_path / "bag").exists()  # a refused recording leaves no empty bag
+
+
+@pytest.mark.parametrize("script", sorted(FIRSTS))
+def test_a_mistake_on_the_installed_script(script: str, tmp_path: Path, dds_domain: int) -> None:
     path = BIN / script
     if not path.exists():
         pytest.skip(f"{script} is not installed next to {sys.executable} (pip install -e .)")
+    args, expected = FIRSTS[script]
     proc = subprocess.run(
         [str(path), *_args(args, tmp_path)],
         capture_output=True,
@@ -171,39 +175,17 @@ def test_mistake_is_one_line_and_status_2(
         env=_env(dds_domain),
         cwd=tmp_path,
     )
-    line = _check_one_line(proc, expected)
-    assert line.startswith(f"{script}: error: ")
-    assert "np.float64" not in line
-    assert not (tmp_path / "bag").exists()  # a refused recording leaves no empty bag
+    assert _check_one_line(proc, expected).startswith(f"{script}: error: ")
 
 
-@pytest.mark.parametrize(
-    ("script", "args", "expected"),
-    [c for c in CASES if c[0] in ROS_SCRIPTS],
-    ids=[i for i, c in zip(IDS, CASES, strict=True) if c[0] in ROS_SCRIPTS],
-)
-def test_mistake_is_found_before_rclpy_init(
-    script: str, args: list[str], expected: list[str], tmp_path: Path, dds_domain: int
+def test_ik_prints_plain_numbers_and_a_json_line(
+    dds_domain: int, script_runner: ScriptRunner
 ) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", NO_INIT, ENTRY[script], script, *_args(args, tmp_path)],
-        capture_output=True,
-        text=True,
+    proc = script_runner.run(
+        "itasc-ik",
+        ["panda", "--link", "panda_hand", *XYZ, *QUAT, "--json"],
+        _env(dds_domain),
         timeout=TIMEOUT,
-        env=_env(dds_domain),
-        cwd=tmp_path,
-    )
-    assert "rclpy.init called" not in proc.stderr
-    _check_one_line(proc, expected)
-
-
-def test_ik_prints_plain_numbers_and_a_json_line(dds_domain: int) -> None:
-    proc = subprocess.run(
-        [str(BIN / "itasc-ik"), "panda", "--link", "panda_hand", *XYZ, *QUAT, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=_env(dds_domain),
     )
     assert proc.returncode == 0, proc.stderr
     assert "np.float64" not in proc.stdout and "array(" not in proc.stdout
@@ -215,14 +197,13 @@ def test_ik_prints_plain_numbers_and_a_json_line(dds_domain: int) -> None:
     assert "position error" in proc.stdout and "solved" in proc.stdout.splitlines()[0]
 
 
-def test_ik_json_error_line_beside_the_one_line_on_stderr(dds_domain: int) -> None:
-    proc = subprocess.run(
-        [str(BIN / "itasc-ik"), "panda", "--xyz", "5", "0", "0.5", "--json"],
-        capture_output=True,
-        text=True,
+def test_ik_json_error_line_beside_the_one_line_on_stderr(
+    dds_domain: int, script_runner: ScriptRunner
+) -> None:
+    proc = script_runner.run(
+        "itasc-ik", ["panda", "--xyz", "5", "0", "0.5", "--json"], _env(dds_domain),
         timeout=TIMEOUT,
-        env=_env(dds_domain),
-    )
+    )  # fmt: skip
     line = _check_one_line(proc, ["5.025 m", "reaches"])
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     assert data == {"success": False, "error": line.split("error: ", 1)[1]}

@@ -2,7 +2,9 @@
 
 Each case runs the console script as a process (no ROS process starts: the mistake is found
 first) and checks that stderr is exactly one non-empty line naming what is wrong and what is
-valid (the closest valid name for a typo), with no traceback.
+valid (the closest valid name for a typo), with no traceback. The cases' processes are forked
+from one that has imported the scripts (``scripts.ScriptRunner``); a case of each script also
+runs from a fresh process of the installed script (or ``python -m``), as a user runs it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scripts import ScriptRun, ScriptRunner
 
 import itasc_ros
 from itasc_ros.tools.dds_env import local_dds_env
@@ -26,6 +29,7 @@ def _script(name: str, module: str) -> list[str]:
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``cmd`` run from a fresh process."""
     return subprocess.run(
         cmd,
         capture_output=True,
@@ -36,7 +40,16 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> subprocess.Comple
     )
 
 
-def _assert_one_line(proc: subprocess.CompletedProcess[str], prog: str, *expected: str) -> None:
+def _fork(
+    runner: ScriptRunner, script: str, args: list[str], env: dict[str, str] | None = None
+) -> ScriptRun:
+    """``script args`` run in a process forked from the runner's."""
+    return runner.run(script, args, env or local_dds_env(), ROOT, no_init=True, timeout=60)
+
+
+def _assert_one_line(
+    proc: subprocess.CompletedProcess[str] | ScriptRun, prog: str, *expected: str
+) -> None:
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
@@ -66,21 +79,19 @@ DEMO_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(DEMO_CASES))
-def test_demo_mistakes(case: str) -> None:
+def test_demo_mistakes(case: str, script_runner: ScriptRunner) -> None:
     args, expected = DEMO_CASES[case]
-    proc = _run([*_script("itasc-demo", "itasc_ros.tools.demo"), *args])
-    _assert_one_line(proc, "itasc-demo", *expected)
+    _assert_one_line(_fork(script_runner, "itasc-demo", args), "itasc-demo", *expected)
 
 
-def test_demo_unwritable_out_and_bad_domain(not_a_dir: Path) -> None:
-    demo = _script("itasc-demo", "itasc_ros.tools.demo")
-    proc = _run([*demo, "--out", str(not_a_dir / "out")])
+def test_demo_unwritable_out_and_bad_domain(not_a_dir: Path, script_runner: ScriptRunner) -> None:
+    proc = _fork(script_runner, "itasc-demo", ["--out", str(not_a_dir / "out")])
     _assert_one_line(proc, "itasc-demo", "--out", "is not writable")
-    proc = _run([*demo, "--scenario", "priorities", "--out", str(not_a_dir / "out")])
-    _assert_one_line(proc, "itasc-demo", "--out", "is not writable")
+    args = ["--scenario", "priorities", "--out", str(not_a_dir / "out")]
+    _assert_one_line(_fork(script_runner, "itasc-demo", args), "itasc-demo", "is not writable")
     env = local_dds_env()
     env["ROS_DOMAIN_ID"] = "lab"  # the user's own domain, but not a number
-    proc = _run(demo, env)
+    proc = _fork(script_runner, "itasc-demo", [], env)
     _assert_one_line(proc, "itasc-demo", "ROS_DOMAIN_ID='lab'", "valid: 0 to 232")
 
 
@@ -129,15 +140,20 @@ REPLAY_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(REPLAY_CASES))
-def test_replay_mistakes(case: str) -> None:
+def test_replay_mistakes(case: str, script_runner: ScriptRunner) -> None:
     args, expected = REPLAY_CASES[case]
+    _assert_one_line(_fork(script_runner, "itasc-replay", args), "itasc-replay", *expected)
+
+
+def test_replay_unwritable_out_and_not_a_bag(not_a_dir: Path, script_runner: ScriptRunner) -> None:
+    args = [str(GOLDEN), "--out", str(not_a_dir / "plots")]
+    proc = _fork(script_runner, "itasc-replay", args)
+    _assert_one_line(proc, "itasc-replay", "--out", "is not writable")
+    proc = _fork(script_runner, "itasc-replay", [str(not_a_dir)])
+    _assert_one_line(proc, "itasc-replay", "is not a rosbag2 bag", ".mcap")
+
+
+def test_a_replay_mistake_on_the_installed_script() -> None:
+    args, expected = REPLAY_CASES["unknown parameter (typo)"]
     proc = _run([*_script("itasc-replay", "itasc_ros.tools.replay"), *args])
     _assert_one_line(proc, "itasc-replay", *expected)
-
-
-def test_replay_unwritable_out_and_not_a_bag(not_a_dir: Path) -> None:
-    replay = _script("itasc-replay", "itasc_ros.tools.replay")
-    proc = _run([*replay, str(GOLDEN), "--out", str(not_a_dir / "plots")])
-    _assert_one_line(proc, "itasc-replay", "--out", "is not writable")
-    proc = _run([*replay, str(not_a_dir)])
-    _assert_one_line(proc, "itasc-replay", "is not a rosbag2 bag", ".mcap")
