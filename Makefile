@@ -21,23 +21,37 @@ $(STAMP): setup.py setup.cfg pyproject.toml package.xml
 demo: $(STAMP)
 	$(VENV)/bin/itasc-demo
 
-# Two passes: the tests that measure timing or sub-millimetre tracking (marker "serial") run
-# alone after the others, which run on one worker per CPU (pytest-xdist, a test file per worker:
-# a module's node process is shared by its tests). A test of the first pass that fails beside the
-# other worker (most were written for one process: a starved test process misses its own
-# timing) is run again alone (--lf), and it must pass there; the first pass's report stays in
-# the log above. A timing test of the second pass that fails is run once more the same way (a
-# node process starved for longer than input_timeout by the host, as a slowed 2-core VM does,
-# fails a tracking bound; a real regression fails both runs). Each pass ends with its ten
-# slowest tests (keep the whole under ~12 minutes).
-# First every compiled kernel is compiled once (or found in the cache), in two processes: else
-# each test process and node started on a fresh clone compiles them on its own, beside the others.
+# Three groups of tests, after every compiled kernel is compiled once (or found in the cache),
+# in two processes (else each test process and node started on a fresh clone compiles them on
+# its own, beside the others):
+#  1. the DDS tests (marker "dds": a node and a simulated robot as processes) on one
+#     pytest-xdist worker per CPU, a test file per worker (a module's node process is shared by
+#     its tests);
+#  2. the tests that measure timing or sub-millimetre tracking over DDS (marker "serial"), one
+#     at a time, and beside them
+#  3. the tests without DDS (the core, the tools offline, the console scripts' mistakes), on one
+#     worker per CPU at nice 19: they take the CPU time the serial tests leave, and a serial
+#     test's node, simulated robot and burners (at the normal priority) take it back when they
+#     wake. Their report is printed when both are done (.pytest_cache/compute.log).
+# A test that fails in a group is run again alone (--lf), and it must pass there; the group's
+# first report stays in the log above (most tests were written for one process: a starved test
+# process misses its own timing; a real regression fails both runs). Each group ends with its
+# ten slowest tests (keep the whole under ~12 minutes).
+PYTEST  := $(PY) -m pytest
+COMPUTE := -m "not dds and not serial" -o cache_dir=.pytest_cache/compute
 test: $(STAMP) peers
 	$(PY) -m itasc_ros.tools.warm_cache
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=10 \
-	  || $(PY) -m pytest --lf --lfnf=none -m "not serial"
-	$(PY) -m pytest -m serial --durations=10 \
-	  || $(PY) -m pytest --lf --lfnf=none -m serial
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "dds and not serial" --durations=10 \
+	  || $(PYTEST) --lf --lfnf=none -m "dds and not serial"
+	@mkdir -p .pytest_cache; echo "tests without DDS, at nice 19 beside: .pytest_cache/compute.log"
+	@{ nice -n 19 $(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(COMPUTE) --durations=10 \
+	     > .pytest_cache/compute.log 2>&1; echo $$? > .pytest_cache/compute.status; } & \
+	$(PYTEST) -m serial --durations=10 || $(PYTEST) --lf --lfnf=none -m serial; serial=$$?; \
+	wait; echo "== the tests without DDS (run beside the serial tests):"; \
+	cat .pytest_cache/compute.log; \
+	if [ "$$(cat .pytest_cache/compute.status)" != 0 ]; then \
+	  $(PYTEST) --lf --lfnf=none $(COMPUTE) || exit 1; fi; \
+	exit $$serial
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

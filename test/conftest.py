@@ -17,7 +17,7 @@ if str(TEST_DIR) not in sys.path:
 # private domain: no UDP socket, no multicast on the network interface. The session's domain is
 # ITASC_TEST_DOMAIN_ID if set, else one that no other pytest session of this machine holds.
 from domains import allocate_domain, borrowed_domain  # noqa: E402
-from scripts import ScriptRunner  # noqa: E402
+from scripts import ScriptRunner, runner  # noqa: E402
 
 from itasc_ros.tools.collector import no_collector_pauses  # noqa: E402
 from itasc_ros.tools.dds_env import apply_local_dds_env  # noqa: E402
@@ -37,14 +37,10 @@ def dds_domain() -> Iterator[int]:
         yield domain
 
 
-@pytest.fixture(scope="module")
-def script_runner() -> Iterator[ScriptRunner]:
+@pytest.fixture
+def script_runner() -> ScriptRunner:
     """Console scripts run as processes forked from one that imported them (``scripts.py``)."""
-    runner = ScriptRunner()
-    try:
-        yield runner
-    finally:
-        runner.close()
+    return runner()
 
 
 @pytest.fixture(autouse=True)

@@ -40,6 +40,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
+from scripts import runner
 from sensor_msgs.msg import JointState
 
 from itasc_ros.tools.dds_env import LOCAL_DDS_KEYS, apply_local_dds_env, local_dds_env
@@ -187,30 +188,25 @@ def stop_recorded(processes: list[subprocess.Popen], recorder: subprocess.Popen)
 def run_replay(
     *args: str, timeout: float = 120.0, env: dict[str, str] | None = None
 ) -> tuple[int, str, dict[str, Any]]:
-    """``python -m itasc_ros.tools.replay ARGS --json``: (exit code, output, last-line JSON)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "itasc_ros.tools.replay", *args, "--json"],
-        capture_output=True,
-        text=True,
+    """``itasc-replay ARGS --json`` as a process: (exit code, output, last-line JSON).
+
+    The process is forked from one that has imported the script (``scripts.runner``).
+    """
+    run = runner().run(
+        "itasc-replay", [*args, "--json"], dict(os.environ) if env is None else env, REPO,
         timeout=timeout,
-        env=env,
-        cwd=REPO,
-    )
-    out = proc.stdout + proc.stderr
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    return proc.returncode, out, (json.loads(lines[-1]) if lines else {})
+    )  # fmt: skip
+    out = run.stdout + run.stderr
+    lines = [ln for ln in run.stdout.splitlines() if ln.startswith("{")]
+    assert run.returncode is not None, f"itasc-replay ran out of {timeout} s: {out[-3000:]}"
+    return run.returncode, out, (json.loads(lines[-1]) if lines else {})
 
 
 def replay_compare(bag: Path) -> tuple[dict[str, Any], str]:
     """``itasc-replay BAG --compare --no-plots --json`` (must exit 0): its JSON and output."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "itasc_ros.tools.replay", str(bag), "--compare", "--no-plots",
-         "--json"],
-        capture_output=True, text=True, timeout=180, cwd=REPO,
-    )  # fmt: skip
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
-    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1]), out
+    code, out, res = run_replay(str(bag), "--compare", "--no-plots", timeout=180)
+    assert code == 0, out
+    return res, out
 
 
 def replay_online(bag: Path, out_bag: Path, domain: int) -> tuple[int, dict[str, Any], str]:
@@ -220,14 +216,9 @@ def replay_online(bag: Path, out_bag: Path, domain: int) -> tuple[int, dict[str,
     Returns:
         (exit code, the last JSON line or {}, the output).
     """
-    proc = subprocess.run(
-        [sys.executable, "-m", "itasc_ros.tools.replay", str(bag), "--online", "--online-out",
-         str(out_bag), "--compare", "--no-plots", "--json", "--wait", "30"],
-        capture_output=True, text=True, timeout=180, cwd=REPO, env=local_dds_env(domain),
-    )  # fmt: skip
-    out = proc.stdout + proc.stderr
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    return proc.returncode, (json.loads(lines[-1]) if lines else {}), out
+    args = [str(bag), "--online", "--online-out", str(out_bag), "--compare", "--no-plots"]
+    code, out, res = run_replay(*args, "--wait", "30", timeout=180, env=local_dds_env(domain))
+    return code, res, out
 
 
 def start_panda_node(domain: int, ns: str, *params: str, urdf: bool = True) -> subprocess.Popen:

@@ -20,6 +20,7 @@ Tests import this module as ``from scripts import ...`` (the test directory is o
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
 import subprocess
@@ -192,8 +193,26 @@ class ScriptRunner:
         assert answer, "the script runner stopped"
         return ScriptRun(**json.loads(answer))
 
+    @property
+    def alive(self) -> bool:
+        """Whether the forking process still runs."""
+        return self._proc.poll() is None
+
     def close(self) -> None:
         """End the forking process."""
         if self._proc.stdin is not None:
             self._proc.stdin.close()
         self._proc.wait(timeout=10)
+
+
+_shared: list[ScriptRunner] = []
+
+
+def runner() -> ScriptRunner:
+    """This test process's :class:`ScriptRunner`: started on first use, ended at exit."""
+    if _shared and not _shared[0].alive:
+        _shared.clear()
+    if not _shared:
+        _shared.append(ScriptRunner())
+        atexit.register(_shared[0].close)
+    return _shared[0]
