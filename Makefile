@@ -30,28 +30,30 @@ demo: $(STAMP)
 #  2. the tests that measure timing or sub-millimetre tracking over DDS (marker "serial"), one
 #     at a time, and beside them
 #  3. the tests without DDS (the core, the tools offline, the console scripts' mistakes), on one
-#     worker per CPU at nice 19: they take the CPU time the serial tests leave, and a serial
-#     test's node, simulated robot and burners (at the normal priority) take it back when they
-#     wake. Their report is printed when both are done (.pytest_cache/compute.log).
-# A test that fails in a group is run again alone (--lf), and it must pass there; the group's
-# first report stays in the log above (most tests were written for one process: a starved test
-# process misses its own timing; a real regression fails both runs). Each group ends with its
-# ten slowest tests (keep the whole under ~12 minutes).
+#     worker per CPU under SCHED_IDLE (chrt -i; nice 19 where chrt is missing): they take the
+#     CPU time the serial tests leave, and a serial test's node, simulated robot and burners
+#     take a CPU back from them at once when they wake. Their report is printed when both are
+#     done (.pytest_cache/compute.log).
+# A test that fails in a group is run again alone (--lf), after the groups, and it must pass
+# there; the group's first report stays in the log above (most tests were written for one
+# process: a starved test process misses its own timing; a real regression fails both runs).
+# Each group ends with its ten slowest tests (keep the whole under ~12 minutes).
 PYTEST  := $(PY) -m pytest
 COMPUTE := -m "not dds and not serial" -o cache_dir=.pytest_cache/compute
+IDLE    := $(shell chrt -i 0 true >/dev/null 2>&1 && echo "chrt -i 0" || echo "nice -n 19")
 test: $(STAMP) peers
 	$(PY) -m itasc_ros.tools.warm_cache
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "dds and not serial" --durations=10 \
 	  || $(PYTEST) --lf --lfnf=none -m "dds and not serial"
-	@mkdir -p .pytest_cache; echo "tests without DDS, at nice 19 beside: .pytest_cache/compute.log"
-	@{ nice -n 19 $(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(COMPUTE) --durations=10 \
+	@mkdir -p .pytest_cache; echo "tests without DDS beside ($(IDLE)): .pytest_cache/compute.log"
+	@{ $(IDLE) $(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(COMPUTE) --durations=10 \
 	     > .pytest_cache/compute.log 2>&1; echo $$? > .pytest_cache/compute.status; } & \
-	$(PYTEST) -m serial --durations=10 || $(PYTEST) --lf --lfnf=none -m serial; serial=$$?; \
+	$(PYTEST) -m serial --durations=10; serial=$$?; \
 	wait; echo "== the tests without DDS (run beside the serial tests):"; \
 	cat .pytest_cache/compute.log; \
+	if [ $$serial != 0 ]; then $(PYTEST) --lf --lfnf=none -m serial || exit 1; fi; \
 	if [ "$$(cat .pytest_cache/compute.status)" != 0 ]; then \
-	  $(PYTEST) --lf --lfnf=none $(COMPUTE) || exit 1; fi; \
-	exit $$serial
+	  $(PYTEST) --lf --lfnf=none $(COMPUTE) || exit 1; fi
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
