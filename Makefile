@@ -24,13 +24,12 @@ demo: $(STAMP)
 # Three groups of tests, after every compiled kernel is compiled once (or found in the cache),
 # in two processes (else each test process and node started on a fresh clone compiles them on
 # its own, beside the others):
-#  1. the DDS tests (marker "dds": a node and a simulated robot as processes) and the long
-#     computations (marker "slow": else the third group outlasts the second) on one
+#  1. the DDS tests (marker "dds": a node and a simulated robot as processes) on one
 #     pytest-xdist worker per CPU, a test file per worker (a module's node process is shared by
 #     its tests);
 #  2. the tests that measure timing or sub-millimetre tracking over DDS (marker "serial"), one
 #     at a time, and beside them
-#  3. the other tests without DDS (the core, the tools offline, the console scripts' mistakes), on one
+#  3. the tests without DDS (the core, the tools offline, the console scripts' mistakes), on one
 #     worker per CPU under SCHED_IDLE (chrt -i; nice 19 where chrt is missing): they take the
 #     CPU time the serial tests leave, and a serial test's node, simulated robot and burners
 #     take a CPU back from them at once when they wake. Their report is printed when both are
@@ -40,13 +39,12 @@ demo: $(STAMP)
 # process: a starved test process misses its own timing; a real regression fails both runs).
 # Each group ends with its ten slowest tests (keep the whole under ~12 minutes).
 PYTEST  := $(PY) -m pytest
-FIRST   := -m "(dds or slow) and not serial"
-COMPUTE := -m "not dds and not slow and not serial" -o cache_dir=.pytest_cache/compute
+COMPUTE := -m "not dds and not serial" -o cache_dir=.pytest_cache/compute
 IDLE    := $(shell chrt -i 0 true >/dev/null 2>&1 && echo "chrt -i 0" || echo "nice -n 19")
 test: $(STAMP) peers
 	$(PY) -m itasc_ros.tools.warm_cache
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(FIRST) --durations=10 \
-	  || $(PYTEST) --lf --lfnf=none $(FIRST)
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "dds and not serial" --durations=10 \
+	  || $(PYTEST) --lf --lfnf=none -m "dds and not serial"
 	@mkdir -p .pytest_cache; echo "tests without DDS beside ($(IDLE)): .pytest_cache/compute.log"
 	@{ $(IDLE) $(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(COMPUTE) --durations=10 \
 	     > .pytest_cache/compute.log 2>&1; echo $$? > .pytest_cache/compute.status; } & \
