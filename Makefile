@@ -30,10 +30,10 @@ demo: $(STAMP)
 #  2. the tests that measure timing or sub-millimetre tracking over DDS (marker "serial"), one
 #     at a time, and beside them
 #  3. the tests without DDS (the core, the tools offline, the console scripts' mistakes), on one
-#     worker per CPU under SCHED_IDLE (chrt -i; nice 19 where chrt is missing): they take the
-#     CPU time the serial tests leave, and a serial test's node, simulated robot and burners
-#     take a CPU back from them at once when they wake. Their report is printed when both are
-#     done (.pytest_cache/compute.log).
+#     worker per CPU (a worker out of tests takes some of the other's), under SCHED_IDLE
+#     (chrt -i; nice 19 where chrt is missing): they take the CPU time the serial tests leave,
+#     and a serial test's node, simulated robot and burners take a CPU back from them at once
+#     when they wake. Their report is printed when both are done (.pytest_cache/compute.log).
 # A test that fails in a group is run again alone (--lf), after the groups, and it must pass
 # there; the group's first report stays in the log above (most tests were written for one
 # process: a starved test process misses its own timing; a real regression fails both runs).
@@ -46,7 +46,7 @@ test: $(STAMP) peers
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "dds and not serial" --durations=10 \
 	  || $(PYTEST) --lf --lfnf=none -m "dds and not serial"
 	@mkdir -p .pytest_cache; echo "tests without DDS beside ($(IDLE)): .pytest_cache/compute.log"
-	@{ $(IDLE) $(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(COMPUTE) --durations=10 \
+	@{ $(IDLE) $(PYTEST) -n $(TEST_WORKERS) --dist worksteal $(COMPUTE) --durations=10 \
 	     > .pytest_cache/compute.log 2>&1; echo $$? > .pytest_cache/compute.status; } & \
 	$(PYTEST) -m serial --durations=10; serial=$$?; \
 	wait; echo "== the tests without DDS (run beside the serial tests):"; \
