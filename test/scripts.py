@@ -5,11 +5,11 @@ Python process first imports rclpy, NumPy, SciPy and the compiled kernels: 0.4-2
 case, and the CLI-mistake modules run about a hundred cases. :class:`ScriptRunner` starts one
 Python process that imports every console script's module (and what each imports after parsing)
 once, then forks a child per case. The child is a process of its own, as a user's run is: its own
-argument vector, environment and working directory, its stdout and stderr on file descriptors 1
-and 2 (so a C library's writes are caught too), and its exit status from the entry point's
-``SystemExit``, or 1 with a traceback on stderr for an uncaught exception, as Python does. The
-parent process forks before any DDS participant or thread exists (rclpy is imported, not
-initialised), so a child starts from a single-threaded copy.
+argument vector, environment and working directory, no standard input, its stdout and stderr on
+file descriptors 1 and 2 (so a C library's writes are caught too), and its exit status from the
+entry point's ``SystemExit``, or 1 with a traceback on stderr for an uncaught exception, as
+Python does. The parent process forks before any DDS participant or thread exists (rclpy is
+imported, not initialised), so a child starts from a single-threaded copy.
 
 What the fork does not check, a real console-script process does: ``test_cli_help.py`` runs each
 installed script from its own fresh process, and each CLI-mistake module runs some of its cases
@@ -62,6 +62,7 @@ reply.flush()
 
 
 def child(req, out_fd, err_fd):
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # not the requests' pipe
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
