@@ -21,39 +21,36 @@ $(STAMP): setup.py setup.cfg pyproject.toml package.xml
 demo: $(STAMP)
 	$(VENV)/bin/itasc-demo
 
-# Three groups of tests:
+# Three groups of tests, after every compiled kernel is compiled once (or found in the cache),
+# in two processes (else each test process and node started on a fresh clone compiles them on
+# its own, beside the others):
 #  1. the DDS tests (marker "dds": a node and a simulated robot as processes) on one
 #     pytest-xdist worker per CPU, a test file per worker (a module's node process is shared by
-#     its tests), after every compiled kernel is compiled once (or found in the cache), in two
-#     processes (else each test process and node started on a fresh clone compiles them on its
-#     own, beside the others);
-#  2. then the tests that measure timing or sub-millimetre tracking over DDS (marker "serial"),
-#     one at a time;
-#  3. from the start, beside both, the tests without DDS (the core, the tools offline, the
-#     console scripts' mistakes) on one worker per CPU (a worker out of tests takes some of the
-#     other's), under SCHED_IDLE (chrt -i; nice 19 where chrt is missing): they take the CPU
-#     time the others leave, and a DDS test's node, simulated robot and burners take a CPU back
-#     from them at once when they wake. Their report is printed at the end
-#     (.pytest_cache/compute.log).
-# A test that fails in a group is run again alone (--lf), after the three, and it must pass
+#     its tests);
+#  2. the tests that measure timing or sub-millimetre tracking over DDS (marker "serial"), one
+#     at a time, and beside them
+#  3. the tests without DDS (the core, the tools offline, the console scripts' mistakes), on one
+#     worker per CPU (a worker out of tests takes some of the other's), under SCHED_IDLE
+#     (chrt -i; nice 19 where chrt is missing): they take the CPU time the serial tests leave,
+#     and a serial test's node, simulated robot and burners take a CPU back from them at once
+#     when they wake. Their report is printed when both are done (.pytest_cache/compute.log).
+# A test that fails in a group is run again alone (--lf), after the groups, and it must pass
 # there; the group's first report stays in the log above (most tests were written for one
 # process: a starved test process misses its own timing; a real regression fails both runs).
 # Each group ends with its ten slowest tests (keep the whole under ~12 minutes).
 PYTEST  := $(PY) -m pytest
-FIRST   := -m "dds and not serial"
 COMPUTE := -m "not dds and not serial" -o cache_dir=.pytest_cache/compute
 IDLE    := $(shell chrt -i 0 true >/dev/null 2>&1 && echo "chrt -i 0" || echo "nice -n 19")
 test: $(STAMP) peers
-	@mkdir -p .pytest_cache; rm -f .pytest_cache/compute.status
-	@echo "the tests without DDS run beside the others ($(IDLE)): .pytest_cache/compute.log"
-	{ $(IDLE) $(PYTEST) -n $(TEST_WORKERS) --dist worksteal $(COMPUTE) --durations=10 \
-	    > .pytest_cache/compute.log 2>&1; echo $$? > .pytest_cache/compute.status; } & \
-	$(PY) -m itasc_ros.tools.warm_cache || { wait; exit 1; }; \
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(FIRST) --durations=10; first=$$?; \
+	$(PY) -m itasc_ros.tools.warm_cache
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "dds and not serial" --durations=10 \
+	  || $(PYTEST) --lf --lfnf=none -m "dds and not serial"
+	@mkdir -p .pytest_cache; echo "tests without DDS beside ($(IDLE)): .pytest_cache/compute.log"
+	@{ $(IDLE) $(PYTEST) -n $(TEST_WORKERS) --dist worksteal $(COMPUTE) --durations=10 \
+	     > .pytest_cache/compute.log 2>&1; echo $$? > .pytest_cache/compute.status; } & \
 	$(PYTEST) -m serial --durations=10; serial=$$?; \
-	wait; echo "== the tests without DDS (run beside the others):"; \
+	wait; echo "== the tests without DDS (run beside the serial tests):"; \
 	cat .pytest_cache/compute.log; \
-	if [ $$first != 0 ]; then $(PYTEST) --lf --lfnf=none $(FIRST) || exit 1; fi; \
 	if [ $$serial != 0 ]; then $(PYTEST) --lf --lfnf=none -m serial || exit 1; fi; \
 	if [ "$$(cat .pytest_cache/compute.status)" != 0 ]; then \
 	  $(PYTEST) --lf --lfnf=none $(COMPUTE) || exit 1; fi
