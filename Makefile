@@ -45,7 +45,8 @@ test: $(STAMP) peers
 	$(PY) -m itasc_ros.tools.warm_cache
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "dds and not serial" --durations=10 \
 	  || $(PYTEST) --lf --lfnf=none -m "dds and not serial"
-	@mkdir -p .pytest_cache; echo "tests without DDS beside ($(IDLE)): .pytest_cache/compute.log"
+	@mkdir -p .pytest_cache; rm -f .pytest_cache/compute.status
+	@echo "tests without DDS beside ($(IDLE)): .pytest_cache/compute.log"
 	@{ $(IDLE) $(PYTEST) -n $(TEST_WORKERS) --dist worksteal $(COMPUTE) --durations=10 \
 	     > .pytest_cache/compute.log 2>&1; echo $$? > .pytest_cache/compute.status; } & \
 	$(PYTEST) -m serial --durations=10; serial=$$?; \
