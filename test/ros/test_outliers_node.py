@@ -521,14 +521,22 @@ def test_diagnostics_report_refusals_jumps_and_capped_twists(run: RunResult, rig
     )
     for reason in reasons:
         print(f"  {reason}")
-    # The good stream is never refused nor read as a jump; the three outliers are refused.
+    # The good stream is never refused nor read as a jump; the three outliers are refused. An
+    # input waits as the latest of its topic until a tick takes it: on a starved machine a tick
+    # may come after the next good pose replaced an outlier (20 ms later), which is then never
+    # taken (counted in inputs_replaced_before_taken; never applied: the tracking oracles show
+    # where the robot went). So each outlier is refused, or was replaced unseen.
     for key in ("rejections", key_jumps, key_capped):
         assert int(last_before[key]) == int(start[key]), (key, last_before["last_rejection"])
-    assert rejections == 3, reasons
-    for x in ("1e+149", "1e+12", "1e+06"):
-        assert any(
-            f"{x} m from '{ROOT}' is beyond the robot's reach" in reason for reason in reasons
-        ), (x, reasons)
+    key_replaced = "inputs_replaced_before_taken"
+    replaced = int(final[key_replaced]) - int(last_before[key_replaced])
+    refused = [
+        x for x in ("1e+149", "1e+12", "1e+06")
+        if any(f"{x} m from '{ROOT}' is beyond the robot's reach" in r for r in reasons)
+    ]  # fmt: skip
+    print(f"  outliers refused {refused}; inputs replaced before taken +{replaced}")
+    assert rejections == len(refused), reasons
+    assert rejections == 3 or (rejections < 3 and replaced >= 3 - rejections), (replaced, reasons)
     assert int(final[key_jumps]) >= 1  # the jump (and the return from it)
     assert int(final[key_capped]) >= 1  # the 1e6 m/s twist
 
