@@ -211,7 +211,7 @@ class CommandMessage:
         if self._wire is None:
             return self.fill(q, qdot, dt, now)
         n = self._wire_vel.shape[0]
-        if np.shape(qdot) != (n,) or np.shape(q) != (n,):
+        if qdot.shape != (n,) or q.shape != (n,):  # arrays (numpy's np.shape: ~1 us more)
             self.fill(q, qdot, dt, now)  # raises the same error
         self._wire_vel[:] = qdot
         return bytes(self._wire)

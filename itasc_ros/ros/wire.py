@@ -40,6 +40,14 @@ Array = NDArray[np.float64]
 
 _HEAD = struct.Struct("<iII")  # header.stamp.sec, header.stamp.nanosec, frame_id's length
 _U32 = struct.Struct("<I")
+_F8 = np.dtype("<f8")  # CDR's little-endian float64 (a dtype object: no string parsed per read)
+_NATIVE_F8 = _F8 == np.dtype(float)  # a plain copy is the host's float64 (no cast set up)
+
+
+def _floats(raw: bytes, offset: int, count: int) -> Array:
+    """``count`` little-endian float64s at byte ``offset`` of ``raw``: the tick's own copy."""
+    view = np.frombuffer(raw, dtype=_F8, count=count, offset=offset)
+    return view.copy() if _NATIVE_F8 else view.astype(float)
 
 
 def _align(p: int, to: int) -> int:
@@ -129,8 +137,7 @@ class JointStateWire:
         seq = _float_sequences(raw, end, 3)  # position, velocity, effort
         if seq is None:
             return self._decoded(raw)
-        pos = np.frombuffer(raw, dtype="<f8", count=seq[1], offset=seq[0]).astype(float)
-        return JointStateValues(self._names, pos, _stamp(sec, nanosec))
+        return JointStateValues(self._names, _floats(raw, seq[0], seq[1]), _stamp(sec, nanosec))
 
     def _decoded(self, raw: bytes) -> JointStateValues:
         """The whole message through rclpy's deserializer; its names kept for the next ones."""
@@ -187,8 +194,7 @@ class StampedWire:
             or raw[16 : end - 1] != self._frame_bytes
         ):
             return self._decoded(raw)
-        values = np.frombuffer(raw, dtype="<f8", count=self.count, offset=at).astype(float)
-        return self._frame, values, _stamp(sec, nanosec)
+        return self._frame, _floats(raw, at, self.count), _stamp(sec, nanosec)
 
     def _decoded(self, raw: bytes) -> tuple[str, Array, float | None]:
         """The whole message through rclpy's deserializer; its frame kept for the next ones."""
