@@ -190,30 +190,31 @@ class Constraint(ABC):
             self.priority = int(priority)
             self._structure_changed()  # the scene regroups its rows by level
 
-    def set_target_twist(self, twist: ArrayLike | None) -> None:
+    def set_target_twist(self, twist: ArrayLike | None, *, check: bool = True) -> None:
         """Target twist Xu' (6,) in the root frame: linear [m/s] of the target origin, angular.
 
         None sets it to zero.
+
+        Args:
+            twist: (6,) [m/s, rad/s], or None.
+            check: validate it (6 finite values); ``False`` for a (6,) float array the caller
+                has checked (the controller's own twists, filtered and capped: set every tick
+                a target is aimed ahead, where the checks' numpy reduction costs more than
+                the copy), as :meth:`TargetFrame.set_pose`'s ``check``.
+
+        Raises:
+            ConfigurationError: with ``check``, not 6 finite values.
         """
         if twist is None:
             self._target_twist[:] = 0.0
+            return
+        if not check:
+            self._target_twist[:] = twist
             return
         t = np.asarray(twist, dtype=float).reshape(-1)
         if t.shape != (6,) or not np.all(np.isfinite(t)):
             raise ConfigurationError(f"{self.name}: target twist must be 6 finite values, got {t}")
         self._target_twist[:] = t
-
-    def take_target_twist(self, twist: Array | None) -> None:
-        """:meth:`set_target_twist` for a twist the caller has already checked: no checks here.
-
-        For the controller's own twists (6,) (filtered, capped, finite by construction), set
-        every tick a target is aimed ahead: the checks' numpy reductions cost more than the
-        copy (~2 us a call).
-        """
-        if twist is None:
-            self._target_twist[:] = 0.0
-        else:
-            self._target_twist[:] = twist
 
     def mark_twist_seen(self) -> None:
         """Note the target twist as the one of this solve.

@@ -198,7 +198,7 @@ class Controller(Inputs, Jogging, LiveParameters):
             )  # fmt: skip
             c = self.scene.get(name)
             c.set_target(st.placed, check=False)
-            c.take_target_twist(st.placed_twist)
+            c.set_target_twist(st.placed_twist, check=False)
 
     def _update_references(self, now: float) -> None:
         """Give each pose constraint its twist: explicit if recent, else the estimate, else 0.

@@ -242,7 +242,7 @@ class ControllerState(FittedModel):
             else:
                 st.world_twist[:] = twist
         else:
-            c.take_target_twist(twist)  # the controller's own twists: checked when taken
+            c.set_target_twist(twist, check=False)  # the controller's own: checked when taken
 
     def _effector_twist(self, c: Constraint) -> Array | None:
         """The twist (6,) the last command gives the constraint's effector (root frame), or None.

@@ -353,16 +353,16 @@ def test_setters_reject_bad_numbers_and_keep_the_old_value() -> None:
         c.set_target(np.eye(3))
 
 
-def test_a_checked_twist_is_taken_as_the_checked_setter_sets_it() -> None:
-    """take_target_twist (the controller's own twists) sets what set_target_twist sets."""
+def test_a_twist_set_without_checks_is_set_as_with_them() -> None:
+    """set_target_twist(check=False) (the controller's own twists) sets what the checks pass."""
     a, b = CopyPose("a", "panda_hand"), CopyPose("b", "panda_hand")
     twist = np.array([0.1, -0.2, 0.3, 0.01, 0.0, -0.5])
     a.set_target_twist(twist)
-    b.take_target_twist(twist)
+    b.set_target_twist(twist, check=False)
     assert np.array_equal(a.target_twist, b.target_twist)
     twist[0] = 9.0  # copied, not kept
     assert b.target_twist[0] == 0.1
-    b.take_target_twist(None)
+    b.set_target_twist(None, check=False)
     assert not b.target_twist.any()
 
 
