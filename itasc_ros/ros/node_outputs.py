@@ -165,8 +165,10 @@ class OutputNode(Node):
         nb = len(ctrl.base_joints)
         if self._robots is not None:  # each robot's share on its own topic
             self._robots.send(q, qdot, ctrl.period, now)
-        else:
+        elif nb:
             self._cmd_pub.publish(cmd.wire(q[nb:], qdot[nb:], ctrl.period, now))
+        else:  # the arm's joints are all of them: no views made
+            self._cmd_pub.publish(cmd.wire(q, qdot, ctrl.period, now))
         if nb:
             msg = self._base_msg
             msg.linear.x = float(qdot[0])

@@ -200,6 +200,8 @@ class EffectorTargetConstraint(Constraint):
         self.target = TargetFrame(name, target_link, target_offset)
         self._eff_idx = -1
         self._jac = np.zeros((6, 0))  # (6, n) effector Jacobian, root frame
+        self._eff_pose = np.eye(4)  # (4, 4) the effector's pose: a view of the bound tree's
+        self._eff_origin = np.zeros(3)  # (3,) its origin [m], a view of the same
 
     def set_target(
         self, pose: ArrayLike, twist: ArrayLike | None = None, *, check: bool = True
@@ -220,15 +222,21 @@ class EffectorTargetConstraint(Constraint):
     def bind(self, tree: KinematicTree) -> None:
         """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
         self._eff_idx = tree.link_index(self.effector)
+        # views of the tree's link poses (allocated once per tree): no indexing per tick
+        self._eff_pose = tree.pose_ref(self._eff_idx)
+        self._eff_origin = self._eff_pose[:3, 3]
         self.target.bind(tree)
         self._jac = np.zeros((6, tree.n_joints))
         self._structure_changed()
 
     def _update_frames(self, tree: KinematicTree) -> Array:
-        """Refresh the target and the effector Jacobian; return the effector pose (4, 4)."""
+        """Refresh the target and the effector Jacobian; return the effector pose (4, 4).
+
+        ``tree`` is the tree this constraint is bound to (:meth:`bind`), computed.
+        """
         self.target.update(tree)
-        tree.jacobian_into(self._eff_idx, self._jac)
-        return tree.pose_ref(self._eff_idx)
+        tree.jacobian_into(self._eff_idx, self._jac, self._eff_origin)
+        return self._eff_pose
 
 
 __all__ = ["EffectorTargetConstraint", "TargetFrame"]
