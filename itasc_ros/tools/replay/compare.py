@@ -16,6 +16,7 @@ A bag without a journal cannot be compared exactly: the report says so and claim
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,16 +156,19 @@ def align(
     """Per command, the index of the published tick with exactly its values, in order.
 
     Both streams keep their order (reliable DDS), so each command is searched after the
-    previous match; a command matching no published tick is not covered (None). ``part``: the
-    joints of a tick's command the messages carry, a slice or an index array (a commanded
-    base's twist is its own stream: the first joints; the arm's message the others; each of
-    several robots' messages its own joints).
+    previous match; a command matching no published tick is not covered (None). A command
+    delivered again (:func:`_redelivered`) is not searched for: it would match the next tick
+    whose command has the same values (a command held at a limit), however far, and every
+    command before that tick would be left uncovered. ``part``: the joints of a tick's
+    command the messages carry, a slice or an index array (a commanded base's twist is its
+    own stream: the first joints; the arm's message the others; each of several robots'
+    messages its own joints).
     """
     published = [i for i, t in enumerate(ticks) if t.published]
     out: list[int | None] = [None] * len(commands)
     j = 0
     for c, cmd in enumerate(commands):
-        if cmd.qdot is None:
+        if cmd.qdot is None or _redelivered(commands, out, c, ticks, published):
             continue
         for k in range(j, len(published)):
             if np.array_equal(ticks[published[k]].recorded[part], cmd.qdot):
@@ -187,7 +191,7 @@ def _compare_matched(
     published = [k for k, t in enumerate(ticks) if t.published]
     for c, (cmd, i) in enumerate(zip(commands, matched, strict=True)):
         if i is None:
-            if _duplicate(commands, matched, c, ticks, published):
+            if _redelivered(commands, matched, c, ticks, published):
                 rep.duplicates += 1
             elif cmd.qdot is not None and first < c < last:
                 rep.not_covered += 1
@@ -204,7 +208,7 @@ def _compare_matched(
             )
 
 
-def _duplicate(
+def _redelivered(
     commands: Sequence[CommandEvent],
     matched: Sequence[int | None],
     c: int,
@@ -223,8 +227,8 @@ def _duplicate(
         return False
     if not np.array_equal(cmd.qdot, before):
         return False
-    later = [k for k in published if k > prev]
-    return not later or cmd.t < ticks[later[0]].t
+    nxt = bisect.bisect_right(published, prev)  # the next published tick after ``prev``
+    return nxt == len(published) or cmd.t < ticks[published[nxt]].t
 
 
 def _compare_statuses(rep: CompareReport, ticks: Sequence[Tick]) -> None:

@@ -1,0 +1,41 @@
+"""``itasc-replay --compare``'s matching of recorded commands with the journal's ticks."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from itasc_ros.tools.replay.bag_events import CommandEvent
+from itasc_ros.tools.replay.compare import align
+
+
+def _ticks(values: list[float]) -> list[Any]:
+    """Published ticks at t = 0, 1, 2, ... [s], each with a one-joint command."""
+    return [
+        SimpleNamespace(t=float(k), published=True, recorded=np.array([v]))
+        for k, v in enumerate(values)
+    ]
+
+
+def _cmd(t: float, v: float) -> CommandEvent:
+    return CommandEvent(t, np.array([v]))
+
+
+def test_a_redelivered_command_does_not_jump_to_a_later_tick_with_its_values() -> None:
+    """A command delivered twice whose values come back later (held at a limit) is skipped.
+
+    Matched greedily, the second delivery would take tick 3 (the same values) and leave the
+    commands of ticks 1 and 2 uncovered: a failed compare of a run that was reproduced.
+    """
+    ticks = _ticks([1.0, 2.0, 3.0, 1.0])
+    commands = [_cmd(0.1, 1.0), _cmd(0.2, 1.0), _cmd(1.1, 2.0), _cmd(2.1, 3.0), _cmd(3.1, 1.0)]
+    assert align(commands, ticks) == [0, None, 1, 2, 3]
+
+
+def test_the_same_values_after_the_next_tick_are_a_command_of_their_own() -> None:
+    """Equal values received after the next tick was computed are that tick's command."""
+    ticks = _ticks([1.0, 1.0, 2.0])
+    commands = [_cmd(0.1, 1.0), _cmd(1.1, 1.0), _cmd(2.1, 2.0)]
+    assert align(commands, ticks) == [0, 1, 2]
