@@ -202,6 +202,7 @@ class EffectorTargetConstraint(Constraint):
         self._jac = np.zeros((6, 0))  # (6, n) effector Jacobian, root frame
         self._eff_pose = np.eye(4)  # (4, 4) the effector's pose: a view of the bound tree's
         self._eff_origin = np.zeros(3)  # (3,) its origin [m], a view of the same
+        self._eff_tree: KinematicTree | None = None  # the tree those views are of
 
     def set_target(
         self, pose: ArrayLike, twist: ArrayLike | None = None, *, check: bool = True
@@ -225,6 +226,7 @@ class EffectorTargetConstraint(Constraint):
         # views of the tree's link poses (allocated once per tree): no indexing per tick
         self._eff_pose = tree.pose_ref(self._eff_idx)
         self._eff_origin = self._eff_pose[:3, 3]
+        self._eff_tree = tree
         self.target.bind(tree)
         self._jac = np.zeros((6, tree.n_joints))
         self._structure_changed()
@@ -232,9 +234,13 @@ class EffectorTargetConstraint(Constraint):
     def _update_frames(self, tree: KinematicTree) -> Array:
         """Refresh the target and the effector Jacobian; return the effector pose (4, 4).
 
-        ``tree`` is the tree this constraint is bound to (:meth:`bind`), computed.
+        ``tree``: computed; the views kept by :meth:`bind` serve when it is the bound tree
+        (a constraint shared by scenes of one model is bound to the last one's).
         """
         self.target.update(tree)
+        if tree is not self._eff_tree:
+            tree.jacobian_into(self._eff_idx, self._jac)
+            return tree.pose_ref(self._eff_idx)
         tree.jacobian_into(self._eff_idx, self._jac, self._eff_origin)
         return self._eff_pose
 

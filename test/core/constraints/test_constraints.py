@@ -383,3 +383,27 @@ def test_unknown_names_raise_at_scene_add() -> None:
     scene.add(CopyPose("c", "panda_hand"))
     with pytest.raises(ConstraintError, match="'c'"):
         scene.add(CopyPose("c", "panda_link7"))
+
+
+def test_a_constraint_updated_with_a_tree_reads_that_tree_not_its_last_bound_one() -> None:
+    """Bound last to tree b, a constraint updated with tree a writes a's rows (not b's poses)."""
+    target = np.eye(4)
+    target[:3, 3] = [0.4, 0.1, 0.5]
+    c = CopyPose("c", "panda_hand")
+    c.set_target(target)
+    tree_a, tree_b = _tree("panda"), _tree("panda")
+    q = tree_a.neutral()
+    n = tree_a.n_joints
+
+    def rows(tree: KinematicTree) -> tuple[np.ndarray, np.ndarray]:
+        tree.compute(q)
+        a, b, y, ydot, wy = np.zeros((6, n)), np.zeros((6, 6)), *np.zeros((3, 6))
+        c.update(tree, q, a, b, y, ydot, wy)
+        return a, y
+
+    c.bind(tree_a)
+    a0, y0 = rows(tree_a)
+    c.bind(tree_b)
+    tree_b.compute(q + 0.3)  # b elsewhere
+    a1, y1 = rows(tree_a)
+    assert np.array_equal(a0, a1) and np.array_equal(y0, y1)
