@@ -122,11 +122,14 @@ def _held_increment(
     (or more of it) that it did not need with every joint free: the damped solution would
     then leave the task's direction. Without a scale > 0 the level goes on, as a joint lock
     does (else a joint at its position limit would stop the whole level).
-    ``lam``: (lam_max, eps, gamma_max).
+    ``lam``: (lam_max, eps, gamma_max). At the top level with only joints held, the same
+    increment without an SVD of the held rows (:func:`_held_joints_top`).
     """
     n = xprev.shape[0]
     idx = np.flatnonzero(sat)
     ns = idx.shape[0]
+    if ident and (ns == 0 or idx[ns - 1] < n):  # the top level, joints held: no SVD needed
+        return _held_joints_top(ak, r, xprev, sat, satval, rank0, smin0, stop, method, lam, a, bb)
     e_rows = np.zeros((ns, n))
     e = np.empty(ns)
     for t in range(ns):
@@ -172,6 +175,54 @@ def _held_increment(
     a[:] = nz @ w
     _apply(u, s, vt, mz, ak @ z0, method, False, lam[0], lam[1], lam[2], w)
     bb[:] = xprev + z0 - nz @ w
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _held_joints_top(ak, r, xprev, sat, satval, rank0, smin0, stop, method, lam, a, bb):
+    """:func:`_held_increment` at the top level (N = I) with only joints held.
+
+    The held rows are rows of the identity: ``z0`` puts each held joint at its value, and the
+    free joints span what leaves them there, so ``M = ak`` restricted to the free joints'
+    columns; no SVD of the held rows.
+    """
+    n = xprev.shape[0]
+    free = np.flatnonzero(~sat[:n])
+    nf = free.shape[0]
+    if nf == 0:
+        return False
+    z0 = np.zeros(n)
+    for j in range(n):
+        if sat[j]:
+            z0[j] = satval[j] - xprev[j]
+    if ak.shape[0] == 0:
+        a[:] = 0.0
+        bb[:] = xprev + z0
+        return True
+    m = ak.shape[0]
+    mz = np.empty((m, nf))
+    for i in range(m):
+        for k in range(nf):
+            mz[i, k] = ak[i, free[k]]
+    u, s, vt = thin_svd(mz)
+    if rank0 == 0:
+        sr = 1.0
+    elif rank0 <= s.shape[0]:
+        sr = s[rank0 - 1]
+    else:  # fewer free directions than the task's rank: it lost rank
+        sr = 0.0
+    if stop and (_rank(s) < rank0 or (sr < lam[1] and sr < STOP_SIGMA * smin0)):
+        return False
+    w = np.empty(nf)
+    _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w)
+    a[:] = 0.0
+    for k in range(nf):
+        a[free[k]] = w[k]
+    _apply(u, s, vt, mz, ak @ z0, method, False, lam[0], lam[1], lam[2], w)
+    for j in range(n):
+        bb[j] = xprev[j] + z0[j]
+    for k in range(nf):
+        bb[free[k]] -= w[k]
     return True
 
 
