@@ -110,6 +110,22 @@ def _scale_bounds(a, bb, lo, hi, sat, cw, cl):
 
 
 @njit(cache=True, nogil=True)
+def _held_too_hard(s, rank0, smin0, eps):
+    """The reduced task (singular values ``s``) lost rank, or needs damping it did not need free.
+
+    ``rank0``, ``smin0``: the task's rank and smallest kept singular value with every joint
+    free; ``eps``: the damping's threshold (:func:`_held_increment` stops the level then).
+    """
+    if rank0 == 0:
+        sr = 1.0
+    elif rank0 <= s.shape[0]:
+        sr = s[rank0 - 1]
+    else:  # fewer free directions than the task's rank: it lost rank
+        sr = 0.0
+    return _rank(s) < rank0 or (sr < eps and sr < STOP_SIGMA * smin0)
+
+
+@njit(cache=True, nogil=True)
 def _held_increment(
     ak, r, xprev, nmat, ident, sat, satval, rank0, smin0, stop, method, lam, a, bb, cw
 ):
@@ -162,13 +178,7 @@ def _held_increment(
         return True
     mz = ak @ nz
     u, s, vt = thin_svd(mz)
-    if rank0 == 0:
-        sr = 1.0
-    elif rank0 <= s.shape[0]:
-        sr = s[rank0 - 1]
-    else:  # fewer free directions than the task's rank: it lost rank
-        sr = 0.0
-    if stop and (_rank(s) < rank0 or (sr < lam[1] and sr < STOP_SIGMA * smin0)):
+    if stop and _held_too_hard(s, rank0, smin0, lam[1]):
         return False
     w = np.empty(nz.shape[1])
     _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w)
@@ -205,13 +215,7 @@ def _held_joints_top(ak, r, xprev, sat, satval, rank0, smin0, stop, method, lam,
         for k in range(nf):
             mz[i, k] = ak[i, free[k]]
     u, s, vt = thin_svd(mz)
-    if rank0 == 0:
-        sr = 1.0
-    elif rank0 <= s.shape[0]:
-        sr = s[rank0 - 1]
-    else:  # fewer free directions than the task's rank: it lost rank
-        sr = 0.0
-    if stop and (_rank(s) < rank0 or (sr < lam[1] and sr < STOP_SIGMA * smin0)):
+    if stop and _held_too_hard(s, rank0, smin0, lam[1]):
         return False
     w = np.empty(nf)
     _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w)
