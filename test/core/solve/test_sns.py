@@ -195,3 +195,41 @@ def test_a_motion_box_that_excludes_zero_is_kept_and_the_hierarchy_is_exact() ->
         np.testing.assert_allclose(a[:3] @ both, a[:3] @ alone, rtol=0.0, atol=1e-9)
         checked += 1
     assert checked >= 150 and excluded >= checked // 2
+
+
+def test_the_top_levels_held_increment_equals_the_general_one() -> None:
+    """Joints held at the top level: the SVD-free path gives the general path's increment.
+
+    The general path (an SVD of the held rows, ``N`` given as the identity matrix) and the
+    top level's (the task's free columns) are the same solve up to rounding, holds of one to
+    all but one joint, with and without stopping on lost rank.
+    """
+    from itasc_ros.core.solve.saturation import _held_increment
+
+    rng = np.random.default_rng(7)
+    n, lam = 7, np.array([0.1, 0.05, 10.0])
+    cw = np.zeros((0, n))
+    compared = 0
+    for _ in range(300):
+        m = int(rng.integers(1, 7))
+        ak, r, xprev = rng.normal(size=(m, n)), rng.normal(size=m), rng.normal(size=n)
+        sat = np.zeros(n, dtype=np.bool_)
+        sat[rng.choice(n, int(rng.integers(1, n)), replace=False)] = True
+        satval = np.where(sat, rng.normal(size=n), 0.0)
+        rank0 = min(m, n)
+        stop = bool(rng.integers(2))
+        out = []
+        for ident in (True, False):
+            a, bb = np.zeros(n), np.zeros(n)
+            ok = _held_increment(
+                ak, r, xprev, np.eye(n), ident, sat, satval, rank0, 0.5, stop, 0, lam, a, bb, cw
+            )
+            out.append((ok, a, bb))
+        (ok1, a1, b1), (ok2, a2, b2) = out
+        assert ok1 == ok2
+        if ok1:
+            compared += 1
+            assert np.allclose(a1, a2, atol=1e-10) and np.allclose(b1, b2, atol=1e-10)
+            # held joints at their values (to rounding: _keep then sets them exactly)
+            assert np.allclose(b1[sat], satval[sat], atol=1e-12) and not a1[sat].any()
+    assert compared > 100
