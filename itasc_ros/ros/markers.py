@@ -115,6 +115,7 @@ class TargetMarkers:
         self._on_snap: PoseSink = snap if snap is not None else sink
         self._controller = None if callable(effector) else effector
         self._followed: dict[str, float] = {}  # marker -> steady time of its last follow [s]
+        self._to_follow: set[str] = set()  # markers with a new topic target, not yet moved
         self._frame = frame_id
         self._scale = float(scale)
         self._names = list(constraints)
@@ -257,6 +258,30 @@ class TargetMarkers:
         self.server.apply_changes()
         self._followed[name] = now
         return True
+
+    def follow_later(self, name: str) -> None:
+        """Mark marker ``name`` to follow its constraint's new target (:meth:`follow_marked`).
+
+        The tick marks; the marker moves after the command is sent, not before it.
+        """
+        self._to_follow.add(name)
+
+    def follow_marked(self, now: float | None = None) -> None:
+        """Move each marked marker whose :data:`FOLLOW_PERIOD` has passed (see :meth:`follow`).
+
+        A marker marked within its period stays marked: it ends on the last target that came,
+        however fast they came.
+
+        Args:
+            now: steady time [s] (default ``time.monotonic()``).
+        """
+        if not self._to_follow:
+            return
+        now = time.monotonic() if now is None else now
+        for name in list(self._to_follow):
+            if now - self._followed.get(name, -math.inf) >= FOLLOW_PERIOD:
+                self._to_follow.discard(name)
+                self.follow(name, now)
 
     def shutdown(self) -> None:
         """Erase the markers on every client and release the server (idempotent)."""

@@ -311,7 +311,10 @@ class ItascNode(InputNode):
             self._housekeeping(time.monotonic())
 
     def _housekeeping(self, t: float) -> None:
-        """Garbage collection, ``~/status``, ``~/markers`` and ``/diagnostics`` when due.
+        """The jobs due after a command: garbage, topic targets' RViz markers, status, diagnostics.
+
+        ``~/status`` and ``~/markers`` every :data:`STATUS_PERIOD`, ``/diagnostics`` every
+        :data:`DIAGNOSTICS_PERIOD`.
 
         Run right after a command is published, not from free-running timers: a timer that
         fires just before a joint state arrives delays that tick by its work (~0.1-0.4 ms of
@@ -322,6 +325,8 @@ class ItascNode(InputNode):
             t: ``time.monotonic()`` [s].
         """
         self.gc.collect()  # a collection that is due, here rather than inside the next tick
+        if self._target_markers is not None:  # the markers of topic targets, once sent
+            self._target_markers.follow_marked(t)
         if t >= self._status_due:
             self._status_due = t + STATUS_PERIOD
             self._on_status()

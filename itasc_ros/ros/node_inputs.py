@@ -34,7 +34,7 @@ class InputNode(ParameterNode):
     """The inputs the tick takes (see the module)."""
 
     _rejections: Rejections
-    _joint_in: tuple[bytes, float] | None  # taken (serialized), not yet applied
+    _joint_in: tuple[bytes, float] | None  # taken (serialized, system-clock reception)
     _joint_wire: JointStateWire
     _merged_in: tuple[list[str], Any, float, float | None, Any] | None = None  # robots: taken
     _marker_in: dict[str, tuple[PoseStamped, float, bool]]  # the RViz markers', by name
@@ -51,7 +51,7 @@ class InputNode(ParameterNode):
         got = self._joint_reader.take()
         if got is None:
             return False
-        self._joint_in = (got[0], got[1] + self._read_clock()[1])
+        self._joint_in = got  # its reception on the system clock: the tick adds its offset
         return True
 
     def _reject(self, exc: Exception) -> None:
@@ -90,13 +90,10 @@ class InputNode(ParameterNode):
                 self._apply_joint_values(*merged)
         else:
             # the joint_states trigger took the state that woke it (a newer one: next tick)
-            got = self._joint_reader.take() if self._joint_in is None else None
+            got = self._joint_reader.take() if self._joint_in is None else self._joint_in
+            self._joint_in = None
             if got is not None:
-                self._joint_in = (got[0], got[1] + sim_offset)
-            if self._joint_in is not None:
-                msg, received = self._joint_in
-                self._joint_in = None
-                self._apply_joint_state(msg, received)
+                self._apply_joint_state(got[0], got[1] + sim_offset)
         ctrl = self._controller  # odometry only for a world frame (or kept for the next model)
         odom = self._odom_reader if ctrl is None or ctrl.config.world_frame else None
         got = None if odom is None else odom.take()
@@ -112,7 +109,7 @@ class InputNode(ParameterNode):
             else:
                 self._apply_topic_target(name, wire, raw, received + sim_offset)
                 if self._target_markers is not None:  # the RViz marker follows topic targets
-                    self._target_markers.follow(name)
+                    self._target_markers.follow_later(name)  # moved after the command
         got = None if self._jog_reader is None else self._jog_reader.take()
         if got is not None:
             self._apply_jog(got[0], got[1] + sim_offset)

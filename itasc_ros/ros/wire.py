@@ -131,9 +131,9 @@ class JointStateWire:
             return self._decoded(raw)
         sec, nanosec, frame = _HEAD.unpack_from(raw, 4)
         start = _align(16 + frame, 4)
-        end = start + len(self._names_bytes)
-        if raw[start:end] != self._names_bytes:
+        if not raw.startswith(self._names_bytes, start):  # compared in place: no copy made
             return self._decoded(raw)
+        end = start + len(self._names_bytes)
         seq = _float_sequences(raw, end, 3)  # position, velocity, effort
         if seq is None:
             return self._decoded(raw)

@@ -42,6 +42,7 @@ from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import matrix_to_pose, pose_to_matrix
 from itasc_ros.ros.interactive_marker_server import SNAP_TO_EFFECTOR
+from itasc_ros.ros.markers import FOLLOW_PERIOD
 from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
@@ -221,6 +222,38 @@ def test_marker_follows_topic_targets(system: System, client: RvizLikeClient) ->
     dp, dr = pose_error(pose_to_matrix(moved[-1].pose), goal)
     assert dp < 1e-6 and dr < 1e-6
     wait_reached(system, goal, "the topic target")
+    client.node.destroy_publisher(pub)
+    assert client.gaps == []
+
+
+def test_marker_ends_on_the_last_topic_target_however_fast_they_come(
+    system: System, client: RvizLikeClient
+) -> None:
+    """A second target within the marker's throttle period is not lost: the marker moves there.
+
+    The tick only marks the marker; it moves after the command is sent, once its period passed.
+    """
+    from geometry_msgs.msg import PoseStamped
+
+    client.connect()
+    pub = client.node.create_publisher(PoseStamped, "/itasc_node/target_pose", 10)
+    wait_until(lambda: pub.get_subscription_count() > 0, what="the target subscription")
+    time.sleep(FOLLOW_PERIOD)  # the marker's last move (an earlier test's) is a period ago
+    goals = [offset_pose(system.effector(), (0.0, dy, -0.03), yaw=0.1) for dy in (0.02, -0.02)]
+    n0 = client.n_updates()
+    for goal in goals:  # 20 ms apart: the second within the first's throttle period
+        msg = PoseStamped()
+        msg.header.frame_id = ROOT
+        msg.pose = matrix_to_pose(goal)
+        pub.publish(msg)
+        time.sleep(0.02)
+
+    def on_last() -> bool:
+        moved = [p for u in client.updates[n0:] for p in u.poses if p.name == MARKER]
+        return bool(moved) and pose_error(pose_to_matrix(moved[-1].pose), goals[-1])[0] < 1e-6
+
+    wait_until(on_last, timeout=2.0, what="the marker on the second target")
+    wait_reached(system, goals[-1], "the second target")
     client.node.destroy_publisher(pub)
     assert client.gaps == []
 

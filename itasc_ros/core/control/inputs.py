@@ -66,9 +66,12 @@ class Inputs(Journaling):
                 is kept.
         """
         timeout = self.config.input_timeout
-        robots = self._robots.check(received, robot_received, self._reject)
-        self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
-        self._robots.accept(robots)
+        if not self._robots.names:  # one robot
+            self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
+        else:
+            robots = self._robots.check(received, robot_received, self._reject)
+            self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
+            self._robots.accept(robots)
         if self.journal is not None:
             self._record_joint_state(self.journal, received)
 

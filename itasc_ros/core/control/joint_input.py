@@ -21,6 +21,7 @@ from .journal import stamp_value
 from .streams import HUGE, StampOrder, as_array
 
 Array = NDArray[np.float64]
+_F8 = np.dtype(np.float64)  # the native float64 (dtypes of builtin types are singletons)
 
 
 class JointStateInput:
@@ -87,14 +88,17 @@ class JointStateInput:
         Raises:
             InputError: the reason; nothing is changed.
         """
-        names = list(names)
-        pos = as_array(positions, "joint state positions", reject)
+        if type(names) is not list:
+            names = list(names)
+        pos = positions  # a float64 vector as it is; anything else converted (or refused)
+        if type(pos) is not np.ndarray or pos.ndim != 1 or pos.dtype is not _F8:
+            pos = as_array(positions, "joint state positions", reject)
         if pos.shape[0] != len(names):
             raise reject(f"joint state has {len(names)} names but {pos.shape[0]} positions")
         if not math.isfinite(received):
             raise reject(f"joint state reception time {received!r} is not finite")
-        if names != self._names_cache:
-            self._map_names(names, reject)
+        if names != self._names_cache:  # compared by value: a caller may reuse its list
+            self._map_names(list(names), reject)
         q = self._gathered  # the commanded joints' positions, checked in one compiled call
         if not gather_within(pos, self._idx, HUGE, q):
             raise reject(self._unusable(q))

@@ -35,7 +35,7 @@ STATUS_CODE = {s: i for i, s in enumerate(Status)}
 (:data:`~itasc_ros.core.control.journal.STATUS_CODES` reads it back)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class StepOutput:
     """What one :meth:`~itasc_ros.core.control.Controller.step` decided.
 

@@ -142,6 +142,30 @@ def test_joint_state_mapped_by_name_with_extra_and_reordered_joints(tree: Kinema
     np.testing.assert_allclose(c.step(0.0).qdot, ref.step(0.0).qdot[::-1], atol=1e-12)
 
 
+def test_a_names_list_reused_and_reordered_in_place_is_mapped_again(tree: KinematicTree) -> None:
+    """The name map is kept while the names are equal, compared by value every message.
+
+    A caller that refills one list (as a message class reused does) gets its new order read, and
+    tuples and integer or float32 positions are taken as lists and float64 are.
+    """
+    c = make(tree)
+    names = list(tree.joint_names)
+    c.set_joint_state(names, HOME.copy(), 0.0)
+    np.testing.assert_array_equal(c.q, HOME)
+    names.reverse()  # the same list object, another order
+    c.set_joint_state(names, HOME[::-1].copy(), 0.01)
+    np.testing.assert_array_equal(c.q, HOME)
+    c.set_joint_state(tuple(tree.joint_names), HOME.astype(np.float32), 0.02)
+    np.testing.assert_allclose(c.q, HOME, rtol=1e-7)
+    c.set_joint_state(tree.joint_names, [0, 0, 0, -2, 0, 2, 1], 0.03)
+    np.testing.assert_array_equal(c.q, [0.0, 0.0, 0.0, -2.0, 0.0, 2.0, 1.0])
+    with pytest.raises(InputError, match="7 names but 6 positions"):
+        c.set_joint_state(tree.joint_names, HOME[:6], 0.04)
+    with pytest.raises(InputError, match="must be numbers"):
+        c.set_joint_state(tree.joint_names, ["a"] * 7, 0.05)
+    np.testing.assert_array_equal(c.q, [0.0, 0.0, 0.0, -2.0, 0.0, 2.0, 1.0])  # kept
+
+
 def test_subset_of_joints_holds_the_others_at_measured_positions(tree: KinematicTree) -> None:
     c = make(tree, joints=tree.joint_names[:4])
     c.set_joint_state(tree.joint_names, HOME, 0.0)
