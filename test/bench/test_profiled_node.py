@@ -12,6 +12,8 @@ import pytest
 from itasc_ros.bench.loop import profiled_node
 from itasc_ros.bench.loop.run import run_loop_bench
 
+COMMANDS = "/forward_velocity_controller/commands"  # the command topic: one publish a tick
+
 
 @pytest.mark.parametrize("part", profiled_node.PARTS, ids=lambda p: f"{p[1]}.{p[2]}")
 def test_every_part_counted_exists(part: tuple[str, str, str, str]) -> None:
@@ -30,10 +32,11 @@ def test_a_counted_call_adds_its_thread_cpu_time_and_is_reported() -> None:
     profiled_node.counts.pop("busy test part", None)
     for _ in range(3):
         assert counted(time.thread_time() + 0.002) > 0  # the result comes back
-    ns, calls = profiled_node.counts["busy test part"]
+    ns, calls, wall = profiled_node.counts["busy test part"]
     assert calls == 3 and ns >= 3 * 1_500_000  # most of the 2 ms of CPU each call used
+    assert wall >= 0.9 * ns  # a thread busy the whole call: its wall time is its CPU time
     (line,) = [x for x in profiled_node.report() if x.startswith("cpu busy test part:")]
-    assert "3 calls" in line
+    assert "3 calls" in line and re.search(r"; wall \d+\.\d us per call$", line)
 
 
 @pytest.mark.dds
@@ -43,15 +46,18 @@ def test_a_counted_call_adds_its_thread_cpu_time_and_is_reported() -> None:
     [
         (
             "itasc_ros.bench.loop.profiled_node",
-            ("step", "send the command", "publish (any topic)"),
+            ("step", "send the command", f"publish {COMMANDS}", "take /joint_states (got)"),
         ),
-        ("itasc_ros.bench.loop.profiled_floor", ("wait for a joint state", "publish (any topic)")),
+        ("itasc_ros.bench.loop.profiled_floor", ("wait for a joint state", f"publish {COMMANDS}")),
     ],
 )
 def test_a_loop_run_reports_where_its_cpu_went(
     module: str, parts: tuple[str, ...], tmp_path: Path, dds_domain: int
 ) -> None:
-    """The node and the floor, run by the loop benchmark, print each counted part at exit."""
+    """The node and the floor, run by the loop benchmark, print each counted part at exit.
+
+    Takes and publishes are counted per topic.
+    """
     r = run_loop_bench(
         robot="panda",
         rate=250.0,
