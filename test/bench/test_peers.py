@@ -437,6 +437,7 @@ def test_position_ik_peers_take_the_same_finite_limits(urdfs) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.serial  # TRAC-IK's 5 ms budget is wall-clock: starved under SCHED_IDLE, it fails
 @pytest.mark.parametrize(("robot", "root", "tip", "names"), ARMS[:2], ids=ARM_IDS[:2])
 def test_trac_ik_solves_reachable_targets(urdfs, robot, root, tip, names) -> None:
     _require("pytracik")
