@@ -66,12 +66,11 @@ class Inputs(Journaling):
                 is kept.
         """
         timeout = self.config.input_timeout
-        if not self._robots.names:  # one robot
-            self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
-        else:
-            robots = self._robots.check(received, robot_received, self._reject)
-            self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
-            self._robots.accept(robots)
+        groups = self._robots
+        robots = groups.check(received, robot_received, self._reject) if groups.names else None
+        self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
+        if robots is not None:
+            groups.accept(robots)
         if self.journal is not None:
             self._record_joint_state(self.journal, received)
 
