@@ -27,7 +27,7 @@ demo: $(STAMP)
 #  1. the DDS tests (marker "dds": a node and a simulated robot as processes) on one
 #     pytest-xdist worker per CPU, a test file per worker (a module's node process is shared by
 #     its tests);
-#  2. the tests that measure timing (over DDS, or a solver's wall-clock budget) or
+#  2. the tests that measure wall-clock timing (over DDS, a control loop's, a solver's budget) or
 #     sub-millimetre tracking over DDS (marker "serial"), one at a time, and beside them
 #  3. the tests without DDS (the core, the tools offline, the console scripts' mistakes), on one
 #     worker per CPU (a worker out of tests takes some of the other's), under SCHED_IDLE

@@ -14,6 +14,8 @@ from rclpy.context import Context
 
 from itasc_ros.ros.control_loop import MAX_WAIT, OK_CHECK_PERIOD, ControlLoop
 
+pytestmark = pytest.mark.serial  # the loop's own timing: starved under SCHED_IDLE, it is late
+
 
 @pytest.fixture
 def context() -> Iterator[Context]:
