@@ -168,6 +168,12 @@ def _add_loop_flags(ap: CliParser) -> None:
         help="loop: then the same run with itasc_ros.bench.floor_node (no kinematics) as peer",
     )
     ap.add_argument(
+        "--core-floor",
+        action="store_true",
+        help="loop: --floor, and also the floor plus the core's scene solve, and plus its whole "
+        "tick (itasc_ros.bench.loop.core_floor) as peers: the node's CPU in layers",
+    )
+    ap.add_argument(
         "--journal",
         action="store_true",
         help="loop: then the same run with a subscriber of the node's ~/journal (its cost)",

@@ -9,7 +9,8 @@ from the same control loop (:class:`~itasc_ros.ros.control_loop.ControlLoop`: it
 on a timer or on each joint state) beside the same executor, with the same garbage collection
 (right after each publish, see :mod:`itasc_ros.ros.slack_gc`). ``itasc-bench loop --floor``
 runs it as the peer of the node: it measures what rclpy and DDS alone cost on a machine, so
-that the node's figures can be read against it.
+that the node's figures can be read against it. ``--core-floor`` runs it with the core's work
+added to each tick (:mod:`itasc_ros.bench.loop.core_floor`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import rclpy
@@ -31,9 +33,21 @@ from itasc_ros.ros.polled_reader import PolledReader
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
 
+#: What a tick computes from the joint state it took, before its publish: the values to publish
+#: (one per joint), or None for the floor's zeros (see :mod:`itasc_ros.bench.loop.core_floor`).
+Work = Callable[[JointState], Any]
 
-def main(args: list[str] | None = None) -> int:
-    """Run the floor node until SIGINT/SIGTERM; returns the exit status."""
+
+def main(
+    args: list[str] | None = None, make_work: Callable[[Any, float], Work] | None = None
+) -> int:
+    """Run the floor node until SIGINT/SIGTERM; returns the exit status.
+
+    Args:
+        args: the command line (``--ros-args`` and the parameters).
+        make_work: given the rclpy node and ``control_rate`` [Hz], the :data:`Work` each tick
+            does after its take (the floor: none).
+    """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(
         "itasc_node",
@@ -54,6 +68,7 @@ def main(args: list[str] | None = None) -> int:
     reader = PolledReader(node, JointState, str(param("joint_topic", "joint_states")), False)
     taken: list[JointState] = []  # the joint state the tick takes
     collector = SlackCollector()
+    work = make_work(node, rate) if make_work is not None else None
 
     def take() -> bool:
         got = reader.take()
@@ -66,7 +81,10 @@ def main(args: list[str] | None = None) -> int:
             take()
         if not taken:
             return
-        if len(taken[0].position) != len(msg.data):
+        values = work(taken[0]) if work is not None else None
+        if values is not None:
+            msg.data = values
+        elif len(taken[0].position) != len(msg.data):
             msg.data = [0.0] * len(taken[0].position)
         pub.publish(msg)
         collector.collect()  # as the node: a due collection right after the publish

@@ -10,8 +10,10 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -27,8 +29,16 @@ from itasc_ros.bench.loop import (
     proc_rss_kb,
     run_loop_bench,
 )
+from itasc_ros.bench.loop.core_floor import make_core_work
 from itasc_ros.bench.loop.scheduling import keep_cpus_warm
-from itasc_ros.bench.loop.series import FLOOR_KEYS, FLOOR_MODULE, floor_comparison, median_runs
+from itasc_ros.bench.loop.series import (
+    CORE_FLOOR_MODULE,
+    CORE_FLOORS,
+    FLOOR_KEYS,
+    FLOOR_MODULE,
+    floor_comparison,
+    median_runs,
+)
 
 pytestmark = pytest.mark.serial  # timing: not beside other tests
 
@@ -150,6 +160,40 @@ def test_joint_states_trigger_realtime_run_and_the_floor(tmp_path: Path, dds_dom
         r["node_cpu_percent"] / f["node_cpu_percent"]
     )
     assert set(cmp) == {f"floor_{k}" for k in FLOOR_KEYS} | {f"{k}_vs_floor" for k in FLOOR_KEYS}
+
+
+def test_core_floors_solve_and_step_in_the_floors_loop(tmp_path: Path, dds_domain: int) -> None:
+    """The floor plus the core's scene solve, and plus its whole tick: each publishes its
+    commands, and the robot follows the run's target within its limits."""
+    common: dict[str, Any] = dict(robot="panda", rate=250.0, duration=2.0, warmup=0.5)
+    runs = {
+        work: run_loop_bench(
+            domain=dds_domain,
+            log_dir=tmp_path / work,
+            node_module=CORE_FLOOR_MODULE,
+            node_params={"floor_work": work},
+            **common,
+        )
+        for work in CORE_FLOORS
+    }
+    for res in runs.values():
+        assert res["achieved_rate_hz"] > 0.5 * 250.0, res
+        assert res["commands_out_of_limits"] == 0, res
+        assert res["exit_codes"] == "sim_robot=0,node=0", res
+        assert 0.0 < res["max_velocity_ratio"] <= 1.0 and res["tracking_error_rms_mm"] < 20.0, res
+    for work in CORE_FLOORS:  # each did its work in most ticks of the run (2.5 s at 250 Hz)
+        log = (tmp_path / work / "node.log").read_text()
+        done = re.search(rf"core floor: {work} done in (\d+) ticks", log)
+        assert done is not None and int(done.group(1)) > 250, log[-2000:]
+
+
+def test_a_core_floor_with_an_unknown_work_names_the_valid_ones() -> None:
+    class Node:  # the rclpy node's one method the work's set-up reads first
+        def get_parameters_by_prefix(self, prefix: str) -> dict[str, Any]:
+            return {"floor_work": SimpleNamespace(value="everything")}
+
+    with pytest.raises(ValueError, match="solve, step"):
+        make_core_work(Node(), 250.0)
 
 
 def test_runs_are_summarised_by_medians_and_ratios_by_pairs() -> None:

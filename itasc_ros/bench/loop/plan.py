@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +133,7 @@ def make_plan(
     domain: int | None,
     log_dir: str | Path | None,
     node_module: str,
+    node_params: Mapping[str, str] | None = None,
 ) -> LoopPlan:
     """The plan of a run (see :func:`~itasc_ros.bench.loop.run.run_loop_bench` for the args).
 
@@ -151,6 +153,8 @@ def make_plan(
         "-p", f"control_rate:={float(rate)}",
         "-p", f"control_trigger:={trigger}",
     ]  # fmt: skip
+    for k, v in (node_params or {}).items():
+        node_cmd += ["-p", f"{k}:={v}"]
     sim_cmd = [
         sys.executable, "-m", "itasc_ros.tools.sim_robot", "--ros-args",
         "-p", f"urdf_file:={r.urdf}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ def run_loop_bench(
     domain: int | None = None,
     log_dir: str | Path | None = None,
     node_module: str = "itasc_ros.ros.node",
+    node_params: Mapping[str, str] | None = None,
     warmup: float = WARMUP,
     journal: bool = False,
     flood: str = "",
@@ -77,6 +79,7 @@ def run_loop_bench(
         log_dir: where the node's and the sim robot's output go; default a temporary directory
             (kept, its path is in the result as ``log_dir``).
         node_module: the node's module, run with ``python -m`` (another build of the node).
+        node_params: further ``-p name:=value`` of the node's command line (a peer's own).
         warmup: time between the first command and the measurement [s].
         journal: subscribe to the node's ``~/journal`` (as a recorder would), so that the node
             publishes it every tick; ``journal_messages`` in the result.
@@ -123,6 +126,7 @@ def run_loop_bench(
         domain=domain,
         log_dir=log_dir,
         node_module=node_module,
+        node_params=node_params,
     )
     if flood and flood not in FLOODS:
         raise BenchError(f"no flood {flood!r}; valid: {', '.join(sorted(FLOODS))}")

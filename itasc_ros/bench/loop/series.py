@@ -14,6 +14,10 @@ from typing import Any
 
 #: ``--floor``: the node that does no kinematics (same topics, QoS, executor).
 FLOOR_MODULE = "itasc_ros.bench.floor_node"
+#: ``--core-floor``: the floor plus the core's work (:mod:`itasc_ros.bench.loop.core_floor`).
+CORE_FLOOR_MODULE = "itasc_ros.bench.loop.core_floor"
+#: ``--core-floor``: its works (``floor_work``), in the order they run after the floor.
+CORE_FLOORS = ("solve", "step")
 #: ``--floor``: the figures reported for the floor and as node / floor ratios.
 FLOOR_KEYS = (
     "achieved_rate_hz",
@@ -82,6 +86,8 @@ def peer_comparison(
 
 
 __all__ = [
+    "CORE_FLOORS",
+    "CORE_FLOOR_MODULE",
     "FLOOR_KEYS",
     "FLOOR_MODULE",
     "RUN_KEYS",
