@@ -78,6 +78,7 @@ def make_core_work(node: Any, rate: float) -> Any:
     q = np.zeros(tree.n_joints)
     zeros = array.array("d", bytes(8 * len(ctrl.joint_names)))
     done = [0]  # ticks that did the work (a target had come)
+    last: list[Any] = [None]  # the joint state the controller was given last
     atexit.register(lambda: print(f"core floor: {work} done in {done[0]} ticks", flush=True))
 
     def target() -> tuple[np.ndarray, np.ndarray] | None:
@@ -105,7 +106,9 @@ def make_core_work(node: Any, rate: float) -> Any:
 
     def step(msg: Any) -> array.array[float]:
         now = time.time()
-        ctrl.set_joint_state(msg.name, np.frombuffer(msg.position), now)
+        if msg is not last[0]:  # a new joint state (a timer tick may find none)
+            ctrl.set_joint_state(msg.name, np.frombuffer(msg.position), now)
+            last[0] = msg
         t = target()
         if t is not None:
             ctrl.set_target(name, "", t[0], t[1], now)

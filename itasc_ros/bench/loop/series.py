@@ -12,12 +12,14 @@ import math
 import statistics
 from typing import Any
 
+from . import core_floor
+
 #: ``--floor``: the node that does no kinematics (same topics, QoS, executor).
 FLOOR_MODULE = "itasc_ros.bench.floor_node"
 #: ``--core-floor``: the floor plus the core's work (:mod:`itasc_ros.bench.loop.core_floor`).
-CORE_FLOOR_MODULE = "itasc_ros.bench.loop.core_floor"
+CORE_FLOOR_MODULE = core_floor.__name__
 #: ``--core-floor``: its works (``floor_work``), in the order they run after the floor.
-CORE_FLOORS = ("solve", "step")
+CORE_FLOORS = core_floor.WORKS
 #: ``--floor``: the figures reported for the floor and as node / floor ratios.
 FLOOR_KEYS = (
     "achieved_rate_hz",
