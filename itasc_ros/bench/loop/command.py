@@ -83,6 +83,7 @@ def loop_command(args: argparse.Namespace) -> dict[str, Any]:
     out = median_runs(nodes)
     if journaled:
         out.update(peer_comparison(journaled, nodes, "journal", "without"))
+        out["journal_messages"] = [r.get("journal_messages", 0) for r in journaled]
         _print_journal_comparison(out, runs)
     if floors:
         out.update(floor_comparison(nodes, floors))

@@ -83,7 +83,6 @@ def peer_comparison(
         out[f"{name}_{k}"] = float(statistics.median(float(r[k]) for r in runs))
         ratios = [r[k] / o[k] if o[k] else math.inf for r, o in zip(runs, others, strict=True)]
         out[f"{k}_{name}_vs_{other}"] = float(statistics.median(ratios))
-    out[f"{name}_messages"] = [r.get("journal_messages", 0) for r in runs]
     return out
 
 
