@@ -26,6 +26,7 @@ setup(
         "scipy",
         "urdfdom-py",
         "lxml",
+        "pyyaml",
         "rosbags>=0.11",
         "matplotlib",
         "coal",
@@ -43,6 +44,19 @@ setup(
             "ros-trajectory-msgs",
             "ros-visualization-msgs",
             "ros-diagnostic-msgs",
+        ],
+        # The same for ROS 2 Jazzy (rclpy 7.1): its wheels are named ros-jazzy-<package>.
+        "jazzy": [
+            "ros-jazzy-rclpy",
+            "ros-jazzy-rmw-fastrtps-cpp",
+            "ros-jazzy-geometry-msgs",
+            "ros-jazzy-nav-msgs",
+            "ros-jazzy-sensor-msgs",
+            "ros-jazzy-std-msgs",
+            "ros-jazzy-std-srvs",
+            "ros-jazzy-trajectory-msgs",
+            "ros-jazzy-visualization-msgs",
+            "ros-jazzy-diagnostic-msgs",
         ],
         # The launch file processes xacro description files in Python.
         "launch": ["xacro"],

@@ -1,9 +1,9 @@
 """The executor every itasc_ros process spins: rclpy's EventsExecutor where it exists.
 
-The EventsExecutor (``rclpy.experimental``, Kilted and the PyPI wheels) runs a 1 kHz timer for
-about a quarter of the CPU of the SingleThreadedExecutor. Humble and Jazzy do not have it (or
-have it without the features we need) and get the SingleThreadedExecutor. ``ITASC_EXECUTOR=single``
-in the environment forces the SingleThreadedExecutor everywhere (for comparison and debugging).
+The EventsExecutor (``rclpy.experimental``: Jazzy from rclpy 7.1.4, Kilted) runs a 1 kHz timer for
+a fraction of the CPU of the SingleThreadedExecutor. Humble does not have it and gets the
+SingleThreadedExecutor (:mod:`~itasc_ros.ros.rclpy_compat`). ``ITASC_EXECUTOR=single`` in the
+environment forces the SingleThreadedExecutor everywhere (for comparison and debugging).
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import cast
 
 import rclpy
 from rclpy.executors import Executor, SingleThreadedExecutor
+
+from . import rclpy_compat
 
 #: How often :func:`spin_until` checks that the context is still valid [s].
 OK_CHECK_PERIOD = 0.05
@@ -30,12 +33,9 @@ def make_executor(context: rclpy.Context | None = None) -> Executor:
         ``single``, else a SingleThreadedExecutor.
     """
     if os.environ.get("ITASC_EXECUTOR", "") != "single":
-        try:
-            from rclpy.experimental import EventsExecutor
-        except ImportError:
-            pass
-        else:
-            return EventsExecutor(context=context)
+        events = rclpy_compat.events_executor(context)
+        if events is not None:
+            return cast(Executor, events)
     return SingleThreadedExecutor(context=context)
 
 

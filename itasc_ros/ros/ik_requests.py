@@ -40,7 +40,7 @@ from ..core.constraints import Constraint
 from ..core.ik.worker import DEFAULT_TIMEOUT, IkOutcome, IkWorker, warm_up_ik
 from .conversions import pose_stamped_arrays
 from .log_throttle import log_throttled
-from .polled_reader import PolledReader, Waiter
+from .polled_reader import PolledReader, Waiter, replaced_count
 from .realtime import demote_current_thread
 
 Array = NDArray[np.float64]
@@ -146,9 +146,12 @@ class IkRequests:
         self._thread.start()
 
     @property
-    def unanswered(self) -> int:
-        """Requests replaced in the queue by newer ones before they were taken: no answer."""
-        return self._reader.dropped
+    def unanswered(self) -> str:
+        """Requests replaced in the queue by newer ones before they were taken: no answer.
+
+        The count, or ``"unknown"`` with the reason where rclpy does not number messages.
+        """
+        return replaced_count([self._reader])
 
     def close(self) -> None:
         """Stop the thread (a solve in progress ends within its budget), release the reader."""

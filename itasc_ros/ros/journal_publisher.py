@@ -24,13 +24,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from rclpy.duration import Duration
-from rclpy.event_handler import PublisherEventCallbacks, QoSPublisherMatchedInfo
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
 from ..core import Controller
 from ..core.control.journal import LABEL, Journal, ZeroReason, urdf_tag
+from . import rclpy_compat
 
 SNAPSHOT_PERIOD = 1.0  # [s] of the node's clock between SNAPSHOTs while subscribed
 PUBLISH_PERIOD = 0.01  # [s] the ticks of this long are published as one message
@@ -67,7 +67,7 @@ class JournalPublisher:
                 depth=JOURNAL_DEPTH,
                 reliability=ReliabilityPolicy.RELIABLE,
             ),
-            event_callbacks=PublisherEventCallbacks(matched=self._on_matched),
+            event_callbacks=rclpy_compat.matched_callbacks(self._on_matched),
         )
         self._params_pub = node.create_publisher(
             String,
@@ -99,7 +99,7 @@ class JournalPublisher:
         """True while a controller writes into the journal."""
         return self._ctrl is not None
 
-    def _on_matched(self, info: QoSPublisherMatchedInfo) -> None:
+    def _on_matched(self, info: Any) -> None:  # a QoSPublisherMatchedInfo
         self._subscribers(info.current_count)
 
     def check_subscribers(self) -> None:

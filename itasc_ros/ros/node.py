@@ -44,7 +44,6 @@ from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.qos import (
     DurabilityPolicy,
     QoSProfile,
@@ -64,9 +63,7 @@ from ..core import (
 )
 from ..core.control.health import clip_reason as _clip
 from ..core.control.journal import ZeroReason
-from ..core.control.model_manager import (
-    ModelManager,
-)
+from ..core.control.model_manager import ModelManager, read_urdf_file
 from ..params import target_topics
 from . import parameters as P
 from .control_loop import ControlLoop, shorten_switch_interval
@@ -89,7 +86,8 @@ from .node_reports import (
     status_message,
 )
 from .node_robots import RobotSet
-from .polled_reader import PolledReader
+from .polled_reader import PolledReader, replaced_count
+from .rclpy_compat import RCLError, add_pre_set_parameters_callback, features
 from .realtime import apply_realtime, current_policy
 from .ros_args import non_ros_args
 from .security import log_security
@@ -97,7 +95,6 @@ from .slack_gc import SlackCollector
 from .swap_times import SwapTimes
 from .wire import JointStateWire, pose_stamped_wire, twist_stamped_wire
 
-RCLError = _rclpy.RCLError  # rcl's errors (e.g. rclpy.init refusing the ROS arguments)
 NODE_NAME = "itasc_node"
 DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
 STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
@@ -199,7 +196,7 @@ class ItascNode(InputNode):
         self._ik = IkRequests(self, lambda: self._controller)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self._type_errors: dict[str, str] = {}  # of the request being set (see below)
-        self.add_pre_set_parameters_callback(self._before_set_parameters)
+        add_pre_set_parameters_callback(self, self._before_set_parameters)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         # URDF sources: the parameter, else the topic, else the file. The topic is always
@@ -212,7 +209,10 @@ class ItascNode(InputNode):
         elif description:
             self._load_urdf(description, "parameter")
         elif path:
-            self._load_file(path)
+            data, why = read_urdf_file(path)
+            if data is None:  # the user named a file that is not there: start-up fails
+                raise ConfigError(f"{why} (urdf_file is the robot's URDF file)")
+            self._load_urdf(data, "file")
         if self._robots is None:
             self._listen_to_robot_description()
         if self._controller is None and self._robots is None:
@@ -443,8 +443,8 @@ class ItascNode(InputNode):
             self.scheduling,
             [
                 ("gc_collections", "/".join(map(str, self.gc.collections))),
-                ("inputs_replaced_before_taken", sum(r.dropped for r in self.readers())),
-                ("ik_requests_unanswered", 0 if self._ik is None else self._ik.unanswered),
+                ("inputs_replaced_before_taken", replaced_count(self.readers())),
+                ("ik_requests_unanswered", "0" if self._ik is None else self._ik.unanswered),
                 *self._swaps.values(),
             ],
             [
@@ -497,6 +497,12 @@ def main(args: list[str] | None = None) -> int:
         node.apply_scheduling()
         executor = make_executor()
         executor.add_node(node)
+        node.get_logger().info(
+            f"rclpy: {type(executor).__name__}; "
+            + ", ".join(
+                f"{k.replace('_', ' ')}: {'yes' if v else 'no'}" for k, v in features().items()
+            )
+        )
         node.gc.start()  # start-up objects frozen; collections after commands, not in ticks
         shorten_switch_interval()  # the loop's thread waits for the executor's at most this
         node.start_loop()

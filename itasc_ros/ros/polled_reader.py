@@ -17,12 +17,14 @@ system clock), so staleness is measured from when it arrived, not from when the 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
 
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.type_support import check_is_valid_msg_type
+
+from . import rclpy_compat
 
 M = TypeVar("M")
 
@@ -58,13 +60,13 @@ class PolledReader(Generic[M]):
         self.msg_type = msg_type
         self.raw = raw
         check_is_valid_msg_type(msg_type)  # imports its type support, as create_subscription
-        with node.handle:
-            self._handle: Any = _rclpy.Subscription(
-                node.handle, msg_type, topic, qos.get_c_qos_profile(), None
-            )
+        self._handle: Any = rclpy_compat.rcl_subscription(node, msg_type, topic, qos)
         self.topic = str(self._handle.get_topic_name())
         self.taken = 0  # messages taken
         self.dropped = 0  # messages replaced by a newer one before a tick took them
+        #: whether rclpy numbers the messages per publisher, so that ``dropped`` counts
+        #: (Kilted; Humble and Jazzy give no publisher id): None until a message was taken
+        self.numbered: bool | None = None
         self._sequence: dict[bytes, int] = {}  # the last sequence number of each publisher
 
     @property
@@ -101,7 +103,9 @@ class PolledReader(Generic[M]):
         seq = info.get("publication_sequence_number")
         gid = info.get("publisher_gid")
         if not isinstance(seq, int) or not isinstance(gid, dict):
-            return  # the middleware does not number its messages
+            self.numbered = False  # rclpy or the middleware does not number them
+            return
+        self.numbered = True
         key = bytes(gid.get("data", b""))
         last = self._sequence.get(key)
         if last is not None and seq > last + 1:
@@ -113,6 +117,19 @@ class PolledReader(Generic[M]):
     def destroy(self) -> None:
         """Release the subscription (before the node is destroyed)."""
         self._handle.destroy_when_not_in_use()
+
+
+def replaced_count(readers: Iterable[PolledReader[Any]]) -> str:
+    """The messages of ``readers`` replaced before they were taken, for a diagnostic's value.
+
+    Returns:
+        The count, or ``"unknown"`` with the reason where a reader's messages are not numbered
+        per publisher (rclpy before Kilted gives no publisher id).
+    """
+    readers = list(readers)
+    if any(r.numbered is False for r in readers):
+        return "unknown (this rclpy gives no publisher ids)"
+    return str(sum(r.dropped for r in readers))
 
 
 class Waiter:
@@ -127,8 +144,8 @@ class Waiter:
     def __init__(self, context: Any, reader: PolledReader[Any] | None = None) -> None:
         self.context = context
         self._reader = reader
-        self._guard = _rclpy.GuardCondition(context.handle)
-        self._wait_set = _rclpy.WaitSet(0 if reader is None else 1, 1, 0, 0, 0, 0, context.handle)
+        self._guard = rclpy_compat.guard_condition(context)
+        self._wait_set = rclpy_compat.wait_set(0 if reader is None else 1, 1, context)
 
     def wait(self, timeout: float) -> None:
         """Wait at most ``timeout`` [s] (call with ``context.handle`` held, as rclpy does)."""

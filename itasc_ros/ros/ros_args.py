@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 
 import yaml
-from rclpy._rclpy_pybind11 import RCLError, RCLInvalidROSArgsError, UnknownROSArgsError
 from rclpy.utilities import remove_ros_args
 
 from ..cli import UsageError, existing_file, unknown_choice
+from .rclpy_compat import RCLError, RCLInvalidROSArgsError, UnknownROSArgsError
 
 #: The flags that ``--ros-args`` accepts (rcl's).
 ROS_FLAGS: tuple[str, ...] = (

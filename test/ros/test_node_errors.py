@@ -111,6 +111,18 @@ STARTUP_CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = [
         ["'thread_priority' is 120, out of range", "valid: [0, 99]"],
     ),
     (
+        "unreadable-urdf-file",
+        ["-p", "urdf_file:=/no/such/robot.urdf"],
+        {},
+        ["cannot read urdf_file '/no/such/robot.urdf'", "No such file or directory"],
+    ),
+    (
+        "urdf-file-is-a-directory",
+        ["-p", "urdf_file:=/tmp"],
+        {},
+        ["cannot read urdf_file '/tmp'", "Is a directory"],
+    ),
+    (
         "unknown-command-type",
         [*URDF, "-p", "command_out_type:=std_msgs/Float64MultiArra"],
         {},

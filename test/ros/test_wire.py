@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
+from itasc_ros.ros.rclpy_compat import RMWError
 from itasc_ros.ros.wire import JointStateWire, pose_stamped_wire, twist_stamped_wire
 
 PANDA = [f"panda_joint{i}" for i in range(1, 8)]
@@ -66,7 +66,7 @@ def test_malformed_bytes_are_refused_by_the_deserializer() -> None:
     raw = serialize_message(JointState(name=PANDA, position=[0.1] * 7))
     wire.read(raw)  # the names cached: a fast path exists for them
     for bad in (b"", raw[:4], raw[:30], raw[:4] + b"\xff" * 40, raw[:40] + b"\xff" * 8):
-        with pytest.raises(_rclpy.RMWError):
+        with pytest.raises(RMWError):
             wire.read(bad)
 
 
@@ -76,7 +76,7 @@ def test_big_endian_goes_to_the_deserializer() -> None:
     raw = serialize_message(JointState(name=PANDA, position=[0.1] * 7))
     try:
         wire.read(b"\x00\x00" + raw[2:])  # the representation says big endian
-    except _rclpy.RMWError:
+    except RMWError:
         pass  # these little-endian bytes read big-endian may well be malformed
     assert wire.decoded == start + 1  # never read by the fast path
 
@@ -132,5 +132,5 @@ def test_a_frame_is_decoded_once_per_change_and_malformed_bytes_refused() -> Non
     assert wire.decoded == start + 1
     raw = serialize_message(msg)
     for bad in (b"", raw[:4], raw[:20], raw[:-9], raw[:12] + b"\xff\xff\xff\x7f" + raw[16:]):
-        with pytest.raises(_rclpy.RMWError):
+        with pytest.raises(RMWError):
             wire.read(bad)

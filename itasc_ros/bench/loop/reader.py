@@ -26,11 +26,11 @@ class WaitSetReader:
     """
 
     def __init__(self, context: Any, handlers: list[tuple[Any, Any]]) -> None:
-        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+        from itasc_ros.ros import rclpy_compat
 
         self._context = context
         self._handlers = handlers
-        self._wait_set = _rclpy.WaitSet(len(handlers), 0, 0, 0, 0, 0, context.handle)
+        self._wait_set = rclpy_compat.wait_set(len(handlers), 0, context)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="bench_loop_reader", daemon=True)
 
