@@ -380,6 +380,7 @@ def test_architecture_lists_every_module() -> None:
 
 
 TOP_LEVEL_TESTS = {
+    "test_dependencies",
     "test_cli_errors",
     "test_cli_help",
     "test_domains",

@@ -27,6 +27,9 @@ STOP_KINDS = ("sigint", "sigterm", "enable")
 MOVING = 1.0
 #: ``enable``: silence this long after the service's answer ends the run [s].
 SILENCE = 0.5
+#: The longest wait for the commands still in flight after the stop [s]: at least 0.2 s, and
+#: on until the last one received is a zero (a starved reader thread takes them late).
+IN_FLIGHT = 5.0
 
 
 def run_stop(
@@ -70,7 +73,7 @@ def run_stop(
             n0, t0 = len(rec.cmd_received), time.monotonic()
             code = _stop(session, kind)
             stop_s = time.monotonic() - t0
-            time.sleep(0.2)  # anything still in flight arrives
+            _until_zero(rec, IN_FLIGHT)  # anything still in flight arrives
             last = np.array(rec.last_command, dtype=float)
             n_after = len(rec.cmd_received) - n0
         finally:
@@ -83,6 +86,22 @@ def run_stop(
         "stop_s": stop_s,
         "node_exit_code": code,
     }
+
+
+def _until_zero(rec: Recorder, timeout: float) -> None:
+    """0.2 s, then until the last command received is all zeros (at most ``timeout`` [s]).
+
+    A command the node sent before it exited (or fell silent) still arrives; nothing comes
+    after its last one (DDS delivers a writer's samples in order), so waiting for a zero
+    never hides a later non-zero one.
+    """
+    time.sleep(0.2)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        last = np.array(rec.last_command, dtype=float)
+        if last.size and np.all(last == 0.0):
+            return
+        time.sleep(0.02)
 
 
 def _stop(session: Any, kind: str) -> int | None:
