@@ -67,6 +67,11 @@ def apply(patch: pytest.MonkeyPatch | None = None) -> None:
                 )
             super().__init__(*args)
 
+        @property
+        def get_publisher_count(self) -> Any:
+            """Not in Humble's rcl subscription."""
+            raise AttributeError("get_publisher_count")
+
     mp.setattr(_rclpy, "Subscription", Subscription)
 
 

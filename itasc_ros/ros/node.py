@@ -86,7 +86,7 @@ from .node_reports import (
     status_message,
 )
 from .node_robots import RobotSet
-from .polled_reader import PolledReader, replaced_count
+from .polled_reader import MatchWatch, PolledReader, replaced_count
 from .rclpy_compat import RCLError, add_pre_set_parameters_callback, features
 from .realtime import apply_realtime, current_policy
 from .ros_args import non_ros_args
@@ -171,6 +171,7 @@ class ItascNode(InputNode):
             self, JointState, str(P.value(self, "joint_topic")), reliable=False, raw=True
         )
         self._joint_wire = JointStateWire()
+        self._watches: list[MatchWatch] = []  # the joint state readers' (see below)
         # Targets, their twists and jog twists wait in their DDS readers (the latest of each)
         # until the tick takes them: a flood costs the loop nothing (see polled_reader).
         self._readers = []
@@ -332,7 +333,18 @@ class ItascNode(InputNode):
             self._on_status()
         if t >= self._diagnostics_due:
             self._diagnostics_due = t + DIAGNOSTICS_PERIOD
+            self._watch_joint_readers(t)
             self._on_diagnostics()
+
+    def _watch_joint_readers(self, t: float) -> None:
+        """Renew a joint state reader DDS never matched with the graph's publishers."""
+        if not self._watches:
+            readers = [self._joint_reader] if self._robots is None else self._robots.readers
+            self._watches = [MatchWatch(self, r) for r in readers]
+        for watch in self._watches:
+            warning = watch.check(t)
+            if warning:
+                self.get_logger().warning(warning)
 
     def _on_housekeeping_timer(self) -> None:
         """Install the topic's parsed URDFs; the periodic jobs while the loop does not tick."""

@@ -60,7 +60,11 @@ class PolledReader(Generic[M]):
         self.msg_type = msg_type
         self.raw = raw
         check_is_valid_msg_type(msg_type)  # imports its type support, as create_subscription
+        self._node = node
+        self._qos = qos
+        self.reliable = reliable
         self._handle: Any = rclpy_compat.rcl_subscription(node, msg_type, topic, qos)
+        self._retired: Any = None  # the subscription before the last renewal
         self.topic = str(self._handle.get_topic_name())
         self.taken = 0  # messages taken
         self.dropped = 0  # messages replaced by a newer one before a tick took them
@@ -114,9 +118,89 @@ class PolledReader(Generic[M]):
             self._sequence.clear()  # publishers come and go: bounded
         self._sequence[key] = seq
 
+    def matched_publishers(self) -> int | None:
+        """The publishers DDS matched with this reader (None where rclpy cannot say: Humble)."""
+        return rclpy_compat.matched_publishers(self._handle)
+
+    def renew(self) -> None:
+        """Replace the rcl subscription by a new one on the same topic (a new DDS reader).
+
+        Safe while another thread takes from the reader: the old subscription is kept (its
+        messages no longer taken) until the next renewal or :meth:`destroy`.
+        """
+        fresh = rclpy_compat.rcl_subscription(self._node, self.msg_type, self.topic, self._qos)
+        if self._retired is not None:
+            self._retired.destroy_when_not_in_use()
+        self._retired, self._handle = self._handle, fresh
+        self._sequence.clear()
+
     def destroy(self) -> None:
         """Release the subscription (before the node is destroyed)."""
         self._handle.destroy_when_not_in_use()
+        if self._retired is not None:
+            self._retired.destroy_when_not_in_use()
+
+
+class MatchWatch:
+    """Renews a best-effort reader that the ROS graph says has publishers DDS never matched.
+
+    A reader whose DDS discovery with a publisher failed takes nothing, and nothing else would
+    ever re-create it: the node would wait for its joint states forever. While the reader takes
+    nothing, :meth:`check` compares the publishers of its topic in the graph with those DDS
+    matched; when more are in the graph for ``grace`` seconds it renews the reader (a new DDS
+    reader, discovered anew) and says so. A best-effort reader matches every publisher of its
+    type, so the only other cause is a publisher of another message type on the topic, which
+    the message names. At most one renewal every ``grace`` seconds.
+
+    Args:
+        node: the reader's node (its graph).
+        reader: a best-effort reader.
+        grace: how long [s] the graph and the reader must disagree before a renewal.
+    """
+
+    def __init__(self, node: Node, reader: PolledReader[Any], grace: float = 3.0) -> None:
+        self._node = node
+        self._reader = reader
+        self.grace = grace
+        self.renewals = 0
+        self._taken = -1  # the reader's count at the last check
+        self._since: float | None = None  # when the disagreement was first seen
+
+    def check(self, now: float) -> str:
+        """Compare, and renew if due (call about once a second).
+
+        Args:
+            now: a monotonic time [s].
+
+        Returns:
+            '' or the warning to log after a renewal.
+        """
+        reader = self._reader
+        taken, self._taken = self._taken, reader.taken
+        if reader.taken != taken or reader.reliable:
+            self._since = None  # messages come: nothing to check
+            return ""
+        matched = reader.matched_publishers()
+        if matched is None:
+            return ""  # this rclpy cannot say
+        in_graph = self._node.count_publishers(reader.topic)
+        if in_graph <= matched:
+            self._since = None
+            return ""
+        if self._since is None:
+            self._since = now
+            return ""
+        if now - self._since < self.grace:
+            return ""
+        self._since = now
+        reader.renew()
+        self.renewals += 1
+        return (
+            f"{reader.topic}: {in_graph} publisher(s) in the ROS graph, {matched} matched by "
+            f"this node's reader for {self.grace:.0f} s: reader re-created (renewal "
+            f"{self.renewals}; a publisher of another message type than "
+            f"{reader.msg_type.__name__} is never matched)"
+        )
 
 
 def replaced_count(readers: Iterable[PolledReader[Any]]) -> str:

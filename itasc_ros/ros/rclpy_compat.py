@@ -14,6 +14,7 @@ publisher ``matched`` events       no: polled       yes              yes
 pre-set parameters callbacks       no: wrapped      yes              yes
 ``EventsExecutor``                 no: single       yes (7.1.4 on)   yes
 messages numbered per publisher    no: unknown      no: unknown      yes
+a reader's matched publishers      no: not watched  yes              yes
 =================================  ===============  ===============  ================
 
 Where a feature is missing the node does the same work another way: the journal's subscribers
@@ -85,6 +86,12 @@ def rcl_subscription(node: Node, msg_type: type, topic: str, qos: Any) -> Any:
     """
     with node.handle:
         return _rclpy.Subscription(node.handle, msg_type, topic, qos.get_c_qos_profile())
+
+
+def matched_publishers(subscription: Any) -> int | None:
+    """The publishers DDS matched with an rcl subscription (None on Humble: not offered)."""
+    count = getattr(subscription, "get_publisher_count", None)
+    return None if count is None else int(count())
 
 
 def guard_condition(context: Any) -> Any:
@@ -160,6 +167,7 @@ __all__ = [
     "features",
     "guard_condition",
     "matched_callbacks",
+    "matched_publishers",
     "rcl_subscription",
     "wait_set",
 ]

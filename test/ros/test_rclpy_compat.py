@@ -14,7 +14,6 @@ import importlib
 import importlib.util
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,12 +41,11 @@ from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomically
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray
 from test_node import HOME, goal_pose, home_by_name, pose_msg
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.ros import rclpy_compat
-from itasc_ros.ros.polled_reader import PolledReader, Waiter
 from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
@@ -74,37 +72,6 @@ def test_the_features_are_those_of_the_installed_rclpy() -> None:
     assert all(has.values()), has
 
 
-def test_a_polled_reader_takes_what_a_publisher_sent(dds_domain: int) -> None:
-    with dds_env(dds_domain):
-        context = rclpy.Context()
-        rclpy.init(context=context)
-        try:
-            node = rclpy.create_node("compat_reader", context=context)
-            reader = PolledReader(node, String, "compat_topic")
-            waiter = Waiter(context, reader)
-            pub = node.create_publisher(String, "compat_topic", QoSProfile(depth=1))
-            assert reader.topic == "/compat_topic"
-            deadline = time.monotonic() + TIMEOUT
-            got = None
-            while got is None and time.monotonic() < deadline:
-                pub.publish(String(data="hello"))
-                with context.handle:
-                    waiter.wait(0.1)
-                got = reader.take()
-            assert got is not None, "nothing taken"
-            msg, received = got
-            assert msg.data == "hello" and abs(received - time.time()) < TIMEOUT
-            waiter.wake()  # the guard condition ends the next wait at once
-            t = time.monotonic()
-            with context.handle:
-                waiter.wait(5.0)
-            assert time.monotonic() - t < 4.0
-            reader.destroy()
-            node.destroy_node()
-        finally:
-            rclpy.shutdown(context=context)
-
-
 # ------------------------------------------------------------------ Humble's paths, in process
 
 
@@ -125,6 +92,7 @@ def test_humble_has_none_of_the_newer_features(humble: object) -> None:
         "events_executor": False,
     }
     assert compat.matched_callbacks(lambda info: None) is None
+    assert compat.matched_publishers(object()) is None
     assert compat.events_executor(rclpy.get_default_context()) is None
 
 
@@ -240,6 +208,7 @@ def test_a_node_on_humbles_rclpy_commands_takes_parameters_and_journals(
                 lambda: len(client.received(f"{NODE}/journal")) > 5, TIMEOUT, "journal"
             )
             assert journal is not None
+            client.wait_for(lambda: checker.total > 50, TIMEOUT, "50 commands")
         finally:
             robot.close()
         assert stop_process(proc, signal.SIGINT, timeout=10.0) == 0
@@ -248,4 +217,4 @@ def test_a_node_on_humbles_rclpy_commands_takes_parameters_and_journals(
     assert "pre set parameters callbacks: no" in log, log[-3000:]
     assert "Traceback" not in log and "internal error" not in log, log[-3000:]
     assert "shutdown: zero command sent" in log, log[-3000:]
-    assert checker.bad == [] and checker.total > 50
+    assert checker.bad == [] and checker.bad_count == 0
