@@ -209,14 +209,19 @@ def replay_compare(bag: Path) -> tuple[dict[str, Any], str]:
     return res, out
 
 
-def replay_online(bag: Path, out_bag: Path, domain: int) -> tuple[int, dict[str, Any], str]:
+def replay_online(
+    bag: Path, out_bag: Path, domain: int, *extra: str
+) -> tuple[int, dict[str, Any], str]:
     """``itasc-replay BAG --online --online-out OUT --compare``: the bag's inputs republished
     into a running node of ``domain``, its commands recorded into ``OUT`` and compared.
+
+    Args:
+        extra: more arguments of itasc-replay (``--tracking-tolerance 15``).
 
     Returns:
         (exit code, the last JSON line or {}, the output).
     """
-    args = [str(bag), "--online", "--online-out", str(out_bag), "--compare", "--no-plots"]
+    args = [str(bag), "--online", "--online-out", str(out_bag), "--compare", "--no-plots", *extra]
     code, out, res = run_replay(*args, "--wait", "30", timeout=180, env=local_dds_env(domain))
     return code, res, out
 

@@ -40,8 +40,6 @@ from itasc_ros.bench.loop.series import (
     median_runs,
 )
 
-pytestmark = pytest.mark.serial  # timing: not beside other tests
-
 
 def test_period_stats_regular_and_missed_ticks() -> None:
     rate = 100.0
@@ -220,12 +218,31 @@ def test_keep_warm_spins_one_sched_idle_process_per_cpu_and_stops_them() -> None
         assert none == 0
     with keep_cpus_warm(True) as count:
         assert count == len(os.sched_getaffinity(0))
-        time.sleep(0.3)  # the spinners set their policy first thing
-        mine = [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_spinner_child(int(p))]
+        # the spinners set their policy first thing: waited for (not a fixed 0.3 s: a starved
+        # child may take longer to start)
+        mine = _until(lambda: _spinners() if _all_idle(_spinners(), count) else None) or []
         assert len(mine) == count
         assert {os.sched_getscheduler(p) for p in mine} == {os.SCHED_IDLE}
-    time.sleep(0.1)
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_spinner_child(int(p))]
+    assert _until(lambda: not _spinners()), _spinners()
+
+
+def _spinners() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_spinner_child(int(p))]
+
+
+def _all_idle(pids: list[int], count: int) -> bool:
+    try:
+        return len(pids) == count and all(os.sched_getscheduler(p) == os.SCHED_IDLE for p in pids)
+    except OSError:
+        return False
+
+
+def _until(pred: Any, timeout: float = 30.0) -> Any:
+    """``pred()`` once truthy (polled every 20 ms), else its last value after ``timeout`` [s]."""
+    deadline = time.monotonic() + timeout
+    while not (value := pred()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return value
 
 
 def _is_spinner_child(pid: int) -> bool:

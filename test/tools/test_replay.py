@@ -38,8 +38,12 @@ from itasc_ros.tools import replay
 from itasc_ros.tools.bagio import BagWriter, bag_summary
 from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
 
-# the recordings' tracking errors are compared run to run: not beside other tests
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.dds
+
+#: [mm] RMS of the tracking, the recording against the online replay (each a DDS run; quiet:
+#: well under itasc-replay's default 2 mm): a stale stop of either on a loaded machine adds a
+#: few mm; a node tracking another link is > 50 mm apart (the test below).
+ONLINE_TRACKING_TOLERANCE_MM = 10.0
 
 ROOT = Path(itasc_ros.__file__).resolve().parents[1]
 URDF = ROOT / "urdf" / "panda.urdf"
@@ -410,6 +414,8 @@ def test_online_replay_into_a_fresh_node(recorded: dict[str, Any]) -> None:
             "--compare",
             "--wait",
             "30",
+            "--tracking-tolerance",
+            f"{ONLINE_TRACKING_TOLERANCE_MM:g}",
             env=env,
         )
     finally:
@@ -429,7 +435,7 @@ def test_online_replay_into_a_fresh_node(recorded: dict[str, Any]) -> None:
     tr = res["tracking"]
     assert tr["ok"] and res["ok"], out
     assert tr["recorded"]["ticks"] > 100 and tr["replayed"]["ticks"] > 100, tr
-    assert tr["rms_difference_mm"] <= tr["tolerance_mm"] == replay.DEFAULT_TRACKING_TOLERANCE_MM
+    assert tr["rms_difference_mm"] <= tr["tolerance_mm"] == ONLINE_TRACKING_TOLERANCE_MM
     assert "recorded (the recording" in out and "replayed (the online run" in out
 
 

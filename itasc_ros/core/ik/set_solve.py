@@ -104,9 +104,14 @@ def solve_set(
         if not probs.warm:
             # The budget is for solving: the scene's compiled kernels are loaded (or compiled,
             # on the first call in a process) by a first evaluation before the clock starts.
-            primary.rows(q0)
+            a0, ew0, _ = primary.rows(q0)
             if posture is not None:
                 posture.rows(q0)
+            else:  # the Newton loop's bounded step too, on copies (nothing moves)
+                m0, n0 = ew0.shape[0], q0.shape[0]
+                K.bounded_step(a0.copy(), ew0.copy(), opts.lambda_min, q0.copy(), box.lo,
+                               box.hi, opts.max_step, K.BOUNDED_ROUNDS, np.zeros((m0, m0)),
+                               np.zeros(m0), np.zeros(n0), np.zeros(n0))  # fmt: skip
             if fast is not None:  # and the compiled loop (no iteration)
                 fast.newton(q0.copy(), q0.copy(), (box.lo, box.hi), tols, opts.to_array(),
                             np.zeros(K.S_SIZE), 0)  # fmt: skip

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
 from itasc_ros.core.kinematics import spatial
@@ -83,9 +82,13 @@ def test_two_pandas_carry_a_box_along_a_figure_eight_without_squeezing_it() -> N
     assert max(track) < 5e-3
 
 
-@pytest.mark.serial  # a 0.5 s wall-clock budget: starved under SCHED_IDLE, it runs out
 def test_ik_places_two_robots_holding_one_box() -> None:
-    """Position IK on the closed chain: a's hand on a new box pose, b's hand on its grasp."""
+    """Position IK on the closed chain: a's hand on a new box pose, b's hand on its grasp.
+
+    An iteration budget, not a time budget: the solve's wall time is itasc-bench ik's (a time
+    budget runs out on a starved machine, and the first solve of a process loads compiled code
+    inside it). It converges in a few Newton iterations (3 measured); 100 is generous.
+    """
     from itasc_ros.core import solve_ik
     from itasc_ros.core.constraints import CopyPose
 
@@ -97,8 +100,8 @@ def test_ik_places_two_robots_holding_one_box() -> None:
     carry = CopyPose("box", "a_panda_hand")
     carry.set_target(goal)
     closure = CopyPose("closure", "b_panda_hand", target_link="a_panda_hand", target_offset=grasp)
-    res = solve_ik(tree, constraints=[closure, carry], seed=q, timeout=0.5)
-    assert res.success, res
+    res = solve_ik(tree, constraints=[closure, carry], seed=q, timeout=None, max_iterations=100)
+    assert res.success and res.message == "converged" and res.iterations <= 100, res
     got_a = tree.forward_kinematics(res.q, "a_panda_hand")
     rel = np.linalg.inv(got_a) @ tree.forward_kinematics(res.q, "b_panda_hand")
     pos, ang = _relative_error(rel, grasp)
