@@ -63,7 +63,7 @@ from ..core import (
 )
 from ..core.control.health import clip_reason as _clip
 from ..core.control.journal import ZeroReason
-from ..core.control.model_manager import ModelManager, read_urdf_file
+from ..core.control.model_manager import ModelManager
 from ..params import target_topics
 from . import parameters as P
 from .control_loop import ControlLoop, shorten_switch_interval
@@ -210,10 +210,9 @@ class ItascNode(InputNode):
         elif description:
             self._load_urdf(description, "parameter")
         elif path:
-            data, why = read_urdf_file(path)
-            if data is None:  # the user named a file that is not there: start-up fails
-                raise ConfigError(f"{why} (urdf_file is the robot's URDF file)")
-            self._load_urdf(data, "file")
+            # A file that cannot be opened ends the start-up (ConfigError); one that is read
+            # but rejected leaves the node idle, waiting for a good URDF on the topic.
+            self._load_file(path, must_open=True)
         if self._robots is None:
             self._listen_to_robot_description()
         if self._controller is None and self._robots is None:

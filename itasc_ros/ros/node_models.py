@@ -139,9 +139,14 @@ class ModelNode(OutputNode):
         refuse: bool = False,
         config: ControllerConfig | None = None,
         then: Callable[[], None] | None = None,
+        must_open: bool = False,
     ) -> str:
-        """Load ``path`` as the URDF (the lowest-precedence source). Returns '' or why not."""
-        data, why = read_urdf_file(path)
+        """Load ``path`` as the URDF (the lowest-precedence source). Returns '' or why not.
+
+        Raises:
+            ConfigError: with ``must_open`` (start-up), the file could not be opened.
+        """
+        data, why = read_urdf_file(path, must_open)
         if data is None:
             return self._carry_out(self._models.reject("file", why, refuse))
         return self._load_urdf(data, "file", refuse, config, then)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..errors import InputError, ItascError
+from ..errors import ConfigError, InputError, ItascError
 from ..kinematics import spatial
 from ..kinematics.tree import KinematicTree
 from ..kinematics.urdf import MAX_URDF_BYTES
@@ -118,17 +118,28 @@ def parse_urdf(xml: str | bytes) -> tuple[KinematicTree | None, str]:
         return None, f"internal error while parsing: {type(exc).__name__}: {exc}"
 
 
-def read_urdf_file(path: str) -> tuple[bytes | None, str]:
-    """``(content, '')`` or ``(None, why)`` for ``urdf_file``: never raises.
+def read_urdf_file(path: str, must_open: bool = False) -> tuple[bytes | None, str]:
+    """``(content, '')`` or ``(None, why)`` for ``urdf_file``.
 
     Bytes: the XML declaration names the encoding. Files larger than
     :data:`~itasc_ros.core.kinematics.urdf.MAX_URDF_BYTES` are refused unread beyond that.
+
+    Args:
+        path: the file.
+        must_open: raise when the file cannot be opened (it does not exist, is a directory,
+            may not be read), as at a node's start-up; else say why in the result.
+
+    Raises:
+        ConfigError: with ``must_open``, the file could not be opened.
     """
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_URDF_BYTES + 1)
     except OSError as exc:
-        return None, f"cannot read urdf_file {path!r}: {exc}"
+        why = f"cannot read urdf_file {path!r}: {exc}"
+        if must_open:
+            raise ConfigError(f"{why} (urdf_file names the robot's URDF file)") from exc
+        return None, why
     if len(data) > MAX_URDF_BYTES:
         return None, f"urdf_file {path!r} is larger than the {MAX_URDF_BYTES} bytes accepted"
     return data, ""
