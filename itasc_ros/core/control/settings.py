@@ -110,7 +110,7 @@ SETTINGS: tuple[Setting, ...] = (
         "string",
         "",
         "Path of a URDF file, used when neither the robot_description parameter nor the topic "
-        "gives one.",
+        "gives one. A file that cannot be opened at start-up ends the node (exit status 2).",
         live=True,
         scope=NODE,
     ),
