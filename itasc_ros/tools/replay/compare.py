@@ -150,13 +150,24 @@ class CompareReport:
         return "\n".join(lines)
 
 
+#: How much later [s] than a command's reception the tick that computed it may be stamped:
+#: none (the node stamps a tick before it publishes its command, on the same system clock as
+#: the recorder), give or take the resolution of the two clock readings. A bag of a node on
+#: simulated time has tick times far below the receptions: the bound then excludes nothing.
+CAUSALITY_SLACK = 1e-3
+
+
 def align(
     commands: Sequence[CommandEvent], ticks: Sequence[Tick], part: Any = slice(None)
 ) -> list[int | None]:
     """Per command, the index of the published tick with exactly its values, in order.
 
     Both streams keep their order (reliable DDS), so each command is searched after the
-    previous match; a command matching no published tick is not covered (None). A command
+    previous match, among the ticks computed before it was received (a tick stamped later
+    cannot have published it: a run of equal commands delivered again, as a reader that
+    matched late gets them, is never matched with a far later tick of the same values, which
+    would leave every command in between uncovered); a command matching no published tick is
+    not covered (None). A command
     delivered again (:func:`_redelivered`) is not searched for: it would match the next tick
     whose command has the same values (a command held at a limit), however far, and every
     command before that tick would be left uncovered. ``part``: the joints of a tick's
@@ -171,7 +182,10 @@ def align(
         if cmd.qdot is None or _redelivered(commands, out, c, ticks, published):
             continue
         for k in range(j, len(published)):
-            if np.array_equal(ticks[published[k]].recorded[part], cmd.qdot):
+            tick = ticks[published[k]]
+            if tick.t > cmd.t + CAUSALITY_SLACK:
+                break  # computed after the command arrived: neither this tick nor a later one
+            if np.array_equal(tick.recorded[part], cmd.qdot):
                 out[c] = published[k]
                 j = k + 1
                 break
@@ -215,15 +229,18 @@ def _redelivered(
     ticks: Sequence[Tick],
     published: Sequence[int],
 ) -> bool:
-    """Command ``c`` is the previous one delivered again (see the module docstring).
+    """Command ``c`` is an earlier one delivered again (see the module docstring).
 
-    Its values are the previous command's, matched with a tick, and it was received before the
+    Its values are those of the last command before it that was matched with a tick (the
+    commands between, if any, being deliveries of it again), and it was received before the
     node computed its next published tick: no other tick's command could be it.
     """
-    prev = matched[c - 1] if c > 0 else None
+    last = next((b for b in range(c - 1, -1, -1) if matched[b] is not None), None)
     cmd = commands[c]
-    before = commands[c - 1].qdot if c > 0 else None
-    if prev is None or cmd.qdot is None or before is None:
+    if last is None or cmd.qdot is None:
+        return False
+    prev, before = matched[last], commands[last].qdot
+    if prev is None or before is None:
         return False
     if not np.array_equal(cmd.qdot, before):
         return False
