@@ -80,13 +80,19 @@ def test_floods_do_not_stall_the_loop(tmp_path: Path, dds_domain: int) -> None:
         # under the jog flood while this process got the states every 12 ms (181 ms without a
         # command, the node stale and stopping as it promises; BENCHMARKS.md "A rare stall
         # under the jog flood").
+        # Or with the node starved of the CPU as long by the rest of the machine (a thread of
+        # it waited on a run queue at least half the gap: measured, 336 ms without a command
+        # while the tests of a fresh clone and a compilation beside them loaded 2 CPUs with
+        # 3.8 runnable tasks on average, the node neither stale nor using more than 12 %).
         if r["command_gap_max_ms"] >= half_timeout_ms:
             stale = "control stale: joint states are"
             paused = (
                 r["steal_percent"] > 0.0
                 and r["joint_state_gap_max_ms"] >= 0.5 * r["command_gap_max_ms"]
             )
-            assert paused or stale in (Path(r["log_dir"]) / "node.log").read_text(), what
+            starved = r["node_runqueue_wait_max_ms"] >= 0.5 * r["command_gap_max_ms"]
+            log = (Path(r["log_dir"]) / "node.log").read_text()
+            assert paused or starved or stale in log, what
 
 
 @pytest.mark.parametrize("kind", STOP_KINDS)

@@ -11,6 +11,7 @@ import importlib.util
 import math
 import os
 import re
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -91,6 +92,19 @@ def test_proc_readers_match_this_process() -> None:
         resident_kb = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
     assert proc_rss_kb(os.getpid()) == pytest.approx(resident_kb, rel=0.02)
     assert resident_kb > 10_000
+
+
+def test_run_queue_waits_are_read_per_thread() -> None:
+    from itasc_ros.bench.loop.procfs import longest_wait, thread_run_delays
+
+    before = thread_run_delays(os.getpid())
+    if not before:
+        pytest.skip("this kernel keeps no scheduler statistics (/proc/<pid>/task/*/schedstat)")
+    assert threading.get_native_id() in before and all(v >= 0.0 for v in before.values())
+    after = thread_run_delays(os.getpid())
+    assert longest_wait(before, after) >= 0.0  # the counters only grow
+    assert longest_wait({1: 0.5, 2: 1.0}, {1: 0.75, 2: 1.5, 3: 9.0}) == 0.5  # new threads: out
+    assert thread_run_delays(2**22 + 7) == {}  # no such process
 
 
 @pytest.mark.dds

@@ -89,6 +89,7 @@ def loop_figures(
         sim_cpu_percent=100.0 * (cpu1[1] - cpu0[1]) / wall,
         bench_cpu_percent=100.0 * (cpu1[2] - cpu0[2]) / wall,
         steal_percent=100.0 * (win.steal1 - win.steal0) / (wall * (os.cpu_count() or 1)),
+        node_runqueue_wait_max_ms=1e3 * win.node_wait,
         publish_period_error_p50_ms=published["period_error_p50_ms"],
         publish_period_error_p99_ms=published["period_error_p99_ms"],
         publish_period_error_max_ms=published["period_error_max_ms"],

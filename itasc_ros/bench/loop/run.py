@@ -97,7 +97,8 @@ def run_loop_bench(
         ``delivery_{p50,p99}_ms``, ``joint_state_missed_tick_fraction`` and
         ``joint_state_gap_max_ms`` (the sim robot's own gaps, from the joint states' stamps),
         ``steal_percent`` (CPU time the hypervisor took from this virtual machine during the
-        run, % of all CPUs), ``timestamps`` ('dds'),
+        run, % of all CPUs), ``node_runqueue_wait_max_ms`` (the most any thread of the node
+        waited on a run queue for a CPU during the window), ``timestamps`` ('dds'),
         ``sim_cpu_percent``, ``bench_cpu_percent``, ``commands_received``,
         ``joint_states_received``, ``sim_rate_hz``, ``startup_s`` (start to first command),
         ``max_velocity_ratio`` (largest ``|q'| / limit``), ``tracking_error_rms_mm``,

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .processes import check_alive
-from .procfs import machine_steal_seconds, proc_cpu_seconds, proc_rss_kb
+from .procfs import (
+    longest_wait,
+    machine_steal_seconds,
+    proc_cpu_seconds,
+    proc_rss_kb,
+    thread_run_delays,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,8 @@ class Window:
         rss_end: The same at the end.
         rss_samples: (time into the window [s], the node's resident memory [kB]), every
             second of a soak; empty otherwise.
+        node_wait: The most any one of the node's threads waited on a run queue for a CPU
+            during the window [s] (0 where the kernel keeps no scheduler statistics).
     """
 
     wall: float
@@ -44,6 +52,7 @@ class Window:
     rss_start: int
     rss_end: int
     rss_samples: list[tuple[float, int]]
+    node_wait: float = 0.0
 
 
 def _cpu(node_pid: int, sim_pid: int) -> tuple[float, float, float]:
@@ -69,6 +78,7 @@ def measure(
     rss_samples: list[tuple[float, int]] = []
     cpu0 = _cpu(node_pid, sim_pid)
     steal0 = machine_steal_seconds()
+    waits0 = thread_run_delays(node_pid)
     rss_start = proc_rss_kb(node_pid)
     t0 = time.monotonic()
     w0 = time.time()  # the measured window, wall clock [s]
@@ -85,9 +95,12 @@ def measure(
     w1 = time.time()
     cpu1 = _cpu(node_pid, sim_pid)
     steal1 = machine_steal_seconds()
+    node_wait = longest_wait(waits0, thread_run_delays(node_pid))
     rss_end = proc_rss_kb(node_pid)
     check_alive(procs, logs, "at the end of the run")
-    return Window(wall, w0, w1, cpu0, cpu1, steal0, steal1, rss_start, rss_end, rss_samples)
+    return Window(
+        wall, w0, w1, cpu0, cpu1, steal0, steal1, rss_start, rss_end, rss_samples, node_wait
+    )
 
 
 __all__ = ["Window", "measure"]
