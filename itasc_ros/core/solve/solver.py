@@ -95,11 +95,8 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
     Returns (level 1's scale, most iterations of a level, sigma_min, lambda).
 
     x starts at the box's point nearest zero (zero unless the box excludes it: the motion
-    limits decelerating a joint). Level k acts along the projector of the levels above
-    (``proj``), saturating within its level. A last level ``q' = 0`` in the exact null space
-    of them all then takes out the motion no level asks for, as far as the box allows
-    (:func:`_least_motion`): each tick's solution is the least motion that meets the levels
-    inside the box, and spare motion decays at the deceleration bound instead of lasting.
+    limits decelerating a joint), so that what no level asks for brakes at the limits. Level
+    k acts along the projector of the levels above (``proj``), saturating within its level.
     Rows that are zero (weight 0) are left out; sigma_min and lambda are those of the first
     level with a non-zero row. ``locked`` (out): joints some level held at a bound.
     The inequality rows (``ineq``, non-zero) are no level's task: every level keeps
@@ -120,10 +117,8 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
                 cl[i] = bw[r]
                 i += 1
             aw[r] = 0.0  # not in any level's projector
-    moving = False
     for j in range(n):  # the box's point nearest zero: what no task asks for
         x[j] = min(max(0.0, lo[j]), hi[j])
-        moving = moving or x[j] != 0.0
     locked[:] = False
     held = np.zeros(n, dtype=np.bool_)
     scale = 1.0
@@ -154,36 +149,7 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
             # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
             _, sv, vt = thin_svd(aw[:r1])
             _projector(sv, vt, lam[0], lam[1], proj)
-    if moving:
-        _least_motion(aw, levels[nlev], lo, hi, lam, x, held, proj, cw, cl)
     return scale, iters, smin, lm
-
-
-@njit(cache=True, nogil=True)
-def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl):
-    """The levels' solution x with its motion in their common null space toward zero, in the box.
-
-    The levels start from the box's point nearest zero, which is not zero when the box
-    excludes it (a joint moving faster than one tick of its acceleration): each level's
-    increment keeps that point's share in its null space, a share of the last command that
-    no task asks for, tick after tick. A last level ``q' = 0`` in the exact null space of
-    every level (no damping: the levels' task velocities are unchanged) takes it out as far
-    as the box and the inequality rows allow (saturation in the null space, as a level).
-    Nothing is done when x is not inside them (no level found a motion that is).
-    """
-    n = x.shape[0]
-    for j in range(n):
-        if x[j] < lo[j] - BOUND_TOL or x[j] > hi[j] + BOUND_TOL:
-            return
-    for i in range(cw.shape[0]):
-        if cw[i] @ x < cl[i] - BOUND_TOL:
-            return
-    if rows > 0:
-        _, sv, vt = thin_svd(aw[:rows])
-        _projector(sv, vt, 0.0, lam[1], proj)  # lambda 0: the exact null space
-    else:
-        proj[:] = np.eye(n)
-    _sns_level(np.eye(n), -x, proj, False, lo, hi, 0, lam, x, held, cw, cl)
 
 
 @njit(cache=True, nogil=True)
