@@ -91,8 +91,16 @@ def test_floods_do_not_stall_the_loop(tmp_path: Path, dds_domain: int) -> None:
                 and r["joint_state_gap_max_ms"] >= 0.5 * r["command_gap_max_ms"]
             )
             starved = r["node_runqueue_wait_max_ms"] >= 0.5 * r["command_gap_max_ms"]
+            # Or this process, the observer, received nothing either (no joint state of the
+            # simulated robot's 250 Hz in the window, or a gap of theirs as long): a gap it
+            # cannot tell from its own (measured once beside a CPU burner: 0 commands and 0
+            # joint states received in the 3 s window, the node at 17 % and never stale).
+            blind = (
+                r["joint_states_received"] == 0
+                or r["joint_state_gap_max_ms"] >= 0.5 * r["command_gap_max_ms"]
+            )
             log = (Path(r["log_dir"]) / "node.log").read_text()
-            assert paused or starved or stale in log, what
+            assert paused or starved or blind or stale in log, what
 
 
 @pytest.mark.parametrize("kind", STOP_KINDS)
