@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,18 +98,27 @@ class Hand:
     joints: list[str] = field(default_factory=lambda: list(ARM))
     link: str = "panda_hand"
 
-    def errors(self, target: np.ndarray, t0: float, last: int = 0) -> list[float]:
+    def errors(
+        self,
+        target: np.ndarray,
+        t0: float,
+        last: int = 0,
+        t1: float = math.inf,
+        skip: Sequence[tuple[float, float]] = (),
+    ) -> list[float]:
         """World distances [m] from ``target`` at each joint state received after ``t0``.
 
         Each joint state is paired with the odometry of its stamp (``last``: only the last so
-        many joint states).
+        many joint states; ``t1``: received before it; ``skip``: stamps in these windows of
+        ROS time [s] left out).
         """
         odoms = list(self.odoms)
         bases = {stamp_or_none(m.header.stamp): pose_to_matrix(m.pose.pose) for _, m in odoms}
         out = []
         for t, m in list(self.states)[-last:]:
             base = bases.get(stamp_or_none(m.header.stamp))
-            if t < t0 or base is None:
+            stamp = stamp_or_none(m.header.stamp) or 0.0
+            if t < t0 or t > t1 or base is None or any(a <= stamp <= b for a, b in skip):
                 continue
             q = np.array([m.position[list(m.name).index(j)] for j in self.joints])
             hand = base @ self.arm.forward_kinematics(q, self.link)
@@ -123,6 +134,18 @@ class Hand:
             if len(recent) > 50 and max(recent) < 1e-3:
                 return time.monotonic() - t0
         raise AssertionError(f"the hand did not reach its world target in {timeout} s")
+
+
+#: How long [s] after a stop of the node the hand may take to catch the moving base up again.
+RECOVERY = 2.0
+
+
+def _stop_times(log: str) -> list[float]:
+    """ROS times [s] of the node's warnings that it stopped (stale inputs, a fault, a hold)."""
+    return [
+        float(m.group(1))
+        for m in re.finditer(r"^\[WARN\] \[(\d+\.\d+)\] \[[^]]*\]: control ", log, re.MULTILINE)
+    ]
 
 
 def _held(errors: list[float], what: str) -> None:
@@ -191,6 +214,7 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         hand = Hand(arm, states, odoms)
         t_reached = hand.hold(target_pub, msg, target, REACH_TIMEOUT)
         t_fed = _stream(target_pub, msg, 3.0)
+        t_fed_end = time.monotonic()
         fed = hand.errors(target, t_fed)
         _set_bool(client, "feed_base_twist", False)
         t_unfed = _stream(target_pub, msg, 4.0) + 1.5
@@ -221,6 +245,17 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         f"reached in {t_reached:.2f} s"
     )
     assert len(fed) > 500 and len(unfed) > 500  # 3 s and 2.5 s of joint states at 250 Hz
+    # A stop the node made as it promises (its joint states stale: a starved simulated robot
+    # or node, measured once beside a CPU burner: 148 mm behind the base) leaves the hand
+    # behind the moving base until it has caught up: those joint states say nothing of the
+    # feed-forward. Left out from 0.2 s before each such stop to RECOVERY after; most remain.
+    stops = _stop_times(log)
+    if stops:
+        skip = [(t - 0.2, t + RECOVERY) for t in stops]
+        kept = hand.errors(target, t_fed, t1=t_fed_end, skip=skip)
+        print(f"stops at {stops}: {len(kept)} of {len(fed)} fed joint states kept")
+        assert len(kept) > 0.3 * len(fed), (len(kept), len(fed), stops)
+        fed = kept
     _held(fed, "the base's twist fed forward")
     # Without the base's twist the hand lags the moving base: most joint states further off
     # (medians: a stall of either run moves its median little).
