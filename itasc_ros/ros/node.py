@@ -374,6 +374,8 @@ class ItascNode(InputNode):
         last = self._last_out
         if last is None or out.status != last.status or out.held != last.held:
             self._log_transition(out)
+        if out.shortfall:
+            log_throttled(self.get_logger(), "warning", "not followed", out.shortfall, 2.0)
         self._last_out = out
         self._stats.add(time.perf_counter() - t0, out.result is not None)
 

@@ -124,6 +124,8 @@ def status_message(s: NodeState) -> String:
             locked=r.locked_joints,
             velocity_scale=r.velocity_scale,
         )
+    if ctrl is not None and out is not None:
+        info.update(following=ctrl.following.fractions(), shortfall=out.shortfall)
     return String(data=json.dumps(info))
 
 
@@ -182,6 +184,12 @@ def _values(
             ("locked_joints", ", ".join(r.locked_joints)),
             ("velocity_scale", f"{r.velocity_scale:.4f}"),
         ]
+    fol = ctrl.following
+    for i, name in enumerate(fol.names):
+        if not math.isnan(fol.fraction[i]):
+            values.append((f"following.{name}", f"{fol.fraction[i]:.3f}"))
+        values.append((f"time_not_followed_s.{name}", f"{fol.short_time[i]:.2f}"))
+    values.append(("shortfall", out.shortfall if out is not None else ""))
     return values
 
 
@@ -218,6 +226,7 @@ def diagnostic_status(
             since_rejection=time.monotonic() - s.rejections.last_time,
             last_rejection=s.rejections.last,
             tick_error=s.tick_error,
+            shortfall="" if out is None else out.shortfall,
         )
     )
     status.level = LEVELS[level]

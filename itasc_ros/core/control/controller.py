@@ -36,6 +36,7 @@ from ..kinematics.tree import KinematicTree
 from ..solve.scene import SolveResult
 from ._target_kernels import aim_twist, cap_twist, copy_if_changed, extrapolate_pose
 from .config import ControllerConfig
+from .following import Following
 from .inputs import Inputs
 from .jogging import Jogging
 from .journal import TwistSource
@@ -71,6 +72,9 @@ class Controller(Inputs, Jogging, LiveParameters):
         n = self.n_joints
         self._zeros = np.zeros(n)  # (n,) the zero command
         self._ramp = np.zeros(n)  # (n,) a held robot's step of its stop ramp
+        self._capped = np.zeros(n)  # (n,) a solve's command capped while a state is late
+        #: how much of each task the commands give, and the report when one stays short
+        self.following = Following(self.scene.result.constraint_names)
         self._warm_up()
 
     @classmethod
@@ -95,6 +99,8 @@ class Controller(Inputs, Jogging, LiveParameters):
         """
         self._tick_time(now)
         self._look_at_inputs(now)
+        js = self._joints
+        self._prediction.advance(self._q, js.stamps, now, js.interval)
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._update_references(now)
@@ -104,13 +110,30 @@ class Controller(Inputs, Jogging, LiveParameters):
             out = self._limit(self._solve(), status)
             if held is not None and out.status is Status.ACTIVE:
                 out.reason, out.held = held
+            self._judge_following(now, out)
         elif self._can_stop_smoothly():
             out = self._stop(status, reason)
         else:
             out = self._zero(status, reason, None)
+        if out.result is None:
+            self.following.idle()
+        if out.publish:
+            self._prediction.publish(out.qdot)
         if self.journal is not None:
             self._record_tick(self.journal, now, out)
         return out
+
+    def _judge_following(self, now: float, out: StepOutput) -> None:
+        """How much of each task the command gives (:class:`Following`); its report in ``out``."""
+        res = out.result
+        if res is None or out.status is not Status.ACTIVE:
+            self.following.idle()
+            return
+        if self.following.source is not res.constraint_names:  # the scene's tasks changed
+            self.following = Following(res.constraint_names)
+        self.scene.following(out.qdot, self.following.fraction)
+        self.following.update(now, self._elapsed, self.scene.limiting, out.qdot)
+        out.shortfall = self.following.report
 
     def _tick_time(self, now: float) -> float:
         """The time since the last step [s], at most ``input_timeout`` (the period at first).
@@ -236,7 +259,9 @@ class Controller(Inputs, Jogging, LiveParameters):
         1.5 ms, 0.4 mm, off). An explicit twist is fed forward as it will be when the command
         acts (the tick's time plus ``command_latency``, or the joint states' most punctual
         delivery), moved on by its filtered change rate: a target on a curve turns its
-        velocity. Nothing is assumed about the robot: it is taken where it was measured. Each
+        velocity. Nothing is assumed about the robot: it is taken where it was measured (a
+        state later than a period: where the commands sent since took it, at that
+        instant, :class:`~itasc_ros.core.control.prediction.StatePrediction`). Each
         lead is kept within +-``input_timeout / 2``, every twist used within
         ``max_target_speed`` / ``max_target_angular_speed``: a target is never moved farther
         than those speeds allow over that lead. With ``aim_ahead`` false: as measured.
@@ -251,6 +276,8 @@ class Controller(Inputs, Jogging, LiveParameters):
         acts = now + self._command_delivery()  # [s] when the command reaches the robot
         cap = 0.5 * cfg.input_timeout
         measured = js.header if js.header == js.header else js.stamp  # NaN: unstamped
+        # a late state is predicted on to an instant after it (see StatePrediction)
+        measured += max(self._prediction.instant - js.stamp, 0.0)
         for name, st in self._targets.items():
             if (
                 st.source == TwistSource.NONE
@@ -294,8 +321,9 @@ class Controller(Inputs, Jogging, LiveParameters):
     def _hold_stopped_robots(self, now: float) -> tuple[str, tuple[str, ...]] | None:
         """Hold the stale robots, and the robots linked to them, on their stop ramp.
 
-        Their joints get this tick's step of the open-loop ramp of their last command (what a
-        whole stop sends them; a zero without motion limits) as a box ``lo = hi``, the scene's
+        Their joints get this tick's step of the open-loop ramp of their last command, every
+        joint slowed by one common fraction (the robots linked by a constraint keep the link
+        through the stop; a zero without motion limits) as a box ``lo = hi``, the scene's
         last limit; the other robots are solved as before (see
         :mod:`~itasc_ros.core.control.robot_groups`).
 
@@ -310,7 +338,8 @@ class Controller(Inputs, Jogging, LiveParameters):
             return None
         rows = [scene.rows(c.name) for c in self._constraints if c.enabled]
         stopped = robots.hold(a, rows)
-        self._limiter.stop_ramp(self._dt, self._ramp)
+        # in step (one common fraction): robots held together keep their link through the stop
+        self._limiter.stop_ramp(self._dt, self._ramp, sync=True)
         self._held_limit.hold(robots.held, self._ramp)
         timeout = self.config.input_timeout
         stale = [
@@ -336,7 +365,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         take a higher one's share of a limit).
         """
         try:
-            return self.scene.solve(self._q, self._dt)
+            return self.scene.solve(self._prediction.q, self._dt)
         except ItascError as exc:
             return f"solve failed: {exc}"
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
@@ -356,13 +385,14 @@ class Controller(Inputs, Jogging, LiveParameters):
         # limits: as it is, as a snapshot of the journal keeps it), in one compiled call
         taken = -1
         if res.ok:
+            qdot = self._prediction.cap(res.qdot, self._capped)  # a late state: no faster
             taken = lim.take_clipped(
-                res.qdot, self._vmax_hard, out, scene.box_lo, scene.box_hi, self._dt
+                qdot, self._vmax_hard, out, scene.box_lo, scene.box_hi, self._dt
             )
         if taken < 0:
             return self._fault("solve produced non-finite joint velocities", res)
         if taken == 0:  # outside the box: the limiter makes the command
-            lim.step(out, self._q, self._dt, 2.0 * self._dt, out)
+            lim.step(out, self._prediction.q, self._dt, 2.0 * self._dt, out)
         self._halted = False
         return StepOutput(status, True, out.copy(), self._q.copy(), res, "")
 
@@ -418,6 +448,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         self._limiter.v[:] = old._limiter.v
         self._limiter.a[:] = old._limiter.a
         self._qdot[:] = old._limiter.v
+        self._prediction.publish(old._prediction.sent)
         self._halted = False
         return True
 

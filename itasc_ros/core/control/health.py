@@ -57,6 +57,8 @@ class Health:
         since_rejection: seconds since the latest rejected input (inf: never).
         last_rejection: the reason of the latest rejected input.
         tick_error: an unexpected exception in the control tick ('' for none).
+        shortfall: a task the commands have not followed for a while, how much and why
+            (:attr:`~itasc_ros.core.control.status.StepOutput.shortfall`; '' for none).
     """
 
     has_model: bool
@@ -70,6 +72,7 @@ class Health:
     since_rejection: float = math.inf
     last_rejection: str = ""
     tick_error: str = ""
+    shortfall: str = ""
 
 
 def diagnose(h: Health) -> tuple[Level, str]:
@@ -83,6 +86,7 @@ def diagnose(h: Health) -> tuple[Level, str]:
       appended), a URDF error while running on the last good model (prefixed), an input
       rejected in the last :data:`REJECTION_MEMORY` seconds (``input rejected: <reason>;``
       prefixed, with or without a model).
+    * WARN: a task not followed (``active: <shortfall>``: the task, how much of it and why).
     * ERROR: a failed control tick (prefixed).
     """
     level, message = Level.OK, "tracking"
@@ -98,6 +102,9 @@ def diagnose(h: Health) -> tuple[Level, str]:
                 level = Level.WARN
             elif h.status == Status.FAULT:
                 level = Level.ERROR
+            if h.shortfall and h.status == Status.ACTIVE:
+                level = max(level, Level.WARN)
+                message = f"{message}; {h.shortfall}" if h.reason else f"{h.status}: {h.shortfall}"
         if h.timer_trigger and h.loop_rate < LOOP_RATE_FRACTION * h.control_rate:
             level = max(level, Level.WARN)
             message += f"; loop at {h.loop_rate:.0f} Hz"

@@ -71,6 +71,7 @@ class Inputs(Journaling):
         self._joints.accept(names, positions, received, header_stamp, timeout, self._reject)
         if robots is not None:
             groups.accept(robots)
+            groups.joint_stamps(self._joints.stamps)
         if self.journal is not None:
             self._record_joint_state(self.journal, received)
 

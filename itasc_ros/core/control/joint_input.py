@@ -24,6 +24,10 @@ Array = NDArray[np.float64]
 _F8 = np.dtype(np.float64)  # the native float64 (dtypes of builtin types are singletons)
 
 
+INTERVAL_FILTER = 0.05
+"""Weight of the newest reception interval in :attr:`JointStateInput.interval` [-]."""
+
+
 class JointStateInput:
     """The last good joint state of the commanded joints, and of the held ones.
 
@@ -38,6 +42,10 @@ class JointStateInput:
         q: (n,) positions [rad or m] of the commanded joints, in ``tree.joint_names`` order.
         has_state: a joint state was accepted.
         stamp: reception time [s] of the last accepted joint state (-inf before the first).
+        stamps: (n,) each commanded joint's: ``stamp``, or its robot's own reception time
+            (several robots); ``inf`` for the implicit joints (never measured, never late).
+        interval: the usual interval between joint states [s]: their reception intervals
+            filtered (:data:`INTERVAL_FILTER`), each at most ``input_timeout``.
         header: its header stamp [s] (NaN: unstamped).
         order: the header stamps' :class:`StampOrder`.
     """
@@ -52,7 +60,11 @@ class JointStateInput:
         self._q_full = q_full
         n = len(self._names)
         self.q = np.zeros(implicit + n)
+        # (n,) each commanded joint's state's reception time; the implicit joints are never late
+        self.stamps = np.full(implicit + n, -math.inf)
+        self.stamps[:implicit] = math.inf
         self.has_state = False
+        self.interval = 0.0  # [s] the joint states' usual interval (0 before two)
         self.stamp = -math.inf
         self.header = math.nan
         self.order = StampOrder()
@@ -108,8 +120,12 @@ class JointStateInput:
         self.q[self._implicit :] = q
         if self._held_idx:
             self._hold(pos)
+        if self.has_state:  # the states' usual interval: a filtered mean of the last ones
+            gap = min(max(float(received) - self.stamp, 0.0), timeout)
+            self.interval += INTERVAL_FILTER * (gap - self.interval)
         self.has_state = True
         self.stamp = float(received)
+        self.stamps[self._implicit :] = self.stamp
         self.header = stamp_value(header_stamp)
         self.order.accept(header_stamp, received)
 
@@ -153,6 +169,10 @@ class JointStateInput:
         self._idx[:] = [index[j] for j in self._names]
         self._held_idx = [(index[j], self._all.index(j)) for j in self._held if j in index]
         self._names_cache = names
+
+    def restamp(self) -> None:
+        """:attr:`stamps` of the measured joints set to :attr:`stamp` (a restored state)."""
+        self.stamps[self._implicit :] = self.stamp
 
     def all_positions(self) -> Array:
         """(n_all,) positions of every movable joint (URDF order) as the controller has them.

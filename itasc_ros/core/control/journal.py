@@ -60,7 +60,7 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-FORMAT = 6.0
+FORMAT = 7.0
 """First value of every journal message: the layout version."""
 
 LABEL = "itasc_journal_v1"

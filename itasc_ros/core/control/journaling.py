@@ -25,6 +25,7 @@ from ._journal_kernels import (
 from .config import ControllerConfig
 from .journal import ODOMETRY_SIZE, SNAPSHOT_HEAD, STREAM_SIZE, Code, Journal, stamp_value
 from .odometry import place_in_base
+from .prediction import SNAPSHOT_EXTRA, SNAPSHOT_PER_JOINT
 from .state import ControllerState
 from .status import STATUS_CODE, Status, StepOutput
 from .stream_snapshot import (
@@ -97,7 +98,8 @@ class Journaling(ControllerState):
     def _state_size(self) -> int:
         """Values of the input state after the SNAPSHOT head."""
         n_all, k, n = self._q_full.shape[0], len(self._targets), self._q.shape[0]
-        return n_all + k * STREAM_SIZE + 1 + 2 * n + ODOMETRY_SIZE + self._robots.size
+        prediction = SNAPSHOT_PER_JOINT * n + SNAPSHOT_EXTRA + 1  # and the states' interval
+        return n_all + k * STREAM_SIZE + 1 + 2 * n + ODOMETRY_SIZE + self._robots.size + prediction
 
     def _state_into(self, out: Array) -> None:
         """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
@@ -118,7 +120,11 @@ class Journaling(ControllerState):
         out[i + 1 + n : i + 1 + 2 * n] = self._limiter.a
         i += 1 + 2 * n
         odometry_into(self._odom, out[i : i + ODOMETRY_SIZE])
-        out[i + ODOMETRY_SIZE :] = self._robots.stamp  # each robot's joint-state reception
+        i += ODOMETRY_SIZE
+        g = self._robots.size
+        out[i : i + g] = self._robots.stamp  # each robot's joint-state reception
+        out[i + g] = js.interval
+        self._prediction.state_into(out[i + g + 1 :])  # a late state's prediction
 
     def restore_state(self, snapshot: Array) -> None:
         """Set the input state from a SNAPSHOT payload (the inverse of :meth:`write_snapshot`).
@@ -142,7 +148,14 @@ class Journaling(ControllerState):
         n = self._q.shape[0]
         at_odom = SNAPSHOT_HEAD + n_all + k * STREAM_SIZE + 1 + 2 * n
         odometry_from(self._odom, s[at_odom : at_odom + ODOMETRY_SIZE])
-        self._robots.stamp[:] = s[at_odom + ODOMETRY_SIZE :]
+        at_robots = at_odom + ODOMETRY_SIZE
+        g = self._robots.size
+        self._robots.stamp[:] = s[at_robots : at_robots + g]
+        js.restamp()  # each joint's reception time: the state's, or its robot's
+        if g:
+            self._robots.joint_stamps(js.stamps)
+        js.interval = float(s[at_robots + g])
+        self._prediction.state_from(s[at_robots + g + 1 :])
         i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)  # world targets: the base first
         self._last_step = float(s[i])
         self._limiter.v[:] = s[i + 1 : i + 1 + n]

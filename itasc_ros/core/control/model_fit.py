@@ -24,6 +24,7 @@ from ..solve.joint_limits import JointLimits
 from ..solve.limits import HeldJoints, MotionBox
 from ..solve.motion_limits import MotionLimiter
 from ..solve.scene import Scene
+from ..solve.shortfall import warm_up as warm_up_shortfall
 from ._target_kernels import warm_up_kernels
 from .config import ControllerConfig
 from .odometry import warm_up_odometry
@@ -206,6 +207,7 @@ class FittedModel:
             pass
         self._limiter.warm_up()
         warm_up_kernels(self._vmax_hard)
+        warm_up_shortfall()
         if self.config.world_frame:
             warm_up_odometry()
 

@@ -123,6 +123,8 @@ class Tick:
         revision: the configuration revision in force.
         sigma_min, damping, velocity_scale: the replay's solve (NaN when none).
         locked: joints at a position limit in the replay's solve.
+        followed: the smallest fraction of a task's asked velocity the replay's command gave
+            (:class:`~itasc_ros.core.control.following.Following`; NaN: no task judged).
         position_error, rotation_error: first target constraint's effector to target [m, rad].
     """
 
@@ -140,6 +142,7 @@ class Tick:
     damping: float = math.nan
     velocity_scale: float = math.nan
     locked: int = 0
+    followed: float = math.nan
     position_error: float = math.nan
     rotation_error: float = math.nan
 
@@ -326,6 +329,7 @@ class Playback:
             tick.sigma_min, tick.damping = res.sigma_min, res.damping
             tick.velocity_scale = res.velocity_scale
             tick.locked = int(np.count_nonzero(res.locked))
+            tick.followed = ctrl.following.least()
         target = self.first_target or next(iter(self._names), None)
         if target is not None and ctrl.has_joint_state:
             tick.position_error, tick.rotation_error = pose_errors(ctrl, target)

@@ -109,6 +109,11 @@ class RobotGroups:
         if times is not None:
             self.stamp[:] = times
 
+    def joint_stamps(self, out: Array) -> None:
+        """Each commanded joint's reception time: its robot's :attr:`stamp` into ``out`` (n,)."""
+        for g, cols in enumerate(self._columns):
+            out[cols] = self.stamp[g]
+
     def look(self, now: float, timeout: float) -> bool:
         """This tick's look at each robot: stale when its joint states are older than ``timeout``.
 

@@ -24,6 +24,7 @@ from .joint_input import JointStateInput
 from .journal import Journal
 from .model_fit import FittedModel, target_reach
 from .odometry import Odometry, place_in_base, world_of_base
+from .prediction import StatePrediction
 from .robot_groups import RobotGroups
 from .streams import HUGE, StampOrder, TargetStream, as_array, usable
 
@@ -58,6 +59,8 @@ class ControllerState(FittedModel):
         self._odom = Odometry()  # the base in world_frame (used once a target is given there)
         self._odom_fresh = False  # the tick's look: odometry received within input_timeout
         self._q = self._joints.q  # (n,) the same array: the last good joint positions
+        #: the positions a tick solves at: ``_q``, advanced by the commands sent once it is late
+        self._prediction = StatePrediction(self._q.shape[0], self._dt)
         self._qdot = np.zeros(self._q.shape[0])  # (n,) the command being made [rad/s or m/s]
         self._mean_twist = np.zeros(6)  # (6,) work array of the aim
         self._enabled = True

@@ -50,6 +50,9 @@ class StepOutput:
         reason: why the status is not 'active' ('' when it is, unless robots are held).
         held: several robots: the robots stopped this tick while the others are solved (their
             joint states stale, or linked to one by a constraint); empty otherwise.
+        shortfall: a task the commands have not followed for a while, how much of it they
+            follow and why (:attr:`~itasc_ros.core.control.following.Following.report`); ''
+            while every task is followed.
     """
 
     status: Status
@@ -59,6 +62,7 @@ class StepOutput:
     result: SolveResult | None = None
     reason: str = ""
     held: tuple[str, ...] = ()
+    shortfall: str = ""
 
 
 __all__ = ["STATUSES", "STATUS_CODE", "Status", "StepOutput"]

@@ -292,6 +292,45 @@ def motion_box(  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def braking_sides(  # pragma: no cover - compiled
+    q: Array,
+    lower: Array,
+    upper: Array,
+    amax: Array,
+    dmax: Array,
+    jmax: Array,
+    horizon: float,
+    hold: float,
+    lo: Array,
+    hi: Array,
+    side: Array,
+) -> None:
+    """Mark the sides of a box ``[lo, hi]`` (n,) that :func:`motion_box`'s position bounds set.
+
+    ``side[j]`` becomes +1 where ``hi[j]`` is at (or above) the joint's speed toward its upper
+    limit that still stops there (the braking curve, held ``max(horizon, hold)`` plus the
+    jerk's ramp) or that reaches it within ``horizon``; -1 likewise for ``lo`` and the lower
+    limit; left as it is elsewhere. The arguments are :func:`motion_box`'s.
+    """
+    for j in range(q.shape[0]):
+        d = 0.5 * min(dmax[j], amax[j])
+        lag = max(horizon, hold) + (d / jmax[j] if not math.isinf(jmax[j]) else 0.0)
+        if not math.isinf(upper[j]):
+            pos = max((upper[j] - q[j]) / horizon, 0.0)
+            if not math.isinf(d):
+                pos = min(pos, _braking_speed(upper[j] - q[j], d, lag))
+            if hi[j] >= pos - 1e-9 * max(1.0, abs(pos)):
+                side[j] = 1.0
+                continue
+        if not math.isinf(lower[j]):
+            neg = min((lower[j] - q[j]) / horizon, 0.0)
+            if not math.isinf(d):
+                neg = max(neg, -_braking_speed(q[j] - lower[j], d, lag))
+            if lo[j] <= neg + 1e-9 * max(1.0, abs(neg)):
+                side[j] = -1.0
+
+
+@njit(cache=True)
 def take_clipped(  # pragma: no cover - compiled
     qdot: Array,
     vmax: Array,
@@ -461,7 +500,7 @@ class MotionLimiter:
             take_clipped(qdot, vmax, out, lo, hi, self.v, self.a, max(dt, 1e-6), self.active)
         )
 
-    def stop(self, dt: float, out: Array) -> None:
+    def stop(self, dt: float, out: Array, sync: bool = False) -> None:
         """One step of the ramp of the last command to zero, open loop (no joint state needed).
 
         Each joint slows down at its own deceleration and jerk limits over ``dt`` [s] (not in
@@ -472,23 +511,26 @@ class MotionLimiter:
         Args:
             dt: the nominal control period [s].
             out: (n,) output: the command [rad/s].
+            sync: every joint slows down by one common fraction of its speed (the command keeps
+                its direction, as far as each joint's window allows: a link between two arms
+                holds through the stop), at the pace of the slowest; else each at its own.
         """
         limit_motion(
             self._rest, self.v, self.a, self._rest, self._free_lo,
             self._free_hi, self.vmax_hard, self.amax, self.dmax, self.jmax, max(dt, 1e-6),
-            max(2.0 * dt, 1e-6), self._lo, self._hi, self._work, False,
+            max(2.0 * dt, 1e-6), self._lo, self._hi, self._work, sync,
         )  # fmt: skip
         for j in range(self.v.shape[0]):
             if abs(self.v[j]) < 1e-12:
                 self.v[j] = 0.0
         out[:] = self.v
 
-    def stop_ramp(self, dt: float, out: Array) -> None:
+    def stop_ramp(self, dt: float, out: Array, sync: bool = False) -> None:
         """:meth:`stop`'s next step into ``out`` (n,), the last command kept (no limits: 0)."""
         out.fill(0.0)
         if self.active:
             self._saved_v[:], self._saved_a[:] = self.v, self.a
-            self.stop(dt, out)
+            self.stop(dt, out, sync)
             self.v[:], self.a[:] = self._saved_v, self._saved_a
 
     def box(self, q: Array, dt: float, horizon: float, hold: float, lo: Array, hi: Array) -> None:
@@ -535,6 +577,7 @@ class MotionLimiter:
 
 __all__ = [
     "MotionLimiter",
+    "braking_sides",
     "limit_motion",
     "limit_ratios",
     "motion_box",

@@ -126,18 +126,34 @@ def _held_too_hard(s, rank0, smin0, eps):
 
 
 @njit(cache=True, nogil=True)
-def _held_increment(
-    ak, r, xprev, nmat, ident, sat, satval, rank0, smin0, stop, method, lam, a, bb, cw
-):
+def _too_hard(s, ref, stop, eps):
+    """With ``stop``: the reduced task (singular values ``s``) is held too hard (``ref``).
+
+    ``ref`` (3,): the reference task's rank and smallest kept singular value, and a flag. With
+    the flag set, ``s`` becomes the reference (the flag is cleared) and it is not too hard.
+    """
+    if ref[2] != 0.0:
+        rank = _rank(s)
+        ref[0] = rank
+        ref[1] = s[rank - 1] if rank > 0 else 0.0
+        ref[2] = 0.0
+        return False
+    return stop and _held_too_hard(s, int(ref[0]), ref[1], eps)
+
+
+@njit(cache=True, nogil=True)
+def _held_increment(ak, r, xprev, nmat, ident, sat, satval, ref, stop, method, lam, a, bb, cw):
     """The level's increment with the saturated joints and rows held: x = s a + bb.
 
     ``x = xprev + N z0 + N Z M# (s r - ak N z0)``, ``M = ak N Z``: z0 holds the saturated
     joints at their values (and the saturated inequality rows of ``cw`` at their bounds),
     Z spans what leaves them there. False if the holds cannot all be
     kept; with ``stop`` (a scale > 0 was found), also if the task loses rank or needs damping
-    (or more of it) that it did not need with every joint free: the damped solution would
-    then leave the task's direction. Without a scale > 0 the level goes on, as a joint lock
-    does (else a joint at its position limit would stop the whole level).
+    (or more of it) than the reference task ``ref`` (rank, smallest kept singular value, and
+    a flag) needed: the damped solution would then leave the task's direction. The reference
+    is the task with every joint free, or, once the flag is set (a joint was held at a position
+    limit's side), this reduced task, which ``ref`` then becomes (and no stop): a joint at a
+    position limit stays there, so the level goes on without it, as a joint lock does.
     ``lam``: (lam_max, eps, gamma_max). At the top level with only joints held, the same
     increment without an SVD of the held rows (:func:`_held_joints_top`).
     """
@@ -145,7 +161,7 @@ def _held_increment(
     idx = np.flatnonzero(sat)
     ns = idx.shape[0]
     if ident and (ns == 0 or idx[ns - 1] < n):  # the top level, joints held: no SVD needed
-        return _held_joints_top(ak, r, xprev, sat, satval, rank0, smin0, stop, method, lam, a, bb)
+        return _held_joints_top(ak, r, xprev, sat, satval, ref, stop, method, lam, a, bb)
     e_rows = np.zeros((ns, n))
     e = np.empty(ns)
     for t in range(ns):
@@ -178,7 +194,7 @@ def _held_increment(
         return True
     mz = ak @ nz
     u, s, vt = thin_svd(mz)
-    if stop and _held_too_hard(s, rank0, smin0, lam[1]):
+    if _too_hard(s, ref, stop, lam[1]):
         return False
     w = np.empty(nz.shape[1])
     _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w)
@@ -189,7 +205,7 @@ def _held_increment(
 
 
 @njit(cache=True, nogil=True)
-def _held_joints_top(ak, r, xprev, sat, satval, rank0, smin0, stop, method, lam, a, bb):
+def _held_joints_top(ak, r, xprev, sat, satval, ref, stop, method, lam, a, bb):
     """:func:`_held_increment` at the top level (N = I) with only joints held.
 
     The held rows are rows of the identity: ``z0`` puts each held joint at its value, and the
@@ -215,7 +231,7 @@ def _held_joints_top(ak, r, xprev, sat, satval, rank0, smin0, stop, method, lam,
         for k in range(nf):
             mz[i, k] = ak[i, free[k]]
     u, s, vt = thin_svd(mz)
-    if stop and _held_too_hard(s, rank0, smin0, lam[1]):
+    if _too_hard(s, ref, stop, lam[1]):
         return False
     w = np.empty(nf)
     _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w)
@@ -288,11 +304,18 @@ def _brake_along(x, lo, hi, cw, cl):
 
 
 @njit(cache=True, nogil=True)
-def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl):
+def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl, side):
     """One level by saturation in the null space: x (in: the levels above; out: with this one).
 
     The joints keep ``lo <= x <= hi`` and the inequality rows ``cw x >= cl`` (collision
     rows): a row is saturated (held at its bound) as a joint is.
+
+    ``side`` (n,): +1 where a joint's upper side ``hi`` is a position limit's (the braking
+    curve before it, or the limit within the step), -1 where its lower side is, 0 neither. A
+    joint saturated at such a side stays there tick after tick, and scaling the level to it
+    would scale the task toward zero as the joint closes in: once one is held, the level goes
+    on with the other joints, damped as they need (a joint lock), and is scaled only as far
+    as they cannot follow.
 
     The increment ``N M# r`` (``M = ak N``) is taken whole if every joint stays in [lo, hi];
     else the joint that bounds its scale is saturated at its bound and the rest solved again,
@@ -326,6 +349,9 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl):
         return 1.0, 1, smin, lm, s0, vt0
     best = 0.0
     found = False
+    # the task that held joints are compared with: free, until a joint is held at a position
+    # limit's side (the reduced task then, see _held_increment)
+    ref = np.array([rank0, s0[rank0 - 1] if rank0 > 0 else 0.0, 0.0])
     it = 0
     for it in range(1, n + cw.shape[0] + 2):
         if it > 1 and not _held_increment(
@@ -336,8 +362,7 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl):
             top,
             sat,
             satval,
-            rank0,
-            s0[rank0 - 1] if rank0 > 0 else 0.0,
+            ref,
             best > 0.0,
             method,
             lam,
@@ -358,6 +383,9 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl):
         if jcrit < 0:
             break
         _saturate(jcrit, a, bb, lo, hi, sat, satval, cl)
+        if jcrit < n and side[jcrit] != 0.0:
+            if satval[jcrit] == (hi[jcrit] if side[jcrit] > 0.0 else lo[jcrit]):
+                ref[2] = 1.0
     if not found and cw.shape[0] > 0:
         _brake_along(x, lo, hi, cw, cl)
     return best, it, smin, lm, s0, vt0

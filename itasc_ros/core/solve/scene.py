@@ -40,8 +40,9 @@ from ..kinematics._kernels import start_active_set, update_active_set
 from ..kinematics.tree import KinematicTree
 from . import solver as S
 from .limits import JointPositionLimit, JointVelocityLimit, Limit
-from .limits.joint_position import joint_box
+from .limits.joint_position import joint_box, position_sides
 from .pose_demand import PoseDemand
+from .shortfall import limiting_causes, task_fractions
 from .solve_result import SolveResult
 
 _NO_ROWS = np.zeros(0, dtype=np.bool_)  # the rotation-row mask of a task that is not a pose
@@ -58,6 +59,8 @@ MAX_INEQUALITY_ROUNDS = 8
 """Most solves per tick for the active set of the soft inequality rows (usually 1-3)."""
 
 INEQUALITY_TOLERANCE = 1e-9
+
+
 """A row ``A q' >= y'_d`` counts as violated below ``y'_d`` minus this [row units/s]."""
 
 
@@ -131,6 +134,7 @@ class Scene:
         self._demand = PoseDemand(n)
         self.box_lo = np.full(n, -np.inf)  # (n,) the last solve's box on q' [rad/s]
         self.box_hi = np.full(n, np.inf)
+        self._side = np.zeros(n)  # (n,) the box's position sides (+1 upper, -1 lower, 0 none)
         self._free_lo = np.full(n, -np.inf)  # the kernel's own bounds: the limits give them
         self._free_hi = np.full(n, np.inf)
         self._info[S.INFO_SCALE] = 1.0  # before any solve: unscaled, finite
@@ -346,6 +350,7 @@ class Scene:
         self._wy = np.zeros(m)
         self._rhs = np.zeros(m)
         self._ff = np.zeros(m)
+        self._asked = np.zeros(m)  # y'_d + B Xu' before the motion limits' demand limit
         self._aw = np.zeros((m, n))
         self._bw = np.zeros(m)
         self._ineq = np.zeros(m, dtype=np.bool_)  # hard inequality rows (the solver's bounds)
@@ -390,6 +395,7 @@ class Scene:
                     self._rhs[s],
                     self._ff[s],
                     self._orient.get(c.name, _NO_ROWS),
+                    self._asked[s],
                 )
             )
             self._ineq[s] = c.one_sided and c.hard
@@ -434,11 +440,11 @@ class Scene:
         if u is None or not limit:
             u = self._zw  # not read: the kernel's ``u`` when the limit is off
         steps, dtw = demand.steps, demand.dtw
-        for c, a, b, y, ydot, wy, rhs, ff, orient in self._views:
+        for c, a, b, y, ydot, wy, rhs, ff, orient, asked in self._views:
             c.update(tree, qv, a, b, y, ydot, wy)
             pose = c.pose_feedback
             S.task_rhs(
-                b, c._target_twist, ydot, rhs, ff, c.feedforward, c.has_target, wy,
+                b, c._target_twist, ydot, rhs, asked, ff, c.feedforward, c.has_target, wy,
                 clamp and pose, orient, speeds, braking, c.gain, limit and pose, a, u,
                 c._twist_seen, dtw, steps,
             )  # fmt: skip
@@ -464,6 +470,12 @@ class Scene:
         )
         for limit in self._extra_limits:
             limit.apply(self._q, float(dt), self.box_lo, self.box_hi)
+        # which sides of the box are position limits' (a joint held there stays held)
+        position_sides(
+            self._q, self._lower, self._upper, float(dt), self.box_lo, self.box_hi, self._side
+        )
+        for limit in self._extra_limits:
+            limit.mark_sides(self._q, self.box_lo, self.box_hi, self._side)
         res = self.result
         if self._has_soft:  # soft inequality rows start off (see the module docstring)
             start_active_set(self._wy, self._wcand, self._soft)
@@ -520,7 +532,27 @@ class Scene:
             self.box_lo,
             self.box_hi,
             self._ineq,
+            self._side,
         )
+
+    def following(self, qdot: Array, out: Array) -> None:
+        """How much of each constraint's asked velocity the command ``qdot`` (n,) gives.
+
+        Into ``out`` (k,), in :attr:`SolveResult.constraint_names` order, from the last
+        solve's rows (:func:`~itasc_ros.core.solve.shortfall.task_fractions`).
+        """
+        task_fractions(self._views, qdot, out)
+
+    def limiting(self, qdot: Array) -> list[str]:
+        """What held the last solve's command ``qdot`` (n,) back, in words (a report's cause).
+
+        See :func:`~itasc_ros.core.solve.shortfall.limiting_causes`.
+        """
+        res = self.result
+        return limiting_causes(
+            self.tree.joint_names, self._locked, self._side, self.box_lo, self.box_hi, qdot,
+            res.damping, res.sigma_min, self._views,
+        )  # fmt: skip
 
     @property
     def levels(self) -> list[tuple[int, slice]]:

@@ -89,14 +89,17 @@ def _residual(aw, bw, r0, r1, x, at, rk, ineq):
 
 
 @njit(cache=True, nogil=True)
-def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk, ineq):
+def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk, ineq, side):
     """Prioritised SNS solve of aw x = bw into x.
 
     Returns (level 1's scale, most iterations of a level, sigma_min, lambda).
 
     x starts at the box's point nearest zero (zero unless the box excludes it: the motion
-    limits decelerating a joint), so that what no level asks for brakes at the limits. Level
-    k acts along the projector of the levels above (``proj``), saturating within its level.
+    limits decelerating a joint). Level k acts along the projector of the levels above
+    (``proj``), saturating within its level. A last level ``q' = 0`` in the exact null space
+    of them all then takes out the motion no level asks for, as far as the box allows
+    (:func:`_least_motion`): each tick's solution is the least motion that meets the levels
+    inside the box, and spare motion decays at the deceleration bound instead of lasting.
     Rows that are zero (weight 0) are left out; sigma_min and lambda are those of the first
     level with a non-zero row. ``locked`` (out): joints some level held at a bound.
     The inequality rows (``ineq``, non-zero) are no level's task: every level keeps
@@ -117,8 +120,10 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
                 cl[i] = bw[r]
                 i += 1
             aw[r] = 0.0  # not in any level's projector
+    moving = False
     for j in range(n):  # the box's point nearest zero: what no task asks for
         x[j] = min(max(0.0, lo[j]), hi[j])
+        moving = moving or x[j] != 0.0
     locked[:] = False
     held = np.zeros(n, dtype=np.bool_)
     scale = 1.0
@@ -132,7 +137,7 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
         projected = False
         if mk > 0 or (lev == 0 and p > 0):
             sk, it, s0, l0, sv, vt = _sns_level(
-                at[:mk], rk[:mk], proj, lev == 0, lo, hi, method, lam, x, held, cw, cl
+                at[:mk], rk[:mk], proj, lev == 0, lo, hi, method, lam, x, held, cw, cl, side
             )
             for j in range(n):
                 locked[j] = locked[j] or held[j]
@@ -149,12 +154,44 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
             # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
             _, sv, vt = thin_svd(aw[:r1])
             _projector(sv, vt, lam[0], lam[1], proj)
+    if moving:
+        _least_motion(aw, levels[nlev], lo, hi, lam, x, held, proj, cw, cl, side)
     return scale, iters, smin, lm
 
 
 @njit(cache=True, nogil=True)
-def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, lo, hi):
+def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side):
+    """The levels' solution x with its motion in their common null space toward zero, in the box.
+
+    The levels start from the box's point nearest zero, which is not zero when the box
+    excludes it (a joint moving faster than one tick of its acceleration): each level's
+    increment keeps that point's share in its null space, a share of the last command that
+    no task asks for, tick after tick. A last level ``q' = 0`` in the exact null space of
+    every level (no damping: the levels' task velocities are unchanged) takes it out as far
+    as the box and the inequality rows allow (saturation in the null space, as a level).
+    Nothing is done when x is not inside them (no level found a motion that is).
+    """
+    n = x.shape[0]
+    for j in range(n):
+        if x[j] < lo[j] - BOUND_TOL or x[j] > hi[j] + BOUND_TOL:
+            return
+    for i in range(cw.shape[0]):
+        if cw[i] @ x < cl[i] - BOUND_TOL:
+            return
+    if rows > 0:
+        _, sv, vt = thin_svd(aw[:rows])
+        _projector(sv, vt, 0.0, lam[1], proj)  # lambda 0: the exact null space
+    else:
+        proj[:] = np.eye(n)
+    _sns_level(np.eye(n), -x, proj, False, lo, hi, 0, lam, x, held, cw, cl, side)
+
+
+@njit(cache=True, nogil=True)
+def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, lo, hi, side):
     """Weighted rows into aw, bw; the box of x = Wq^-1/2 q' into lo, hi; False if not finite.
+
+    ``side`` (n,) in: the motion limits' position sides (+1 upper, -1 lower, 0 none); out:
+    also the sides the position limit within the step ``dt`` sets.
 
     ``hi = min(vmax, max(0, (upper - q) / dt), bhi) / sqrt(wq)``, lo likewise (0 for wq = 0);
     where that is empty (the motion limits' box excludes what the velocity and position
@@ -172,11 +209,19 @@ def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, lo, 
         finite = finite and math.isfinite(bw[r])
     for j in range(n):
         sq = math.sqrt(wq[j])
-        up = min(vmax[j], max(0.0, (upper[j] - q[j]) / dt), bhi[j])
-        dn = max(-vmax[j], min(0.0, (lower[j] - q[j]) / dt), blo[j])
+        pu = max(0.0, (upper[j] - q[j]) / dt)
+        pd = min(0.0, (lower[j] - q[j]) / dt)
+        up = min(vmax[j], pu, bhi[j])
+        dn = max(-vmax[j], pd, blo[j])
         if dn > up:
             dn = blo[j]
             up = bhi[j]
+        elif side[j] != 0.0:
+            pass
+        elif up == pu and not math.isinf(upper[j]):
+            side[j] = 1.0
+        elif dn == pd and not math.isinf(lower[j]):
+            side[j] = -1.0
         hi[j] = up / sq if sq > 0.0 else 0.0
         lo[j] = dn / sq if sq > 0.0 else 0.0
     return finite
@@ -213,6 +258,7 @@ def solve_prioritized(
     blo,
     bhi,
     ineq,
+    side,
 ):
     """Weighted damped solve with strict priorities and hard joint bounds (SNS).
 
@@ -262,17 +308,25 @@ def solve_prioritized(
             (:func:`~itasc_ros.core.solve.motion_limits.motion_box`); it may exclude zero.
         ineq: (m,) bool: rows that are inequalities ``a[r] q' >= b[r]`` (collision rows; on
             while ``wy[r] > 0``): bounds of every level, as the joints' box, not tasks.
+        side: (n,) in/out: +1 where a joint's upper bound ``bhi`` is a position limit's (the
+            braking curve before it: :meth:`~itasc_ros.core.solve.motion_limits.MotionLimiter.
+            braking_sides`), -1 its lower, 0 neither; the solve adds the sides the position
+            limit within ``dt`` sets. A joint held at such a side does not scale its level down:
+            the level goes on with the other joints (damped as they need).
     """
     n = a.shape[1]
-    finite = _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, fixed, zw)
+    finite = _weigh(
+        a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, fixed, zw, side
+    )
     scale, it, smin, lam = 1.0, 1, 0.0, 0.0
     xw[:] = 0.0
     locked[:] = False
     if finite:
         lams = (lam_max, eps, gamma_max)
         scale, it, smin, lam = _solve_levels(
-            aw, bw, levels, max(nlev, 1), fixed, zw, method, lams, xw, locked, proj, at, rk, ineq
-        )
+            aw, bw, levels, max(nlev, 1), fixed, zw, method, lams, xw, locked, proj, at, rk,
+            ineq, side,
+        )  # fmt: skip
     for j in range(n):
         x = min(max(xw[j], fixed[j]), zw[j])
         qdot[j] = math.sqrt(wq[j]) * x
@@ -294,6 +348,7 @@ def task_rhs(
     twist,
     ydot,
     rhs,
+    asked,
     ff,
     fed,
     has_target,
@@ -316,6 +371,7 @@ def task_rhs(
     _features.clamp_pose_feedback`; ``orient`` (m,) its rotation rows, ``speeds`` and
     ``braking`` (linear, angular) pairs). Without a target the rows' weights ``wy`` are zeroed;
     without feed-forward (``fed`` False) ``rhs`` is ``y'_d`` and ``ff`` (m,) is left as it is.
+    ``asked`` (m,): ``rhs`` as it is then, the task's asked velocity.
     With ``limit``, last the pose demand's limit (:func:`~itasc_ros.core.constraints._features.
     limit_pose_demand_seen`: ``rhs`` within ``steps`` (linear, angular) [per tick] of what the
     last command ``u`` (n,) gives the rows ``a`` (m, n), beyond the change of ``twist`` since
@@ -337,6 +393,7 @@ def task_rhs(
             rhs[r] = ydot[r] + s
     else:
         rhs[:] = ydot
+    asked[:] = rhs
     if limit:
         limit_pose_demand_seen(rhs, a, u, b, twist, seen, dtw, orient, steps[0], steps[1])
 
@@ -362,6 +419,7 @@ def solve_limited(*args):
         np.full(n, -np.inf),
         np.full(n, np.inf),
         np.zeros(m, dtype=np.bool_),
+        np.zeros(n),
     )
     solve_prioritized(*(args + (levels, 1) + work))  # noqa: RUF005 (numba: one tuple)
 

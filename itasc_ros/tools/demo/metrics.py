@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from itasc_ros.core.control.following import FOLLOWED
 from itasc_ros.core.solve.joint_limits import JointLimits
 from itasc_ros.core.solve.motion_limits import limit_ratios
 from itasc_ros.tools.demo.bag_data import BagData
@@ -155,6 +156,8 @@ def _phase_entry(
     t0, t1 = ph.start_ns * 1e-9, ph.end_ns * 1e-9
     sel = (data.js_t >= t0) & (data.js_t < t1) & np.isfinite(err_all)
     entry: dict[str, Any] = {"duration_s": ph.duration, "feedforward": ph.feedforward}
+    if trace is not None and trace.followed.shape == trace.t.shape:
+        entry["time_not_followed_s"] = time_not_followed(trace, t0, t1)
     cmd_sel = (data.cmd_t >= t0) & (data.cmd_t < t1)
     if cmd_sel.any():
         entry["max_joint_speed_ratio"] = float(np.max(np.abs(data.cmd[cmd_sel]) / vlim))
@@ -179,6 +182,19 @@ def _phase_entry(
             data.cmd[late], t1 - t0 - SIGN_CHANGES_AFTER
         )
     return entry
+
+
+def time_not_followed(trace: SolveTrace, t0: float, t1: float) -> float:
+    """The time [s] within ``[t0, t1)`` whose commands gave a task less than ``FOLLOWED``.
+
+    Each command counts until the next one (the last: the median interval).
+    """
+    sel = (trace.t >= t0) & (trace.t < t1)
+    t = trace.t[sel]
+    if t.size == 0:
+        return 0.0
+    dt = np.diff(t, append=t[-1] + (float(np.median(np.diff(t))) if t.size > 1 else 0.0))
+    return float(np.sum(dt[trace.followed[sel] < FOLLOWED]))
 
 
 def sign_changes_per_s(cmds: Array, seconds: float, deadband: float = SIGN_DEADBAND) -> float:

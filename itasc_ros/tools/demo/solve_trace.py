@@ -24,6 +24,8 @@ class SolveTrace:
         source: how the trace was obtained.
         status: (k,) the tick's recorded status, or the kind of a zero outside a tick
             ('shutdown', ...); '' where not reproduced.
+        followed: (k,) the smallest fraction of a task's asked velocity the command gave
+            (NaN: no task judged, or not reproduced).
     """
 
     t: Array
@@ -32,6 +34,7 @@ class SolveTrace:
     locked: Array
     source: str
     status: list[str] = field(default_factory=list)
+    followed: Array = field(default_factory=lambda: np.zeros(0))
 
     def reordered(self, order: NDArray[np.intp]) -> SolveTrace:
         """The same trace with its commands in ``order`` ((k,) indices)."""
@@ -42,6 +45,7 @@ class SolveTrace:
             self.locked[order],
             self.source,
             [self.status[i] for i in order],
+            self.followed[order],
         )
 
 
@@ -70,6 +74,7 @@ def solve_trace(report: Any, playback: Any) -> SolveTrace | None:
         col("locked"),
         "itasc-replay --compare (the node's journal played back exactly)",
         status,
+        col("followed"),
     )
 
 

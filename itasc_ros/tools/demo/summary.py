@@ -117,7 +117,14 @@ def _motion_rows(m: dict[str, Any], joint_names: Sequence[str], vlim: Array) -> 
 
 def _phase_rows(m: dict[str, Any]) -> list[Row]:
     steps, far = m["phases"]["steps"], m["phases"]["unreachable"]
+    short = [
+        f"{name} {ph['time_not_followed_s']:.2f} s"
+        for name, ph in m["phases"].items()
+        if "time_not_followed_s" in ph
+    ]
+    rows = [("time a task was not followed", ", ".join(short))] if short else []
     return [
+        *rows,
         (
             "step response settle time (2 % band)",
             f"mean {fmt(steps['settle_time_mean_s'], '.3f', ' s')}, max "

@@ -38,6 +38,7 @@ _COLUMNS = (
     "sigma",
     "damping",
     "scale",
+    "followed",
     "locked",
     "perr",
     "rerr",
@@ -178,6 +179,7 @@ class Replayer:
         rows["sigma"].append(res.sigma_min if res is not None else np.nan)
         rows["damping"].append(res.damping if res is not None else np.nan)
         rows["scale"].append(res.velocity_scale if res is not None else np.nan)
+        rows["followed"].append(ctrl.following.least() if res is not None else np.nan)
         rows["locked"].append(int(np.count_nonzero(res.locked)) if res else 0)
         rows["q"].append(out.q[self._nb :])
         rows["eps"].append(ctrl.config.damping_epsilon)
@@ -201,6 +203,7 @@ class Replayer:
             sigma_min=np.asarray(rows["sigma"], dtype=float),
             damping=np.asarray(rows["damping"], dtype=float),
             velocity_scale=np.asarray(rows["scale"], dtype=float),
+            followed=np.asarray(rows["followed"], dtype=float),
             locked=np.asarray(rows["locked"], dtype=np.int64),
             position_error=np.asarray(rows["perr"], dtype=float),
             rotation_error=np.asarray(rows["rerr"], dtype=float),

@@ -173,6 +173,7 @@ def ticks_result(playback: Playback, joint_names: list[str]) -> ReplayResult:
         sigma_min=col("sigma_min"),
         damping=col("damping"),
         velocity_scale=col("velocity_scale"),
+        followed=col("followed"),
         locked=np.array([t.locked for t in ticks], dtype=np.int64),
         position_error=col("position_error"),
         rotation_error=col("rotation_error"),

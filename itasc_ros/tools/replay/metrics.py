@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from itasc_ros.core.control.following import FOLLOWED
 from itasc_ros.tools.replay.result import ReplayResult
 
 
@@ -34,7 +35,17 @@ def _active_metrics(res: ReplayResult, active: NDArray[np.bool_]) -> dict[str, A
         "locked_steps": int(np.count_nonzero(res.locked[active])),
         "sigma_min_min": float(np.min(sig)),
         "singularity_events": _intervals(sig < res.damping_epsilon[active]),
+        "time_not_followed_s": _time_short(res, active),
     }
+
+
+def _time_short(res: ReplayResult, active: NDArray[np.bool_]) -> float:
+    """The time [s] of the active steps whose command gave a task less than :data:`FOLLOWED`."""
+    if res.t.size < 2:
+        return 0.0
+    dt = np.diff(res.t, prepend=res.t[0])
+    short = active & (res.followed < FOLLOWED)  # NaN: not judged, not short
+    return float(np.sum(dt[short]))
 
 
 def replay_metrics(res: ReplayResult) -> dict[str, Any]:
@@ -43,7 +54,8 @@ def replay_metrics(res: ReplayResult) -> dict[str, Any]:
     Returns:
         steps, duration [s], step rate [Hz], status counts, inputs, rejected inputs, parameter
         changes; over the active steps the tracking error [m], peak joint speed [rad/s] and its
-        ratio to the limit, limit hits, locked steps, smallest sigma_min, singularity events;
+        ratio to the limit, limit hits, locked steps, smallest sigma_min, singularity events,
+        the time a task was not followed [s];
         the peak recorded joint speed [rad/s].
     """
     active = np.array([s == "active" for s in res.status], dtype=bool)

@@ -20,6 +20,7 @@ _SIDE_BY_SIDE = (  # (label, metric key, scale, unit)
     ("smallest sigma_min", "sigma_min_min", 1.0, ""),
     ("singularity events", "singularity_events", 1.0, ""),
     ("steps with a locked joint", "locked_steps", 1.0, ""),
+    ("time a task was not followed", "time_not_followed_s", 1.0, "s"),
 )
 
 

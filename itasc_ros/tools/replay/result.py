@@ -24,6 +24,8 @@ class ReplayResult:
         sigma_min: (k,) smallest singular value (NaN when no solve).
         damping: (k,) damping lambda (NaN when no solve).
         velocity_scale: (k,) scale applied for velocity limits (NaN when no solve).
+        followed: (k,) the smallest fraction of a task's asked velocity the command gave (NaN:
+            no task judged; :class:`~itasc_ros.core.control.following.Following`).
         locked: (k,) number of joints locked at a position limit.
         position_error: (k,) |target - effector| of the first pose constraint [m] (NaN if none).
         rotation_error: (k,) rotation angle between them [rad].
@@ -43,6 +45,7 @@ class ReplayResult:
     sigma_min: Array
     damping: Array
     velocity_scale: Array
+    followed: Array
     locked: NDArray[np.int64]
     position_error: Array
     rotation_error: Array

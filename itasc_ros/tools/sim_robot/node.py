@@ -87,6 +87,7 @@ class SimRobotNode(Node):
         self.rate = float(self.get_parameter("rate").value)
         self.latency = float(self.get_parameter("latency").value)
         self.noise = float(self.get_parameter("noise").value)
+        self.publish_states = bool(self.get_parameter("publish_states").value)
         self.command_timeout = float(self.get_parameter("command_timeout").value)
         self._rng = np.random.default_rng(int(self.get_parameter("seed").value))
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -211,6 +212,8 @@ class SimRobotNode(Node):
                 self.noise = float(prm.value)
             elif prm.name == "command_timeout":
                 self.command_timeout = float(prm.value)
+            elif prm.name == "publish_states":
+                self.publish_states = bool(prm.value)
         return SetParametersResult(successful=True)
 
     # --------------------------------------------------------------------- commands
@@ -310,7 +313,8 @@ class SimRobotNode(Node):
         js.header.stamp = self._stamp_of(now)
         js.position = q.tolist()
         js.velocity = velocity.tolist()
-        self._js_pub.publish(js)
+        if self.publish_states:
+            self._js_pub.publish(js)
         if self._base is not None:
             self._publish_odometry(now - self._t0, js.header.stamp)
         self.gc.collect()  # a due garbage collection after the publish, not before the next

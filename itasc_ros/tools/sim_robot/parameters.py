@@ -90,6 +90,13 @@ PARAMETERS: tuple[SimParam, ...] = (
     SimParam("noise", 0.0, "std of noise on published positions [rad]", 0.0, 1.0, live=True),
     SimParam("seed", 0, "seed of the position noise", 0, 2**31 - 1),
     SimParam(
+        "publish_states",
+        True,
+        "publish joint_states; false = the robot moves on with its commands while its state "
+        "publisher is silent (a stalled driver)",
+        live=True,
+    ),
+    SimParam(
         "command_timeout",
         0.0,
         "zero the command after this long without one [s]; 0 = hold forever",

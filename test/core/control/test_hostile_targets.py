@@ -120,14 +120,20 @@ def test_an_outlier_within_reach_is_a_jump_not_a_velocity() -> None:
 
 
 def test_twists_in_a_row_move_the_robot_no_farther_than_they_ask() -> None:
-    """Two capped twists 0.1 s apart (found by the property above at 0.155 m), then five."""
-    for count, most in ((2, 0.2), (5, 0.6)):
+    """One capped twist, then two 0.1 s apart (found by the property above), then five.
+
+    Each further twist asks for motion of its own: the deviation grows with their number, and
+    stays within what they ask for.
+    """
+    before = 0.0
+    for count, most in ((1, MAX_DEVIATION), (2, 0.2), (5, 0.6)):
         bad = [
             HostileInput(2.0 + 0.1 * i, "twist", (0.0, 3.0, 0.0, 0.0, 0.0, 0.0))
             for i in range(count)
         ]
         r = stream_with_hostile_inputs(TREE, CONFIG, HOME, bad, duration=2.0 + 0.1 * count + 2.0)
-        assert MAX_DEVIATION < r["max_deviation_m"] < min(most, allowed_deviation(bad))
+        assert before < r["max_deviation_m"] < min(most, allowed_deviation(bad)), (count, r)
+        before = r["max_deviation_m"]
         assert r["max_feedforward_m_s"] <= CONFIG.max_target_speed * (1.0 + 1e-12)
         assert r["recovery_s"] <= allowed_recovery(bad), r["recovery_s"]
 

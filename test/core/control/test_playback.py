@@ -205,7 +205,7 @@ def test_malformed_journal_messages_are_named() -> None:
     from itasc_ros.core.control.journal import FORMAT, JournalError
 
     with pytest.raises(JournalError, match="not an itasc journal"):
-        decode(np.array([7.0, 0.0, 1.0]))
+        decode(np.array([FORMAT + 1.0, 0.0, 1.0]))
     with pytest.raises(JournalError, match="runs past the end"):
         decode(np.array([FORMAT, 0.0, float(Code.TICK), 50.0, 1.0]))
     with pytest.raises(JournalError, match="cut off"):

@@ -32,8 +32,11 @@ def _kernel(
     upper: np.ndarray,
     method: int = 0,
     box: tuple[np.ndarray, np.ndarray] | None = None,
+    side: np.ndarray | None = None,
+    eps: float = EPS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """solve_prioritized with unit weights: (q', locked, info); ``box``: the motion box."""
+    """solve_prioritized with unit weights: (q', locked, info); ``box``: the motion box,
+    ``side``: its position sides (+1 upper, -1 lower)."""
     blo, bhi = box if box is not None else (np.full(N, -np.inf), np.full(N, np.inf))
     m = a.shape[0]
     qdot, locked, info = np.zeros(N), np.zeros(N, dtype=bool), np.zeros(S.INFO_SIZE)
@@ -49,7 +52,7 @@ def _kernel(
         DT,
         method,
         LAM,
-        EPS,
+        eps,
         np.pi,
         qdot,
         locked,
@@ -67,6 +70,7 @@ def _kernel(
         blo,
         bhi,
         np.zeros(m, dtype=bool),
+        np.zeros(N) if side is None else side.astype(float),
     )
     return qdot, locked, info
 
@@ -155,6 +159,38 @@ def test_an_infeasible_level_keeps_its_direction() -> None:
     assert scaled >= 100
 
 
+def test_a_joint_on_its_braking_curve_is_held_and_the_level_goes_on_with_the_others() -> None:
+    """Joint 1's box ends at the braking curve before its upper limit (a small speed that
+    shrinks as it closes in) and the task needs it faster; without joint 1 the task needs
+    damping (a singular value of 0.03). Scaling the level to joint 1's speed (what velocity
+    limits get: the direction kept) would scale the task toward zero tick after tick, a
+    frozen arm. With the side marked as a position limit's, the level holds joint 1 there
+    and goes on with the other six, damped: several times more of the task, nearer to it."""
+    a = np.zeros((6, N))
+    a[:, 1:] = np.diag([1.0, 0.8, 0.6, 0.5, 0.4, 0.03])
+    a[5, 0], a[0, 0] = 1.0, 0.2
+    b = np.array([0.1, -0.1, 0.05, 0.1, 0.0, 0.5])
+    vmax = np.full(N, 3.0)
+    lower, upper = np.full(N, -3.0), np.full(N, 3.0)
+    hi = vmax.copy()
+    hi[0] = 0.03  # the braking curve
+    box = (-vmax, hi)
+    side = np.zeros(N)
+    side[0] = 1.0
+    for method in (0, 1):
+        scaled, _, info0 = _kernel(a, b, np.zeros(N), [0, 6], vmax, lower, upper, method, box)
+        assert info0[S.INFO_SCALE] < 0.1  # joint 1's ratio: the task nearly stopped
+        qdot, locked, info = _kernel(
+            a, b, np.zeros(N), [0, 6], vmax, lower, upper, method, box, side
+        )
+        assert info[S.INFO_FINITE] == 1.0 and info[S.INFO_SCALE] == 1.0
+        assert qdot[0] == hi[0] and locked[0]
+        assert np.all(qdot <= hi + 1e-12) and np.all(qdot >= -vmax - 1e-12)
+        got, before = a @ qdot, a @ scaled
+        assert got @ b > 3.0 * (before @ b)
+        assert np.linalg.norm(got - b) < 0.9 * np.linalg.norm(before - b)
+
+
 def test_a_saturated_joint_is_reported_and_held_exactly() -> None:
     """Joint 3 at its upper limit, a task that needs it further: held at 0, the others do the
     task (the Panda is redundant), reported as the only saturated joint."""
@@ -221,8 +257,9 @@ def test_the_top_levels_held_increment_equals_the_general_one() -> None:
         out = []
         for ident in (True, False):
             a, bb = np.zeros(n), np.zeros(n)
+            ref = np.array([rank0, 0.5, 0.0])
             ok = _held_increment(
-                ak, r, xprev, np.eye(n), ident, sat, satval, rank0, 0.5, stop, 0, lam, a, bb, cw
+                ak, r, xprev, np.eye(n), ident, sat, satval, ref, stop, 0, lam, a, bb, cw
             )
             out.append((ok, a, bb))
         (ok1, a1, b1), (ok2, a2, b2) = out

@@ -60,5 +60,21 @@ class Limit(ABC):
         self.box(q, dt, self._lo, self._hi)
         intersect(lo, hi, self._lo, self._hi)
 
+    def mark_sides(self, q: Array, lo: Array, hi: Array, side: Array) -> None:  # noqa: B027
+        """Mark the sides of the final box ``[lo, hi]`` (n,) that a position limit of it sets.
+
+        ``side`` (n,): set to +1 where ``hi`` is a bound that keeps the joint from its upper
+        position limit (it stays there while the joint is near it), -1 for ``lo`` and the lower
+        limit; left as it is elsewhere. A joint held at such a side does not scale its level
+        down: the level goes on with the others. A limit that bounds velocities only (the
+        default) marks nothing.
+
+        Args:
+            q: (n,) joint positions [rad or m].
+            lo: (n,) the box's lower side, every limit applied [rad/s or m/s].
+            hi: (n,) its upper side.
+            side: (n,) in/out: the position sides.
+        """
+
 
 __all__ = ["Array", "Limit", "intersect"]

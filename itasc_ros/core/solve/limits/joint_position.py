@@ -47,6 +47,23 @@ def joint_box(q, vmax, lower, upper, dt, lo, hi):  # pragma: no cover - compiled
         hi[j] = min(vmax[j], b)
 
 
+@njit(cache=True, nogil=True)
+def position_sides(q, lower, upper, dt, lo, hi, side):  # pragma: no cover - compiled
+    """Which side of each joint's final box ``[lo, hi]`` the next step's position limit sets.
+
+    ``side`` (n,) output: +1 where ``hi`` is ``max(0, (upper - q) / dt)`` (the box's upper side
+    takes the joint to its upper limit within the step), -1 where ``lo`` is the lower limit's,
+    0 neither. Limits that set position sides of their own add theirs
+    (:meth:`~itasc_ros.core.solve.limits.base.Limit.mark_sides`).
+    """
+    for j in range(q.shape[0]):
+        side[j] = 0.0
+        if not math.isinf(upper[j]) and hi[j] >= max(0.0, (upper[j] - q[j]) / dt):
+            side[j] = 1.0
+        elif not math.isinf(lower[j]) and lo[j] <= min(0.0, (lower[j] - q[j]) / dt):
+            side[j] = -1.0
+
+
 class JointPositionLimit(Limit):
     """``q + q' dt`` within ``[lower, upper]``; a joint beyond a limit may only move back.
 
@@ -71,4 +88,10 @@ class JointPositionLimit(Limit):
         intersect_next_step(q, self.lower, self.upper, float(dt), lo, hi)
 
 
-__all__ = ["JointPositionLimit", "intersect_next_step", "joint_box", "next_step_box"]
+__all__ = [
+    "JointPositionLimit",
+    "intersect_next_step",
+    "joint_box",
+    "next_step_box",
+    "position_sides",
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..motion_limits import MotionLimiter, motion_box
+from ..motion_limits import MotionLimiter, braking_sides, motion_box
 from .base import Array, Limit, intersect
 
 
@@ -63,6 +63,7 @@ class MotionBox(Limit):
         self.apply(
             limiter.v.copy(), self.period, lo, hi
         )  # compiled (or loaded) now, not in a tick
+        self.mark_sides(limiter.v.copy(), lo, hi, np.zeros_like(lo))
 
     def box(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
         """The motion box at the nominal period, whatever ``dt`` (see :class:`Limit`)."""
@@ -75,6 +76,17 @@ class MotionBox(Limit):
         motion_box_within(
             lim.v, lim.a, q, lim.lower, lim.upper, lim.vmax, lim.amax, lim.dmax, lim.jmax, p,
             self.hold + p, lo, hi, self._lo, self._hi,
+        )  # fmt: skip
+
+    def mark_sides(self, q: Array, lo: Array, hi: Array, side: Array) -> None:
+        """The braking curves' sides (:func:`~itasc_ros.core.solve.motion_limits.braking_sides`).
+
+        See :meth:`Limit.mark_sides`.
+        """
+        lim, p = self.limiter, self.period
+        braking_sides(
+            q, lim.lower, lim.upper, lim.amax, lim.dmax, lim.jmax, 2.0 * p, self.hold + p, lo,
+            hi, side,
         )  # fmt: skip
 
 

@@ -1,0 +1,174 @@
+"""StatePrediction: the joint positions a tick solves at while the joint states age.
+
+A joint state is up to one control period old when a tick reads it: the feedback is designed
+for that. When it is later (a delayed message, a robot whose driver paused, the moments before
+the stale stop), the robot has gone on moving with the commands it was sent, and a tick that
+solved at the frozen state would see the task's error grow by the motion it does not see and
+ask for more: the commands grew (measured over DDS: 1.23x the last before the stop; two arms
+holding a box sped up and their hands drifted 18 mm apart). The prediction advances each joint
+from its last measured position by the commands sent since the state became late, so that a
+late state gives the commands an ideal robot would have needed, and no more.
+
+A joint's state is late once older than ``expected``, the age a state reaches in the normal
+course (:data:`LATE_AFTER` times the larger of the control period and the joint states' usual
+interval: a robot may publish its states slower than the node ticks). A late joint is
+predicted to one instant ``T``: the freshest joint's state (several robots: a robot whose
+states still arrive), or ``now - expected`` when every state is late;
+``q = q_measured + integral of the command over [t_state, T]``, with ``t_state`` the reception
+time of the joint's state. So a single robot's prediction is continuous when its state becomes
+late, and two arms holding a box are compared at one instant while one's states are delayed.
+A joint whose state is not late is taken as measured; a new state starts its prediction again.
+
+A prediction is a model of the robot, not a measurement: while a state is late, a command is
+also never larger (its norm) than the last one sent on a state that was not
+(:meth:`StatePrediction.cap`), so that an unrefreshed state never speeds the robot up.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+LATE_AFTER = 1.5
+"""A joint state is late once older than this many control periods or joint-state intervals."""
+
+#: Values of a :class:`StatePrediction`'s state in a journal snapshot, per joint and in all.
+SNAPSHOT_PER_JOINT = 4
+SNAPSHOT_EXTRA = 3
+
+
+@njit(cache=True, nogil=True)
+def advance(q, measured, stamps, base, upto, offset, cmd, now, expected):  # pragma: no cover
+    """One tick of :class:`StatePrediction` in place; returns (largest lateness, instant) [s].
+
+    A late joint (its state older than ``expected``) is advanced from its state by the command
+    ``cmd`` (the one in force since the last tick stands for the interval) to one instant: the
+    freshest joint's state, or ``now - expected`` when every state is late. The others are as
+    measured.
+
+    Args:
+        q: (n,) output: the tick's joint positions.
+        measured: (n,) the last measured positions.
+        stamps: (n,) each joint's state's reception time [s] (inf: never measured).
+        base: (n,) in/out: the stamp each joint's ``offset`` started from.
+        upto: (n,) in/out: the instant each joint's ``offset`` reaches [s].
+        offset: (n,) in/out: the motion predicted since the joint's state.
+        cmd: (n,) the command the robot follows [rad/s or m/s].
+        now: this tick's time [s].
+        expected: the age of a state that is not late [s].
+    """
+    n = q.shape[0]
+    late_at = now - expected  # a state older than this is late
+    target = late_at
+    for j in range(n):
+        if math.isfinite(stamps[j]) and stamps[j] > target:
+            target = stamps[j]
+    late = 0.0
+    for j in range(n):
+        if stamps[j] != base[j]:  # a new state: predict from it
+            base[j] = stamps[j]
+            upto[j] = stamps[j]
+            offset[j] = 0.0
+        if math.isfinite(stamps[j]) and stamps[j] < late_at:  # late: advanced to the instant
+            if target > upto[j]:
+                offset[j] += cmd[j] * (target - upto[j])
+                upto[j] = target
+            late = max(late, late_at - stamps[j])
+        q[j] = measured[j] + offset[j]
+    return late, target
+
+
+class StatePrediction:
+    """The tick's joint positions: the measured ones, advanced by the commands once late.
+
+    Args:
+        n: number of commanded joints.
+        period: the nominal control period [s].
+
+    Attributes:
+        q: (n,) the positions the tick solves at [rad or m].
+        sent: (n,) the last command published [rad/s or m/s] (what the robot follows).
+        late: how far beyond its expected age the oldest joint state was at the last tick [s]
+            (0: none late, the prediction was the measured state).
+        instant: the reception time the late joints were predicted to at the last tick [s]
+            (the freshest state's, or the time a state became late).
+        fresh_norm: the norm of the last command published while no state was late.
+    """
+
+    def __init__(self, n: int, period: float) -> None:
+        self.period = float(period)
+        self.q = np.zeros(n)
+        self.sent = np.zeros(n)
+        self.late = 0.0
+        self.instant = -math.inf
+        self.fresh_norm = 0.0
+        self._base = np.full(n, math.nan)
+        self._upto = np.zeros(n)
+        self._offset = np.zeros(n)
+        self.advance(self.q.copy(), np.full(n, -math.inf), 0.0, 0.0)  # compiled (or loaded) now
+        self.reset()
+
+    def advance(self, measured: Array, stamps: Array, now: float, interval: float) -> Array:
+        """The positions at ``now`` [s] from the measured ones (n,) and their stamps (n,) [s].
+
+        ``interval``: the joint states' usual interval [s] (a state is late once older than
+        :data:`LATE_AFTER` times the larger of it and the control period).
+        """
+        expected = LATE_AFTER * max(self.period, interval)
+        self.late, self.instant = advance(
+            self.q, measured, stamps, self._base, self._upto, self._offset, self.sent, now,
+            expected,
+        )  # fmt: skip
+        return self.q
+
+    def state_into(self, out: Array) -> None:
+        """The prediction's state into ``out`` (4 n + 3,) (a journal snapshot's part)."""
+        n = self.q.shape[0]
+        out[:n] = self._base
+        out[n : 2 * n] = self._upto
+        out[2 * n : 3 * n] = self._offset
+        out[3 * n : 4 * n] = self.sent
+        out[4 * n :] = (self.fresh_norm, self.late, self.instant)
+
+    def state_from(self, s: Array) -> None:
+        """Set the state from :meth:`state_into`'s values ``s`` (4 n + 3,)."""
+        n = self.q.shape[0]
+        self._base[:] = s[:n]
+        self._upto[:] = s[n : 2 * n]
+        self._offset[:] = s[2 * n : 3 * n]
+        self.sent[:] = s[3 * n : 4 * n]
+        self.fresh_norm, self.late, self.instant = (float(v) for v in s[4 * n :])
+
+    def publish(self, qdot: Array) -> None:
+        """The command ``qdot`` (n,) was published: the robot follows it from now on."""
+        self.sent[:] = qdot
+        if self.late == 0.0:
+            self.fresh_norm = float(np.linalg.norm(qdot))
+
+    def cap(self, qdot: Array, out: Array) -> Array:
+        """``qdot`` (n,), or while a state is late, scaled into ``out`` to :attr:`fresh_norm`.
+
+        Returns ``qdot`` itself when nothing is late or it is not larger, else ``out``.
+        """
+        if self.late == 0.0:
+            return qdot
+        norm = float(np.linalg.norm(qdot))
+        if norm <= self.fresh_norm:
+            return qdot
+        np.multiply(qdot, self.fresh_norm / norm, out=out)
+        return out
+
+    def reset(self) -> None:
+        """Start again from the measured positions (a new model, a halt)."""
+        self._base[:] = math.nan
+        self._offset[:] = 0.0
+        self.sent[:] = 0.0
+        self.fresh_norm = 0.0
+
+
+__all__ = ["LATE_AFTER", "SNAPSHOT_EXTRA", "SNAPSHOT_PER_JOINT", "StatePrediction", "advance"]

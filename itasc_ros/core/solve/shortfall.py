@@ -1,0 +1,124 @@
+"""How much of each task a command gives, and what held it back (a scene's report, in words).
+
+:meth:`Scene.following <itasc_ros.core.solve.scene.Scene.following>` and
+:meth:`Scene.limiting <itasc_ros.core.solve.scene.Scene.limiting>` read the last solve through
+these functions: the fraction of each task's asked velocity a command gives its rows, and the
+causes of a shortfall (a joint held at a position limit or at a velocity or motion limit,
+damping near a singularity, collision rows at their bound).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+MIN_ASKED = 1e-4
+"""A task asking for less than this (the norm of its right-hand side, task units/s) is
+followed whatever the command: :meth:`Scene.following` gives NaN for it."""
+
+
+@njit(cache=True, nogil=True)
+def followed_fraction(a, rhs, wy, qdot):  # pragma: no cover - compiled
+    """How much of its asked velocity ``rhs`` (m,) a task's rows ``a`` (m, n) get from ``qdot``.
+
+    ``<a q', rhs> / |rhs|^2`` over the rows with a weight (1: all of it, in its direction; 0:
+    none); NaN when the task asks for less than :data:`MIN_ASKED`.
+    """
+    dot = 0.0
+    asked = 0.0
+    for r in range(a.shape[0]):
+        if wy[r] <= 0.0:
+            continue
+        got = 0.0
+        for j in range(a.shape[1]):
+            got += a[r, j] * qdot[j]
+        dot += got * rhs[r]
+        asked += rhs[r] * rhs[r]
+    if asked < MIN_ASKED * MIN_ASKED:
+        return math.nan
+    return dot / asked
+
+
+def warm_up() -> None:
+    """Compile (or load) :func:`followed_fraction` now: a first task must not wait for it."""
+    followed_fraction(np.zeros((1, 1)), np.ones(1), np.ones(1), np.zeros(1))
+
+
+def task_fractions(views: Sequence[tuple[Any, ...]], qdot: Array, out: Array) -> None:
+    """How much of each constraint's asked velocity the command ``qdot`` (n,) gives, into ``out``.
+
+    ``views``: the scene's per-constraint views ``(constraint, A, B, y, y'_d, Wy, rhs, ff,
+    orientation rows, asked)``. ``out`` (k,): ``<A_i q', b_i> / |b_i|^2`` for a task's rows
+    ``A_i`` and its asked velocity ``b_i = y'_d + B Xu'`` (the pose feedback within its
+    configured speeds, before the motion limits' demand limit cuts it to what one tick allows):
+    1, all of it; less: scaled by a limit, damped near a singularity, held off by a collision
+    row. NaN for a constraint that is not a task this tick (one-sided rows, no target, weight
+    0) or asks for less than :data:`MIN_ASKED`.
+    """
+    for i, (c, a, _b, _y, _yd, wy, _rhs, _ff, _or, asked) in enumerate(views):
+        if c.one_sided or not c.has_target:
+            out[i] = math.nan
+        else:
+            out[i] = followed_fraction(a, asked, wy, qdot)
+
+
+def limiting_causes(
+    names: Sequence[str],
+    locked: NDArray[np.bool_],
+    side: Array,
+    box_lo: Array,
+    box_hi: Array,
+    qdot: Array,
+    damping: float,
+    sigma_min: float,
+    views: Sequence[tuple[Any, ...]],
+) -> list[str]:
+    """What held a solve's command ``qdot`` (n,) back, in words; empty when nothing did.
+
+    Args:
+        names: (n,) the joints' names.
+        locked: (n,) the joints the solve held at a bound of their box.
+        side: (n,) the box's position sides (+1 upper, -1 lower, 0 none).
+        box_lo: (n,) the box's lower side [rad/s or m/s].
+        box_hi: (n,) its upper side.
+        qdot: (n,) the command.
+        damping: the solve's damping (> 0: near a singularity).
+        sigma_min: its smallest singular value.
+        views: the scene's per-constraint views (see :func:`task_fractions`).
+
+    Returns:
+        Joints held at a position limit (on its braking curve) or at a velocity or motion limit,
+        damping near a singularity, collision rows at their bound (their closest pair).
+    """
+    causes: list[str] = []
+    for j in (int(i) for i in np.flatnonzero(locked)):
+        if side[j] > 0.0 and abs(qdot[j] - box_hi[j]) <= 1e-9:
+            causes.append(f"{names[j]} at its upper limit")
+        elif side[j] < 0.0 and abs(qdot[j] - box_lo[j]) <= 1e-9:
+            causes.append(f"{names[j]} at its lower limit")
+        else:
+            causes.append(f"{names[j]} at its velocity or motion limit")
+    if damping > 0.0:
+        causes.append(f"near a singularity (sigma_min {sigma_min:.3f}, damped)")
+    for c, a, _b, _y, _yd, wy, rhs, *_rest in views:
+        if not (c.one_sided and c.hard) or not np.any(wy > 0.0):
+            continue
+        if not np.any((wy > 0.0) & (a @ qdot <= rhs + 1e-6)):
+            continue
+        distances = getattr(c, "distances", None)
+        where = ""
+        if distances is not None:
+            (la, lb), d = min(distances().items(), key=lambda kv: kv[1])
+            where = f" ({la}-{lb or 'obstacle'} at {1e3 * d:.1f} mm)"
+        causes.append(f"collision rows of {c.name!r}{where}")
+    return causes
+
+
+__all__ = ["MIN_ASKED", "followed_fraction", "limiting_causes", "task_fractions", "warm_up"]

@@ -1,0 +1,220 @@
+"""Over DDS: a task the node cannot follow is reported, and a late joint state never speeds the
+robot up.
+
+The node (config/panda.yaml: Franka's motion limits) and a simulated Panda run as processes in
+this module's domain; the test publishes the targets and listens to the commands, ``~/status``
+and ``/diagnostics``:
+
+* the hand turned about the base's axis until joint 1 reaches its upper limit and the arm can no
+  longer follow: ``~/status`` and ``/diagnostics`` (WARN) name the task, how much of it is
+  followed and why (joint 1 at its upper limit), and the log says so (throttled);
+* the simulated robot's joint states stop while it moves at speed (it goes on with its commands,
+  as a robot whose driver's state publisher stalled): until the stale stop, no command is larger
+  than the last one sent on a fresh state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from procs import (
+    PANDA_URDF,
+    SIM_ROBOT_MODULE,
+    RosTestClient,
+    read_log,
+    ros_client,
+    start_ros,
+    stop_processes,
+)
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from itasc_ros.core import KinematicTree
+from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.paths import path_point
+
+pytestmark = pytest.mark.dds
+
+REPO = Path(__file__).resolve().parents[2]
+PARAMS = REPO / "config" / "panda.yaml"
+TIMEOUT = 120.0  # [s] start-up and discovery, generous: the machine is shared
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+
+
+@pytest.fixture(scope="module")
+def client(dds_domain: int) -> Iterator[RosTestClient]:
+    with ros_client(dds_domain, "itasc_tracking_reports_test_client") as c:
+        yield c
+
+
+def _pair(domain: int, ns: str, q0: list[float]) -> tuple[Any, Any]:
+    """The node (config/panda.yaml, 250 Hz) and a simulated Panda starting at ``q0``, in ``ns``."""
+    node = start_ros(
+        domain, f"urdf_file:={PANDA_URDF}", "command_out_topic:=commands",
+        "control_rate:=250.0", params_files=[PARAMS], ns=ns,
+        remaps=[f"/diagnostics:={ns}/diagnostics"],
+    )  # fmt: skip
+    sim = start_ros(
+        domain, f"urdf_file:={PANDA_URDF}", "rate:=250.0", "command_topic:=commands",
+        f"initial_positions:={json.dumps(q0)}", ns=ns, module=SIM_ROBOT_MODULE,
+        name=f"sim{ns.replace('/', '_')}",
+    )  # fmt: skip
+    return node, sim
+
+
+def _positions(msg: JointState) -> np.ndarray:
+    return np.array([msg.position[list(msg.name).index(j)] for j in ARM])
+
+
+def _target(client: RosTestClient, ns: str) -> tuple[Any, Any]:
+    return (
+        client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose"),
+        client.publisher(TwistStamped, f"{ns}/itasc_node/target_twist"),
+    )
+
+
+def _publish(client: RosTestClient, pubs: tuple[Any, Any], pose: np.ndarray, twist: Any) -> None:
+    """The target pose (4, 4) and its twist (6,) in the root frame, stamped now."""
+    stamp = client.node.get_clock().now().to_msg()
+    msg = PoseStamped()
+    msg.header.stamp = stamp
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, pose[:3, 3])
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in spatial.matrix_to_quat(pose[:3, :3]))
+    tw = TwistStamped()
+    tw.header.stamp = stamp
+    tw.twist.linear.x, tw.twist.linear.y, tw.twist.linear.z = map(float, twist[:3])
+    tw.twist.angular.x, tw.twist.angular.y, tw.twist.angular.z = map(float, twist[3:])
+    pubs[1].publish(tw)
+    pubs[0].publish(msg)
+
+
+def _start(client: RosTestClient, node: Any, pubs: tuple[Any, Any], states: Any) -> None:
+    client.wait_for_subscribers(pubs[0], 1, TIMEOUT)
+    client.wait_for(lambda: states, TIMEOUT, "the simulated robot's joint states")
+    client.wait_for(lambda: "model" in read_log(node), TIMEOUT, "the node's model")
+
+
+def test_a_joint_driven_into_its_limit_is_reported_in_the_status_and_the_diagnostics(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    ns = "/limit"
+    q0 = [2.3, -0.3, 0.0, -2.0, 0.0, 1.8, 0.785]
+    tree = KinematicTree.from_urdf_file(PANDA_URDF)
+    hand = tree.forward_kinematics(np.array(q0), "panda_hand")
+    r, th0, z = np.hypot(*hand[:2, 3]), math.atan2(hand[1, 3], hand[0, 3]), hand[2, 3]
+    node, sim = _pair(dds_domain, ns, q0)
+    pubs = _target(client, ns)
+    states = client.collect(JointState, f"{ns}/joint_states", 20000)
+    status = client.collect(String, f"{ns}/itasc_node/status", 2000)
+    diags = client.collect(DiagnosticArray, f"{ns}/diagnostics", 2000)
+    w = 0.6  # [rad/s] about the base's axis: joint 1 reaches its limit after ~1 s
+    try:
+        _start(client, node, pubs, states)
+        while "control active" not in read_log(node):
+            _publish(client, pubs, hand, np.zeros(6))
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 7.0:
+            t = time.monotonic() - t0
+            c, s = math.cos(w * t), math.sin(w * t)
+            pose = hand.copy()
+            pose[:3, :3] = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]) @ hand[:3, :3]
+            pose[:3, 3] = [r * math.cos(th0 + w * t), r * math.sin(th0 + w * t), z]
+            _publish(
+                client, pubs, pose, np.r_[w * np.array([-pose[1, 3], pose[0, 3], 0]), 0, 0, w]
+            )
+            time.sleep(0.02)
+    finally:
+        stop_processes([node, sim])
+    log = read_log(node)
+    assert "Traceback" not in log, log[-3000:]
+    q = _positions(states[-1][1])
+    assert abs(q[0] - tree.upper[0]) < 1e-3, q  # joint 1 went to its limit
+    reports = [json.loads(m.data) for _, m in list(status)]
+    short = [st for st in reports if st.get("shortfall")]
+    assert short, [st.get("following") for st in reports[-5:]]
+    assert all("following" in st for st in reports if st["status"] == "active")
+    last = short[-1]
+    assert last["shortfall"].startswith("task 'ee' followed at "), last
+    assert "panda_joint1 at its upper limit" in last["shortfall"], last
+    assert last["following"]["ee"] < 0.95, last
+    warned = [
+        s
+        for _, arr in list(diags)
+        for s in arr.status
+        if s.level == DiagnosticStatus.WARN and "task 'ee' followed at" in s.message
+    ]
+    assert warned, [s.message for _, arr in list(diags)[-3:] for s in arr.status]
+    values = {kv.key: kv.value for kv in warned[-1].values}
+    assert "panda_joint1 at its upper limit" in values["shortfall"], values
+    assert float(values["following.ee"]) < 0.95 and float(values["time_not_followed_s.ee"]) > 0
+    assert "task 'ee' followed at" in log  # the node's log says it too (throttled)
+    assert log.count("task 'ee' followed at") < 10, log[-2000:]
+
+
+def _set_bool(client: RosTestClient, service: str, name: str, value: bool) -> None:
+    pv = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+    req = SetParameters.Request(parameters=[ParameterMsg(name=name, value=pv)])
+    res = client.call(SetParameters, service, req)
+    assert res.results[0].successful, res.results[0].reason
+
+
+def test_a_late_joint_state_never_speeds_the_robot_up(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    ns = "/late"
+    tree = KinematicTree.from_urdf_file(PANDA_URDF)
+    q0 = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+    home = tree.forward_kinematics(np.array(q0), "panda_hand")
+    node, sim = _pair(dds_domain, ns, q0)
+    pubs = _target(client, ns)
+    states = client.collect(JointState, f"{ns}/joint_states", 20000)
+    cmds = client.collect(Float64MultiArray, f"{ns}/commands", 20000)
+    try:
+        _start(client, node, pubs, states)
+        while "control active" not in read_log(node):
+            _publish(client, pubs, home, np.zeros(6))
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        muted = math.inf
+        while time.monotonic() - t0 < 4.5:
+            t = time.monotonic() - t0
+            p, v = path_point(t, home[:3, 3], 0.1, 0.4, "circle")
+            pose = home.copy()
+            pose[:3, 3] = p
+            _publish(client, pubs, pose, np.r_[v, 0.0, 0.0, 0.0])
+            if t > 3.0 and math.isinf(muted):  # at speed: the states stop, the robot goes on
+                muted = time.monotonic()
+                _set_bool(client, f"{ns}/itasc_sim_robot/set_parameters", "publish_states", False)
+            time.sleep(0.01)
+    finally:
+        stop_processes([node, sim])
+    log = read_log(node)
+    assert "Traceback" not in log, log[-3000:]
+    assert "control stale" in log
+    # commands up to a period (4 ms, and as long again for their delivery) after the last state
+    # are computed on a fresh state; the later ones on a late one, until the stale stop
+    last_state = max(t for t, _ in list(states)) + 0.008
+    sent = [(t, np.array(m.data)) for t, m in list(cmds)]
+    before = [c for t, c in sent if t <= last_state]
+    after = [c for t, c in sent if t > last_state]
+    fresh = max(float(np.linalg.norm(c)) for c in before[-3:])
+    assert fresh > 0.5, fresh  # at speed
+    assert after, "no command after the last joint state"
+    largest = max(float(np.linalg.norm(c)) for c in after)
+    print(f"\nlast command on a fresh state {fresh:.4f} rad/s; largest after {largest:.4f}")
+    assert largest <= fresh * (1.0 + 1e-9), (fresh, largest)
+    assert not np.any(after[-1]), "the stale stop ends on a zero"
