@@ -216,5 +216,9 @@ def test_a_late_joint_state_never_speeds_the_robot_up(
     assert after, "no command after the last joint state"
     largest = max(float(np.linalg.norm(c)) for c in after)
     print(f"\nlast command on a fresh state {fresh:.4f} rad/s; largest after {largest:.4f}")
-    assert largest <= fresh * (1.0 + 1e-9), (fresh, largest)
+    # The node caps every command while a state is late to the last one it sent on a fresh
+    # state; which of the commands heard here that was depends on when the node received the
+    # last state (a starved node: later than this process), and the circle's own change over a
+    # few ticks is below 1 %: 2 % allowed. A frozen state grew them 1.2-1.3x.
+    assert largest <= fresh * 1.02, (fresh, largest)
     assert not np.any(after[-1]), "the stale stop ends on a zero"
