@@ -122,7 +122,10 @@ class JointStateInput:
             self._hold(pos)
         if self.has_state:  # the states' usual interval: a filtered mean of the last ones
             gap = min(max(float(received) - self.stamp, 0.0), timeout)
-            self.interval += INTERVAL_FILTER * (gap - self.interval)
+            if self.interval == 0.0:  # the first interval: the estimate starts there
+                self.interval = gap
+            else:
+                self.interval += INTERVAL_FILTER * (gap - self.interval)
         self.has_state = True
         self.stamp = float(received)
         self.stamps[self._implicit :] = self.stamp

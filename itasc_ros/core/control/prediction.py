@@ -119,7 +119,8 @@ class StatePrediction:
         ``interval``: the joint states' usual interval [s] (a state is late once older than
         :data:`LATE_AFTER` times the larger of it and the control period).
         """
-        expected = LATE_AFTER * max(self.period, interval)
+        # before the states' interval is known (a second state), no state is judged late
+        expected = LATE_AFTER * max(self.period, interval) if interval > 0.0 else math.inf
         self.late, self.instant = advance(
             self.q, measured, stamps, self._base, self._upto, self._offset, self.sent, now,
             expected,
@@ -153,9 +154,11 @@ class StatePrediction:
     def cap(self, qdot: Array, out: Array) -> Array:
         """``qdot`` (n,), or while a state is late, scaled into ``out`` to :attr:`fresh_norm`.
 
-        Returns ``qdot`` itself when nothing is late or it is not larger, else ``out``.
+        Returns ``qdot`` itself when nothing is late, when the last fresh command was zero (the
+        robot starts from rest: the prediction holds its position) or ``qdot`` is not larger,
+        else ``out``.
         """
-        if self.late == 0.0:
+        if self.late == 0.0 or self.fresh_norm == 0.0:  # not late, or starting from rest
             return qdot
         norm = float(np.linalg.norm(qdot))
         if norm <= self.fresh_norm:

@@ -18,7 +18,7 @@ from itasc_ros.tools.sim_robot import SimulatedJoints
 PERIOD = 0.004
 
 
-@pytest.mark.parametrize("interval", [0.0, 0.002, 0.010])
+@pytest.mark.parametrize("interval", [0.002, 0.004, 0.010])
 def test_a_state_is_advanced_only_once_late_and_continuously(interval: float) -> None:
     """Late: older than LATE_AFTER times the control period or the states' usual interval
     (a robot that publishes slower than the node ticks is not late at every tick)."""
@@ -50,12 +50,12 @@ def test_a_state_is_advanced_only_once_late_and_continuously(interval: float) ->
 def test_a_command_is_capped_to_the_last_fresh_one_while_a_state_is_late() -> None:
     p = StatePrediction(2, PERIOD)
     stamps = np.array([1.0, 1.0])
-    p.advance(np.zeros(2), stamps, 1.002, 0.0)
+    p.advance(np.zeros(2), stamps, 1.002, PERIOD)
     p.publish(np.array([3.0, 4.0]))  # norm 5, on a fresh state
     out = np.zeros(2)
     big = np.array([6.0, 8.0])
     assert p.cap(big, out) is big  # fresh: as solved
-    p.advance(np.zeros(2), stamps, 1.02, 0.0)
+    p.advance(np.zeros(2), stamps, 1.02, PERIOD)
     capped = p.cap(big, out)
     assert capped is out and np.linalg.norm(out) == pytest.approx(5.0)
     np.testing.assert_allclose(out / np.linalg.norm(out), big / np.linalg.norm(big))
@@ -63,6 +63,19 @@ def test_a_command_is_capped_to_the_last_fresh_one_while_a_state_is_late() -> No
     assert p.cap(small, out) is small
     p.publish(big)  # published while late: the fresh norm is kept
     assert p.fresh_norm == pytest.approx(5.0)
+
+
+def test_nothing_is_late_before_the_states_interval_is_known_nor_capped_from_rest() -> None:
+    p = StatePrediction(2, PERIOD)
+    measured, stamps = np.array([0.1, 0.2]), np.array([1.0, 1.0])
+    p.publish(np.array([1.0, 1.0]))
+    np.testing.assert_array_equal(p.advance(measured, stamps, 1.09, 0.0), measured)
+    assert p.late == 0.0  # one state so far: its interval unknown
+    p.publish(np.zeros(2))  # at rest on a fresh state
+    p.advance(measured, stamps, 1.09, PERIOD)
+    assert p.late > 0.0
+    go = np.array([0.3, 0.4])
+    assert p.cap(go, np.zeros(2)) is go  # from rest: the prediction holds the position
 
 
 def _circle_until_the_joint_states_stop(predict: bool) -> dict[str, float]:
