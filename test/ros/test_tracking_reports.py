@@ -101,10 +101,18 @@ def _publish(client: RosTestClient, pubs: tuple[Any, Any], pose: np.ndarray, twi
     pubs[0].publish(msg)
 
 
-def _start(client: RosTestClient, node: Any, pubs: tuple[Any, Any], states: Any) -> None:
+def _start(
+    client: RosTestClient, node: Any, pubs: tuple[Any, Any], states: Any, pose: np.ndarray
+) -> None:
+    """Until the node commands: its model, the robot's states, the target ``pose`` held."""
     client.wait_for_subscribers(pubs[0], 1, TIMEOUT)
     client.wait_for(lambda: states, TIMEOUT, "the simulated robot's joint states")
     client.wait_for(lambda: "model" in read_log(node), TIMEOUT, "the node's model")
+    deadline = time.monotonic() + TIMEOUT
+    while "control active" not in read_log(node):
+        assert time.monotonic() < deadline, "timed out waiting for the node to command"
+        _publish(client, pubs, pose, np.zeros(6))
+        time.sleep(0.02)
 
 
 def test_a_joint_driven_into_its_limit_is_reported_in_the_status_and_the_diagnostics(
@@ -122,10 +130,7 @@ def test_a_joint_driven_into_its_limit_is_reported_in_the_status_and_the_diagnos
     diags = client.collect(DiagnosticArray, f"{ns}/diagnostics", 2000)
     w = 0.6  # [rad/s] about the base's axis: joint 1 reaches its limit after ~1 s
     try:
-        _start(client, node, pubs, states)
-        while "control active" not in read_log(node):
-            _publish(client, pubs, hand, np.zeros(6))
-            time.sleep(0.02)
+        _start(client, node, pubs, states, hand)
         t0 = time.monotonic()
         while time.monotonic() - t0 < 7.0:
             t = time.monotonic() - t0
@@ -184,10 +189,7 @@ def test_a_late_joint_state_never_speeds_the_robot_up(
     states = client.collect(JointState, f"{ns}/joint_states", 20000)
     cmds = client.collect(Float64MultiArray, f"{ns}/commands", 20000)
     try:
-        _start(client, node, pubs, states)
-        while "control active" not in read_log(node):
-            _publish(client, pubs, home, np.zeros(6))
-            time.sleep(0.02)
+        _start(client, node, pubs, states, home)
         t0 = time.monotonic()
         muted = math.inf
         while time.monotonic() - t0 < 4.5:

@@ -192,6 +192,23 @@ def _box_node(dds_domain: int, tmp_path: Path) -> tuple[Any, np.ndarray]:
     return node, grasp
 
 
+def _box_ready(
+    client: RosTestClient, node: Any, box: Any, states: dict[str, Any], quat: np.ndarray
+) -> PoseStamped:
+    """Until the node commands both robots; the box's pose message (world frame, ``quat``)."""
+    client.wait_for_subscribers(box, 1, TIMEOUT)
+    client.wait_for(lambda: states["a"] and states["b"], TIMEOUT, "both robots' states")
+    client.wait_for(lambda: "model" in read_log(node), TIMEOUT, "the node's model")
+    client.wait_for(
+        lambda: "control active" in read_log(node), TIMEOUT, "both robots' states at the node"
+    )
+    msg = PoseStamped()
+    msg.header.frame_id = "world"
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quat)
+    return msg
+
+
 def test_two_robots_carry_a_box_and_stop_together(
     client: RosTestClient, dds_domain: int, tmp_path: Path
 ) -> None:
@@ -208,16 +225,7 @@ def test_two_robots_carry_a_box_and_stop_together(
     box = client.publisher(PoseStamped, "/box")
     quat = spatial.matrix_to_quat(hand_a)
     try:
-        client.wait_for_subscribers(box, 1, TIMEOUT)
-        client.wait_for(lambda: states["a"] and states["b"], TIMEOUT, "both robots' states")
-        client.wait_for(lambda: "model" in read_log(node), TIMEOUT, "the node's model")
-        client.wait_for(
-            lambda: "control active" in read_log(node), TIMEOUT, "both robots' states at the node"
-        )
-        msg = PoseStamped()
-        msg.header.frame_id = "world"
-        o = msg.pose.orientation
-        o.x, o.y, o.z, o.w = (float(v) for v in quat)
+        msg = _box_ready(client, node, box, states, quat)
         t0 = time.monotonic()
         w = 2.0 * np.pi / 6.0  # 0.2 m across in 6 s: up to ~0.2 m/s
         while time.monotonic() - t0 < 8.0:
@@ -326,15 +334,7 @@ def test_linked_robots_keep_their_grasp_while_one_robots_states_pause(
     quat = spatial.matrix_to_quat(hand_a)
     pause = (math.inf, math.inf)
     try:
-        client.wait_for_subscribers(box, 1, TIMEOUT)
-        client.wait_for(lambda: states["a"] and states["b"], TIMEOUT, "both robots' states")
-        client.wait_for(
-            lambda: "control active" in read_log(node), TIMEOUT, "both robots' states at the node"
-        )
-        msg = PoseStamped()
-        msg.header.frame_id = "world"
-        o = msg.pose.orientation
-        o.x, o.y, o.z, o.w = (float(v) for v in quat)
+        msg = _box_ready(client, node, box, states, quat)
         t0 = time.monotonic()
         w = 2.0 * np.pi / 6.0
         service = "/sim_b/set_parameters"  # robot b's simulated driver
