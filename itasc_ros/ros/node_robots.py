@@ -9,10 +9,11 @@ each root mounted at ``robots.<name>.base_pose``). :class:`RobotSet` is that tra
 * the URDF: the robots' URDFs composed into one document, again whenever a robot's
   description topic brings a new one;
 * the joint states: the latest of each robot, merged into one state of the composed joints
-  once every robot has sent one, each moved on by its velocities to the newest one's stamp,
-  with each robot's own reception time: when one robot's joint states stop, the controller
-  stops that robot and the robots a constraint links to it, within their limits, and the
-  others go on (:mod:`~itasc_ros.core.control.robot_groups`);
+  once every robot has sent one, as measured, with each robot's own reception time: the
+  controller takes every robot at the newest one's instant (a robot behind is advanced by the
+  commands it was sent, :mod:`~itasc_ros.core.control.prediction`), and when one robot's joint
+  states stop, it stops that robot and the robots a constraint links to it, within their
+  limits, and the others go on (:mod:`~itasc_ros.core.control.robot_groups`);
 * the commands: each robot's share of every command on its own topic, in its own names.
 
 A robot whose description is **lost** (its description topic brought a URDF that does not
@@ -43,10 +44,6 @@ from .conversions import COMMAND_TYPES, CommandMessage, stamp_or_none
 from .polled_reader import PolledReader
 
 Array = NDArray[np.float64]
-
-#: The longest a robot's joint state is moved on by its velocities to the others' instant [s].
-MAX_LEAD = 0.02
-
 
 class RobotSet:
     """The robots of ``robots`` on ``node`` (see the module).
@@ -101,7 +98,7 @@ class RobotSet:
             )
             for r in names
         ]
-        self._latest: list[tuple[list[str], Array, Array, float, float | None] | None]
+        self._latest: list[tuple[list[str], Array, float, float | None] | None]
         self._latest = [None] * len(names)
         self._fitted: list[tuple[NDArray[np.int64], CommandMessage, Array, Array]] = []
 
@@ -182,9 +179,8 @@ class RobotSet:
             p = self.names[i] + SEPARATOR
             names = [p + n for n in msg.name]
             pos = np.asarray(msg.position, dtype=float)
-            vel = np.asarray(msg.velocity, dtype=float)
             stamp = stamp_or_none(msg.header.stamp)
-            self._latest[i] = (names, pos, vel, received + sim_offset, stamp)
+            self._latest[i] = (names, pos, received + sim_offset, stamp)
             new = True
         if not new or any(s is None for s in self._latest):
             return None
@@ -192,29 +188,23 @@ class RobotSet:
 
     @staticmethod
     def _merged(
-        states: list[tuple[list[str], Array, Array, float, float | None]],
+        states: list[tuple[list[str], Array, float, float | None]],
     ) -> tuple[list[str], Array, float, float | None, Array]:
-        """The robots' latest states as one, at the newest one's instant.
+        """The robots' latest states as one, each as measured.
 
-        The robots measure at their own times: each state with its velocities and a stamp is
-        moved on by them to the newest stamp (at most :data:`MAX_LEAD`), so that a constraint
-        between two robots compares them at one instant (two hands 2 ms apart at 0.2 m/s
-        would be 0.4 mm off). The merged state is received at the newest reception; each
-        robot's own reception comes with it, so that the controller judges each robot's
-        freshness.
+        The robots measure at their own times: the merged state is received at the newest
+        reception, and each robot's own reception comes with it, so that the controller takes
+        every robot at one instant (two hands 2 ms apart at 0.2 m/s would be 0.4 mm off) and
+        judges each robot's freshness. (A robot's own velocities are not used to move it on:
+        the controller does so from the commands it sent, which also covers a robot whose
+        states stop.)
         """
-        stamps = [s[4] for s in states]
+        stamps = [s[3] for s in states]
         known = [t for t in stamps if t is not None]
         common = max(known) if len(known) == len(stamps) else None
-        parts = []
-        for _, pos, vel, _, stamp in states:
-            if common is not None and stamp is not None and vel.shape == pos.shape:
-                lead = min(common - stamp, MAX_LEAD)
-                parts.append(pos + vel * lead if np.all(np.isfinite(vel)) else pos)
-            else:
-                parts.append(pos)
+        parts = [s[1] for s in states]
         names = [n for s in states for n in s[0]]
-        received = np.array([s[3] for s in states])
+        received = np.array([s[2] for s in states])
         return names, np.concatenate(parts), float(received.max()), common, received
 
     # --------------------------------------------------------------------- commands

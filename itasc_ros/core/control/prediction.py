@@ -6,18 +6,20 @@ the stale stop), the robot has gone on moving with the commands it was sent, and
 solved at the frozen state would see the task's error grow by the motion it does not see and
 ask for more: the commands grew (measured over DDS: 1.23x the last before the stop; two arms
 holding a box sped up and their hands drifted 18 mm apart). The prediction advances each joint
-from its last measured position by the commands sent since the state became late, so that a
-late state gives the commands an ideal robot would have needed, and no more.
+from its last measured position by the commands sent since, so that a late state gives the
+commands an ideal robot would have needed, and no more.
 
 A joint's state is late once older than ``expected``, the age a state reaches in the normal
 course (:data:`LATE_AFTER` times the larger of the control period and the joint states' usual
-interval: a robot may publish its states slower than the node ticks). A late joint is
-predicted to one instant ``T``: the freshest joint's state (several robots: a robot whose
-states still arrive), or ``now - expected`` when every state is late;
-``q = q_measured + integral of the command over [t_state, T]``, with ``t_state`` the reception
-time of the joint's state. So a single robot's prediction is continuous when its state becomes
-late, and two arms holding a box are compared at one instant while one's states are delayed.
-A joint whose state is not late is taken as measured; a new state starts its prediction again.
+interval: a robot may publish its states slower than the node ticks). Every joint is taken at
+one instant ``T``: the freshest joint's state (several robots: the robot whose state arrived
+last), or ``now - expected`` when every state is late; a joint whose state is older is
+predicted to it, ``q = q_measured + integral of the command over [t_state, T]``, with
+``t_state`` the reception time of the joint's state. So a single robot's joints are as measured
+until its state becomes late and continuous then, and several robots are compared at one
+instant: two arms holding a box whose states arrive out of phase (a few milliseconds apart,
+each robot's driver on its own clock) or one of them delayed see each other where they are,
+not where one was a moment ago. A new state starts its joints' prediction again.
 
 A prediction is a model of the robot, not a measurement: while a state is late, a command is
 also never larger (its norm) than the last one sent on a state that was not
@@ -46,10 +48,10 @@ SNAPSHOT_EXTRA = 3
 def advance(q, measured, stamps, base, upto, offset, cmd, now, expected):  # pragma: no cover
     """One tick of :class:`StatePrediction` in place; returns (largest lateness, instant) [s].
 
-    A late joint (its state older than ``expected``) is advanced from its state by the command
-    ``cmd`` (the one in force since the last tick stands for the interval) to one instant: the
-    freshest joint's state, or ``now - expected`` when every state is late. The others are as
-    measured.
+    Every joint is taken at one instant: the freshest joint's state, or ``now - expected`` when
+    every state is late (older than ``expected``). A joint whose state is older is advanced from
+    it by the command ``cmd`` (the one in force since the last tick stands for the interval);
+    the freshest are as measured.
 
     Args:
         q: (n,) output: the tick's joint positions.
@@ -74,17 +76,18 @@ def advance(q, measured, stamps, base, upto, offset, cmd, now, expected):  # pra
             base[j] = stamps[j]
             upto[j] = stamps[j]
             offset[j] = 0.0
-        if math.isfinite(stamps[j]) and stamps[j] < late_at:  # late: advanced to the instant
+        if math.isfinite(stamps[j]) and stamps[j] < target:  # behind: advanced to the instant
             if target > upto[j]:
                 offset[j] += cmd[j] * (target - upto[j])
                 upto[j] = target
-            late = max(late, late_at - stamps[j])
+            if stamps[j] < late_at:
+                late = max(late, late_at - stamps[j])
         q[j] = measured[j] + offset[j]
     return late, target
 
 
 class StatePrediction:
-    """The tick's joint positions: the measured ones, advanced by the commands once late.
+    """The tick's joint positions: the measured ones, advanced by the commands to one instant.
 
     Args:
         n: number of commanded joints.
@@ -95,7 +98,7 @@ class StatePrediction:
         sent: (n,) the last command published [rad/s or m/s] (what the robot follows).
         late: how far beyond its expected age the oldest joint state was at the last tick [s]
             (0: none late, the prediction was the measured state).
-        instant: the reception time the late joints were predicted to at the last tick [s]
+        instant: the reception time every joint was taken at, at the last tick [s]
             (the freshest state's, or the time a state became late).
         fresh_norm: the norm of the last command published while no state was late.
     """

@@ -126,3 +126,18 @@ def test_commands_do_not_grow_on_an_unrefreshed_state_and_the_robot_keeps_tracki
     assert frozen["growth"] > 1.1  # what it was
     assert predicted["growth"] <= 1.0 + 1e-12
     assert predicted["error_m"] < 1e-3
+
+
+def test_robots_out_of_phase_are_taken_at_the_freshest_state_without_being_late() -> None:
+    """Two robots' states a few milliseconds apart (each driver on its own clock): the older is
+    advanced to the newer's instant, nothing is late and nothing capped."""
+    p = StatePrediction(2, PERIOD)
+    p.publish(np.array([1.0, 2.0]))
+    measured, stamps = np.array([0.1, 0.2]), np.array([1.000, 1.003])
+    q = p.advance(measured, stamps, 1.004, PERIOD)
+    np.testing.assert_allclose(q, [0.1 + 0.003, 0.2], atol=1e-12)
+    assert p.late == 0.0 and p.instant == pytest.approx(1.003)
+    big = np.array([10.0, 10.0])
+    assert p.cap(big, np.zeros(2)) is big
+    q = p.advance(np.array([0.104, 0.2]), np.array([1.004, 1.003]), 1.005, PERIOD)
+    np.testing.assert_allclose(q, [0.104, 0.2 + 0.002], atol=1e-12)  # now b is behind
