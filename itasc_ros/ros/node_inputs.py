@@ -44,7 +44,7 @@ class InputNode(ParameterNode):
     def _take_joint_state(self) -> bool:
         """``joint_states`` trigger: take the state that woke the loop (True if there was one)."""
         if self._robots is not None:
-            merged = self._robots.take(self._read_clock()[1])
+            merged = self._robots.take(self._read_clock()[1], self._reject)
             if merged is not None:
                 self._merged_in = merged
             return merged is not None
@@ -84,7 +84,7 @@ class InputNode(ParameterNode):
             sim_offset: ROS time minus system time [s] (:meth:`_read_clock`'s, read by the tick).
         """
         if self._robots is not None:  # several robots: their joint states merged
-            merged = self._robots.take(sim_offset) or self._merged_in
+            merged = self._robots.take(sim_offset, self._reject) or self._merged_in
             self._merged_in = None
             if merged is not None:
                 self._apply_joint_values(*merged)

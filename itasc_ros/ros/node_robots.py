@@ -28,6 +28,7 @@ the robot's joint states tell whether the robot still runs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,7 +37,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-from ..core import Controller
+from ..core import Controller, InputError
+from ..core.control.streams import HUGE
 from ..core.kinematics.robots import SEPARATOR
 from ..params import robots_urdf
 from . import parameters as P
@@ -101,6 +103,7 @@ class RobotSet:
         self._latest: list[tuple[list[str], Array, float, float | None] | None]
         self._latest = [None] * len(names)
         self._fitted: list[tuple[NDArray[np.int64], CommandMessage, Array, Array]] = []
+        self._own: list[set[str]] = []  # each robot's commanded joints, in its own names
 
     # --------------------------------------------------------------------- the URDF
     def waiting(self) -> list[str]:
@@ -158,9 +161,14 @@ class RobotSet:
 
     # --------------------------------------------------------------------- joint states
     def take(
-        self, sim_offset: float
+        self, sim_offset: float, reject: Callable[[Exception], None]
     ) -> tuple[list[str], Array, float, float | None, Array] | None:
         """The merged joint state when a robot sent a new one and every robot has one.
+
+        Each robot's state is checked on its own (:meth:`refusal`): a refused one goes to
+        ``reject`` as an :class:`~itasc_ros.core.InputError` naming the robot, and that robot
+        keeps its last good state, so that it alone ages (and goes stale: it and the robots
+        linked to it stop) while the others go on.
 
         Returns:
             ``(names, positions, received, stamp, received_by_robot)``: the composed joints'
@@ -176,6 +184,10 @@ class RobotSet:
             msg, received = got
             if self.names[i] in self.lost:  # no model of it: it goes stale, and stops
                 continue
+            why = self.refusal(i, list(msg.name), msg.position)
+            if why:
+                reject(InputError(f"robot {self.names[i]!r}: joint state refused: {why}"))
+                continue
             p = self.names[i] + SEPARATOR
             names = [p + n for n in msg.name]
             pos = np.asarray(msg.position, dtype=float)
@@ -185,6 +197,24 @@ class RobotSet:
         if not new or any(s is None for s in self._latest):
             return None
         return self._merged([s for s in self._latest if s is not None])
+
+    def refusal(self, i: int, names: list[str], positions: Any) -> str:
+        """Why robot ``i``'s joint state (its own joint names, positions) is refused, or ''.
+
+        Refused: names and positions of different lengths, a repeated name, and, among the
+        joints the model commands (before a model: every joint), a missing one or a position
+        that is NaN, infinite or above :data:`~itasc_ros.core.control.streams.HUGE`.
+        """
+        if len(names) != len(positions):
+            return f"{len(names)} names and {len(positions)} positions"
+        if len(set(names)) != len(names):
+            return "a joint named twice"
+        own = self._own[i] if self._fitted else None
+        for name, value in zip(names, positions, strict=True):
+            if (own is None or name in own) and not abs(float(value)) <= HUGE:
+                return f"{name} at {value}"
+        missing = [] if own is None else sorted(own.difference(names))
+        return f"no position of {', '.join(missing)}" if missing else ""
 
     @staticmethod
     def _merged(
@@ -211,11 +241,13 @@ class RobotSet:
     def fit(self, ctrl: Controller) -> None:
         """Each robot's joints among ``ctrl``'s commanded ones, and its command message."""
         self._fitted = []
+        self._own = []
         joints = ctrl.joint_names
         for r in self.names:
             p = r + SEPARATOR
             idx = np.array([i for i, j in enumerate(joints) if j.startswith(p)], dtype=np.int64)
             own = [joints[i][len(p) :] for i in idx]
+            self._own.append(set(own))
             cmd = CommandMessage(self.kind, own)
             self._fitted.append((idx, cmd, np.zeros(len(idx)), np.zeros(len(idx))))
 

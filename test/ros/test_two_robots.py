@@ -580,3 +580,60 @@ def test_a_robots_urdf_comes_from_its_description_topic(
 def cmds_b_after(cmds: list[tuple[float, Any]], t: float) -> list[tuple[float, np.ndarray]]:
     """The commands received after ``t`` (this process's clock [s]), as arrays."""
     return [(tc, np.array(m.data)) for tc, m in list(cmds) if tc > t]
+
+
+def test_a_robots_refused_state_names_it_and_the_other_robot_goes_on(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    """Each hand follows its own moving target (no constraint links them); then robot b's
+    driver publishes states with a NaN: each is refused naming robot b, b alone ages and ramps
+    down to a zero, and robot a goes on following its target."""
+    ns = "/refused"
+    own = [a.replace(":=/", f":={ns}/") if "_topic:=" in a else a for a in ROBOTS]
+    node = start_ros(
+        dds_domain, *own, 'constraint_names:=["hand_a", "hand_b"]',
+        "constraints.hand_a.type:=copy_pose", "constraints.hand_a.link:=a_panda_hand",
+        f"constraints.hand_a.target_topic:={ns}/ta", "constraints.hand_b.type:=copy_pose",
+        "constraints.hand_b.link:=b_panda_hand", f"constraints.hand_b.target_topic:={ns}/tb",
+        "control_rate:=250.0",
+    )  # fmt: skip
+    sims = [_sim(dds_domain, r, ns) for r in ("a", "b")]
+    cmds = {r: client.collect(Float64MultiArray, f"{ns}/{r}/commands", 10000) for r in ("a", "b")}
+    targets = {r: client.publisher(PoseStamped, f"{ns}/t{r}") for r in ("a", "b")}
+    bad = client.publisher(JointState, f"{ns}/b/joint_states")
+    tree, q0 = _tree()
+    hands = {r: tree.forward_kinematics(q0, f"{r}_panda_hand") for r in ("a", "b")}
+    refused_at = math.inf
+    try:
+        for pub in targets.values():
+            client.wait_for_subscribers(pub, 1, TIMEOUT)
+        deadline = time.monotonic() + TIMEOUT
+        while "control active" not in read_log(node):
+            assert time.monotonic() < deadline, "timed out waiting for the node commanding"
+            _publish_targets(client, targets, hands, 0.0, 0.0)
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 4.0:
+            t = time.monotonic() - t0
+            if t > 1.5 and math.isinf(refused_at):  # b's driver: its own states stop, ...
+                _set_bool(client, "/sim_b/set_parameters", "publish_states", False)
+                refused_at = time.monotonic()
+            if not math.isinf(refused_at):  # ... and states with a NaN come instead
+                msg = JointState(name=ARM, position=[*HOME[:2], math.nan, *HOME[3:]])
+                msg.header.stamp = client.node.get_clock().now().to_msg()
+                bad.publish(msg)
+            _publish_targets(client, targets, hands, 0.06 * np.sin(2 * t), 0.0)
+            time.sleep(0.01)
+    finally:
+        stop_processes([node, *sims])
+    log = read_log(node)
+    assert "Traceback" not in log, log[-3000:]
+    assert "robot 'b': joint state refused: panda_joint3 at nan" in log, log[-3000:]
+    assert "joint states of robot b (" in log and "the others go on" in log, log[-3000:]
+    assert "control stale" not in log, log[-3000:]  # the controller as a whole never was
+    assert "task 'hand_b' followed at" in log and "robot b held" in log, log[-3000:]
+    assert "task 'hand_a' followed" not in log, log[-3000:]
+    late = {r: [np.array(m.data) for t, m in cmds[r] if t > refused_at + 0.6] for r in cmds}
+    assert late["b"] and not np.any(late["b"][-1]), "b ended on a zero"
+    a_late = np.array(late["a"])
+    assert len(a_late) > 200 and np.abs(a_late).max() > 0.02, "a went on following its target"

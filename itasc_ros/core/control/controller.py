@@ -26,12 +26,14 @@ or a header stamp out of order or leaping ahead within a live stream
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ItascError
 from ..kinematics._kernels import any_nonzero
+from ..kinematics.robots import SEPARATOR
 from ..kinematics.tree import KinematicTree
 from ..solve.scene import SolveResult
 from ._target_kernels import aim_twist, cap_twist, copy_if_changed, extrapolate_pose
@@ -132,8 +134,24 @@ class Controller(Inputs, Jogging, LiveParameters):
         if self.following.source is not res.constraint_names:  # the scene's tasks changed
             self.following = Following(res.constraint_names)
         self.scene.following(out.qdot, self.following.fraction)
-        self.following.update(now, self._elapsed, self.scene.limiting, out.qdot)
+        causes = self.scene.limiting if not out.held else self._held_causes(out.held)
+        self.following.update(now, self._elapsed, causes, out.qdot)
         out.shortfall = self.following.report
+
+    def _held_causes(self, held: tuple[str, ...]) -> Callable[[Array], list[str]]:
+        """The causes of a shortfall while the robots ``held`` stop.
+
+        The held robots first, then the limits of the others' joints (a held robot's joints
+        are on their stop ramp, not at a limit of their own).
+        """
+        prefixes = tuple(r + SEPARATOR for r in held)
+        first = f"robot {', '.join(held)} held (stopping: joint states stale)"
+
+        def causes(qdot: Array) -> list[str]:
+            rest = [c for c in self.scene.limiting(qdot) if not c.startswith(prefixes)]
+            return [first, *rest]
+
+        return causes
 
     def _tick_time(self, now: float) -> float:
         """The time since the last step [s], at most ``input_timeout`` (the period at first).
