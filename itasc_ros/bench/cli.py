@@ -14,6 +14,11 @@ Subcommands (``--json`` prints one JSON object on the last line):
   and a posture at one priority level vs two (``priorities``) (:mod:`itasc_ros.bench.tick`).
 * ``tracking``: a target on a circle (0.1 m, 0.25 m/s) with and without feed-forward
   (:mod:`itasc_ros.bench.tracking`).
+* ``paths``: long circles, lines and spirals (20 s each, 6-D and position-only) the ideal
+  velocity IK follows: the largest tracking error and the time the hand's task was reported
+  short, with the shipped config (motion limits and posture), without its posture, beside
+  the ideal (no motion limits) and PlaCo where installed; keys ``paths_max_error_m``,
+  ``paths_max_error_vs_ideal``, ``paths_time_not_followed_s`` (:mod:`itasc_ros.bench.paths`).
 * ``outliers``: one bad target pose (1e6, 1e12, 1e149 m away, refused; 1 and 3 m, jumps) in a
   50 Hz stream on a circle: the effector's largest deviation from the run without it and the
   time to come back within 1 mm (the controller closed on a perfect velocity robot)
@@ -72,6 +77,7 @@ SUBCOMMANDS = (
     "kinematics",
     "tick",
     "tracking",
+    "paths",
     "outliers",
     "collision",
     "hierarchy",
@@ -90,6 +96,7 @@ COMMANDS: dict[str, str] = {
     "kinematics": ".kinematics:kinematics_command",
     "tick": ".tick:tick_command",
     "tracking": ".tracking:tracking_command",
+    "paths": ".paths:paths_command",
     "outliers": ".outliers:outliers_command",
     "collision": ".collision:collision_command",
     "hierarchy": ".hierarchy:hierarchy_command",

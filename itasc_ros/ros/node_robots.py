@@ -47,6 +47,7 @@ from .polled_reader import PolledReader
 
 Array = NDArray[np.float64]
 
+
 class RobotSet:
     """The robots of ``robots`` on ``node`` (see the module).
 

@@ -370,14 +370,18 @@ class NodeUnderTest:
 
 
 def write_params_file(path: Path) -> Path:
-    """config/panda.yaml's parameters for any node name, the Panda URDF, commands in NS.
+    """config/panda.yaml's parameters (its hand task) for any node name, the Panda URDF.
 
     The file's section is ``itasc_node``, which names only a node in the root namespace.
     """
     params = PANDA_PARAMS | {
         "robot_description": PANDA_URDF.read_text(),
         "command_out_topic": "commands",
+        # the hand task alone: the oracle's one constraint (the posture, a joint_value, has
+        # its own settings' oracle in the constraint contract test)
+        "constraint_names": [CONSTRAINT],
     }
+    params["constraints"] = {CONSTRAINT: params["constraints"][CONSTRAINT]}
     path.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
     return path
 

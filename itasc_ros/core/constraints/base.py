@@ -37,6 +37,15 @@ PRIORITY = Field(
     live=True,
 )
 
+RESOLVES_REDUNDANCY = Field(
+    "resolves_redundancy",
+    "bool",
+    False,
+    "A term that only resolves the spare motion the tasks above it leave, such as a posture "
+    "under a redundant arm's hand: it starts no motion on its own (the node waits for another "
+    "task's target) and is not reported when it stays short of what it asks for.",
+)
+
 Array = NDArray[np.float64]
 
 
@@ -106,11 +115,13 @@ class Constraint(ABC):
         feedforward: whether the target's twist (Xu') is fed forward.
         enabled: a disabled constraint contributes no rows.
         priority: strict priority level (1 = highest); see :meth:`set_priority`.
+        resolves_redundancy: only resolves the spare motion of the tasks above it: starts no
+            motion on its own and is not reported when short (see :data:`RESOLVES_REDUNDANCY`).
     """
 
     type_name: ClassVar[str] = ""
     FIELDS: ClassVar[tuple[Field, ...]] = (WEIGHT, GAIN, PRIORITY)
-    SHARED_FIELDS: ClassVar[tuple[Field, ...]] = (PRIORITY,)
+    SHARED_FIELDS: ClassVar[tuple[Field, ...]] = (PRIORITY, RESOLVES_REDUNDANCY)
     """Settings of every type that the base class applies (:meth:`build`): a registered type
     whose ``FIELDS`` leaves one out gets it appended."""
     one_sided: ClassVar[bool] = False
@@ -149,6 +160,7 @@ class Constraint(ABC):
         self.feedforward = bool(feedforward)
         self._enabled = True
         self.priority = 1
+        self.resolves_redundancy = False
         self._target_twist = np.zeros(6)  # (6,) root frame: v [m/s], w [rad/s]
         self._twist_seen = np.zeros(6)  # (6,) the target twist at the last solve
         self._structure_version = 0
@@ -270,6 +282,9 @@ class Constraint(ABC):
         """
         c = cls.from_settings(name, settings)
         c.set_priority(int(settings.get("priority", PRIORITY.default)))
+        c.resolves_redundancy = bool(
+            settings.get("resolves_redundancy", RESOLVES_REDUNDANCY.default)
+        )
         return c
 
     @classmethod

@@ -1,4 +1,4 @@
-"""JointValue: drive joints toward programmable values (posture, elbow up)."""
+"""JointValue: drive joints toward programmable values (posture, elbow up, mid-range)."""
 
 from __future__ import annotations
 
@@ -20,21 +20,28 @@ Array = NDArray[np.float64]
 class JointValue(Constraint):
     """Rows of ``Cq``: y = q_i for each named joint, yd programmable; B = 0.
 
+    At a lower priority than the tasks it serves, a posture: it takes the redundant joints'
+    spare motion toward its values, and so keeps a long motion from drifting lap after lap.
+    Empty ``joints`` and ``values`` make it robot-independent: every active joint toward the
+    middle of its range (the values resolved at :meth:`bind`).
+
     Args:
         name: constraint name.
-        joints: active joints to drive.
-        values: desired positions yd [rad or m], one per joint.
+        joints: active joints to drive (empty: every active joint, at bind).
+        values: desired positions yd [rad or m], one per joint (empty: the middle of each
+            joint's position range, 0 for a joint without limits).
         weight, gain: see :class:`Constraint` (a low weight makes it a posture preference).
     """
 
     type_name = "joint_value"
     FIELDS = (
-        Field("joints", "string_array", [], "Joints to drive."),
+        Field("joints", "string_array", [], "Joints to drive; empty: every active joint."),
         Field(
             "values",
             "double_array",
             [],
-            "Desired positions [rad or m], one per joint.",
+            "Desired positions [rad or m], one per joint; empty: the middle of each joint's "
+            "range (0 for a joint without limits).",
             -1e6,
             1e6,
             live=True,
@@ -69,12 +76,16 @@ class JointValue(Constraint):
         super().__init__(name, weight, gain, feedforward=False)
         if isinstance(joints, str):
             joints = [joints]
-        if not joints:
-            raise ConstraintError(f"{name}: give at least one joint")
         self.joints = list(joints)
+        given = np.atleast_1d(np.asarray(values, dtype=float))
+        self._mid_range = given.size == 0  # the values come from the joints' ranges at bind
+        self._bound_joints = list(self.joints)
         self._values = np.zeros(len(self.joints))
         self._rates = np.zeros(len(self.joints))
-        self.set_values(values)
+        if self.joints and not self._mid_range:
+            self.set_values(values)
+        elif not self.joints and not self._mid_range:
+            self._given = given  # checked against the active joints at bind
         self._idx = np.zeros(len(self.joints), dtype=np.int64)
 
     def set_values(self, values: ArrayLike, rates: ArrayLike | None = None) -> None:
@@ -82,8 +93,8 @@ class JointValue(Constraint):
         v = np.atleast_1d(np.asarray(values, dtype=float))
         if v.shape != self._values.shape or not np.all(np.isfinite(v)):
             raise ConstraintError(
-                f"{self.name}: values must be {len(self.joints)} finite numbers for joints "
-                f"{self.joints}, got {np.asarray(values).tolist()}"
+                f"{self.name}: values must be {len(self._bound_joints)} finite numbers for "
+                f"joints {self._bound_joints}, got {np.asarray(values).tolist()}"
             )
         self._values[:] = v
         if rates is not None:
@@ -105,11 +116,33 @@ class JointValue(Constraint):
     @property
     def n_rows(self) -> int:
         """Number of output rows m (see :class:`Constraint`)."""
-        return len(self.joints)
+        return len(self._bound_joints)
+
+    @property
+    def bound_joints(self) -> list[str]:
+        """The joints of the rows (every active joint when ``joints`` is empty)."""
+        return list(self._bound_joints)
 
     def bind(self, tree: KinematicTree) -> None:
-        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
-        self._idx[:] = [tree.joint_index(j) for j in self.joints]
+        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`).
+
+        Raises:
+            UnknownJointError: naming the active joints.
+            ConstraintError: a joint named twice, or values that do not fit the joints.
+        """
+        names = self.joints or tree.joint_names
+        if len(set(names)) != len(names):
+            raise ConstraintError(f"{self.name}: joints repeat in {names}")
+        idx = np.array([tree.joint_index(j) for j in names], dtype=np.int64)
+        if names != self._bound_joints or idx.shape != self._idx.shape:
+            self._bound_joints = list(names)
+            self._values = np.zeros(len(names))
+            self._rates = np.zeros(len(names))
+            if not self.joints and not self._mid_range:
+                self.set_values(self._given)
+        self._idx = idx
+        if self._mid_range:
+            self._values[:] = tree.neutral()[idx]
         self._structure_changed()
 
     def update(

@@ -207,10 +207,17 @@ class Controller(Inputs, Jogging, LiveParameters):
                 + ("and the base is commanded" if self.base_joints else "and a target is held "
                    "in the world frame")
             )  # fmt: skip
+        # A term that resolves redundancy starts no motion: it acts once a task has a target
+        # (one from outside when some task takes one: not a grasp held between two robots).
+        active = engaged = False
         for c in self._constraints:
-            if c.enabled and c.has_target:
-                return Status.ACTIVE, ""
-        return Status.WAITING, "no target received yet"
+            if c.enabled and c.has_target and not c.resolves_redundancy:
+                active = True
+                if not self._targets or c.name in self._targets:
+                    engaged = True
+                    break
+        self.scene.redundancy_engaged = engaged
+        return (Status.ACTIVE, "") if active else (Status.WAITING, "no target received yet")
 
     def _holds_world_target(self) -> bool:
         """True when an enabled constraint's target is held in the world frame."""

@@ -105,6 +105,7 @@ class Scene:
         self._constraints: list[Constraint] = []
         self._by_name: dict[str, Constraint] = {}  # the same constraints by name
         self._layout_version = 0
+        self.redundancy_engaged = True  # False: redundancy terms ask nothing (no task's target)
         self._built_layout = -1
         self._built_sig: list[int] = []
         self._built_epoch = -1
@@ -440,14 +441,18 @@ class Scene:
         if u is None or not limit:
             u = self._zw  # not read: the kernel's ``u`` when the limit is off
         steps, dtw = demand.steps, demand.dtw
+        fade = S.redundancy_fade(self._info, self.damping_epsilon)
         for c, a, b, y, ydot, wy, rhs, ff, orient, asked in self._views:
             c.update(tree, qv, a, b, y, ydot, wy)
             pose = c.pose_feedback
+            aims = c.has_target and (self.redundancy_engaged or not c.resolves_redundancy)
             S.task_rhs(
-                b, c._target_twist, ydot, rhs, asked, ff, c.feedforward, c.has_target, wy,
+                b, c._target_twist, ydot, rhs, asked, ff, c.feedforward, aims, wy,
                 clamp and pose, orient, speeds, braking, c.gain, limit and pose, a, u,
                 c._twist_seen, dtw, steps,
             )  # fmt: skip
+            if c.resolves_redundancy and fade < 1.0:  # near a singularity: redundancy_fade
+                rhs *= fade
 
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].

@@ -60,10 +60,11 @@ def task_fractions(views: Sequence[tuple[Any, ...]], qdot: Array, out: Array) ->
     configured speeds, before the motion limits' demand limit cuts it to what one tick allows):
     1, all of it; less: scaled by a limit, damped near a singularity, held off by a collision
     row. NaN for a constraint that is not a task this tick (one-sided rows, no target, weight
-    0) or asks for less than :data:`MIN_ASKED`.
+    0), a term that only resolves redundancy (``resolves_redundancy``: a posture under the
+    tasks it serves) or one that asks for less than :data:`MIN_ASKED`.
     """
     for i, (c, a, _b, _y, _yd, wy, _rhs, _ff, _or, asked) in enumerate(views):
-        if c.one_sided or not c.has_target:
+        if c.one_sided or not c.has_target or c.resolves_redundancy:
             out[i] = math.nan
         else:
             out[i] = followed_fraction(a, asked, wy, qdot)

@@ -451,6 +451,18 @@ def damped_pinv_solve(
     return out, float(smin), float(lam)
 
 
+def redundancy_fade(info: NDArray[np.float64], epsilon: float) -> float:
+    """The share [0, 1] of their asked velocity the terms that resolve redundancy keep.
+
+    They fade out as the tasks above near a singularity: the last solve's smallest singular
+    value (``info``, the solver's) from 2 ``epsilon`` down to ``epsilon``, where damping
+    starts; in a damped null space they would pull those tasks off their targets.
+    """
+    if epsilon <= 0.0:
+        return 1.0
+    return min(max(float(info[INFO_SIGMA_MIN]) / epsilon - 1.0, 0.0), 1.0)
+
+
 __all__ = [
     "INFO_DAMPING",
     "INFO_FINITE",
@@ -461,6 +473,7 @@ __all__ = [
     "RCOND",
     "UNDAMPED_RCOND",
     "damped_pinv_solve",
+    "redundancy_fade",
     "solve_limited",
     "solve_prioritized",
 ]

@@ -287,6 +287,27 @@ def test_joint_value_rows_match_finite_differences() -> None:
     np.testing.assert_allclose(m["ydot"], [0.1 + 3.0 * (1.0 - q[2]), 3.0 * (-0.5 - q[0])])
 
 
+def test_joint_value_without_joints_or_values_is_every_joint_to_mid_range() -> None:
+    """Robot-independent posture: empty joints are every active joint, empty values the
+    middle of each joint's range; the same constraint binds to another robot."""
+    for robot in ("ur5", "panda"):
+        tree = _tree(robot)
+        c = JointValue("posture", [], [], gain=2.0)
+        scene = Scene(tree, [c])
+        q = HOME[robot] + 0.1
+        m = scene.matrices(q)
+        n = tree.n_joints
+        np.testing.assert_array_equal(m["A"], np.eye(n))
+        np.testing.assert_allclose(m["ydot"], 2.0 * (tree.neutral() - q))
+        assert c.bound_joints == tree.joint_names
+    tree = _tree("ur5")
+    only = JointValue("elbow", ["elbow_joint"], [])  # one joint to the middle of its range
+    Scene(tree, [only])
+    np.testing.assert_allclose(only.values, tree.neutral()[[tree.joint_index("elbow_joint")]])
+    with pytest.raises(ConstraintError, match="values must be 6 finite numbers"):
+        Scene(tree, [JointValue("p", [], [0.0, 1.0])])  # values for every joint: 6 of them
+
+
 # --------------------------------------------------------------------------- bad arguments
 def test_unknown_axis_letter_names_the_choices() -> None:
     for pos, rot in [("xw", ""), ("", "rx"), ("xx", ""), ("a", "z")]:
@@ -327,7 +348,6 @@ def test_unknown_reference_names_the_choices() -> None:
         lambda: JointValue("j", ["panda_joint1"], [0.0], gain=-3.0),
         lambda: JointValue("j", ["panda_joint1"], [float("nan")]),
         lambda: JointValue("j", ["panda_joint1", "panda_joint2"], [0.0]),
-        lambda: JointValue("j", [], []),
         lambda: CopyPose("", "panda_hand"),
     ],
 )

@@ -111,7 +111,9 @@ def test_config_round_trip_and_params_files(tree: KinematicTree) -> None:
     assert ControllerConfig.from_dict(cfg.to_dict()) == cfg
     for robot, link in (("panda", "panda_hand"), ("ur5", "tool0")):
         loaded = load_config(REPO / "config" / f"{robot}.yaml")
-        assert [c.name for c in loaded.constraints] == ["ee"]
+        # the Panda is redundant: its posture resolves the spare motion, under the hand
+        names = ["ee", "posture"] if robot == "panda" else ["ee"]
+        assert [c.name for c in loaded.constraints] == names
         assert loaded.constraints[0].type == "copy_pose"
         assert loaded.constraints[0].link == link
         robot_tree = KinematicTree.from_urdf_file(REPO / "urdf" / f"{robot}.urdf")
@@ -619,3 +621,34 @@ def test_the_joint_order_does_not_change_an_undamped_command_beside_a_singularit
         np.testing.assert_allclose(
             [other[n] for n in names], [outs[0][n] for n in names], rtol=1e-9, atol=1e-9
         )
+
+
+def test_a_posture_that_resolves_redundancy_starts_no_motion_of_its_own() -> None:
+    """The shipped Panda config's posture (``resolves_redundancy``): no command before the hand
+    has a target (the arm stays where it is), then the posture acts under the hand; a
+    posture that does not resolve redundancy (a task of its own) moves the arm at once."""
+    tree = KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
+    q = np.array([0.3, -0.785, 0.2, -2.356, 0.0, 1.571, 0.785])
+    for resolves in (True, False):
+        cfg = load_config(REPO / "config" / "panda.yaml")
+        assert [c.name for c in cfg.constraints] == ["ee", "posture"]
+        cfg.constraints[1].settings["resolves_redundancy"] = resolves
+        ctrl = Controller(tree, cfg)
+        for k in range(5):
+            ctrl.set_joint_state(ctrl.joint_names, q, 1.0 + 0.004 * k)
+            out = ctrl.step(1.0 + 0.004 * k)
+        if resolves:
+            assert out.status == "waiting" and not np.any(out.qdot), out.reason
+            hand = tree.forward_kinematics(q, "panda_hand")
+            quat = spatial.matrix_to_quat(hand)
+            for k in range(5, 250):  # the hand held where it is: the posture swings the elbow
+                ctrl.set_joint_state(ctrl.joint_names, q, 1.0 + 0.004 * k)
+                ctrl.set_target("ee", "", hand[:3, 3], quat, 1.0 + 0.004 * k)
+                out = ctrl.step(1.0 + 0.004 * k)
+                q = q + out.qdot * 0.004
+            assert out.status == "active" and not out.shortfall
+            moved = tree.forward_kinematics(q, "panda_hand")
+            assert np.linalg.norm(moved[:3, 3] - hand[:3, 3]) < 1e-4  # the hand stays
+            assert abs(q[0] - 0.3) > 0.01 or abs(q[2] - 0.2) > 0.01  # the elbow swung
+        else:
+            assert out.status == "active" and np.any(out.qdot)

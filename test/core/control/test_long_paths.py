@@ -40,6 +40,7 @@ def _controller(limits: bool, posture: bool, six_d: bool) -> Controller:
         params = {k: v for k, v in params.items() if not k.startswith("joint_limits.")}
     if not six_d:
         params["constraints.ee.rotation_axes"] = ""
+    params["constraint_names"] = ["ee"]  # the shipped posture left out, or set here
     if posture:
         params["constraint_names"] = ["ee", "posture"]
         params.update(

@@ -99,7 +99,7 @@ def test_a_good_urdf_installs() -> None:
     assert out.logs == (
         (
             logging.INFO,
-            f"model 'panda' from the parameter: joints {ctrl.joint_names}, constraints ['ee']",
+            f"model 'panda' from the parameter: joints {ctrl.joint_names}, constraints ['ee', 'posture']",
         ),
     )
 

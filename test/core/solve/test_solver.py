@@ -365,7 +365,7 @@ def test_solve_limited_is_the_prioritized_kernel_with_one_level_bit_for_bit() ->
     assert locked_seen > 0 and scaled_seen > 0  # both limits were exercised
 
 
-def _circle_under_the_motion_limits(limits: bool) -> dict[str, float]:
+def _circle_under_the_motion_limits(limits: bool, posture: bool = False) -> dict[str, float]:
     """A 6-D target on a horizontal circle (r 0.5 m, 0.3 m/s), Panda with config/panda.yaml.
 
     The hand points down, its orientation fixed; the exact twist is fed forward; joint states
@@ -381,6 +381,8 @@ def _circle_under_the_motion_limits(limits: bool) -> dict[str, float]:
     cfg = load_config(share_file("config", "panda.yaml"))
     if not limits:
         cfg.joint_limits = {}
+    if not posture:  # a user's config without the shipped posture
+        cfg.constraints = [c for c in cfg.constraints if c.name != "posture"]
     tree = KinematicTree.from_urdf_file(bundled_urdf_path("panda"))
     ctrl = Controller(tree, cfg)
     q = np.array([-0.020, -1.191, -1.399, -2.226, -1.167, 1.671, -0.923])
@@ -428,7 +430,10 @@ def test_spare_motion_decays_under_the_motion_limits_and_the_task_is_never_froze
     """
     free = _circle_under_the_motion_limits(limits=False)
     boxed = _circle_under_the_motion_limits(limits=True)
-    print(f"\nwithout motion limits: {free}\nwith them: {boxed}")
+    shipped = _circle_under_the_motion_limits(limits=True, posture=True)
+    print(f"\nwithout motion limits: {free}\nwith them: {boxed}\nshipped (posture): {shipped}")
+    assert shipped["worst_m"] < 1e-4 and shipped["margin_rad"] > 0.2, shipped
+    assert shipped["scale"] == 1.0, shipped
     assert free["worst_m"] < 1e-4 and free["margin_rad"] > 0.2  # the ideal: followable
     assert boxed["worst_m"] < 1e-4, boxed  # 0.1 mm throughout, as without the limits
     assert boxed["scale"] == 1.0 and boxed["margin_rad"] > 0.2, boxed
