@@ -355,6 +355,7 @@ class Scene:
         self._aw = np.zeros((m, n))
         self._bw = np.zeros(m)
         self._ineq = np.zeros(m, dtype=np.bool_)  # hard inequality rows (the solver's bounds)
+        self._redundant = np.zeros(m, dtype=np.bool_)  # rows that resolve redundancy (fade)
         self._soft = np.zeros(m, dtype=np.bool_)  # soft ones (the active set)
         self._wcand = np.zeros(m)
         self._views = []
@@ -400,6 +401,7 @@ class Scene:
                 )
             )
             self._ineq[s] = c.one_sided and c.hard
+            self._redundant[s] = c.resolves_redundancy
             self._soft[s] = c.one_sided and not c.hard
         self._has_soft = bool(self._soft.any())
         self.result.errors = np.zeros(len(active))
@@ -441,7 +443,6 @@ class Scene:
         if u is None or not limit:
             u = self._zw  # not read: the kernel's ``u`` when the limit is off
         steps, dtw = demand.steps, demand.dtw
-        fade = S.redundancy_fade(self._info, self.damping_epsilon)
         for c, a, b, y, ydot, wy, rhs, ff, orient, asked in self._views:
             c.update(tree, qv, a, b, y, ydot, wy)
             pose = c.pose_feedback
@@ -451,8 +452,6 @@ class Scene:
                 clamp and pose, orient, speeds, braking, c.gain, limit and pose, a, u,
                 c._twist_seen, dtw, steps,
             )  # fmt: skip
-            if c.resolves_redundancy and fade < 1.0:  # near a singularity: redundancy_fade
-                rhs *= fade
 
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].
@@ -538,6 +537,7 @@ class Scene:
             self.box_hi,
             self._ineq,
             self._side,
+            self._redundant,
         )
 
     def following(self, qdot: Array, out: Array) -> None:

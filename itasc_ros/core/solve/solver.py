@@ -89,7 +89,27 @@ def _residual(aw, bw, r0, r1, x, at, rk, ineq):
 
 
 @njit(cache=True, nogil=True)
-def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk, ineq, side):
+def _fade_soft(bw, r1, soft, smin, eps):  # pragma: no cover - compiled
+    """Scale the ``soft`` rows of ``bw`` from row ``r1`` on by the first level's conditioning.
+
+    The share kept is ``smin / eps - 1`` within [0, 1]: all of it while the first level's
+    smallest singular value ``smin`` is at least 2 ``eps``, none from ``eps`` down (where
+    damping starts): in a damped null space a term that only resolves redundancy (a posture)
+    would pull the tasks above it off their targets.
+    """
+    if eps <= 0.0:
+        return
+    f = min(max(smin / eps - 1.0, 0.0), 1.0)
+    if f < 1.0:
+        for r in range(r1, bw.shape[0]):
+            if soft[r]:
+                bw[r] *= f
+
+
+@njit(cache=True, nogil=True)
+def _solve_levels(
+    aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk, ineq, side, soft
+):
     """Prioritised SNS solve of aw x = bw into x.
 
     Returns (level 1's scale, most iterations of a level, sigma_min, lambda).
@@ -104,6 +124,8 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
     level with a non-zero row. ``locked`` (out): joints some level held at a bound.
     The inequality rows (``ineq``, non-zero) are no level's task: every level keeps
     ``aw[r] x >= bw[r]`` as it keeps the joints' box (they are taken out of ``aw``).
+    The rows below the first level that are ``soft`` (a term that resolves redundancy) fade
+    out as that level nears a singularity (:func:`_fade_soft`).
     """
     n = aw.shape[1]
     p = 0
@@ -147,6 +169,7 @@ def _solve_levels(aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at
             if first:
                 smin, lm = s0, l0
                 first = False
+                _fade_soft(bw, r1, soft, s0, lam[1])
             if lev == 0 and method == 0 and lev + 1 < nlev:
                 _projector(sv, vt, lam[0], lam[1], proj)  # level 1's SVD gives it
                 projected = True
@@ -259,6 +282,7 @@ def solve_prioritized(
     bhi,
     ineq,
     side,
+    soft,
 ):
     """Weighted damped solve with strict priorities and hard joint bounds (SNS).
 
@@ -313,6 +337,8 @@ def solve_prioritized(
             braking_sides`), -1 its lower, 0 neither; the solve adds the sides the position
             limit within ``dt`` sets. A joint held at such a side does not scale its level down:
             the level goes on with the other joints (damped as they need).
+        soft: (m,) bool: rows of terms that only resolve redundancy (below the first level):
+            they fade out as the first level nears a singularity (:func:`_fade_soft`).
     """
     n = a.shape[1]
     finite = _weigh(
@@ -325,7 +351,7 @@ def solve_prioritized(
         lams = (lam_max, eps, gamma_max)
         scale, it, smin, lam = _solve_levels(
             aw, bw, levels, max(nlev, 1), fixed, zw, method, lams, xw, locked, proj, at, rk,
-            ineq, side,
+            ineq, side, soft,
         )  # fmt: skip
     for j in range(n):
         x = min(max(xw[j], fixed[j]), zw[j])
@@ -420,6 +446,7 @@ def solve_limited(*args):
         np.full(n, np.inf),
         np.zeros(m, dtype=np.bool_),
         np.zeros(n),
+        np.zeros(m, dtype=np.bool_),
     )
     solve_prioritized(*(args + (levels, 1) + work))  # noqa: RUF005 (numba: one tuple)
 
@@ -451,18 +478,6 @@ def damped_pinv_solve(
     return out, float(smin), float(lam)
 
 
-def redundancy_fade(info: NDArray[np.float64], epsilon: float) -> float:
-    """The share [0, 1] of their asked velocity the terms that resolve redundancy keep.
-
-    They fade out as the tasks above near a singularity: the last solve's smallest singular
-    value (``info``, the solver's) from 2 ``epsilon`` down to ``epsilon``, where damping
-    starts; in a damped null space they would pull those tasks off their targets.
-    """
-    if epsilon <= 0.0:
-        return 1.0
-    return min(max(float(info[INFO_SIGMA_MIN]) / epsilon - 1.0, 0.0), 1.0)
-
-
 __all__ = [
     "INFO_DAMPING",
     "INFO_FINITE",
@@ -473,7 +488,6 @@ __all__ = [
     "RCOND",
     "UNDAMPED_RCOND",
     "damped_pinv_solve",
-    "redundancy_fade",
     "solve_limited",
     "solve_prioritized",
 ]

@@ -3,9 +3,9 @@
 A redundant arm's spare motion must not build up (the least motion inside the motion box), a
 joint at its limit must not freeze the task, and a task the arm cannot follow is reported: over
 circles, lines and spirals of random centre, size, speed and plane that sweep the Panda's
-workspace for 20 s, 6-D and position-only, with and without a posture, each followable by an
-ideal velocity IK (the same task without joint or motion limits, every joint at least 0.2 rad
-from its limits), the controller with Franka's acceleration and jerk limits tracks within what
+workspace for 20 s, 6-D and position-only, with and without the shipped posture, each
+followable by an ideal velocity IK (the same task without joint or motion limits, every joint at
+least 0.2 rad from its limits), the controller with Franka's acceleration and jerk limits tracks within what
 the ideal reaches plus the limits' own delay, never leaves a joint at a limit the ideal does not
 need, and never falls short in silence.
 """
@@ -40,19 +40,8 @@ def _controller(limits: bool, posture: bool, six_d: bool) -> Controller:
         params = {k: v for k, v in params.items() if not k.startswith("joint_limits.")}
     if not six_d:
         params["constraints.ee.rotation_axes"] = ""
-    params["constraint_names"] = ["ee"]  # the shipped posture left out, or set here
-    if posture:
-        params["constraint_names"] = ["ee", "posture"]
-        params.update(
-            {
-                "constraints.ee.priority": 1,
-                "constraints.posture.type": "joint_value",
-                "constraints.posture.joints": [f"panda_joint{i}" for i in range(1, 8)],
-                "constraints.posture.values": Q0.tolist(),
-                "constraints.posture.priority": 2,
-                "constraints.posture.gain": 1.0,
-            }
-        )
+    if not posture:  # a user's config without the shipped posture (resolving redundancy)
+        params["constraint_names"] = ["ee"]
     return Controller(TREE, config_from_parameters(params))
 
 

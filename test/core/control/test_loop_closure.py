@@ -121,8 +121,9 @@ def test_the_grasp_holds_with_states_out_of_phase_and_through_one_robots_pause(
     """The shipped two-Panda config (motion limits, collision between the robots): each robot's
     driver publishes its state on its own clock, ``phase`` [s] before the tick (a's, b's), and
     b's states stop for 0.4 s mid-motion (the node holds both, then they go on and catch up
-    with the box). Both robots are compared at one instant: the grasp stays within 0.1 mm
-    (1.4 mm when b's state was taken as of the tick's instant)."""
+    with the box). Both robots are compared at one instant: the grasp stays within 0.2 mm
+    (0.04-0.05 mm without the posture; 1.4 mm when b's state was taken as of the tick's
+    instant)."""
     cfg = scenario_config(PARAMS)
     flat = read_params_file(share_file("config", PARAMS))
     for r in ("a", "b"):
@@ -158,4 +159,4 @@ def test_the_grasp_holds_with_states_out_of_phase_and_through_one_robots_pause(
         worst = max(worst, _relative_error(rel, grasp)[0])
     print(f"\nstates {phase} s behind, b paused 0.4 s: grasp held to {worst * 1e3:.4f} mm")
     assert held  # the pause stopped the robots
-    assert worst < 1e-4
+    assert worst < 2e-4

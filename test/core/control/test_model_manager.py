@@ -45,10 +45,12 @@ PANDA.joint_limits = {}
 
 
 def _any_robot() -> ControllerConfig:
-    """panda.yaml with ``joints`` empty and no effector link: fits the Panda and the UR5."""
+    """panda.yaml with ``joints`` empty, no effector link and a posture of every joint (to
+    the middle of its range): fits the Panda and the UR5."""
     d = PANDA.to_dict()
     d["joints"] = []
     d["constraints"][0]["link"] = ""
+    d["constraints"][1].update(joints=[], values=[])  # the posture
     return ControllerConfig.from_dict(d)
 
 
@@ -99,7 +101,8 @@ def test_a_good_urdf_installs() -> None:
     assert out.logs == (
         (
             logging.INFO,
-            f"model 'panda' from the parameter: joints {ctrl.joint_names}, constraints ['ee', 'posture']",
+            f"model 'panda' from the parameter: joints {ctrl.joint_names}, "
+            "constraints ['ee', 'posture']",
         ),
     )
 

@@ -99,6 +99,7 @@ def test_one_level_is_todays_solve_bit_for_bit() -> None:
                     np.full(n, np.inf),
                     np.zeros(rows, dtype=bool),
                     np.zeros(n),
+                    np.zeros(rows, dtype=bool),
                 )
             else:
                 S.solve_limited(*args)

@@ -71,6 +71,7 @@ def _kernel(
         bhi,
         np.zeros(m, dtype=bool),
         np.zeros(N) if side is None else side.astype(float),
+        np.zeros(m, dtype=bool),
     )
     return qdot, locked, info
 

@@ -353,6 +353,7 @@ def test_solve_limited_is_the_prioritized_kernel_with_one_level_bit_for_bit() ->
                     np.full(n, np.inf),
                     np.zeros(m, dtype=bool),
                     np.zeros(n),
+                    np.zeros(m, dtype=bool),
                 )
             else:
                 S.solve_limited(*args)
