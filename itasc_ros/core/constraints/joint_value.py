@@ -87,6 +87,7 @@ class JointValue(Constraint):
         elif not self.joints and not self._mid_range:
             self._given = given  # checked against the active joints at bind
         self._idx = np.zeros(len(self.joints), dtype=np.int64)
+        self._vmax = np.full(len(self.joints), np.inf)
 
     def set_values(self, values: ArrayLike, rates: ArrayLike | None = None) -> None:
         """Desired positions yd (one per joint) and optional rates yd'."""
@@ -141,6 +142,7 @@ class JointValue(Constraint):
             if not self.joints and not self._mid_range:
                 self.set_values(self._given)
         self._idx = idx
+        self._vmax = tree.velocity_limits[idx]
         if self._mid_range:
             self._values[:] = tree.neutral()[idx]
         self._structure_changed()
@@ -157,6 +159,13 @@ class JointValue(Constraint):
             y[r] = qi
             ydot[r] = self._rates[r] + self.gain * (self._values[r] - qi)
             wy[r] = self.weight
+        if self.resolves_redundancy:  # a preference asks no faster than the joints go (scaled)
+            scale = 1.0
+            for r in range(self._idx.shape[0]):
+                if abs(ydot[r]) * scale > self._vmax[r]:
+                    scale = self._vmax[r] / abs(ydot[r])
+            if scale < 1.0:
+                ydot *= scale
 
     def error(self, y: Array) -> float:
         """Scalar error from this constraint's rows of y (see :class:`Constraint`)."""

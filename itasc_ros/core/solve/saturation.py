@@ -255,6 +255,26 @@ def _keep(x, s, a, bb, sat, satval, held):
 
 
 @njit(cache=True, nogil=True)
+def _hold_ties(x, a, lo, hi, held):
+    """Hold every free joint that the scaled level brings to a bound, at that bound.
+
+    Such a joint ties with the one that bounds the scale (within :data:`TIE_TOL`): which of
+    the tied joints the iterations saturated depends on the joints' order; what the lower
+    levels may move must not.
+    """
+    for j in range(held.shape[0]):
+        if held[j] or abs(a[j]) <= BOUND_TOL:
+            continue
+        tol = TIE_TOL * abs(a[j]) + BOUND_TOL
+        if a[j] > 0.0 and x[j] >= hi[j] - tol:
+            x[j] = hi[j]
+            held[j] = True
+        elif a[j] < 0.0 and x[j] <= lo[j] + tol:
+            x[j] = lo[j]
+            held[j] = True
+
+
+@njit(cache=True, nogil=True)
 def _saturate(j, a, bb, lo, hi, sat, satval, cl):
     """Saturate joint j (or inequality row j - n) at its bound.
 
@@ -380,6 +400,7 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl, side):
             best = st
             found = True
             _keep(x, st, a, bb, sat, satval, held)
+            _hold_ties(x, a, lo, hi, held)
         if jcrit < 0:
             break
         _saturate(jcrit, a, bb, lo, hi, sat, satval, cl)

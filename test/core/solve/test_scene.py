@@ -564,7 +564,10 @@ def test_result_reports_locks_scaling_sigma_and_damping() -> None:
     q_goal[2] += 0.3
     c.set_target(tree.forward_kinematics(q_goal, "panda_hand"))
     res = scene.solve(q_lim, DT)
-    assert res.locked_joints == ["panda_joint3"] and res.iterations >= 2
+    assert res.locked_joints[-1:] == ["panda_joint3"] and res.iterations >= 2
+    for j in res.locked_joints[:-1]:  # the joint that bounds the scale, at its velocity limit
+        i = tree.joint_names.index(j)
+        assert abs(res.qdot[i]) == pytest.approx(scene.velocity_limits[i])
     assert res.qdot[2] == 0.0 and np.max(np.abs(res.qdot)) > 0.01
     # At the UR5 elbow singularity the damping is on, as the formula says.
     ur5 = _tree("ur5")
