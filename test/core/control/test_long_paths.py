@@ -5,9 +5,9 @@ joint at its limit must not freeze the task, and a task the arm cannot follow is
 circles, lines and spirals of random centre, size, speed and plane that sweep the Panda's
 workspace for 20 s, 6-D and position-only, with and without the shipped posture, each
 followable by an ideal velocity IK (the same task without joint or motion limits, every joint at
-least 0.2 rad from its limits), the controller with Franka's acceleration and jerk limits tracks within what
-the ideal reaches plus the limits' own delay, never leaves a joint at a limit the ideal does not
-need, and never falls short in silence.
+least 0.2 rad from its limits), the controller with Franka's acceleration and jerk limits
+tracks within what the ideal reaches plus the limits' own delay, never leaves a joint at a limit
+the ideal does not need, and never falls short in silence.
 """
 
 from __future__ import annotations
