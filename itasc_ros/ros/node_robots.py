@@ -48,6 +48,10 @@ from .polled_reader import PolledReader
 Array = NDArray[np.float64]
 
 
+#: The most a robot's reception is moved earlier by its header stamp (see ``_merged``) [s].
+MAX_SHIFT = 0.02
+
+
 class RobotSet:
     """The robots of ``robots`` on ``node`` (see the module).
 
@@ -226,9 +230,13 @@ class RobotSet:
         The robots measure at their own times: the merged state is received at the newest
         reception, and each robot's own reception comes with it, so that the controller takes
         every robot at one instant (two hands 2 ms apart at 0.2 m/s would be 0.4 mm off) and
-        judges each robot's freshness. (A robot's own velocities are not used to move it on:
-        the controller does so from the commands it sent, which also covers a robot whose
-        states stop.)
+        judges each robot's freshness. Where every robot's state is stamped, a robot measured
+        before the newest one (its header) counts as received that much before the newest
+        reception (at most :data:`MAX_SHIFT` earlier than its own): its reception can be late
+        while the other's is not (a driver that published late, a busy machine), its
+        measurement cannot. (A robot's own velocities are not used to move it on: the
+        controller does so from the commands it sent, which also covers a robot whose states
+        stop.)
         """
         stamps = [s[3] for s in states]
         known = [t for t in stamps if t is not None]
@@ -236,7 +244,14 @@ class RobotSet:
         parts = [s[1] for s in states]
         names = [n for s in states for n in s[0]]
         received = np.array([s[2] for s in states])
-        return names, np.concatenate(parts), float(received.max()), common, received
+        newest = float(received.max())
+        if common is not None:
+            for i, stamp in enumerate(stamps):
+                behind = common - float(stamp or 0.0)  # [s] measured before the newest
+                if 0.0 < behind:
+                    at = max(newest - behind, received[i] - MAX_SHIFT)
+                    received[i] = min(received[i], at)
+        return names, np.concatenate(parts), newest, common, received
 
     # --------------------------------------------------------------------- commands
     def fit(self, ctrl: Controller) -> None:
