@@ -23,7 +23,7 @@ STAMP  := $(VENV)/.installed-stamp
 # pytest-xdist workers of make test: one per CPU, at most 4 (each test starts DDS processes)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 4 ? 4 : n )))
 
-.PHONY: demo test lint bench peers limit-peers clean
+.PHONY: demo test lint docs bench peers limit-peers clean
 
 $(STAMP): setup.py setup.cfg pyproject.toml package.xml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m itasc_ros.tools.warm_cache
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
+
+# The documentation: doc/ built by Sphinx (MyST Markdown, autodoc of itasc_ros.core), every
+# warning an error; the site in doc/_build/html.
+docs: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html doc doc/_build/html
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -80,4 +86,4 @@ bench: $(STAMP) peers limit-peers
 	$(VENV)/bin/itasc-bench all
 
 clean:
-	rm -rf .venv .venv-jazzy build install log *.egg-info
+	rm -rf .venv .venv-jazzy build install log *.egg-info doc/_build

@@ -74,6 +74,8 @@ setup(
             "ros-ament-package",
         ],
         "bench": ["pytracik", "pin", "example-robot-data", "pin-pink", "qpsolvers", "daqp>=0.11"],
+        # make docs: the Sphinx site of doc/ (the layout rosdoc2 builds for docs.ros.org)
+        "docs": ["sphinx==9.0.4", "myst-parser==5.2.0", "sphinx-rtd-theme==3.1.0"],
     },
     zip_safe=True,
     maintainer="itasc_ros developers",

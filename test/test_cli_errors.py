@@ -213,7 +213,7 @@ def test_ik_default_budget_is_5_ms_as_solve_ik_and_the_readme() -> None:
     args = ik_cli._parser().parse_args(["panda", *XYZ])
     assert args.timeout == 0.005
     assert inspect.signature(solve_ik).parameters["timeout"].default == args.timeout
-    assert "Defaults: a 5 ms budget (`timeout`)" in (REPO / "README.md").read_text()
+    assert "Defaults: a 5 ms budget (`timeout`)" in (REPO / "doc" / "ik.md").read_text()
 
 
 def _read_until(proc: subprocess.Popen[str], text: str) -> str:

@@ -26,7 +26,7 @@ from itasc_ros.launch_plan import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
+README = REPO / "doc" / "getting_started.md"  # the real-robot recipes
 PANDA_URDF = (REPO / "urdf" / "panda.urdf").read_text()
 TWO_LINK_XACRO = """<?xml version="1.0"?>
 <robot name="two_link" xmlns:xacro="http://www.ros.org/wiki/xacro">
@@ -180,10 +180,11 @@ def test_the_ur5_simulation_with_rviz_on_its_root_link() -> None:
 
 
 def _readme_commands() -> list[list[str]]:
-    """The ``ros2 launch itasc_ros itasc.launch.py ...`` commands of README's real-robot part."""
+    """The ``ros2 launch itasc_ros itasc.launch.py ...`` commands of the real-robot recipes."""
     text = README.read_text()
     section = text[text.index("## On a real robot") :]
-    section = section[: section.index("\n## ", 1)].replace("\\\n", " ")
+    end = section.find("\n## ", 1)  # the next section, if the page has one
+    section = (section[:end] if end > 0 else section).replace("\\\n", " ")
     return [
         shlex.split(line.split("#")[0])[4:]
         for line in re.findall(r"^\s*(ros2 launch itasc_ros itasc\.launch\.py.*)$", section, re.M)

@@ -1,6 +1,6 @@
-"""Every fenced snippet of README.md runs as written; the README's obstacles ship.
+"""Every fenced snippet of the README and of the documentation (doc/*.md) runs as written.
 
-Each fenced block of README.md has a language, and each is checked by it:
+Each fenced block of those pages has a language, and each is checked by it:
 
 * ``python``: the block, alone, in a fresh interpreter (the venv's), must exit 0: a reader can
   copy any one block.
@@ -13,10 +13,11 @@ Each fenced block of README.md has a language, and each is checked by it:
   controller on the bundled Panda; a fragment (a part of such a file) must parse.
 
 Blocks run in a temporary folder that looks like the repository's root (``urdf/`` and
-``config/`` linked), so that the README's relative paths resolve and nothing is written into
+``config/`` linked), so that the pages' relative paths resolve and nothing is written into
 the checkout. ``run1`` there is a bag in ``itasc-record``'s layout: the golden bag
 (``test/data/golden/panda_circle.mcap``, the Panda tracking a circle, with the node's journal).
-A failure names the README line of the block or shell line.
+A failure names the page and line of the block or shell line. The obstacles the collision
+page shows ship in ``config/panda_obstacles.yaml``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from itasc_ros.tools.dds_env import local_dds_env
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: The pages whose fenced blocks run: the README and the documentation's (not ``_*.md``).
+PAGES = [README, *sorted(p for p in (ROOT / "doc").glob("*.md") if not p.name.startswith("_"))]
 GOLDEN = ROOT / "test" / "data" / "golden" / "panda_circle.mcap"
 VENV_BIN = Path(sys.prefix) / "bin"
 TIMEOUT = 60.0  # [s] per block or line
@@ -61,36 +64,41 @@ NOT_RUN: dict[str, str] = {
 """Prefix of a shell line that is not run -> why."""
 
 LANGUAGES = ("python", "bash", "yaml")
+#: Fenced blocks that are listings, not code (diagrams, a module list): not run.
+LISTINGS = ("text",)
 
 
 @dataclass(frozen=True)
 class Block:
-    """A fenced block of README.md: its language, first code line (1-based) and text."""
+    """A fenced block of a page: its page, language, first code line (1-based) and text."""
 
+    page: str
     lang: str
     line: int
     text: str
 
     @property
     def id(self) -> str:
-        return f"{self.lang}-L{self.line}"
+        return f"{self.page}-{self.lang}-L{self.line}"
 
 
-def readme_blocks() -> list[Block]:
-    """Every fenced block of README.md, in order."""
+def page_blocks(page: Path) -> list[Block]:
+    """Every fenced block of ``page``, in order (MyST directives, ``{toctree}``, left out)."""
+    name = str(page.relative_to(ROOT))
     blocks: list[Block] = []
     lang: str | None = None
     start, body = 0, list[str]()
-    for n, raw in enumerate(README.read_text().splitlines(), start=1):
+    for n, raw in enumerate(page.read_text().splitlines(), start=1):
         if raw.startswith("```"):
             if lang is None:
                 lang, start, body = raw[3:].strip(), n + 1, []
             else:
-                blocks.append(Block(lang, start, "\n".join(body) + "\n"))
+                if not lang.startswith("{"):
+                    blocks.append(Block(name, lang, start, "\n".join(body) + "\n"))
                 lang = None
         elif lang is not None:
             body.append(raw)
-    assert lang is None, f"README.md:{start - 1}: a fenced block is not closed"
+    assert lang is None, f"{name}:{start - 1}: a fenced block is not closed"
     return blocks
 
 
@@ -116,7 +124,7 @@ def not_run_reason(command: str) -> str | None:
     return next((why for p, why in NOT_RUN.items() if command.startswith(p)), None)
 
 
-BLOCKS = readme_blocks()
+BLOCKS = [b for page in PAGES for b in page_blocks(page)]
 
 
 def _of(lang: str) -> list[Block]:
@@ -157,35 +165,37 @@ def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         )
 
 
-def _failure(where: int, what: str, proc: subprocess.CompletedProcess[str]) -> str:
+def _failure(page: str, where: int, what: str, proc: subprocess.CompletedProcess[str]) -> str:
     return (
-        f"README.md:{where}: {what} exited {proc.returncode}\n"
+        f"{page}:{where}: {what} exited {proc.returncode}\n"
         f"--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}"
     )
 
 
 def test_every_block_is_checked() -> None:
     """Every fenced block has a language this test runs, and each kind is there."""
-    untagged = [f"README.md:{b.line - 1} ({b.lang or 'no language'})" for b in BLOCKS]
-    untagged = [u for u, b in zip(untagged, BLOCKS, strict=True) if b.lang not in LANGUAGES]
+    untagged = [f"{b.page}:{b.line - 1} ({b.lang or 'no language'})" for b in BLOCKS]
+    untagged = [
+        u for u, b in zip(untagged, BLOCKS, strict=True) if b.lang not in (*LANGUAGES, *LISTINGS)
+    ]
     assert not untagged, "fenced blocks this test does not run: " + ", ".join(untagged)
     assert len(_of("python")) >= 3 and len(_of("bash")) >= 6 and len(_of("yaml")) >= 4
 
 
 def test_every_not_run_rule_is_used() -> None:
-    """A rule that no README line needs any more is removed, not left to hide a line."""
+    """A rule that no page's line needs any more is removed, not left to hide a line."""
     commands = [c for b in _of("bash") for _, c in shell_lines(b)]
     unused = [p for p in NOT_RUN if not any(c.startswith(p) for c in commands)]
-    assert not unused, f"NOT_RUN prefixes no README line starts with: {unused}"
+    assert not unused, f"NOT_RUN prefixes no page's line starts with: {unused}"
     assert sum(not_run_reason(c) is None for c in commands) >= 5  # the scripts' lines run
 
 
 @pytest.mark.parametrize("block", _of("python"), ids=_block_id)
 def test_python_block_runs(block: Block, workdir: Path) -> None:
-    script = workdir / f"readme_L{block.line}.py"
+    script = workdir / f"{Path(block.page).stem}_L{block.line}.py"
     script.write_text(block.text)
     proc = _run([sys.executable, script.name], workdir)
-    assert proc.returncode == 0, _failure(block.line, "the python block", proc)
+    assert proc.returncode == 0, _failure(block.page, block.line, "the python block", proc)
 
 
 @pytest.mark.parametrize("block", _of("bash"), ids=_block_id)
@@ -195,16 +205,16 @@ def test_shell_block_runs(block: Block, workdir: Path) -> None:
         if not_run_reason(command) is not None:
             continue
         proc = _run(["bash", "-c", command], workdir)
-        assert proc.returncode == 0, _failure(line, repr(command), proc)
+        assert proc.returncode == 0, _failure(block.page, line, repr(command), proc)
         ran += 1
     if ran == 0:
         reasons = {not_run_reason(c) for _, c in shell_lines(block)}
-        pytest.skip(f"README.md:{block.line}: not run: {'; '.join(sorted(map(str, reasons)))}")
+        pytest.skip(f"{block.page}:{block.line}: not run: {'; '.join(sorted(map(str, reasons)))}")
 
 
 @pytest.mark.parametrize("block", _of("yaml"), ids=_block_id)
 def test_yaml_block_loads(block: Block) -> None:
-    where = f"README.md:{block.line}"
+    where = f"{block.page}:{block.line}"
     data = yaml.safe_load(textwrap.dedent(block.text))
     assert isinstance(data, dict) and data, f"{where}: not a YAML mapping"
     if "/**" not in data:
@@ -220,11 +230,11 @@ def test_yaml_block_loads(block: Block) -> None:
     assert ctrl.joint_names, where
 
 
-# -- the README's obstacles ship: config/panda_obstacles.yaml and its scenario -----------------
+# -- the collision page's obstacles ship: config/panda_obstacles.yaml and its scenario ---------
 
 
 def _readme_obstacles() -> list[str]:
-    """The obstacles of the README's collision params file."""
+    """The obstacles of the collision params file the documentation shows."""
     for block in _of("yaml"):
         data = yaml.safe_load(textwrap.dedent(block.text))
         if isinstance(data, dict) and "/**" in data:
@@ -232,7 +242,7 @@ def _readme_obstacles() -> list[str]:
             for settings in cons.values():
                 if settings.get("type") == "collision":
                     return list(settings["obstacles"])
-    raise AssertionError("README.md shows no collision params file")
+    raise AssertionError("no page shows a collision params file")
 
 
 def test_the_readme_obstacles_ship_in_config() -> None:
@@ -246,7 +256,7 @@ def test_the_readme_obstacles_ship_in_config() -> None:
     assert other == {
         k: v for k, v in base.constraint("collision").settings.items() if k != "obstacles"
     }
-    assert "config/panda_obstacles.yaml" in README.read_text()
+    assert "config/panda_obstacles.yaml" in (ROOT / "doc" / "constraints.md").read_text()
 
 
 def test_the_obstacles_scenario_is_listed_and_reports_what_happened(workdir: Path) -> None:

@@ -14,7 +14,7 @@
   says what it is and re-exports its public names.
 - At most :data:`MAX_CORE_TOP_LEVEL` ``.py`` files at the top level of ``core/``.
 - No module over :data:`MAX_MODULE_LINES` lines: a longer one holds several concepts.
-- Every module path that ARCHITECTURE.md names in backticks exists, and its module list names
+- Every module path that doc/architecture.md names in backticks exists, and its module list names
   every module of the package (``__init__`` and ``__main__`` aside).
 - ``test/`` mirrors the package: each folder of tests is a part or concept folder of
   ``itasc_ros/``, and only the tests of what spans the parts stay at its top.
@@ -343,8 +343,8 @@ ARCHITECTURE_PATH = re.compile(r"`([\w/.]+\.py)`")
 def test_architecture_paths_exist() -> None:
     """A path is relative to the repository or to ``itasc_ros/``; a bare file name is found in
     ``itasc_ros/`` at any depth or at the top of ``test/``."""
-    named = sorted(set(ARCHITECTURE_PATH.findall((REPO / "ARCHITECTURE.md").read_text())))
-    assert any(p.startswith("core/") for p in named), "no module path found in ARCHITECTURE.md"
+    named = sorted(set(ARCHITECTURE_PATH.findall((REPO / "doc" / "architecture.md").read_text())))
+    assert any(p.startswith("core/") for p in named), "no module path found in doc/architecture.md"
     missing = [
         p
         for p in named
@@ -353,7 +353,7 @@ def test_architecture_paths_exist() -> None:
         and not ("/" not in p and any((REPO / PACKAGE).rglob(p)))
         and not ("/" not in p and (REPO / "test" / p).is_file())
     ]
-    assert not missing, f"ARCHITECTURE.md names modules that do not exist: {missing}"
+    assert not missing, f"doc/architecture.md names modules that do not exist: {missing}"
 
 
 @pytest.mark.parametrize("part", sorted(FORBIDDEN))
@@ -366,17 +366,18 @@ MODULE_LIST = re.compile(r"<!-- modules:begin -->\n```text\n(.*?)```\n<!-- modul
 
 
 def test_architecture_lists_every_module() -> None:
-    block = MODULE_LIST.search((REPO / "ARCHITECTURE.md").read_text())
-    assert block, "ARCHITECTURE.md has no module list between <!-- modules:begin/end -->"
+    block = MODULE_LIST.search((REPO / "doc" / "architecture.md").read_text())
+    assert block, "doc/architecture.md has no module list between <!-- modules:begin/end -->"
     listed = {line.split()[0] for line in block.group(1).splitlines() if line.strip()}
     actual = {
         p.relative_to(REPO / PACKAGE).as_posix()
         for p in (REPO / PACKAGE).rglob("*.py")
         if p.name not in ("__init__.py", "__main__.py")
     }
-    assert not actual - listed, f"modules missing from ARCHITECTURE.md: {sorted(actual - listed)}"
+    missing = sorted(actual - listed)
+    assert not missing, f"modules missing from doc/architecture.md: {missing}"
     stale = {p for p in listed - actual if not p.endswith("/")}
-    assert not stale, f"ARCHITECTURE.md lists modules that do not exist: {sorted(stale)}"
+    assert not stale, f"doc/architecture.md lists modules that do not exist: {sorted(stale)}"
 
 
 TOP_LEVEL_TESTS = {

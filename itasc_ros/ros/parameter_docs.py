@@ -1,8 +1,9 @@
-"""The README's parameter tables, generated from the declarations (node and constraint types).
+"""The parameter reference, generated from the declarations (node and constraint types).
 
-``python -m itasc_ros.ros.parameter_docs`` prints them; ``--write README.md`` replaces the text
-between the ``<!-- parameters:begin -->`` and ``<!-- parameters:end -->`` lines. A test checks
-that the README is current, so a new parameter or constraint type shows there by being declared.
+``python -m itasc_ros.ros.parameter_docs`` prints them; ``--write doc/parameters.md`` replaces
+the text between the ``<!-- parameters:begin -->`` and ``<!-- parameters:end -->`` lines. A test
+checks that the page is current, so a new parameter or constraint type shows there by being
+declared.
 """
 
 from __future__ import annotations
@@ -64,10 +65,10 @@ NODE_HEADER = (
 
 def markdown() -> str:
     """The tables: the node's parameters, then each constraint type's settings."""
-    out = ["### The node", "", NODE_HEADER, *(_setting_row(s) for s in SETTINGS), ""]
+    out = ["## The node", "", NODE_HEADER, *(_setting_row(s) for s in SETTINGS), ""]
     t = type_spec("<name>")
     out += [
-        "### Constraints",
+        "## Constraints",
         "",
         f"Each name in `constraint_names` has `constraints.<name>.type` ({t.constraints}; "
         "read-only) and the settings of its type as `constraints.<name>.<setting>`:",

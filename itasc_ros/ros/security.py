@@ -6,8 +6,8 @@ Who may publish targets, jog the arm or call ``~/enable`` is decided by DDS Secu
 whose permissions allow it can. With the ``Permissive`` strategy (the default) a node whose
 enclave has no keys starts anyway, *without* security, and nothing says so; ``Enforce`` refuses
 to start instead. This module reads those settings (and whether the enclave's files exist) so
-that the node logs which case it is in; the README's "Who may command the robot" section says
-how to set it up.
+that the node logs which case it is in; the getting-started page's "Who may command the robot"
+section says how to set it up.
 """
 
 from __future__ import annotations

@@ -554,6 +554,21 @@ START = [
         ),
     ],
 )
+@example(  # undamped, a level scaled: its hold left the posture below no motion but rounding
+    joints=[*JOINTS[:5], JOINTS[6], JOINTS[5]],
+    start=True,
+    sequence=[
+        TargetEvent(
+            "", [0.30701957005161057, -6.5e-17, 0.5902695582766445], [0, 0, 0, 1.0], "now"
+        ),
+        ParamEvent("damping_max", 0.0),
+        JointStateEvent(
+            ["panda_finger_joint1", *JOINTS[:2], *JOINTS[3:6], JOINTS[2], JOINTS[6]],
+            [0.0, 0.0, -0.785, -2.356, 0.0, 1.571, 0.25, 0.785],
+            "now",
+        ),
+    ],
+)
 def test_any_input_sequence_publishes_only_safe_commands(
     joints: list[str], start: bool, sequence: list[Any]
 ) -> None:

@@ -1,4 +1,4 @@
-"""The README's parameter tables are the declarations' (node parameters, constraint types)."""
+"""The parameter reference (doc/parameters.md) is the declarations' (node, constraint types)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pytest
 from itasc_ros.core import REGISTRY
 from itasc_ros.ros.parameter_docs import BEGIN, END, markdown, replace_section
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "doc" / "parameters.md"
 
 
-def test_the_readme_tables_are_current() -> None:
-    text = README.read_text()
+def test_the_parameter_page_is_current() -> None:
+    text = PAGE.read_text()
     assert replace_section(text, markdown()) == text, (
-        "README.md's parameter tables are out of date: run "
-        "`python -m itasc_ros.ros.parameter_docs --write README.md`"
+        "doc/parameters.md is out of date: run "
+        "`python -m itasc_ros.ros.parameter_docs --write doc/parameters.md`"
     )
 
 

@@ -3,7 +3,7 @@
 A constraint type declares its fields (``Constraint.FIELDS``); everything that configures
 constraints is derived from them: the controller's configuration checks, the node's ROS
 parameters ``constraints.<name>.<field>`` with their descriptors and ranges, the replay of a
-recorded configuration and the README's parameter table.
+recorded configuration and the parameter reference (doc/parameters.md).
 """
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ class ControllerConfig:
 
     One attribute per setting of scope ``controller`` in
     :data:`~itasc_ros.core.control.settings.SETTINGS`, where each is declared once with its
-    default, range or choices, unit and meaning (the README's parameter table shows them);
+    default, range or choices, unit and meaning (the parameter reference shows them);
     the defaults below are read from there.
 
     Attributes:

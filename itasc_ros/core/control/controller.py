@@ -5,7 +5,7 @@ deterministic and identical to what the node did. Inputs are plain values with f
 stamps (the node's ROS clock, or bag timestamps); :meth:`Controller.step` returns what to
 publish.
 
-Safety rules (SAFETY.md lists every case):
+Safety rules (doc/safety.md lists every case):
 
 * no command before a joint state and a target arrived (``publish`` False);
 * joint states older than ``input_timeout`` (or received "in the future" of ``now``: the

@@ -4,7 +4,7 @@ itasc_node reports what it knows (the control status, the loop rate, URDF and in
 rejections, a failed tick...) as a :class:`Health`; :func:`diagnose` turns it into the level
 and message of its ``/diagnostics`` status, :func:`colour_state` into the colour of its
 ``~/markers``. The node only converts the result to ``DiagnosticStatus`` / ``ColorRGBA``.
-SAFETY.md quotes the messages.
+doc/safety.md quotes the messages.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ in :data:`SETTINGS` (a constraint type declares its own settings as
 - the node's ROS declarations, descriptors (ranges, read-only, choices) and the checks of the
   values it is given at start-up and live (``itasc_ros.ros.parameters``);
 - the params-file reader of the replay, the demo and the benchmarks (``itasc_ros.params``);
-- the README's parameter tables (``itasc_ros.ros.parameter_docs``, checked by a test).
+- the parameter reference, doc/parameters.md (``itasc_ros.ros.parameter_docs``, checked by a test).
 
 To add a parameter: add a :class:`Setting` here; a controller setting also gets its
 attribute on ``ControllerConfig`` (a test checks that the two agree) and its use in the code.

@@ -19,7 +19,7 @@ PREFER = ("speed", "distance")
 
 @dataclass
 class IkOptions:
-    """Tuning of the Newton loop (the defaults are the measured choice, see BENCHMARKS.md).
+    """Tuning of the Newton loop (the defaults are the measured choice, see doc/benchmarks.md).
 
     Attributes:
         lambda_min: damping added at every step (keeps singular steps bounded).

@@ -194,6 +194,10 @@ def _held_increment(ak, r, xprev, nmat, ident, sat, satval, ref, stop, method, l
         return True
     mz = ak @ nz
     u, s, vt = thin_svd(mz)
+    if s.shape[0] == 0 or s[0] <= HOLD_TOL:  # the holds leave the task no motion at all: what
+        a[:] = 0.0  # is left of ``mz`` is rounding, which an undamped solve would amplify
+        bb[:] = xprev + z0
+        return True
     if _too_hard(s, ref, stop, lam[1]):
         return False
     w = np.empty(nz.shape[1])

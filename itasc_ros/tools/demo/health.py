@@ -217,7 +217,7 @@ def health_notes(m: dict[str, Any]) -> list[str]:
 
     A joint whose velocity changes sign more than :data:`MAX_SIGN_CHANGES_PER_S` times a second
     after 1 s at the unreachable target: a short chatter at the acceleration limits of a
-    heavily saturated 6-D task (every command still within the limits; SAFETY.md, open items).
+    heavily saturated 6-D task (every command still within the limits; doc/safety.md, open items).
     """
     notes = []
     far = m.get("phases", {}).get("unreachable", {})
