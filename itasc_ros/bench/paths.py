@@ -76,7 +76,7 @@ def _path(kind: str, centre: Array, size: float, speed: float, frame: Array) -> 
     return at
 
 
-def paths(tree: KinematicTree) -> list[dict[str, Any]]:
+def paths(tree: KinematicTree, count: int = PATHS) -> list[dict[str, Any]]:
     """The benchmark's paths (seeded), each starting on the hand.
 
     Each: ``kind``, ``size`` [m], ``speed`` [m/s], ``six_d`` and ``at`` (its position and
@@ -85,7 +85,7 @@ def paths(tree: KinematicTree) -> list[dict[str, Any]]:
     rng = np.random.default_rng(SEED)
     hand = tree.forward_kinematics(Q0, "panda_hand")
     out = []
-    for i in range(PATHS):
+    for i in range(count):
         kind = ("circle", "line", "spiral")[i % 3]
         size, speed = float(rng.uniform(0.05, 0.4)), float(rng.uniform(0.05, 0.3))
         normal = rng.normal(size=3)
@@ -177,14 +177,14 @@ def _placo(tree: KinematicTree) -> tuple[Any, str]:
     return peer, ""
 
 
-def bench_paths(with_peers: bool = True) -> dict[str, Any]:
-    """Every path with every controller (see the module); the summary per controller."""
+def bench_paths(with_peers: bool = True, count: int = PATHS) -> dict[str, Any]:
+    """The first ``count`` paths with every controller (see the module); the summary."""
     tree = KinematicTree.from_urdf_file(robot_urdf("panda"))
     rows: list[dict[str, Any]] = []
     skipped = 0
     peer, why = _placo(tree) if with_peers else (None, "not asked")
     try:
-        for path in paths(tree):
+        for path in paths(tree, count):
             ideal = run_ours(tree, "ideal", path)
             eps = _controller(tree, "ideal", path["six_d"]).config.damping_epsilon
             if (
