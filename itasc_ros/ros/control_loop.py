@@ -32,8 +32,8 @@ SWITCH_INTERVAL = 0.0002
 #: Longest wait before the loop checks its stop flag and the context [s].
 MAX_WAIT = 0.1
 #: How often the loop checks that the context is still valid [s]: ``Context.ok()`` takes two
-#: locks (~4 us of a 1 kHz tick on a 2-core VM); its stop flag is checked every pass, and the
-#: context's shutdown sets it.
+#: locks, too costly for every pass of a 1 kHz loop; its stop flag is checked every pass, and
+#: the context's shutdown sets it.
 OK_CHECK_PERIOD = 0.05
 
 

@@ -1,9 +1,9 @@
 """Throttled log lines that cost nothing while they are throttled.
 
 rclpy's ``logger.warning(text, throttle_duration_sec=...)`` finds its caller (``inspect`` frame
-info, ``os.path.realpath``) on *every* call, before it decides to drop the line: about 0.3 ms
-of the interpreter each time, measured as three fifths of the IK thread's time under a 2 kHz
-request flood, and taken from the control thread through the interpreter lock. A
+info, ``os.path.realpath``) on *every* call, before it decides to drop the line: under a flood
+of bad requests most of a thread's time, taken from the control thread through the
+interpreter lock. A
 :func:`log_throttled` call that is due logs through the logger; one that is not returns after a
 dictionary look-up, and the next line that is due says how many were left out.
 """

@@ -166,7 +166,7 @@ class ItascNode(InputNode):
         self._journal.publish_parameters(self._parameter_values())
         # Joint states wait in their DDS reader (best effort takes every publisher) for the
         # control loop's thread, as the other inputs do.
-        # Taken serialized, read by JointStateWire (a Python JointState costs ~70 us a message).
+        # Taken serialized, read by JointStateWire (a Python JointState message is costly).
         self._joint_reader = PolledReader(
             self, JointState, str(P.value(self, "joint_topic")), reliable=False, raw=True
         )

@@ -1,13 +1,13 @@
 """A subscription the control tick reads: DDS keeps the latest message, the tick takes it.
 
 A subscription of an rclpy node is served by the executor: every message that arrives costs the
-executor's thread (the control loop's) a callback, ~35-55 us on a 2-core VM before any work of
-its own. A publisher flooding jog twists at 5 kHz then takes most of the loop's thread and ticks
-are missed. A :class:`PolledReader` is a subscription the executor never sees (rcl's
+executor's thread (the control loop's) a callback before any work of its own: a publisher
+flooding jog twists at kilohertz rates then takes most of the loop's thread and ticks are
+missed. A :class:`PolledReader` is a subscription the executor never sees (rcl's
 subscription on the node's handle, so its topic resolves, remaps and shows in the graph as the
 node's own): its DDS reader keeps the latest message (history depth 1: DDS's own threads do the
 depositing, outside Python's lock) and the tick takes it when it starts. A flood costs the tick
-one take (~1 us when nothing came, one message's conversion otherwise), whatever its rate.
+one take (a look when nothing came, one message's conversion otherwise), whatever its rate.
 
 Messages replaced before a tick took them are counted (gaps in each publisher's sequence numbers,
 reported in ``/diagnostics``). A message's reception time is DDS's own receive timestamp (the

@@ -2,11 +2,10 @@
 
 CPython collects generation 0 whenever 700 more objects were allocated than freed, inside
 whichever code allocates: in a 1 kHz loop that is the control tick, before its command is
-published, about once every 100 ticks, 0.15-0.2 ms each on a 2-core VM: the p99 of the
-joint-state-to-command latency. A :class:`SlackCollector` turns the automatic collector off and
-runs the collections that are due (CPython's own thresholds) when told to: right after a
-command is published, with most of a period before the next tick, and from a slow timer while
-the loop does not tick.
+published, about once every 100 ticks: the tail of the joint-state-to-command latency. A
+:class:`SlackCollector` turns the automatic collector off and runs the collections that are due
+(CPython's own thresholds) when told to: right after a command is published, with most of a
+period before the next tick, and from a slow timer while the loop does not tick.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Inputs read from their serialized form: what the tick needs of a message, without the message.
 
 Converting a message into its Python class runs the generated class's constructor and a
-checking property setter per field (every name checked to be a ``str``, every array copied):
-~70 us of the control thread's CPU for a ``sensor_msgs/JointState`` and ~90 us for a
-``geometry_msgs/PoseStamped`` on a 2-core VM, a fifth of a 1 kHz tick. The tick needs a few
+checking property setter per field (every name checked to be a ``str``, every array copied), on
+the control thread, for every ``sensor_msgs/JointState`` and ``geometry_msgs/PoseStamped``: a
+large share of a 1 kHz tick. The tick needs a few
 numbers and strings that rarely change. The readers here take them from the message's CDR bytes
 (what DDS received, taken with ``raw=True``): a few ``struct`` reads find the fields, the numbers
 are one copy, and the strings (joint names, frame ids) are decoded only when their bytes change,

@@ -2,7 +2,7 @@
 
 A tool that republishes a bag, streams a demo's targets or stands in for an operator in a test
 also stores what it hears: tens of thousands of objects. CPython's full collection of them
-stops every thread of the process (the GIL) for 100-400 ms on a slowed 2-core host: the
+stops every thread of the process (the GIL) for a long moment on a busy machine: the
 node on the other side sees its inputs go silent, holds or stops, and the run no longer
 shows what it was meant to. :func:`no_collector_pauses` collects once, freezes what exists out
 of later scans (:func:`gc.freeze`) and lets the collector run again at the end.

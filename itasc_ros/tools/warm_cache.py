@@ -6,8 +6,8 @@ The core's kernels are compiled by numba on their first call in a process that f
 entry for them, and cached on disk (see :mod:`itasc_ros.core.compiled_cache`: one cache per
 version of the core's sources). After a fresh install or an edit of the core, every process
 would compile them on its own until one has written the cache: a node's start-up, a test's
-or a benchmark's first call. On a 2-core host that is about a minute of CPU per process for
-the control tick alone, paid by every process started meanwhile, beside the others.
+or a benchmark's first call: the compilation of the control tick, paid by every process
+started meanwhile, beside the others.
 
 This tool builds a controller for each parameters file of ``config/`` on its robot (a tick's
 kernels: the scene's rows of every constraint type shipped, the solve, the motion limits, the
