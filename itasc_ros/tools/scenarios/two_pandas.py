@@ -31,19 +31,28 @@ PARAMS = "two_pandas.yaml"
 HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 
 
-def run(out_dir: Path, quick: bool = False) -> dict[str, Any]:
-    """Run the scenario, write ``two_pandas.png`` into ``out_dir``; returns the metrics."""
-    path = share_file("config", PARAMS)
-    cfg = scenario_config(PARAMS)
-    flat = read_params_file(path)
-    for r in ("a", "b"):  # the file's relative URDF paths: the package's own
+def two_pandas_model() -> tuple[KinematicTree, Any]:
+    """The two Pandas of ``config/two_pandas.yaml`` as one tree, and its configuration.
+
+    The file's relative URDF paths are resolved to the package's own.
+
+    Raises:
+        RuntimeError: the robots' URDFs cannot be composed.
+    """
+    flat = read_params_file(share_file("config", PARAMS))
+    for r in ("a", "b"):
         flat[f"robots.{r}.urdf_file"] = str(
             share_file("urdf", Path(flat[f"robots.{r}.urdf_file"]).name)
         )
     xml, why = robots_urdf(flat, ["a", "b"])
     if xml is None:
         raise RuntimeError(why)
-    tree = KinematicTree.from_urdf(xml)
+    return KinematicTree.from_urdf(xml), scenario_config(PARAMS)
+
+
+def run(out_dir: Path, quick: bool = False) -> dict[str, Any]:
+    """Run the scenario, write ``two_pandas.png`` into ``out_dir``; returns the metrics."""
+    tree, cfg = two_pandas_model()
     ctrl = Controller(tree, cfg)
     q = np.array(HOME * 2)
     hand = tree.forward_kinematics(q, "a_panda_hand")

@@ -17,10 +17,8 @@ import pytest
 from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.robots import Mounted, compose_robots
-from itasc_ros.params import read_params_file
-from itasc_ros.tools.resources import share_file
 from itasc_ros.tools.scenarios.two_pandas import HOME as TWO_HOMES
-from itasc_ros.tools.scenarios.two_pandas import PARAMS, robots_urdf, scenario_config
+from itasc_ros.tools.scenarios.two_pandas import two_pandas_model
 
 REPO = Path(__file__).resolve().parents[3]
 HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
@@ -124,13 +122,7 @@ def test_the_grasp_holds_with_states_out_of_phase_and_through_one_robots_pause(
     with the box). Both robots are compared at one instant: the grasp stays within 0.2 mm
     (0.04-0.05 mm without the posture; 1.4 mm when b's state was taken as of the tick's
     instant)."""
-    cfg = scenario_config(PARAMS)
-    flat = read_params_file(share_file("config", PARAMS))
-    for r in ("a", "b"):
-        urdf = Path(flat[f"robots.{r}.urdf_file"]).name
-        flat[f"robots.{r}.urdf_file"] = str(share_file("urdf", urdf))
-    xml, _ = robots_urdf(flat, ["a", "b"])
-    tree = KinematicTree.from_urdf(xml)
+    tree, cfg = two_pandas_model()
     ctrl = Controller(tree, cfg)
     q = np.array(TWO_HOMES * 2)
     hand = tree.forward_kinematics(q, "a_panda_hand")
