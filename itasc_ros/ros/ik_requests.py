@@ -24,6 +24,7 @@ import copy
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,10 @@ class IkRequests:
 
     Args:
         node: the node whose ``~/ik_solution`` and ``~/ik_result`` these are.
+        controller: the installed controller (None: no model yet).
         timeout: time budget of one request [s].
+        lock: held while a request is read from the controller (its seed, tree and kept
+            constraints): the lock the control tick holds, so that the seed is one tick's.
     """
 
     def __init__(
@@ -125,9 +129,11 @@ class IkRequests:
         node: Node,
         controller: Callable[[], Controller | None],
         timeout: float = DEFAULT_TIMEOUT,
+        lock: AbstractContextManager[Any] | None = None,
     ) -> None:
         self._node = node
         self._controller = controller
+        self._lock = lock if lock is not None else nullcontext()
         self._name = f"{node.get_name()}: ik"
         self._solutions = node.create_publisher(JointState, "~/ik_solution", 10)
         self._results = node.create_publisher(DiagnosticStatus, "~/ik_result", 10)
@@ -199,7 +205,8 @@ class IkRequests:
             self._fail(msg.header, "", "", NO_MODEL)
             return True
         try:
-            req = self._make(msg, ctrl)
+            with self._lock:
+                req = self._make(msg, ctrl)
         except Exception as exc:  # a request never stops the node
             self._fail(msg.header, robot, "", f"refused: {exc}")
             return True

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -80,6 +81,10 @@ class TargetMarkers:
             default: ``node._on_marker_snap``, else ``on_pose``.
         scale: Marker size [m].
         namespace: Server namespace relative to the node.
+        lock: Held around every read of the controller (default: none). The node's lock: the
+            controller's kinematics share one workspace with the control tick, which runs on
+            a thread of its own; a pose computed on the executor's thread beside a tick would
+            overwrite the link poses that tick is solving with.
 
     Raises:
         ValueError: no frame, or no pose sink.
@@ -96,7 +101,9 @@ class TargetMarkers:
         on_snap: PoseSink | None = None,
         scale: float = 0.2,
         namespace: str = NAMESPACE,
+        lock: AbstractContextManager[Any] | None = None,
     ) -> None:
+        self._lock = lock if lock is not None else nullcontext()
         if callable(effector):
             self._effector: EffectorPose = effector
         else:
@@ -146,7 +153,8 @@ class TargetMarkers:
     # ------------------------------------------------------------------ placement
     def _effector_pose(self, name: str) -> np.ndarray | None:
         try:
-            return self._effector(name)
+            with self._lock:
+                return self._effector(name)
         except ItascError as exc:  # e.g. a constraint the new model does not have
             log_throttled(
                 self._node.get_logger(),
@@ -246,7 +254,8 @@ class TargetMarkers:
         if now - self._followed.get(name, -math.inf) < FOLLOW_PERIOD:
             return False
         try:
-            _, target = self._controller.poses(name)
+            with self._lock:
+                _, target = self._controller.poses(name)
         except ItascError:
             return False
         if target is None:
@@ -292,17 +301,22 @@ class TargetMarkers:
 
 
 def replace_target_markers(
-    node: Node, controller: Controller, old: TargetMarkers | None, enabled: bool = True
+    node: Node,
+    controller: Controller,
+    old: TargetMarkers | None,
+    enabled: bool = True,
+    lock: AbstractContextManager[Any] | None = None,
 ) -> TargetMarkers | None:
     """Shut ``old`` down and serve markers for ``controller``'s pose constraints (if enabled).
 
-    The one call itasc_node makes when it installs a controller (start-up and URDF reload).
+    The one call itasc_node makes when it installs a controller (start-up and URDF reload);
+    ``lock``: the lock the control tick holds (see :class:`TargetMarkers`).
     """
     if old is not None:
         old.shutdown()
     if not enabled:
         return None
-    return TargetMarkers(node, controller, controller.pose_constraints)
+    return TargetMarkers(node, controller, controller.pose_constraints, lock=lock)
 
 
 __all__ = [

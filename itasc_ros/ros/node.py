@@ -112,8 +112,10 @@ class ItascNode(InputNode):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(NODE_NAME, **kwargs)
-        # The ticks run on a thread of their own (start_loop); what the executor changes in the
-        # controller changes under this lock, between two ticks.
+        # The ticks run on a thread of their own (start_loop); what another thread changes in
+        # the controller, and what it reads from it (its kinematics share one workspace with
+        # the tick: a pose computed beside a tick overwrites the link poses it solves with),
+        # happens under this lock, between two ticks.
         self._lock = threading.RLock()
         self._swaps = SwapTimes()  # the structural changes built beside the loop
         self._loop = None
@@ -194,7 +196,7 @@ class ItascNode(InputNode):
         self._joint_in: tuple[bytes, float] | None = None  # taken, not yet applied
         self._marker_in: dict[str, tuple[PoseStamped, float, bool]] = {}  # RViz, by name
         # Position IK on request, solved in a thread of its own (never in the control tick).
-        self._ik = IkRequests(self, lambda: self._controller)
+        self._ik = IkRequests(self, lambda: self._controller, lock=self._lock)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self._type_errors: dict[str, str] = {}  # of the request being set (see below)
         add_pre_set_parameters_callback(self, self._before_set_parameters)

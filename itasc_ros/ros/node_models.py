@@ -296,6 +296,7 @@ class ModelNode(OutputNode):
                     ctrl,
                     self._target_markers,
                     bool(P.value(self, "interactive_marker")),
+                    self._lock,  # the markers read the controller beside the ticks
                 )
             elif self._target_markers is not None:
                 self._target_markers.shutdown()

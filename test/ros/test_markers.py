@@ -38,11 +38,11 @@ from rviz_client import RvizLikeClient
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import InteractiveMarkerFeedback
 
-from itasc_ros.core import KinematicTree
+from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.ros.conversions import matrix_to_pose, pose_to_matrix
 from itasc_ros.ros.interactive_marker_server import SNAP_TO_EFFECTOR
-from itasc_ros.ros.markers import FOLLOW_PERIOD
+from itasc_ros.ros.markers import FOLLOW_PERIOD, PLACE_PERIOD, TargetMarkers
 from itasc_ros.tools.dds_env import local_dds_env
 
 pytestmark = pytest.mark.dds
@@ -405,3 +405,44 @@ def test_urdf_reload_recreates_the_marker(system: System, client: RvizLikeClient
         return dp < 2e-3 and dr < 2e-3
 
     wait_until(served, what="the marker of the reloaded model")
+
+
+# --------------------------------------------------------------------------- the tick's lock
+def test_markers_read_the_controller_only_under_the_ticks_lock(dds_domain: int) -> None:
+    """The markers' effector poses are computed on the executor's thread (the placement timer,
+    "Snap to effector"); the controller's kinematics share one workspace with the control tick,
+    which runs on a thread of its own. While the tick's lock is held, neither the placement nor
+    a snap computes anything: each waits for the lock, then goes on."""
+    tree = KinematicTree.from_urdf(PANDA_URDF.read_text())
+    cons = [ConstraintConfig(MARKER, "copy_pose", link=EFFECTOR)]
+    ctrl = Controller(tree, ControllerConfig(constraints=cons))
+    lock = threading.RLock()
+    snapped: list[str] = []
+    with ros_context(dds_domain) as (context, executor):
+        node = rclpy.create_node("marker_lock_probe", context=context)
+        executor.add_node(node)
+        markers = TargetMarkers(
+            node, ctrl, [MARKER], on_pose=lambda *_: None,
+            on_snap=lambda name, _msg: snapped.append(name), lock=lock,
+        )  # fmt: skip
+        try:
+            assert not markers.placed  # no joint state yet: the placement timer runs
+            with lock:  # a tick: the joint state arrives, the placement timer must wait
+                ctrl.set_joint_state(tree.joint_names, tree.neutral(), 0.0)
+                time.sleep(3 * PLACE_PERIOD)
+                assert not markers.placed, "placed while the tick held the lock"
+            wait_until(lambda: markers.placed, what="the markers placed after the tick")
+            done = threading.Event()
+
+            def snap() -> None:
+                markers.snap_to_effector(MARKER)
+                done.set()
+
+            with lock:
+                threading.Thread(target=snap, daemon=True).start()
+                assert not done.wait(3 * PLACE_PERIOD), "snapped while the tick held the lock"
+            assert done.wait(TIMEOUT) and snapped == [MARKER]
+        finally:
+            markers.shutdown()
+            executor.remove_node(node)
+            node.destroy_node()
