@@ -25,10 +25,12 @@ TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 4 ? 4 :
 
 .PHONY: demo test lint docs bench peers limit-peers clean
 
-$(STAMP): setup.py setup.cfg pyproject.toml package.xml
+# The package and, beside it, the benchmarks' own distribution (bench/: itasc-bench and the
+# peers; not part of the package a robot installs), which the tests of the benchmarks use.
+$(STAMP): setup.py setup.cfg pyproject.toml package.xml bench/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[$(ROS_EXTRA),test,bench]'
+	$(PY) -m pip install --quiet -e '.[$(ROS_EXTRA),test]' -e ./bench
 	$(PY) -m pip check
 	touch $(STAMP)
 
@@ -56,7 +58,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # The Orocos KDL peer of the benchmarks (and of the tests, which skip it, saying why, where it
-# is missing): Debian's python3-pykdl, built for the system Python 3.11 (itasc_ros.bench.peers
+# is missing): Debian's python3-pykdl, built for the system Python 3.11 (itasc_bench.peers
 # imports it into the venv). Installed with apt-get where that works (Debian/Ubuntu, root).
 peers: $(STAMP)
 	@/usr/bin/python3 -c 'import PyKDL' 2>/dev/null \
@@ -67,7 +69,7 @@ peers: $(STAMP)
 
 # The peers with limits inside their solve (itasc-bench tick), for the benchmarks only (~800 MB):
 # Drake in the venv; PlaCo in a venv of its own, $(VENV)/placo, as its wheel pins pin 3.8 and
-# numpy < 2.4 (the venv has pin 4.1 and numpy 2.4); itasc_ros.bench.peers runs PlaCo's tick
+# numpy < 2.4 (the venv has pin 4.1 and numpy 2.4); itasc_bench.peers runs PlaCo's tick
 # there, in a worker process. daqp (a C hierarchical QP, ~1 MB) in the venv, for the
 # hierarchy benchmark; mink (MuJoCo, ~65 MB) for the whole-body IK row. Without them their
 # benchmark rows and tests say why and skip.

@@ -9,7 +9,7 @@ PACKAGE = "itasc_ros"
 setup(
     name=PACKAGE,
     version="0.1.0",
-    packages=find_packages(exclude=["test", "test.*"]),
+    packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
     package_data={PACKAGE: ["py.typed"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
@@ -72,8 +72,8 @@ setup(
             "colcon-core",
             "colcon-ros",
             "ros-ament-package",
+            "wheel",  # test_packaging builds the package's wheel (setuptools < 70.1 needs it)
         ],
-        "bench": ["pytracik", "pin", "example-robot-data", "pin-pink", "qpsolvers", "daqp>=0.11"],
         # make docs: the Sphinx site of doc/ (the layout rosdoc2 builds for docs.ros.org)
         "docs": ["sphinx==9.0.4", "myst-parser==5.2.0", "sphinx-rtd-theme==3.1.0"],
     },
@@ -89,7 +89,6 @@ setup(
             "itasc-demo = itasc_ros.tools.demo:main",
             "itasc-record = itasc_ros.tools.record:main",
             "itasc-replay = itasc_ros.tools.replay:main",
-            "itasc-bench = itasc_ros.bench.cli:main",
             "itasc-ik = itasc_ros.tools.ik:main",
         ],
     },

@@ -29,11 +29,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import tomllib
+
 REPO = Path(__file__).resolve().parents[1]
-#: Console script name -> "module:function", as setup.py installs them.
-SCRIPTS: dict[str, str] = dict(
-    re.findall(r'"([\w-]+) = ([\w.]+:\w+)"', (REPO / "setup.py").read_text(encoding="utf-8"))
-)
+#: Console script name -> "module:function", as setup.py installs them (the package's) and
+#: bench/pyproject.toml (``itasc-bench``, the benchmarks' distribution).
+SCRIPTS: dict[str, str] = {
+    **dict(
+        re.findall(r'"([\w-]+) = ([\w.]+:\w+)"', (REPO / "setup.py").read_text(encoding="utf-8"))
+    ),
+    **tomllib.loads((REPO / "bench" / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "scripts"
+    ],
+}
 #: What the scripts import only after their arguments are parsed: imported up front, so that a
 #: case's child does not pay for them.
 PRELOAD = (

@@ -6,18 +6,20 @@
   module is not counted as importing its parent packages. A second test counts the imports
   inside functions too: a deferred import hides a cycle, it does not remove it.
 - No upward import, module-level or inside a function: ``core`` never imports the ROS side
-  (``ros``, ``tools``, ``bench``, ``params``, ``cli``, ``launch_plan``) nor rclpy and the ROS
-  message, service and interface packages; ``ros`` never imports ``tools`` or ``bench``;
+  (``ros``, ``tools``, ``params``, ``cli``, ``launch_plan``) nor rclpy and the ROS
+  message, service and interface packages; ``ros`` never imports ``tools``;
   ``params``, ``cli``, ``launch_plan`` and ``command_messages`` import none of ``ros``,
-  ``tools``, ``bench``.
+  ``tools``. No module of the package imports the benchmarks (``bench/``: ``itasc_bench``, a
+  distribution of its own).
 - Inside ``core``, the concept sub-packages depend one way (:data:`CORE_DEPENDS`), and each
   says what it is and re-exports its public names.
 - At most :data:`MAX_CORE_TOP_LEVEL` ``.py`` files at the top level of ``core/``.
 - No module over :data:`MAX_MODULE_LINES` lines: a longer one holds several concepts.
 - Every module path that doc/architecture.md names in backticks exists, and its module list names
-  every module of the package (``__init__`` and ``__main__`` aside).
+  every module of the package and of the benchmarks (``__init__`` and ``__main__`` aside).
 - ``test/`` mirrors the package: each folder of tests is a part or concept folder of
-  ``itasc_ros/``, and only the tests of what spans the parts stay at its top.
+  ``itasc_ros/`` (or ``bench``, the benchmarks), and only the tests of what spans the parts stay
+  at its top.
 """
 
 from __future__ import annotations
@@ -51,17 +53,21 @@ kinematics <- constraints <- solve <- control, ik. The other top-level modules o
 CORE_BASE = ("errors", "latest_worker", "compiled_cache", "lazy", "paths")
 """Top-level modules of ``core`` that every sub-package may import; they import none."""
 
-ROS_SIDE = ("ros", "tools", "bench", "params", "cli", "launch_plan", "command_messages")
+ROS_SIDE = ("ros", "tools", "params", "cli", "launch_plan", "command_messages")
 
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "core": ROS_SIDE,
-    "ros": ("tools", "bench"),
-    "params": ("ros", "tools", "bench"),
-    "cli": ("ros", "tools", "bench"),
-    "launch_plan": ("ros", "tools", "bench"),
-    "command_messages": ("ros", "tools", "bench"),
+    "ros": ("tools",),
+    "params": ("ros", "tools"),
+    "cli": ("ros", "tools"),
+    "launch_plan": ("ros", "tools"),
+    "command_messages": ("ros", "tools"),
 }
 """Part of ``itasc_ros`` -> the parts it must not import."""
+
+BENCH = REPO / "bench" / "itasc_bench"
+"""The benchmarks' package (the distribution ``bench/``): ``bench/<module>`` in
+doc/architecture.md, its tests in ``test/bench/``."""
 
 
 @dataclass(frozen=True)
@@ -263,6 +269,15 @@ def test_no_upward_import() -> None:
     assert not wrong, "upward imports:\n" + "\n".join(wrong)
 
 
+def test_the_package_never_imports_the_benchmarks() -> None:
+    wrong = [
+        f"{modules()[imp.source].relative_to(REPO)}:{imp.line}: {imp.target}"
+        for imp in imports()
+        if imp.target.split(".")[0] == "itasc_bench"
+    ]
+    assert not wrong, "the package imports the benchmarks:\n" + "\n".join(wrong)
+
+
 def _core_part(module: str) -> str:
     """``itasc_ros.core.control.controller`` -> ``control``; ``itasc_ros.core`` -> ``__init__``."""
     parts = module.split(".")
@@ -341,8 +356,9 @@ ARCHITECTURE_PATH = re.compile(r"`([\w/.]+\.py)`")
 
 
 def test_architecture_paths_exist() -> None:
-    """A path is relative to the repository or to ``itasc_ros/``; a bare file name is found in
-    ``itasc_ros/`` at any depth or at the top of ``test/``."""
+    """A path is relative to the repository, to ``itasc_ros/`` or (``bench/...``) to the
+    benchmarks' package; a bare file name is found in ``itasc_ros/`` at any depth or at the top
+    of ``test/``."""
     named = sorted(set(ARCHITECTURE_PATH.findall((REPO / "doc" / "architecture.md").read_text())))
     assert any(p.startswith("core/") for p in named), "no module path found in doc/architecture.md"
     missing = [
@@ -350,6 +366,7 @@ def test_architecture_paths_exist() -> None:
         for p in named
         if not (REPO / p).is_file()
         and not (REPO / PACKAGE / p).is_file()
+        and not (p.startswith("bench/") and (BENCH / p.removeprefix("bench/")).is_file())
         and not ("/" not in p and any((REPO / PACKAGE).rglob(p)))
         and not ("/" not in p and (REPO / "test" / p).is_file())
     ]
@@ -372,6 +389,10 @@ def test_architecture_lists_every_module() -> None:
     actual = {
         p.relative_to(REPO / PACKAGE).as_posix()
         for p in (REPO / PACKAGE).rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py")
+    } | {
+        "bench/" + p.relative_to(BENCH).as_posix()
+        for p in BENCH.rglob("*.py")
         if p.name not in ("__init__.py", "__main__.py")
     }
     missing = sorted(actual - listed)
@@ -403,7 +424,12 @@ def test_the_tests_mirror_the_package() -> None:
         for p in tests.rglob("test_*.py")
         if "data" not in p.relative_to(tests).parts
     }
-    not_parts = sorted(f for f in folders - {"."} if not (REPO / PACKAGE / f).is_dir())
+    not_parts = sorted(
+        f
+        for f in folders - {"."}
+        if not (REPO / PACKAGE / f).is_dir()
+        and not (f.split("/")[0] == "bench" and (BENCH / f.removeprefix("bench")[1:]).is_dir())
+    )
     assert not not_parts, f"test folders that are no folder of {PACKAGE}/: {not_parts}"
     top = {p.stem for p in tests.glob("test_*.py")}
     assert top <= TOP_LEVEL_TESTS, (

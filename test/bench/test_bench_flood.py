@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from itasc_ros.bench.arguments import flood_kinds
-from itasc_ros.bench.loop.flood import FLOODS
-from itasc_ros.bench.loop.flood_series import flood_summary
-from itasc_ros.bench.loop.run import run_loop_bench
-from itasc_ros.bench.loop.stops import STOP_KINDS, run_stop
+from itasc_bench.arguments import flood_kinds
+from itasc_bench.loop.flood import FLOODS
+from itasc_bench.loop.flood_series import flood_summary
+from itasc_bench.loop.run import run_loop_bench
+from itasc_bench.loop.stops import STOP_KINDS, run_stop
 from itasc_ros.params import config_from_parameters, read_params_file
 from itasc_ros.tools.resources import share_file
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from itasc_ros.bench.hierarchy import (
+from itasc_bench.hierarchy import (
     CaseData,
     HierarchyCase,
     _box,
@@ -61,7 +61,7 @@ DAQP_RUN_KEYS = (RUN_KEYS - {"first_velocity_scale"}) | {
 
 def test_daqp_rows_are_there_finite_and_within_the_box() -> None:
     pytest.importorskip("daqp")
-    from itasc_ros.bench.peers.daqp_peer import DaqpHierarchy
+    from itasc_bench.peers.daqp_peer import DaqpHierarchy
 
     data = CaseData.panda(HierarchyCase())
     r = measure_daqp(data, number=20, repeats=3)

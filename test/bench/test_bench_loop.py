@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itasc_ros.bench.loop import (
+from itasc_bench.loop import (
     BENCH_PRIORITY,
     RESULT_KEYS,
     latency_stats,
@@ -30,9 +30,9 @@ from itasc_ros.bench.loop import (
     proc_rss_kb,
     run_loop_bench,
 )
-from itasc_ros.bench.loop.core_floor import make_core_work
-from itasc_ros.bench.loop.scheduling import keep_cpus_warm
-from itasc_ros.bench.loop.series import (
+from itasc_bench.loop.core_floor import make_core_work
+from itasc_bench.loop.scheduling import keep_cpus_warm
+from itasc_bench.loop.series import (
     CORE_FLOOR_MODULE,
     CORE_FLOORS,
     FLOOR_KEYS,
@@ -95,7 +95,7 @@ def test_proc_readers_match_this_process() -> None:
 
 
 def test_run_queue_waits_are_read_per_thread() -> None:
-    from itasc_ros.bench.loop.procfs import longest_wait, thread_run_delays
+    from itasc_bench.loop.procfs import longest_wait, thread_run_delays
 
     before = thread_run_delays(os.getpid())
     if not before:

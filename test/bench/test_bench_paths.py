@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itasc_ros.bench.paths import VARIANTS, bench_paths
+from itasc_bench.paths import VARIANTS, bench_paths
 
 
 def test_the_shipped_config_tracks_every_followable_path_as_the_ideal_does() -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from itasc_ros.bench.peers import PeerUnavailable, import_pydrake
-from itasc_ros.bench.peers.availability import check_placo
+from itasc_bench.peers import PeerUnavailable, import_pydrake
+from itasc_bench.peers.availability import check_placo
 from itasc_ros.tools.dds_env import local_dds_env
 
 BIN = Path(sys.executable).parent

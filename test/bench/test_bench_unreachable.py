@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from itasc_ros.bench.unreachable import CHATTER, bench_unreachable, unreachable_run
+from itasc_bench.unreachable import CHATTER, bench_unreachable, unreachable_run
 
 
 @pytest.mark.parametrize("robot", ["panda", "ur5"])

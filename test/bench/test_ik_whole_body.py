@@ -1,4 +1,4 @@
-"""itasc_ros.bench.ik_whole_body and its peers: Talos on both feet reaching two hand poses."""
+"""itasc_bench.ik_whole_body and its peers: Talos on both feet reaching two hand poses."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from robots import erd_urdf_path
 
-from itasc_ros.bench import ik_whole_body as wb
-from itasc_ros.bench.peers import PeerUnavailable
-from itasc_ros.bench.peers.whole_body import FreeFlyerMap, MinkIk, PinkIk, PinocchioClik
+from itasc_bench import ik_whole_body as wb
+from itasc_bench.peers import PeerUnavailable
+from itasc_bench.peers.whole_body import FreeFlyerMap, MinkIk, PinkIk, PinocchioClik
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.kinematics.mobile_base import with_floating_base
 from itasc_ros.tools.scenarios.talos_com import half_sitting

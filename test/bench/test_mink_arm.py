@@ -1,13 +1,13 @@
-"""itasc_ros.bench.peers.mink_arm: mink with a collision limit on the Panda among obstacles."""
+"""itasc_bench.peers.mink_arm: mink with a collision limit on the Panda among obstacles."""
 
 from __future__ import annotations
 
 import pytest
 
-from itasc_ros.bench import ik_obstacles as obstacles
-from itasc_ros.bench.ik_protocol import EPS, solved
-from itasc_ros.bench.peers import PeerUnavailable
-from itasc_ros.bench.peers.mink_arm import MinkArm
+from itasc_bench import ik_obstacles as obstacles
+from itasc_bench.ik_protocol import EPS, solved
+from itasc_bench.peers import PeerUnavailable
+from itasc_bench.peers.mink_arm import MinkArm
 from itasc_ros.core.kinematics.collision_geometry import resolve_file
 
 

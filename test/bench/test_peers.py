@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from itasc_ros.bench import peers
-from itasc_ros.bench.peers import (
+from itasc_bench import peers
+from itasc_bench.peers import (
     DrakePeer,
     KdlNrJlPeer,
     KdlPeer,
@@ -34,7 +34,7 @@ from itasc_ros.bench.peers import (
     rotation_to_quaternion,
     urdf_chain,
 )
-from itasc_ros.bench.peers.urdf_chain import solver_limits
+from itasc_bench.peers.urdf_chain import solver_limits
 from itasc_ros.core import CopyPose, KinematicTree, Scene
 from itasc_ros.core.errors import UnknownLinkError, UnknownNameError, UnsupportedJointError
 from itasc_ros.core.kinematics.home_poses import HOME_POSES

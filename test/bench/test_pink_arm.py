@@ -1,13 +1,13 @@
-"""itasc_ros.bench.peers.pink_arm: pink with a collision barrier on the Panda among obstacles."""
+"""itasc_bench.peers.pink_arm: pink with a collision barrier on the Panda among obstacles."""
 
 from __future__ import annotations
 
 import pytest
 
-from itasc_ros.bench import ik_obstacles as obstacles
-from itasc_ros.bench.ik_protocol import EPS, solved
-from itasc_ros.bench.peers import PeerUnavailable
-from itasc_ros.bench.peers.pink_arm import PinkArm
+from itasc_bench import ik_obstacles as obstacles
+from itasc_bench.ik_protocol import EPS, solved
+from itasc_bench.peers import PeerUnavailable
+from itasc_bench.peers.pink_arm import PinkArm
 
 
 def test_pink_reaches_a_near_pose_and_keeps_every_pair_at_the_margin() -> None:

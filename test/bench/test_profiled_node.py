@@ -1,4 +1,4 @@
-"""itasc_ros.bench.loop.profiled_node: the parts it counts exist; counting and the report."""
+"""itasc_bench.loop.profiled_node: the parts it counts exist; counting and the report."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from itasc_ros.bench.loop import profiled_node
-from itasc_ros.bench.loop.run import run_loop_bench
+from itasc_bench.loop import profiled_node
+from itasc_bench.loop.run import run_loop_bench
 
 COMMANDS = "/forward_velocity_controller/commands"  # the command topic: one publish a tick
 
@@ -45,10 +45,10 @@ def test_a_counted_call_adds_its_thread_cpu_time_and_is_reported() -> None:
     ("module", "parts"),
     [
         (
-            "itasc_ros.bench.loop.profiled_node",
+            "itasc_bench.loop.profiled_node",
             ("step", "send the command", f"publish {COMMANDS}", "take /joint_states (got)"),
         ),
-        ("itasc_ros.bench.loop.profiled_floor", ("wait for a joint state", f"publish {COMMANDS}")),
+        ("itasc_bench.loop.profiled_floor", ("wait for a joint state", f"publish {COMMANDS}")),
     ],
 )
 def test_a_loop_run_reports_where_its_cpu_went(

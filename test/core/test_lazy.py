@@ -47,8 +47,8 @@ LIGHT = [
     "import itasc_ros.core.control.settings",
     "import itasc_ros.core.solve.solvers",
     "import itasc_ros.core.paths",
-    "import itasc_ros.bench.loop.flood",
-    "import itasc_ros.bench.arguments, itasc_ros.bench.cli",
+    "import itasc_bench.loop.flood",
+    "import itasc_bench.arguments, itasc_bench.cli",
     "from itasc_ros.core import ItascError, UnknownNameError",
     "from itasc_ros.tools.demo import main",  # itasc-demo's entry point, before its parse
 ]

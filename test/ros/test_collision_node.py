@@ -23,7 +23,7 @@ from procs import RosTestClient, node_command, read_log, ros_client, start_proce
 from robots import erd_urdf_path
 from sensor_msgs.msg import JointState
 
-from itasc_ros.bench.collision import pinocchio_reference
+from itasc_bench.collision import pinocchio_reference
 from itasc_ros.core import KinematicTree, Scene
 from itasc_ros.core.constraints.collision import Collision
 from itasc_ros.core.kinematics import spatial

@@ -25,7 +25,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from itasc_ros.bench.peers.pinocchio_collision import pinocchio_reference
+from itasc_bench.peers.pinocchio_collision import pinocchio_reference
 from itasc_ros.core import KinematicTree, Scene, solve_ik
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.collision_geometry import resolve_file

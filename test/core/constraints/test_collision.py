@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from robots import erd_urdf_path
 
-from itasc_ros.bench.collision import pinocchio_reference
+from itasc_bench.collision import pinocchio_reference
 from itasc_ros.core import (
     ConfigError,
     ConstraintConfig,
@@ -105,7 +105,7 @@ def test_far_pairs_are_off_and_not_queried(arm: KinematicTree) -> None:
 
 def _near_pose() -> np.ndarray:
     """The arm folded against its base (after 3 s of the demo scenario)."""
-    from itasc_ros.bench.collision import _scenario_path
+    from itasc_bench.collision import _scenario_path
 
     cfg = load_config(share_file("config", "panda_self_collision.yaml"))
     cfg = dataclasses.replace(cfg, joint_limits={})  # folded faster without Franka's limits

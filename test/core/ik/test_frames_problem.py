@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from robots import erd_urdf_path
 
-from itasc_ros.bench import ik_whole_body as wb
+from itasc_bench import ik_whole_body as wb
 from itasc_ros.core import CopyPose, KinematicTree, solve_ik
 from itasc_ros.core.constraints.com import CenterOfMass
 from itasc_ros.core.constraints.joint_value import JointValue

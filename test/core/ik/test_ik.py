@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from robots import erd_urdf_path
 
-from itasc_ros.bench.peers import PinocchioPeer, pose_error
+from itasc_bench.peers import PinocchioPeer, pose_error
 from itasc_ros.core import (
     ConfigurationError,
     CopyPose,
@@ -432,7 +432,7 @@ def test_cli_prints_the_configuration_and_a_json_line() -> None:
 
 
 def test_bench_ik_last_json_line_has_one_row_per_solver_robot_and_seed() -> None:
-    from itasc_ros.bench import cli
+    from itasc_bench import cli
 
     out = io.StringIO()
     with redirect_stdout(out):
@@ -465,7 +465,7 @@ def test_joints_outside_a_view_are_held_at_their_set_positions() -> None:
 
 
 def test_kdl_nr_jl_peer_solves_an_easy_target() -> None:
-    from itasc_ros.bench import peers
+    from itasc_bench import peers
 
     xml = erd_urdf_path("panda").read_text()
     try:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itasc_ros.bench.peers.pinocchio_collision import pinocchio_reference
+from itasc_bench.peers.pinocchio_collision import pinocchio_reference
 from itasc_ros.core import CopyPose, KinematicTree, solve_ik
 from itasc_ros.core.constraints.collision import Collision
 from itasc_ros.core.ik.set_problem import SetProblem

@@ -1,7 +1,7 @@
 """itasc_ros.core.kinematics.mobile_base: the free-floating base (with_floating_base).
 
 The floating base's forward kinematics and centre of mass are checked against Pinocchio's
-free-flyer model of the same URDF (:class:`~itasc_ros.bench.peers.whole_body.FreeFlyerMap`),
+free-flyer model of the same URDF (:class:`~itasc_bench.peers.whole_body.FreeFlyerMap`),
 at random configurations.
 """
 
@@ -44,8 +44,8 @@ def test_the_floating_base_has_six_bounded_joints_before_the_urdf_ones() -> None
 
 
 def test_the_floating_base_moves_the_body_as_pinocchios_free_flyer() -> None:
-    from itasc_ros.bench.peers import PeerUnavailable
-    from itasc_ros.bench.peers.whole_body import FreeFlyerMap
+    from itasc_bench.peers import PeerUnavailable
+    from itasc_bench.peers.whole_body import FreeFlyerMap
 
     full, path = _talos()
     tree = with_floating_base(full)

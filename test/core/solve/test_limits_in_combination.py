@@ -6,7 +6,7 @@ drives an ideal robot that follows every command, from random collision-free sta
 configurations toward targets the margin forbids: the ball's centre, inside the plate, inside
 the robot's base, behind the arm, and a target swept fast through the ball. The distances are
 measured independently of the constraint's code, by Pinocchio + coal on the URDF's collision
-meshes (:func:`~itasc_ros.bench.collision.pinocchio_reference`), at every state and half-way
+meshes (:func:`~itasc_bench.collision.pinocchio_reference`), at every state and half-way
 between consecutive states: no pair ever comes closer than the margin less 1 mm.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from robots import erd_urdf_path
 
-from itasc_ros.bench.collision import pinocchio_reference
+from itasc_bench.collision import pinocchio_reference
 from itasc_ros.core import Controller, KinematicTree
 from itasc_ros.core.constraints.collision import Collision
 from itasc_ros.core.kinematics import spatial

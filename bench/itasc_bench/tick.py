@@ -1,0 +1,278 @@
+"""``itasc-bench tick``: one full control tick beside KDL's, and what the tick's parts cost.
+
+The Panda's tick (FK, Jacobian, 6-D CopyPose, damping, limits) beside KDL's
+``ChainFkSolverPos`` + ``ChainIkSolverVel_wdls`` for the same step; key ``tick_ratio_vs_pykdl``;
+with a new target pose set every tick (checked, as KDL's tick takes one),
+``tick_with_target_ratio_vs_pykdl``. Beside the peers that put the same joint and velocity
+limits inside their solve, for the same step: PlaCo (``tick_ratio_vs_placo``) and Drake's
+differential IK (``tick_ratio_vs_drake``). Also the controller's tick (with a journal, with
+motion limits), a Talos tick with four constraints, and the Panda with a pose and a posture at
+one priority level vs two (``priorities``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from itasc_ros.core import (
+    ConstraintConfig,
+    Controller,
+    ControllerConfig,
+    CopyPose,
+    JointValue,
+    KinematicTree,
+    Scene,
+)
+from itasc_ros.core.control.journal import Journal
+from itasc_ros.core.kinematics.home_poses import HOME_POSES
+from itasc_ros.core.kinematics.spatial import matrix_to_quat
+from itasc_ros.params import load_config
+from itasc_ros.tools.resources import robot_urdf, share_file
+
+from .harness import TALOS_URDF, TimedElsewhere, erd_urdf, time_interleaved
+from .peers import DrakePeer, KdlPeer, PeerUnavailable, PlacoPeer
+from .report import print_table
+
+
+def _controller_ticks(
+    tree: KinematicTree, q: np.ndarray, target: np.ndarray
+) -> dict[str, Callable[[], Any]]:
+    """The node's tick in the core: joint state, target pose, step; without and with a journal.
+
+    ``controller_journaled`` records every call into a journal emptied every 10 ticks, as the
+    node does while ``~/journal`` is subscribed at 1 kHz; ``controller_limited`` applies
+    Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``);
+    ``controller_node_tick`` has both, the tick the node runs (config/panda.yaml with
+    ``~/journal`` subscribed); ``live_gain_change`` is a live change of the pose task's gain
+    on that controller (set on the running scene, nothing rebuilt).
+    """
+    config = ControllerConfig(
+        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_link8")], control_rate=1000.0
+    )
+    limited = copy.deepcopy(config)  # with Franka's acceleration and jerk limits
+    limited.joint_limits = load_config(share_file("config", "panda.yaml")).joint_limits
+    p, quat = target[:3, 3].copy(), matrix_to_quat(target)
+    names = tree.joint_names
+    funcs: dict[str, Callable[[], Any]] = {}
+    for name, journal, cfg in (
+        ("controller", None, config),
+        ("controller_journaled", Journal(), config),
+        ("controller_limited", None, limited),
+        ("controller_node_tick", Journal(), limited),
+    ):
+        ctrl = Controller(tree, cfg)
+        ctrl.attach_journal(journal)
+        clock = [1000.0]
+
+        def tick(ctrl: Controller = ctrl, clock: list[float] = clock) -> Any:
+            clock[0] += 0.001
+            now = clock[0]
+            ctrl.set_joint_state(names, q, now, now)
+            ctrl.set_target("ee", "", p, quat, now, now)
+            out = ctrl.step(now)
+            j = ctrl.journal
+            if j is not None and j.size > 2000:
+                j.take()
+            return out
+
+        funcs[name] = tick
+    live = Controller(tree, limited)
+    gains = [20.0, 21.0]
+
+    def gain_change() -> None:  # a live scalar change, as a ros2 param set of the gain
+        gains.reverse()
+        live.update_parameters(**{"constraints.ee.gain": gains[0]})
+
+    funcs["live_gain_change"] = gain_change
+    return funcs
+
+
+#: The Panda's tick period [s] (``Scene.solve``'s ``dt``, the peers' time step).
+PERIOD = 0.002
+
+
+def _limits_peer_ticks(
+    tree: KinematicTree,
+    scene: Scene,
+    q: np.ndarray,
+    out: dict[str, Any],
+    stack: contextlib.ExitStack,
+) -> dict[str, Callable[[], Any] | TimedElsewhere]:
+    """The ticks of the peers with limits inside their solve, for the Panda's step.
+
+    The same step as the others (``q + 0.05``), on ``panda_hand`` (``panda_link8`` turned
+    -45 degrees about z, same origin: the same motion), with the scene's position and velocity
+    limits and its period. Why a peer cannot run goes into ``out`` (``<peer>_unavailable``);
+    a worker process to end goes onto ``stack``.
+    """
+    urdf = robot_urdf("panda")
+    hand = tree.forward_kinematics(q + 0.05, "panda_hand")
+    limits = (*scene.position_limits, scene.velocity_limits)
+    funcs: dict[str, Callable[[], Any] | TimedElsewhere] = {}
+    try:
+        placo = PlacoPeer(urdf, "panda_hand", tree.joint_names, limits, PERIOD)
+        stack.callback(placo.close)
+        placo.set_target(hand)
+        funcs["placo"] = TimedElsewhere(functools.partial(placo.time_ticks, q))
+    except PeerUnavailable as exc:
+        out["placo_unavailable"] = str(exc)
+    try:
+        xml = urdf.read_text()
+        drake = DrakePeer(xml, "panda_link0", "panda_hand", tree.joint_names, limits, PERIOD)
+        funcs["drake"] = functools.partial(drake.tick, q, hand)
+    except PeerUnavailable as exc:
+        out["drake_unavailable"] = str(exc)
+    return funcs
+
+
+def _panda_ticks(
+    xml: str, tree: KinematicTree, q: np.ndarray, out: dict[str, Any], stack: contextlib.ExitStack
+) -> tuple[dict[str, Callable[[], Any] | TimedElsewhere], np.ndarray]:
+    """The Panda's ticks to time, and the target pose (4, 4).
+
+    Why a peer cannot run goes into ``out``; a worker process to end onto ``stack``.
+    """
+    c = CopyPose("ee", "panda_link8", gain=20.0)
+    target = tree.forward_kinematics(q + 0.05, "panda_link8")
+    c.set_target(target)
+    scene = Scene(tree, [c])
+
+    def closed_loop() -> Any:  # a new target every tick, as KDL's tick takes one
+        c.set_target(target)
+        return scene.solve(q, 0.002)
+
+    funcs: dict[str, Callable[[], Any] | TimedElsewhere] = {
+        "itasc_ros": lambda: scene.solve(q, 0.002),
+        "itasc_ros_with_target": closed_loop,
+    }
+    try:
+        kdl = KdlPeer(xml, "panda_link0", "panda_link8", lam=0.1)
+        funcs["pykdl"] = lambda: kdl.tick(q, target, 20.0)
+    except (PeerUnavailable, TypeError) as exc:
+        out["pykdl_unavailable"] = str(exc)
+    funcs.update(_controller_ticks(tree, q, target))
+    funcs.update(_limits_peer_ticks(tree, scene, q, out, stack))
+    return funcs, target
+
+
+def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
+    """The Panda's row from the times per call [s]; the summary figures also into ``out``."""
+    row: dict[str, Any] = {f"{k}_us": v * 1e6 for k, v in t.items()}
+    row["journal_overhead_us"] = (t["controller_journaled"] - t["controller"]) * 1e6
+    out["journal_overhead_us"] = row["journal_overhead_us"]
+    row["motion_limits_overhead_us"] = (t["controller_limited"] - t["controller"]) * 1e6
+    out["motion_limits_overhead_us"] = row["motion_limits_overhead_us"]
+    out["live_gain_change_us"] = row["live_gain_change_us"]
+    out["node_tick_us"] = row["controller_node_tick_us"]
+    if "pykdl" in t:
+        row["ratio_vs_pykdl"] = t["itasc_ros"] / t["pykdl"]
+        row["with_target_ratio_vs_pykdl"] = t["itasc_ros_with_target"] / t["pykdl"]
+        out["tick_ratio_vs_pykdl"] = row["ratio_vs_pykdl"]
+        out["tick_with_target_ratio_vs_pykdl"] = row["with_target_ratio_vs_pykdl"]
+    for peer in ("placo", "drake"):
+        if peer in t:
+            row[f"ratio_vs_{peer}"] = t["itasc_ros"] / t[peer]
+            out[f"tick_ratio_vs_{peer}"] = row[f"ratio_vs_{peer}"]
+    return row
+
+
+def bench_tick(number: int, repeats: int) -> dict[str, Any]:
+    """One control tick: ours (scene.solve) vs KDL FK + wdls velocity IK, PlaCo and Drake.
+
+    Args:
+        number: Calls per timing block.
+        repeats: Timing blocks (median taken).
+
+    Returns:
+        The summary figures, then the rows ``panda``, ``priorities`` and (where
+        example-robot-data is installed) ``talos``; times in [us per call].
+    """
+    out: dict[str, Any] = {}
+    xml = robot_urdf("panda").read_text()
+    tree = KinematicTree.from_urdf(xml)
+    q = np.array(HOME_POSES["panda"])
+    with contextlib.ExitStack() as stack:  # PlaCo's worker ends with the Panda's timing
+        funcs, target = _panda_ticks(xml, tree, q, out, stack)
+        t = time_interleaved(funcs, number, repeats)
+    out["panda"] = _panda_row(t, out)
+    out["priorities"] = bench_priorities(tree, q, target, number, repeats)
+    talos = erd_urdf(TALOS_URDF)
+    if talos is not None:
+        out["talos"] = _talos_tick(talos, number, repeats)
+    return out
+
+
+def _talos_tick(urdf: Path, number: int, repeats: int) -> dict[str, Any]:
+    """Talos (all joints) with a CopyPose on each hand and foot (24 rows)."""
+    tt = KinematicTree.from_urdf(urdf.read_text())
+    qt = tt.neutral()
+    cons = []
+    for link in ("arm_left_7_link", "arm_right_7_link", "leg_left_6_link", "leg_right_6_link"):
+        cc = CopyPose(link, link)
+        cc.set_target(tt.forward_kinematics(qt + 0.02, link))
+        cons.append(cc)
+    st = Scene(tt, cons)
+    tt_t = time_interleaved(
+        {"itasc_ros": lambda: st.solve(qt, 0.002)}, max(10, number // 4), repeats
+    )
+    return {
+        "itasc_ros_us": tt_t["itasc_ros"] * 1e6,
+        "joints": tt.n_joints,
+        "constraints": 4,
+        "rows": 24,
+    }
+
+
+def bench_priorities(
+    tree: KinematicTree, q: Any, target: Any, number: int, repeats: int
+) -> dict[str, Any]:
+    """The Panda's tick with a pose (6 rows) and a posture (7 rows): one level vs two.
+
+    The same rows, blended by weights in one level, or the posture at priority 2 (in the null
+    space of the pose); interleaved medians.
+    """
+    scenes = {}
+    for name, prio in (("one_level", 1), ("two_levels", 2)):
+        ee = CopyPose("ee", "panda_link8", gain=20.0)
+        ee.set_target(target)
+        posture = JointValue("posture", tree.joint_names, tree.neutral(), gain=2.0)
+        posture.set_priority(prio)
+        scenes[name] = Scene(tree, [ee, posture])
+    funcs: dict[str, Callable[[], Any]] = {
+        k: functools.partial(sc.solve, q, 0.002) for k, sc in scenes.items()
+    }
+    t = time_interleaved(funcs, number, repeats)
+    return {
+        "one_level_us": t["one_level"] * 1e6,
+        "two_levels_us": t["two_levels"] * 1e6,
+        "ratio_two_vs_one_level": t["two_levels"] / t["one_level"],
+    }
+
+
+def tick_command(args: argparse.Namespace) -> dict[str, Any]:
+    """Run and print ``itasc-bench tick`` (``args.number // 2`` calls per block).
+
+    Args:
+        args: The parsed command line (``number``, ``repeats``).
+
+    Returns:
+        The figures for the JSON line.
+    """
+    r = bench_tick(args.number // 2, args.repeats)
+    print_table("control tick [us per call, median]", r)
+    out: dict[str, Any] = {"tick": r}
+    for key in ("tick_ratio_vs_pykdl", "tick_ratio_vs_placo", "tick_ratio_vs_drake"):
+        if key in r:
+            out[key] = r[key]
+    return out
+
+
+__all__ = ["bench_priorities", "bench_tick", "tick_command"]
