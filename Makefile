@@ -84,8 +84,11 @@ limit-peers: $(STAMP)
 	  && $(VENV)/placo/bin/pip install --quiet placo==0.10.2 \
 	  || echo "placo not installable here: the PlaCo peer tests will be skipped"
 
+# Every benchmark beside its peers (itasc_bench.page.RUNS, about an hour on 2 CPUs): each
+# result's JSON replaces the last one in bench/results/, and doc/benchmarks.md is written from
+# them. One again: $(PY) -m itasc_bench.page --run --only tick
 bench: $(STAMP) peers limit-peers
-	$(VENV)/bin/itasc-bench all
+	$(PY) -m itasc_bench.page --run
 
 clean:
 	rm -rf .venv .venv-jazzy build install log *.egg-info doc/_build

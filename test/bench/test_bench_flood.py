@@ -78,8 +78,8 @@ def test_floods_do_not_stall_the_loop(tmp_path: Path, dds_domain: int) -> None:
         # by the hypervisor (steal time) as long: no process ran, the node neither. Not "only
         # where this process saw the joint states pause too": DDS delivery to the node paused
         # under the jog flood while this process got the states every 12 ms (181 ms without a
-        # command, the node stale and stopping as it promises; BENCHMARKS.md "A rare stall
-        # under the jog flood").
+        # command, the node stale and stopping as it promises; doc/realtime.md "A rare stall
+        # under a jog flood").
         # Or with the node starved of the CPU as long by the rest of the machine (a thread of
         # it waited on a run queue at least half the gap: measured, 336 ms without a command
         # while the tests of a fresh clone and a compilation beside them loaded 2 CPUs with

@@ -325,7 +325,7 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
         msg = _world_target(target)
         # The stream counts from the node's first command, not from its model: its target
         # reader may match this process's writer seconds after the writer matched it (a
-        # discovery announcement lost, BENCHMARKS.md "A recorder started beside the node"),
+        # discovery announcement lost, doc/replay.md "Start the recorder once the node runs"),
         # and the targets sent before are lost. Then until the hand is within 1 mm (9-11 s
         # on a quiet machine; one run in 3-6 was 0.17-0.25 m short at 9 s when the stream
         # counted from the model, and 19.8 mm short at a fixed 15 s).

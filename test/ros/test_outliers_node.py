@@ -339,8 +339,8 @@ def run(rig: Rig) -> RunResult:
             # The baseline window starts once the hand is seen on the circle, not a fixed time
             # after the stream's start: the node's target reader may match this process's
             # writer seconds after the writer matched it (a discovery announcement lost when
-            # participants start together, BENCHMARKS.md "A recorder started beside the
-            # node"), and the targets sent before are lost: the hand then stayed at the
+            # participants start together, doc/replay.md "Start the recorder once the node
+            # runs"), and the targets sent before are lost: the hand then stayed at the
             # circle's centre, a "baseline" of 100 mm (the radius).
             settled = _wait_on_the_circle(rig, stream, t0 + SETTLE)
             first = settled - t0 + BASELINE

@@ -425,8 +425,8 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
 
         publish_until(lambda: "control active" in read_log(node), "the node commanding")
         # Recorded from here on: started beside the node and the simulated robots, a recorder's
-        # participant was seen to leave the node's joint-state readers without a sample (see
-        # the note in BENCHMARKS.md "Several robots").
+        # participant was seen to leave the node's joint-state readers without a sample
+        # (doc/replay.md, "Start the recorder once the node runs").
         recorder = start_recorder(dds_domain, bag, [*inputs, *outputs])
         publish_until(lambda: "recording /itasc_node/journal" in read_log(recorder), "recorder")
         t0 = time.monotonic()

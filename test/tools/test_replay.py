@@ -276,7 +276,7 @@ def recorded(domain: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             and all(w.counts.get(JS, 0) > 0 for w in writers.values())
             and all(w.counts.get(JOURNAL, 0) > 0 for w in writers.values())
             # the node has the robot's joint states too (a reader of a participant that starts
-            # beside others can stay without a sample for seconds: BENCHMARKS.md)
+            # beside others can stay without a sample for seconds: doc/replay.md)
             and client.status in ("waiting", "active")
             and "joint state" not in client.reason
         ):
