@@ -80,6 +80,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def nonnegative_float(text: str) -> float:
+    """A finite number >= 0 (integers accepted), else a one-line argparse error."""
+    try:
+        value = finite_float(text)
+    except argparse.ArgumentTypeError:
+        value = -1.0
+    if value < 0.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number >= 0")
+    return value
+
+
 def positive_int(text: str) -> int:
     """A whole number > 0, else a one-line argparse error."""
     try:
@@ -222,6 +233,7 @@ __all__ = [
     "existing_path",
     "fail",
     "finite_float",
+    "nonnegative_float",
     "positive_float",
     "positive_int",
     "prog_name",

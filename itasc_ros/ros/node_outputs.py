@@ -106,7 +106,7 @@ class OutputNode(Node):
         the controller's clock (0 unless ``use_sim_time`` is active).
         """
         clock = self.get_clock()
-        wall = time.time()  # what the ROS clock reads then, without two Time objects (~10 us)
+        wall = time.time()  # what the ROS clock reads then, without two Time objects
         if isinstance(clock, ROSClock) and clock.ros_time_is_active:  # /clock drives it
             now = clock.now().nanoseconds * 1e-9
             return now, now - wall

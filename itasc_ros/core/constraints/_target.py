@@ -113,7 +113,7 @@ def offset_pose(values: Sequence[float]) -> Array | None:
 
 def _pose(owner: str, pose: ArrayLike) -> Array:
     p = np.asarray(pose, dtype=float)
-    if p.shape == (4, 4) and is_rigid_transform(p, 1e-6):  # compiled: the usual case, < 1 us
+    if p.shape == (4, 4) and is_rigid_transform(p, 1e-6):  # compiled: the usual case
         return p
     if p.shape != (4, 4) or not np.all(np.isfinite(p)):
         raise ConfigurationError(

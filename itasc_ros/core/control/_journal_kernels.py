@@ -1,8 +1,9 @@
 """Compiled writers of the journal's per-tick records (numba; layouts of :mod:`.journal`).
 
 Internal: the public API is :meth:`itasc_ros.core.control.Controller.attach_journal`. A tick
-and its inputs are journaled in the control thread; as numpy slice assignments (about 1 us
-each, a dozen per tick) the records cost more than ten microseconds a tick. Each writer here
+and its inputs are journaled in the control thread; as numpy slice assignments (a dozen per
+tick, each a dispatch of its own) the records would cost the tick more than the solve's parts
+they record. Each writer here
 writes one whole record, ``[code, length, payload...]``, into the journal's buffer at the index
 the journal reserved (:meth:`.journal.Journal.reserve`), and allocates nothing.
 """

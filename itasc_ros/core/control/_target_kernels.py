@@ -2,9 +2,9 @@
 
 Internal: the public API is :meth:`itasc_ros.core.control.Controller.set_target`. A target
 stream at 100 Hz-1 kHz runs in the same thread as the control tick, so the work per pose must
-stay a few microseconds: done with numpy's small-array calls (validation, quaternion to
-matrix, orthonormality check, ``so3_log``, the filter) it took ~150 us and delayed the next
-tick. The kernels write into preallocated arrays and allocate nothing.
+stay small next to a tick: numpy's small-array calls (validation, quaternion to matrix,
+orthonormality check, ``so3_log``, the filter), one dispatch each, would delay the next tick.
+The kernels write into preallocated arrays and allocate nothing.
 """
 
 from __future__ import annotations
@@ -219,6 +219,76 @@ def copy_if_changed(src, dst):
     return changed
 
 
+@njit(cache=True, nogil=True)
+def joints_along(jac, u, axis, amax, vmax, share, gram, y, rates, out):
+    """What the joints allow along a straight line and about an axis, at one configuration.
+
+    The least-norm joint rates of a unit twist along the line and of one about the axis
+    (``J^T (J J^T + eps I)^-1 e``), and so the largest linear and angular acceleration and
+    speed whose joint accelerations and speeds stay within ``share`` of the joints' limits.
+
+    Args:
+        jac: (6, n) the effector's Jacobian (root frame).
+        u: (3,) the line's unit direction (zeros: no line).
+        axis: (3,) the rotation's unit axis (zeros: no rotation).
+        amax: (n,) the joints' acceleration limits (inf: none).
+        vmax: (n,) the joints' velocity limits (inf: none).
+        share: the share of each limit the motion may take (0-1].
+        gram: (6, 6) work.
+        y: (6,) work.
+        rates: (2, n) work.
+        out: (4,) output: linear speed [m/s], linear acceleration [m/s^2], angular speed
+            [rad/s], angular acceleration [rad/s^2]; inf where nothing limits (no motion).
+    """
+    n = jac.shape[1]
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(n):
+                s += jac[i, k] * jac[j, k]
+            gram[i, j] = s
+        gram[i, i] += 1e-6
+    # Cholesky in place (lower), then the two right-hand sides e = (u, 0) and (0, axis)
+    for j in range(6):
+        s = gram[j, j]
+        for k in range(j):
+            s -= gram[j, k] * gram[j, k]
+        d = math.sqrt(max(s, 1e-300))
+        gram[j, j] = d
+        for i in range(j + 1, 6):
+            s = gram[i, j]
+            for k in range(j):
+                s -= gram[i, k] * gram[j, k]
+            gram[i, j] = s / d
+    for r in range(2):
+        y[:] = 0.0
+        for i in range(3):
+            y[i + 3 * r] = u[i] if r == 0 else axis[i]
+        for i in range(6):  # forward
+            s = y[i]
+            for k in range(i):
+                s -= gram[i, k] * y[k]
+            y[i] = s / gram[i, i]
+        for i in range(5, -1, -1):  # backward
+            s = y[i]
+            for k in range(i + 1, 6):
+                s -= gram[k, i] * y[k]
+            y[i] = s / gram[i, i]
+        for k in range(n):
+            s = 0.0
+            for i in range(6):
+                s += jac[i, k] * y[i]
+            rates[r, k] = abs(s)
+    for r in range(2):
+        v, a = math.inf, math.inf
+        for k in range(n):
+            if rates[r, k] > 1e-12:
+                v = min(v, share * vmax[k] / rates[r, k])
+                a = min(a, share * amax[k] / rates[r, k])
+        out[2 * r] = v
+        out[2 * r + 1] = a
+
+
 def warm_up_kernels(vmax: np.ndarray) -> None:
     """Compile (or load) every kernel an input or a tick calls, with the types they get there.
 
@@ -243,3 +313,7 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     gather_within(raw, np.zeros(n, dtype=np.int64), 1.0, np.zeros(n))  # a joint state's
     stream_step(pose, prev, 0.01, 0.001, 1.0, 1.0, 0.05, rel, raw, estimate)
     any_nonzero(raw)  # a twist's (6,) and a command's (n,): one signature
+    joints_along(
+        np.ones((6, n)), raw[:3], raw[3:], vmax, vmax, 0.5, np.zeros((6, 6)), np.zeros(6),
+        np.zeros((2, n)), np.zeros(4),
+    )  # fmt: skip

@@ -195,6 +195,7 @@ class ControllerConfig:
     base_weight: float = default("base_weight")
     aim_ahead: bool = default("aim_ahead")
     command_latency: float = default("command_latency")
+    actuator_lag: float = default("actuator_lag")
     max_target_speed: float = default("max_target_speed")
     max_target_angular_speed: float = default("max_target_angular_speed")
     target_reach_margin: float = default("target_reach_margin")

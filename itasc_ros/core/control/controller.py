@@ -103,6 +103,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         self._look_at_inputs(now)
         js = self._joints
         self._prediction.advance(self._q, js.stamps, now, js.interval)
+        self._prediction.lead(self.config.actuator_lag, self._elapsed)  # where the joints head
         status, reason = self._status(now)
         if status is Status.ACTIVE:
             self._update_references(now)
@@ -290,6 +291,11 @@ class Controller(Inputs, Jogging, LiveParameters):
         lead is kept within +-``input_timeout / 2``, every twist used within
         ``max_target_speed`` / ``max_target_angular_speed``: a target is never moved farther
         than those speeds allow over that lead. With ``aim_ahead`` false: as measured.
+
+        With ``actuator_lag`` ``tau`` the tick solves at where the joints head for
+        (:meth:`~itasc_ros.core.control.prediction.StatePrediction.lead`): each target is then
+        moved on by ``tau`` along its twist (a straight extrapolation, the exact inverse of the
+        lag: ``x + tau x'``) and its twist aimed ``tau`` later (``x' + tau x''``).
         """
         cfg = self.config
         if not cfg.aim_ahead:
@@ -298,7 +304,8 @@ class Controller(Inputs, Jogging, LiveParameters):
                     self._stop_aiming(name, st)
             return
         js = self._joints
-        acts = now + self._command_delivery()  # [s] when the command reaches the robot
+        lag = cfg.actuator_lag
+        acts = now + self._command_delivery() + lag  # [s] when the command reaches the robot
         cap = 0.5 * cfg.input_timeout
         measured = js.header if js.header == js.header else js.stamp  # NaN: unstamped
         # a late state is predicted on to an instant after it (see StatePrediction)
@@ -325,11 +332,13 @@ class Controller(Inputs, Jogging, LiveParameters):
                 cap_twist(st.aimed_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
                 cap_twist(self._mean_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
                 extrapolate_pose(st.pose, self._mean_twist, lead, st.aimed)
+                if lag > 0.0:  # where the joints head for: the target lag ahead, straight
+                    extrapolate_pose(st.aimed, self._mean_twist, lag, st.aimed)
                 self._give_twist(c, st, st.aimed_twist)
             else:
                 if st.aiming:  # an explicit twist aimed last tick: the estimate now
                     self._give_twist(c, st, st.applied)
-                extrapolate_pose(st.pose, st.applied, lead, st.aimed)
+                extrapolate_pose(st.pose, st.applied, lead + lag, st.aimed)
             self._give_pose(c, st, st.aimed)
             st.aiming = True
 

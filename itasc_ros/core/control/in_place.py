@@ -35,6 +35,7 @@ CONTROLLER_KEYS = frozenset(
         "aim_ahead",
         "feed_base_twist",
         "command_latency",
+        "actuator_lag",
     }
 )
 

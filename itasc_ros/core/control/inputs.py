@@ -155,7 +155,7 @@ class Inputs(Journaling):
             code = BAD_POSITION
         elif qt.shape != (4,):
             code = BAD_QUATERNION if usable(p) else BAD_POSITION
-        else:  # compiled: validates and writes the pose (~2 us instead of ~100 us of numpy)
+        else:  # compiled: validates and writes the pose in one call
             code = pose_from_position_quat(p, qt, HUGE, st.new_pose)
         if code == BAD_POSITION:
             raise self._reject(

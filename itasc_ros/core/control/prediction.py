@@ -24,6 +24,14 @@ not where one was a moment ago. A new state starts its joints' prediction again.
 A prediction is a model of the robot, not a measurement: while a state is late, a command is
 also never larger (its norm) than the last one sent on a state that was not
 (:meth:`StatePrediction.cap`), so that an unrefreshed state never speeds the robot up.
+
+A robot whose velocity servos lag (``actuator_lag`` ``tau``: each joint's velocity ``v``
+follows its command ``u`` as ``tau v' + v = u``) is solved at where its joints head for,
+``z = q + tau v`` (:meth:`StatePrediction.lead`): ``z' = v + tau v' = u``, so ``z`` moves
+exactly as an ideal robot commanded with ``u`` would, and the tick's feedback and limits act on
+an ideal robot again. ``v`` is modelled from the commands sent (the same first-order lag, exact
+over each tick's interval), not read from the joint states' velocities, which a driver may
+filter, delay or leave out.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ LATE_AFTER = 1.5
 """A joint state is late once older than this many control periods or joint-state intervals."""
 
 #: Values of a :class:`StatePrediction`'s state in a journal snapshot, per joint and in all.
-SNAPSHOT_PER_JOINT = 4
+SNAPSHOT_PER_JOINT = 5
 SNAPSHOT_EXTRA = 3
 
 
@@ -86,6 +94,23 @@ def advance(q, measured, stamps, base, upto, offset, cmd, now, expected):  # pra
     return late, target
 
 
+@njit(cache=True, nogil=True)
+def lead(q, velocity, sent, lag, dt):  # pragma: no cover - compiled
+    """One tick of a lagging robot's velocity model, then ``q += lag v`` (both in place).
+
+    Args:
+        q: (n,) in/out: the positions the tick solves at [rad or m].
+        velocity: (n,) in/out: the joints' modelled velocity [rad/s or m/s].
+        sent: (n,) the command in force since the last tick.
+        lag: the servos' time constant [s] (> 0).
+        dt: the time since the last tick [s].
+    """
+    keep = math.exp(-dt / lag) if dt > 0.0 else 1.0
+    for j in range(q.shape[0]):
+        velocity[j] = sent[j] + (velocity[j] - sent[j]) * keep
+        q[j] += lag * velocity[j]
+
+
 class StatePrediction:
     """The tick's joint positions: the measured ones, advanced by the commands to one instant.
 
@@ -101,6 +126,7 @@ class StatePrediction:
         instant: the reception time every joint was taken at, at the last tick [s]
             (the freshest state's, or the time a state became late).
         fresh_norm: the norm of the last command published while no state was late.
+        velocity: (n,) the joints' modelled velocity behind a lagging servo (:meth:`lead`).
     """
 
     def __init__(self, n: int, period: float) -> None:
@@ -110,10 +136,12 @@ class StatePrediction:
         self.late = 0.0
         self.instant = -math.inf
         self.fresh_norm = 0.0
+        self.velocity = np.zeros(n)
         self._base = np.full(n, math.nan)
         self._upto = np.zeros(n)
         self._offset = np.zeros(n)
         self.advance(self.q.copy(), np.full(n, -math.inf), 0.0, 0.0)  # compiled (or loaded) now
+        lead(self.q, self.velocity, self.sent, 1.0, 0.0)
         self.reset()
 
     def advance(self, measured: Array, stamps: Array, now: float, interval: float) -> Array:
@@ -130,23 +158,38 @@ class StatePrediction:
         )  # fmt: skip
         return self.q
 
+    def lead(self, lag: float, dt: float) -> Array:
+        """The positions the joints head for behind servos that lag (see the module).
+
+        Moves the modelled velocity on by ``dt`` [s] (the command sent through the lag
+        ``lag`` [s]), then :attr:`q` by ``lag`` times it, in place. ``lag`` 0: the joints
+        follow at once; :attr:`q` is left as it is.
+        """
+        if lag > 0.0:
+            lead(self.q, self.velocity, self.sent, lag, dt)
+        else:
+            self.velocity[:] = self.sent
+        return self.q
+
     def state_into(self, out: Array) -> None:
-        """The prediction's state into ``out`` (4 n + 3,) (a journal snapshot's part)."""
+        """The prediction's state into ``out`` (5 n + 3,) (a journal snapshot's part)."""
         n = self.q.shape[0]
         out[:n] = self._base
         out[n : 2 * n] = self._upto
         out[2 * n : 3 * n] = self._offset
         out[3 * n : 4 * n] = self.sent
-        out[4 * n :] = (self.fresh_norm, self.late, self.instant)
+        out[4 * n : 5 * n] = self.velocity
+        out[5 * n :] = (self.fresh_norm, self.late, self.instant)
 
     def state_from(self, s: Array) -> None:
-        """Set the state from :meth:`state_into`'s values ``s`` (4 n + 3,)."""
+        """Set the state from :meth:`state_into`'s values ``s`` (5 n + 3,)."""
         n = self.q.shape[0]
         self._base[:] = s[:n]
         self._upto[:] = s[n : 2 * n]
         self._offset[:] = s[2 * n : 3 * n]
         self.sent[:] = s[3 * n : 4 * n]
-        self.fresh_norm, self.late, self.instant = (float(v) for v in s[4 * n :])
+        self.velocity[:] = s[4 * n : 5 * n]
+        self.fresh_norm, self.late, self.instant = (float(v) for v in s[5 * n :])
 
     def publish(self, qdot: Array) -> None:
         """The command ``qdot`` (n,) was published: the robot follows it from now on."""
@@ -174,7 +217,15 @@ class StatePrediction:
         self._base[:] = math.nan
         self._offset[:] = 0.0
         self.sent[:] = 0.0
+        self.velocity[:] = 0.0
         self.fresh_norm = 0.0
 
 
-__all__ = ["LATE_AFTER", "SNAPSHOT_EXTRA", "SNAPSHOT_PER_JOINT", "StatePrediction", "advance"]
+__all__ = [
+    "LATE_AFTER",
+    "SNAPSHOT_EXTRA",
+    "SNAPSHOT_PER_JOINT",
+    "StatePrediction",
+    "advance",
+    "lead",
+]

@@ -358,6 +358,22 @@ SETTINGS: tuple[Setting, ...] = (
         unit="s",
     ),
     _s(
+        "actuator_lag",
+        "double",
+        0.0,
+        "Time constant of the robot's velocity servos: the time a joint takes to reach 63 % of "
+        "a step of its command (a first-order lag; e.g. 0.01-0.03 on Franka and UR velocity "
+        "interfaces). The tick then solves at where the joints are heading (their position "
+        "plus this lag times their velocity, modelled from the commands sent) and aims each "
+        "target that much ahead along its twist: the lag is inverted, a moving target is "
+        "tracked as on an ideal robot and a step is reached without overshoot. 0: the robot "
+        "follows each command at once.",
+        lo=0.0,
+        hi=0.1,
+        live=True,
+        unit="s",
+    ),
+    _s(
         "max_target_speed",
         "double",
         2.0,

@@ -127,7 +127,7 @@ def as_array(value: ArrayLike, what: str, reject: Any) -> Array:
 
 def usable(v: Array) -> bool:
     """All values finite and at most :data:`HUGE` in magnitude (NaN fails the comparison)."""
-    return bool(all_finite(v, HUGE))  # compiled: ~0.3 us against ~2 us of numpy calls
+    return bool(all_finite(v, HUGE))  # compiled: no numpy dispatch per check
 
 
 class TargetStream:

@@ -37,9 +37,9 @@ REPAIR_SHARE = 0.25
 """The share of the budget left that one repair by the set loop may take."""
 REPAIR_EVERY = 16
 """The set loop repairs every this many-th pose solution that breaks an inequality: a new pose
-solution from a random configuration (~0.1 ms) keeps them far more often than a repair
-(~0.3 ms an iteration) finishes; measured on the Panda among obstacles, 800 targets, 5 ms:
-a repair of each one left 2.3 % unsolved, of every 10th 0.1 %, none 0 %."""
+solution from a random configuration is far cheaper than an iteration of a repair, and keeps
+the inequalities more often than a repair finishes within the budget (the choice is measured
+by ``itasc-bench ik``'s ``panda_obstacles`` row)."""
 KEPT_PROBLEMS = 8
 """Inequality problems kept per tree for the next solves with the same constraints."""
 
@@ -127,10 +127,11 @@ def solve_pose_among(
 def _problem(tree: KinematicTree, constraints: list[Constraint], q: Array) -> SetProblem:
     """The inequalities' problem on ``tree``: kept from a solve with the same objects before.
 
-    Building one binds the constraints (a collision model's pairs: ~0.5 ms) and reads its rows
-    once at ``q`` (the first query of a collision model loads its code: ~20 ms), before the
-    budget's clock starts. The problem holds the constraints, so an id in the key is never
-    another object's while it is kept. A constraint bound to another tree since is bound again.
+    Building one binds the constraints (a collision model's pairs) and reads its rows once at
+    ``q`` (the first query of a collision model loads its code), before the budget's clock
+    starts: neither is the solve's time. The problem holds the constraints, so an id in the key
+    is never another object's while it is kept. A constraint bound to another tree since is
+    bound again.
     """
     kept = _problems.setdefault(tree, {})
     key = tuple(id(c) for c in constraints)

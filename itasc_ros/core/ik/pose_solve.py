@@ -25,7 +25,8 @@ from .result import IkResult
 
 Array = NDArray[np.float64]
 
-#: Iterations per compiled call between two looks at the clock (~1-2 us each).
+#: Iterations per compiled call between two looks at the clock (an arm's iteration is short
+#: next to the budget).
 CHUNK = 64
 
 _WARM = False

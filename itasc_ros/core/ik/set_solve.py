@@ -309,8 +309,8 @@ def _restart(
     return box.near(q0, rng)
 
 
-#: Iterations of one call of the compiled loop (~15 us each for a humanoid): the clock is read
-#: between calls.
+#: Iterations of one call of the compiled loop (a humanoid's iteration is short next to the
+#: budget): the clock is read between calls.
 BATCH = 8
 
 

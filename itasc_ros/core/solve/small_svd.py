@@ -1,8 +1,8 @@
 """The thin SVD of the solve's small matrices: one-sided Jacobi, LAPACK beyond.
 
 ``np.linalg.svd`` in compiled code calls LAPACK's ``gesdd``: a workspace query, workspace and
-output allocations and a bidiagonalisation, 11-13 us for a 6 x 7 task (doc/benchmarks.md), the
-largest single item of a Panda control tick. One-sided Jacobi (Hestenes) rotates the rows of the
+output allocations and a bidiagonalisation: for an arm's task the largest single item of a
+control tick. One-sided Jacobi (Hestenes) rotates the rows of the
 matrix until they are orthogonal; their norms are the singular values and the normalised rows
 the right singular vectors, with the relative accuracy Jacobi is known for. It is cheaper for
 the matrices of one arm's tasks (up to :data:`JACOBI_MAX_ROWS` rows after transposing, and

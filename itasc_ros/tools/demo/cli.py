@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from itasc_ros.cli import CliParser, positive_float, usage_status
+from itasc_ros.cli import CliParser, nonnegative_float, positive_float, usage_status
 from itasc_ros.tools.demo.phases import DEFAULT_DURATION, min_duration
 from itasc_ros.tools.demo.target_path import RADIUS
 
@@ -51,6 +51,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--quick", action="store_true", help="with --scenario: a shorter run (as the tests do)"
+    )
+    p.add_argument(
+        "--physics",
+        choices=["ideal", "mujoco"],
+        default="ideal",
+        help="the simulated robot: ideal (follows each command exactly) or mujoco (MuJoCo "
+        "dynamics: velocity servos with --actuator-lag, torque limits, gravity compensated; "
+        "the Panda with example-robot-data's inertias)",
+    )
+    p.add_argument(
+        "--actuator-lag",
+        type=nonnegative_float,
+        default=0.02,
+        metavar="S",
+        help="mujoco: the servos' time constant [s] (default %(default)g)",
+    )
+    p.add_argument(
+        "--node-lag",
+        type=nonnegative_float,
+        default=None,
+        metavar="S",
+        help="the node's actuator_lag [s] (default: --actuator-lag with mujoco, else 0; 0: "
+        "the node does not compensate the lag)",
     )
     return p
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from itasc_ros.cli import UsageError, writable_dir
-from itasc_ros.core import KinematicTree
+from itasc_ros.core import ItascError, KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_pose
 from itasc_ros.params import config_from_parameters, read_params_file
@@ -32,9 +32,10 @@ from itasc_ros.tools.demo.phases import (
     min_duration,
     plan_phases,
 )
+from itasc_ros.tools.demo.processes import Physics
 from itasc_ros.tools.demo.target_path import TargetPath
 from itasc_ros.tools.replay import NodeSetup, load_setup
-from itasc_ros.tools.resources import robot_urdf, share_file
+from itasc_ros.tools.resources import example_robot_data_file, robot_urdf, share_file
 
 Array = NDArray[np.float64]
 
@@ -67,6 +68,7 @@ class DemoSetup:
     setup: NodeSetup
     domain: int
     domain_source: str
+    physics: Physics = field(default_factory=Physics)
 
     @property
     def bag(self) -> Path:
@@ -155,7 +157,29 @@ def prepare(args: argparse.Namespace) -> DemoSetup:
         setup=load_setup(None, params_file, str(urdf)),
         domain=domain,
         domain_source=source,
+        physics=demo_physics(args),
     )
+
+
+#: Robots whose physics model comes from example-robot-data (its inertias and meshes; the same
+#: kinematics as the bundled URDF): robot -> the URDF in that package.
+PHYSICS_URDFS = {"panda": "panda_description/urdf/panda.urdf"}
+
+
+def demo_physics(args: argparse.Namespace) -> Physics:
+    """The simulated robot's physics of the command line (``--physics``, the lags)."""
+    kind = str(getattr(args, "physics", "ideal"))
+    if kind == "ideal":
+        lag = getattr(args, "node_lag", None)
+        return Physics("ideal", 0.0, float(lag or 0.0))
+    lag = float(args.actuator_lag)
+    node_lag = lag if args.node_lag is None else float(args.node_lag)
+    rel = PHYSICS_URDFS.get(str(args.robot))
+    try:
+        urdf = example_robot_data_file(rel) if rel else None
+    except ItascError:  # example-robot-data missing: the bundled URDF, small inertias
+        urdf = None
+    return Physics(kind, lag, node_lag, urdf)
 
 
 __all__ = ["MAX_DOMAIN_ID", "DemoSetup", "dds_domain", "prepare", "timestamped_out"]

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import itasc_ros
@@ -29,18 +30,44 @@ def child_env(domain: int) -> dict[str, str]:
     return env
 
 
-def process_commands(urdf: Path, params_file: Path, joints: Sequence[str]) -> dict[str, list[str]]:
+@dataclass(frozen=True)
+class Physics:
+    """The simulated robot's physics and what the node is told of it.
+
+    Attributes:
+        kind: ``ideal`` or ``mujoco`` (``itasc_sim_robot``'s ``physics``).
+        lag: mujoco: the servos' time constant [s].
+        node_lag: the node's ``actuator_lag`` [s] (0: not compensated).
+        urdf: mujoco: the URDF the simulator builds its model from (None: the node's).
+    """
+
+    kind: str = "ideal"
+    lag: float = 0.0
+    node_lag: float = 0.0
+    urdf: Path | None = None
+
+
+def process_commands(
+    urdf: Path, params_file: Path, joints: Sequence[str], physics: Physics | None = None
+) -> dict[str, list[str]]:
     """The command lines of the simulated robot ('sim') and the node ('node').
 
     Args:
         urdf: the robot's URDF file.
         params_file: the node's params file.
         joints: the commanded joints, in command order (the simulated robot's joints).
+        physics: the simulated robot's physics (default: ideal).
     """
-    sim = ["itasc_ros.tools.sim_robot", "--ros-args", "-p", f"urdf_file:={urdf}"]
+    ph = physics or Physics()
+    sim_urdf = ph.urdf or urdf
+    sim = ["itasc_ros.tools.sim_robot", "--ros-args", "-p", f"urdf_file:={sim_urdf}"]
     sim += ["-p", f"rate:={SIM_RATE}", "-p", "joints:=[" + ",".join(joints) + "]"]
+    if ph.kind != "ideal":
+        sim += ["-p", f"physics:={ph.kind}", "-p", f"actuator_lag:={ph.lag!r}"]
     node = ["itasc_ros.ros.node", "--ros-args", "--params-file", str(params_file)]
     node += ["-p", f"urdf_file:={urdf}"]
+    if ph.node_lag > 0.0:
+        node += ["-p", f"actuator_lag:={ph.node_lag!r}"]
     return {"sim": [sys.executable, "-m", *sim], "node": [sys.executable, "-m", *node]}
 
 
@@ -82,6 +109,7 @@ __all__ = [
     "LOG_NAMES",
     "NODE",
     "SIM_RATE",
+    "Physics",
     "child_env",
     "log_tail",
     "process_commands",

@@ -40,7 +40,7 @@ def run_live(d: DemoSetup, wall0: float) -> None:
     writer = TapWriter(d.bag, "mcap", d.setup.joint_topic)
     try:
         writer.open()
-        for name, cmd in process_commands(d.urdf, d.params_file, d.cmd_joints).items():
+        for name, cmd in process_commands(d.urdf, d.params_file, d.cmd_joints, d.physics).items():
             procs[name] = start_process(cmd, env, logs[name])
         run = DemoRun(d.setup, d.tree, d.tip, writer, sys.stdout)
         run.wait_ready(procs, logs)

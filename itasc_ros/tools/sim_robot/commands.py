@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from .joints import CommandRejectedError, SimulatedJoints
+from .joints import CommandRejectedError, Joints
 
 #: Command message types, as the node's ``command_out_type`` names them.
 COMMAND_TYPES: tuple[str, ...] = (
@@ -40,7 +40,7 @@ TYPE_DEFAULT_TOPICS: dict[str, str] = {
 
 
 def _by_name(
-    sim: SimulatedJoints, names: Sequence[str], values: Sequence[float] | np.ndarray, what: str
+    sim: Joints, names: Sequence[str], values: Sequence[float] | np.ndarray, what: str
 ) -> np.ndarray:
     """(n,) velocities of the named joints, zero for the others."""
     if len(names) != len(values):
@@ -60,7 +60,7 @@ def _by_name(
     return sim.validate(qdot)
 
 
-def velocity_from_multi_array(msg: Float64MultiArray, sim: SimulatedJoints) -> np.ndarray:
+def velocity_from_multi_array(msg: Float64MultiArray, sim: Joints) -> np.ndarray:
     """(n,) velocities [rad/s] of a ``Float64MultiArray`` (``data`` in joints order).
 
     Raises:
@@ -69,7 +69,7 @@ def velocity_from_multi_array(msg: Float64MultiArray, sim: SimulatedJoints) -> n
     return sim.validate(np.asarray(msg.data, dtype=float))
 
 
-def velocity_from_joint_state(msg: JointState, sim: SimulatedJoints) -> np.ndarray:
+def velocity_from_joint_state(msg: JointState, sim: Joints) -> np.ndarray:
     """(n,) velocities [rad/s] of a ``JointState`` command (``velocity`` by ``name``).
 
     Raises:
@@ -80,9 +80,7 @@ def velocity_from_joint_state(msg: JointState, sim: SimulatedJoints) -> np.ndarr
     return _by_name(sim, list(msg.name), np.asarray(msg.velocity, dtype=float), "JointState")
 
 
-def velocity_from_trajectory(
-    msg: JointTrajectory, sim: SimulatedJoints, q: np.ndarray
-) -> np.ndarray:
+def velocity_from_trajectory(msg: JointTrajectory, sim: Joints, q: np.ndarray) -> np.ndarray:
     """(n,) velocities [rad/s] of the first point of a streamed ``JointTrajectory``.
 
     The point's ``velocities`` when present, else ``(positions - q) / time_from_start``.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -32,6 +33,41 @@ class SimStats:
     position_clamps: int = 0  # joint-steps stopped at a position limit
     command_timeouts: int = 0  # times the command was zeroed after command_timeout
     steps: int = 0  # integration steps
+
+
+class Joints(Protocol):
+    """What the simulator's node drives: :class:`SimulatedJoints` or the physics robot."""
+
+    names: list[str]
+    index: dict[str, int]
+    stats: SimStats
+
+    @property
+    def n(self) -> int:
+        """Number of commanded joints."""
+
+    @property
+    def q(self) -> np.ndarray:
+        """(n,) the positions [rad or m]."""
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """(n,) the velocities [rad/s or m/s]."""
+
+    def validate(self, qdot: Sequence[float] | np.ndarray) -> np.ndarray:
+        """(n,) ``qdot`` checked (raises :class:`CommandRejectedError`)."""
+
+    def apply(self, qdot: Sequence[float] | np.ndarray) -> None:
+        """Make ``qdot`` (n,) the command in force."""
+
+    def stop(self) -> None:
+        """Command zero velocity."""
+
+    def advance(self, dt: float) -> None:
+        """Move on by ``dt`` [s] with the command in force."""
+
+    def step(self, dt: float) -> np.ndarray:
+        """Move on by ``dt`` [s]; (n,) the new positions."""
 
 
 class SimulatedJoints:
@@ -173,4 +209,4 @@ class SimulatedJoints:
         return self._q.copy()
 
 
-__all__ = ["CommandRejectedError", "SimStats", "SimulatedJoints"]
+__all__ = ["CommandRejectedError", "Joints", "SimStats", "SimulatedJoints"]

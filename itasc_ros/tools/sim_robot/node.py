@@ -1,9 +1,14 @@
-"""The ``itasc_sim_robot`` node: :class:`~.joints.SimulatedJoints` behind ROS topics.
+"""The ``itasc_sim_robot`` node: the simulated joints behind ROS topics.
 
-It subscribes to the command topic (one of :data:`~.commands.COMMAND_TYPES`), delays each
-accepted command by ``latency``, zeroes it after ``command_timeout``, integrates at ``rate`` on
-its own monotonic-clock thread and publishes ``joint_states`` (with optional seeded noise),
-the base's odometry when it moves (:mod:`~.base`) and ``~/stats`` (JSON, 1 Hz).
+The joints are :class:`~.joints.SimulatedJoints` (``physics: ideal``: each command followed
+exactly) or :class:`~.physics.PhysicsJoints` (``physics: mujoco``: MuJoCo, velocity servos with
+``actuator_lag``, torque limits, gravity compensated, contacts refereed). The node subscribes
+to the command topic (one of :data:`~.commands.COMMAND_TYPES`), delays each accepted command by
+``latency``, zeroes it after ``command_timeout``, steps the joints at ``rate`` on its own
+monotonic-clock thread and publishes ``joint_states`` (position, velocity, and the physics'
+effort; optional seeded noise), the base's odometry when it moves (:mod:`~.base`), ``~/stats``
+(JSON, 1 Hz: with physics its real-time factor and contacts) and, with physics, ``~/contacts``
+(JSON, each time the robot touches something it did not touch at the step before).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 import threading
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +40,7 @@ from itasc_ros.ros.conversions import matrix_to_pose
 from itasc_ros.ros.log_throttle import log_throttled
 from itasc_ros.ros.realtime import apply_realtime
 from itasc_ros.ros.slack_gc import SlackCollector
+from itasc_ros.tools.resources import robot_urdf as urdf_path
 
 from ..base_motion import BASE_MOTIONS, CircleBase, CommandedBase, SwayBase
 from .commands import (
@@ -44,7 +51,8 @@ from .commands import (
     velocity_from_trajectory,
 )
 from .joints import CommandRejectedError, SimulatedJoints
-from .parameters import PARAMETERS, load_urdf_file
+from .parameters import PARAMETERS, PHYSICS_KINDS, load_urdf_file
+from .physics import PhysicsJoints
 
 #: A tick later than this many periods restarts the schedule instead of catching up [-].
 MAX_LAG_PERIODS = 5.0
@@ -71,10 +79,22 @@ class SimRobotNode(Node):
         for spec in PARAMETERS:
             self.declare_parameter(spec.name, spec.default, spec.descriptor())
 
-        tree = self._load_tree()
+        tree, xml, folder = self._load_tree()
         joints = self.get_parameter_or("joints").value or []
         q0 = self.get_parameter_or("initial_positions").value or None
-        self.sim = SimulatedJoints(tree, joints, q0)
+        self.physics = str(self.get_parameter("physics").value)
+        self.sim: SimulatedJoints | PhysicsJoints
+        if self.physics == "mujoco":
+            self.sim = PhysicsJoints(
+                tree, xml, joints, q0, float(self.get_parameter("actuator_lag").value),
+                list(self.get_parameter_or("obstacles").value or []), folder,
+            )  # fmt: skip
+        elif self.physics == "ideal":
+            self.sim = SimulatedJoints(tree, joints, q0)
+        else:
+            raise ConfigurationError(
+                f"unknown physics {self.physics!r}; valid: {', '.join(PHYSICS_KINDS)}"
+            )
         self.command_type = str(self.get_parameter("command_type").value)
         if self.command_type not in COMMAND_TYPES:
             raise ConfigurationError(
@@ -110,6 +130,12 @@ class SimRobotNode(Node):
         )
         self._js_pub = self.create_publisher(JointState, "joint_states", reliable)
         self._stats_pub = self.create_publisher(String, "~/stats", reliable)
+        self._contacts_pub = (
+            self.create_publisher(String, "~/contacts", reliable)
+            if isinstance(self.sim, PhysicsJoints)
+            else None
+        )
+        self._touching: set[tuple[str, str]] = set()  # the pairs in contact at the last step
         msg_type: Any = {
             "std_msgs/Float64MultiArray": Float64MultiArray,
             "trajectory_msgs/JointTrajectory": JointTrajectory,
@@ -124,8 +150,13 @@ class SimRobotNode(Node):
         self._t0 = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sim_robot_tick", daemon=True)
+        physics = (
+            f"MuJoCo physics, servos with a {self.sim.lag * 1e3:g} ms lag"
+            if isinstance(self.sim, PhysicsJoints)
+            else "ideal joints"
+        )
         self.get_logger().info(
-            f"simulating {tree.name} ({self.sim.n} joints) at {self.rate:g} Hz; "
+            f"simulating {tree.name} ({self.sim.n} joints, {physics}) at {self.rate:g} Hz; "
             f"{self.command_type} commands on {self.resolve_topic_name(topic)}"
         )
         self._thread.start()
@@ -198,11 +229,13 @@ class SimRobotNode(Node):
                 values = [float(v) for v in given.value]
                 overrides[spec.name] = Parameter(spec.name, _D.DOUBLE_ARRAY, values)
 
-    def _load_tree(self) -> KinematicTree:
+    def _load_tree(self) -> tuple[KinematicTree, str, Path | None]:
+        """The robot: its tree, its URDF and the URDF file's folder (None: from the parameter)."""
         xml = str(self.get_parameter("robot_description").value)
         if xml.strip():
-            return KinematicTree.from_urdf(xml)
-        return load_urdf_file(str(self.get_parameter("urdf_file").value))
+            return KinematicTree.from_urdf(xml), xml, None
+        path = urdf_path(str(self.get_parameter("urdf_file").value))
+        return load_urdf_file(str(path)), path.read_text(), path.parent
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         for prm in params:
@@ -301,6 +334,8 @@ class SimRobotNode(Node):
                 self._timed_out = True
             q = sim.step(dt_rest)
             velocity = sim.velocity
+            effort = sim.effort if isinstance(sim, PhysicsJoints) else None
+            touching = self._contacts_of(sim)
             if isinstance(self._base, CommandedBase):
                 while self._base_pending and self._base_pending[0][0] <= now:
                     self._base.apply(*self._base_pending.popleft()[1])
@@ -313,11 +348,34 @@ class SimRobotNode(Node):
         js.header.stamp = self._stamp_of(now)
         js.position = q.tolist()
         js.velocity = velocity.tolist()
+        if effort is not None:
+            js.effort = effort.tolist()
+        if touching is not None:
+            self._report_contacts(touching)
         if self.publish_states:
             self._js_pub.publish(js)
         if self._base is not None:
             self._publish_odometry(now - self._t0, js.header.stamp)
         self.gc.collect()  # a due garbage collection after the publish, not before the next
+
+    def _contacts_of(self, sim: SimulatedJoints | PhysicsJoints) -> set[tuple[str, str]] | None:
+        """The pairs in contact at this step when they changed since the last (under the lock)."""
+        if not isinstance(sim, PhysicsJoints):
+            return None
+        now = sim.touching()
+        if now == self._touching:
+            return None
+        self._touching = now
+        return now
+
+    def _report_contacts(self, touching: set[tuple[str, str]]) -> None:
+        """``~/contacts`` and a warning for the pairs now in contact (an empty list: none)."""
+        pairs = sorted(touching)
+        if self._contacts_pub is not None:
+            self._contacts_pub.publish(String(data=json.dumps({"pairs": pairs})))
+        if pairs:
+            text = "contact: " + ", ".join(f"{a} - {b}" for a, b in pairs)
+            log_throttled(self.get_logger(), "warning", "contact", text, WARN_PERIOD)
 
     def _stamp_of(self, instant: float) -> Any:
         """The header stamp of the state integrated to ``instant`` (``time.monotonic()``).
@@ -361,6 +419,8 @@ class SimRobotNode(Node):
                 positions=[round(x, 6) for x in self.sim.q.tolist()],
                 joints=self.sim.names,
             )
+            if isinstance(self.sim, PhysicsJoints):
+                stats.update(self.sim.report(now))
             self._dt_max = 0.0
         self._stats_pub.publish(String(data=json.dumps(stats)))
 

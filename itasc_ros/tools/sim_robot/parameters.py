@@ -121,7 +121,30 @@ PARAMETERS: tuple[SimParam, ...] = (
     ),
     SimParam("odom_frame", "odom", "the world frame of the odometry (header.frame_id)"),
     SimParam("odom_topic", "odom", "the base's odometry topic (nav_msgs/Odometry)"),
+    SimParam(
+        "physics",
+        "ideal",
+        "ideal: the joints follow each command exactly | mujoco: a MuJoCo model of the URDF, "
+        "velocity servos with actuator_lag, torque limits, gravity compensated, contacts "
+        "reported on ~/contacts",
+    ),
+    SimParam(
+        "actuator_lag",
+        0.02,
+        "mujoco: the velocity servos' time constant [s] (a step of the command is followed "
+        "to 63 % in this time)",
+        0.001,
+        1.0,
+    ),
+    SimParam(
+        "obstacles",
+        _D.STRING_ARRAY,
+        "mujoco: static obstacles in the root frame, as the collision constraint takes them "
+        "('box x y z sx sy sz', 'sphere x y z r', ...): bodies the robot can touch",
+    ),
 )
+#: The values of ``physics``.
+PHYSICS_KINDS = ("ideal", "mujoco")
 #: Parameters every rclpy node has (accepted on the command line, not checked here).
 NODE_BUILTIN_PARAMETERS = ("use_sim_time", "start_type_description_service")
 
@@ -141,4 +164,4 @@ def load_urdf_file(urdf_file: str) -> KinematicTree:
     return KinematicTree.from_urdf_file(robot_urdf(urdf_file))
 
 
-__all__ = ["NODE_BUILTIN_PARAMETERS", "PARAMETERS", "SimParam", "load_urdf_file"]
+__all__ = ["NODE_BUILTIN_PARAMETERS", "PARAMETERS", "PHYSICS_KINDS", "SimParam", "load_urdf_file"]

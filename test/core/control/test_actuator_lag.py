@@ -1,0 +1,136 @@
+"""A robot whose velocity servos lag: ``actuator_lag`` inverts the lag; steps in every direction.
+
+In process: ``config/panda.yaml``'s controller at 250 Hz on a robot whose joint velocities
+follow the command through a first-order lag (integrated exactly at 1 kHz), as a real arm's
+velocity interface does (5-30 ms). The oracles: the circle's error beside the same run on an
+ideal robot, a step's overshoot along its line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from itasc_ros.core import Controller, KinematicTree
+from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_pose
+from itasc_ros.params import load_config
+
+REPO = Path(__file__).resolve().parents[3]
+RATE = 250.0  # [Hz]
+SUB = 0.001  # [s] the robot's integration step
+RADIUS, SPEED = 0.1, 0.25  # [m], [m/s] the circle
+
+
+@pytest.fixture(scope="module")
+def tree() -> KinematicTree:
+    return KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
+
+
+def _controller(tree: KinematicTree, lag: float) -> Controller:
+    cfg = load_config(REPO / "config" / "panda.yaml")
+    return Controller(tree, dataclasses.replace(cfg, actuator_lag=lag))
+
+
+def _run(
+    tree: KinematicTree, robot_lag: float, node_lag: float, target, seconds: float
+) -> list[np.ndarray]:
+    """The hand's position after each tick; ``target(t)`` gives (position, twist or None)."""
+    ctrl = _controller(tree, node_lag)
+    names = ctrl.joint_names
+    q = home_pose(tree)[[tree.joint_index(n) for n in names]].copy()
+    v, u = np.zeros_like(q), np.zeros_like(q)
+    quat = spatial.matrix_to_quat(tree.forward_kinematics(q, "panda_hand")[:3, :3])
+    out = []
+    for k in range(int(seconds * RATE)):
+        t = k / RATE
+        p, twist = target(t)
+        ctrl.set_joint_state(names, q, t, t)
+        ctrl.set_target("ee", "", p, quat, t, t)
+        if twist is not None:
+            ctrl.set_target_twist("ee", "", twist, t, t)
+        cmd = ctrl.step(t)
+        if cmd.publish:
+            u = cmd.qdot.copy()
+        for _ in range(round(1.0 / (RATE * SUB))):
+            if robot_lag > 0.0:
+                v += (u - v) * (1.0 - math.exp(-SUB / robot_lag))
+            else:
+                v[:] = u
+            q += v * SUB
+        out.append(tree.forward_kinematics(q, "panda_hand")[:3, 3])
+    return out
+
+
+def _circle_rms(tree: KinematicTree, robot_lag: float, node_lag: float) -> float:
+    """RMS distance [m] of the hand to the circle's target over its second half (3 s)."""
+    c0 = tree.forward_kinematics(home_pose(tree), "panda_hand")[:3, 3]
+    w = SPEED / RADIUS
+
+    def at(t: float) -> np.ndarray:
+        return c0 + RADIUS * np.array([0.0, math.sin(w * t), math.cos(w * t) - 1.0])
+
+    def target(t: float) -> tuple[np.ndarray, np.ndarray]:
+        twist = np.array([0.0, SPEED * math.cos(w * t), -SPEED * math.sin(w * t), 0, 0, 0])
+        return at(t), twist
+
+    hand = _run(tree, robot_lag, node_lag, target, 6.0)
+    errors = [np.linalg.norm(h - at((k + 1) / RATE)) for k, h in enumerate(hand)]
+    return float(np.sqrt(np.mean(np.square(errors[len(errors) // 2 :]))))
+
+
+def test_the_lag_is_inverted_on_a_moving_target(tree: KinematicTree) -> None:
+    """20 ms of lag: 0.66 mm RMS on the circle when the node does not know it, within 0.15 mm
+    (about the ideal robot's 0.06 mm plus the lag model's discretisation) when it does."""
+    ideal = _circle_rms(tree, 0.0, 0.0)
+    lagging = _circle_rms(tree, 0.02, 0.0)
+    compensated = _circle_rms(tree, 0.02, 0.02)
+    assert ideal < 1e-4
+    assert lagging > 5e-4, "the lag costs the feed-forward its lead"
+    assert compensated <= 1.5e-4, (ideal, lagging, compensated)
+
+
+@pytest.mark.parametrize("robot_lag", [0.015, 0.025, 0.03])
+def test_a_lag_estimated_wrong_still_does_better_than_none(
+    tree: KinematicTree, robot_lag: float
+) -> None:
+    """The node told 20 ms, the robot's servos at 15, 25 or 30 ms: still closer than not told
+    (at least a third off). Told twice the robot's lag (20 ms for 10 ms) it is about as far
+    off as without: the lag is a setting to measure, not to guess high."""
+    assert _circle_rms(tree, robot_lag, 0.02) < 0.67 * _circle_rms(tree, robot_lag, 0.0)
+
+
+DIRECTIONS = [
+    (0.1, 0.0, 0.0),  # forward: the shoulder and elbow, slow under Franka's limits
+    (-0.1, 0.0, 0.0),
+    (0.0, 0.1, 0.0),
+    (0.0, 0.0, 0.1),
+    (0.0, 0.0, -0.1),
+    (0.07, 0.07, 0.0),
+    (0.0, -0.08, 0.08),
+]
+
+
+@pytest.mark.parametrize("step", DIRECTIONS)
+@pytest.mark.parametrize("lag", [0.0, 0.02])
+def test_a_step_in_any_direction_comes_to_rest_without_overshoot(
+    tree: KinematicTree, step: tuple[float, float, float], lag: float
+) -> None:
+    """A 0.1 m step under Franka's limits, on an ideal robot and behind 20 ms servos told to the
+    node: the hand stays within 2 % of the step beyond the goal, and settles on it. (Forward,
+    a line at the configured 2.5 m/s^2 left the hand behind and overshot by 7 %.)"""
+    c0 = tree.forward_kinematics(home_pose(tree), "panda_hand")[:3, 3]
+    d = np.array(step)
+    length = float(np.linalg.norm(d))
+
+    def target(t: float) -> tuple[np.ndarray, None]:
+        return c0 + (d if t >= 0.2 else 0.0), None
+
+    hand = np.array(_run(tree, lag, lag, target, 2.5))
+    along = (hand - c0) @ (d / length)
+    assert along.max() - length <= 0.02 * length, (along.max() - length) / length
+    assert abs(along[-1] - length) < 1e-3 and np.linalg.norm(hand[-1] - c0 - d) < 2e-3
