@@ -19,6 +19,9 @@ Subcommands (``--json`` prints one JSON object on the last line):
   short, with the shipped config (motion limits and posture), without its posture, beside
   the ideal (no motion limits) and PlaCo where installed; keys ``paths_max_error_m``,
   ``paths_max_error_vs_ideal``, ``paths_time_not_followed_s`` (:mod:`itasc_bench.paths`).
+* ``lag``: the circle through velocity servos that lag 0-30 ms, without and with
+  ``actuator_lag``, beside pink through the same servos; key ``lag_20ms_compensated_ratio``
+  (:mod:`itasc_bench.lag`).
 * ``outliers``: one bad target pose (1e6, 1e12, 1e149 m away, refused; 1 and 3 m, jumps) in a
   50 Hz stream on a circle: the effector's largest deviation from the run without it and the
   time to come back within 1 mm (the controller closed on a perfect velocity robot)
@@ -79,6 +82,7 @@ SUBCOMMANDS = (
     "tick",
     "tracking",
     "paths",
+    "lag",
     "outliers",
     "collision",
     "hierarchy",
@@ -98,6 +102,7 @@ COMMANDS: dict[str, str] = {
     "tick": ".tick:tick_command",
     "tracking": ".tracking:tracking_command",
     "paths": ".paths:paths_command",
+    "lag": ".lag:lag_command",
     "outliers": ".outliers:outliers_command",
     "collision": ".collision:collision_command",
     "hierarchy": ".hierarchy:hierarchy_command",

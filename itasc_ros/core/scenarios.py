@@ -2,7 +2,9 @@
 
 Each scenario integrates ``q += q' dt`` (a perfect velocity-controlled robot) with a
 :class:`~itasc_ros.core.solve.Scene` and returns plain numbers, so that every caller reports
-the same figures for the same parameters. ROS-free.
+the same figures for the same parameters; :class:`LaggingRobot` and :func:`lagging_circle`
+put a robot whose velocity servos lag under any velocity IK (the controller, a peer).
+ROS-free.
 """
 
 from __future__ import annotations
@@ -285,9 +287,89 @@ def stream_with_hostile_inputs(
     }
 
 
+class LaggingRobot:
+    """Joints whose velocities follow the command through a first-order lag (as real servos).
+
+    ``tau v' + v = u``, integrated exactly over :attr:`SUB` steps (the command held over each
+    tick, as a velocity interface holds it).
+
+    Args:
+        q0: (n,) the start positions [rad or m].
+        lag: the time constant ``tau`` [s] (0: the joints follow each command at once).
+    """
+
+    SUB = 0.001
+    """The integration step [s]."""
+
+    def __init__(self, q0: ArrayLike, lag: float) -> None:
+        self.q = np.array(q0, dtype=float)
+        self.v = np.zeros_like(self.q)
+        self.lag = float(lag)
+
+    def step(self, u: Array, dt: float) -> Array:
+        """Follow the command ``u`` (n,) for ``dt`` [s]; returns the positions (a view)."""
+        steps = max(1, round(dt / self.SUB))
+        h = dt / steps
+        keep = math.exp(-h / self.lag) if self.lag > 0.0 else 0.0
+        for _ in range(steps):
+            self.v = u + (self.v - u) * keep
+            self.q += self.v * h
+        return self.q
+
+
+def lagging_circle(
+    tree: KinematicTree,
+    tip: str,
+    q0: ArrayLike,
+    command: Any,
+    robot_lag: float,
+    rate: float = 250.0,
+    radius: float = 0.1,
+    speed: float = 0.25,
+    duration: float = 6.0,
+) -> dict[str, float]:
+    """A circle in the yz plane around the home tip position, tracked through lagging servos.
+
+    Args:
+        tree: the robot.
+        tip: the effector link.
+        q0: (n,) the start configuration (the circle starts at its tip).
+        command: ``command(t, q, pose, twist) -> q'``: the velocity IK under test, given the
+            time [s], the joint positions (n,), the target pose (4, 4) and twist (6,).
+        robot_lag: the servos' time constant [s].
+        rate: the IK's rate [Hz].
+        radius: the circle's radius [m].
+        speed: the target's speed along it [m/s].
+        duration: [s]; the error counts over its second half.
+
+    Returns:
+        ``rms_error_m`` and ``max_error_m`` of the tip to the target over the second half.
+    """
+    robot = LaggingRobot(q0, robot_lag)
+    home = tree.forward_kinematics(robot.q, tip)
+    c0 = home[:3, 3].copy()
+    w = speed / radius
+    dt = 1.0 / rate
+    errors = []
+    pose = home.copy()
+    for k in range(int(duration * rate)):
+        t = k * dt
+        pose[:3, 3] = c0 + radius * np.array([0.0, math.sin(w * t), math.cos(w * t) - 1.0])
+        twist = np.array([0.0, speed * math.cos(w * t), -speed * math.sin(w * t), 0.0, 0, 0])
+        q = robot.step(np.asarray(command(t, robot.q.copy(), pose, twist), dtype=float), dt)
+        if t >= duration / 2:
+            t1 = t + dt
+            at = c0 + radius * np.array([0.0, math.sin(w * t1), math.cos(w * t1) - 1.0])
+            errors.append(float(np.linalg.norm(tree.forward_kinematics(q, tip)[:3, 3] - at)))
+    e = np.array(errors)
+    return {"rms_error_m": float(np.sqrt(np.mean(e**2))), "max_error_m": float(e.max())}
+
+
 __all__ = [
     "HOSTILE_KINDS",
     "HostileInput",
+    "LaggingRobot",
     "circle_tracking",
+    "lagging_circle",
     "stream_with_hostile_inputs",
 ]

@@ -6,7 +6,10 @@ A pose target the margin forbids is sent (inside the robot's own base with
 ``config/panda_self_collision.yaml``; the ball's centre with ``config/panda_obstacles.yaml``,
 from home and from the hand low over the plate); every joint state the robot publishes during
 the approach is checked independently with Pinocchio + coal on the same pairs: no pair comes
-closer than the margin minus 1 mm, and the hand still gets nearer the target.
+closer than the margin minus 1 mm, and the hand still gets nearer the target. On the physics
+robot (``physics:=mujoco``, servos with a 20 ms lag, the node told it, the obstacles placed in
+MuJoCo's world) MuJoCo referees too: no contact, and its own distance to the obstacles at least
+the margin minus 1 mm.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from geometry_msgs.msg import PoseStamped
 from procs import RosTestClient, node_command, read_log, ros_client, start_process, stop_processes
 from robots import erd_urdf_path
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 
 from itasc_bench.collision import pinocchio_reference
 from itasc_ros.core import KinematicTree, Scene
@@ -66,7 +70,10 @@ CASES = {
     "inside the base, from home": (PARAMS, None, TARGET, "/coll"),
     "the ball's centre, from home": (OBSTACLES, None, BALL, "/coll_ball"),
     "the ball's centre, from low over the plate": (OBSTACLES, "low", BALL, "/coll_low"),
+    "physics: the ball's centre, from low over the plate": (OBSTACLES, "low", BALL, "/coll_phys"),
 }
+PLATE_AND_BALL = ["box 0.5 0.0 0.0 0.4 0.6 0.02", "sphere 0.4 0.3 0.5 0.05"]  # the file's
+LAG = 0.02  # [s] the physics robot's servos
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -74,12 +81,16 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(
     client: RosTestClient, dds_domain: int, case: str
 ) -> None:
     params, start_kind, goal, ns = CASES[case]
+    physics = case.startswith("physics")
+    told = ["-p", f"actuator_lag:={LAG}"] if physics else []
+    world = ["-p", "physics:=mujoco", "-p", f"actuator_lag:={LAG}"] if physics else []
+    world += ["-p", f"obstacles:={json.dumps(PLATE_AND_BALL)}"] if physics else []
     start = HOME if start_kind is None else _low_start()
     urdf = erd_urdf_path("panda")
     node = start_process(
         node_command(
             "-r", f"__ns:={ns}", "--params-file", str(params),
-            "-p", f"urdf_file:={urdf}", "-p", "command_out_topic:=commands",
+            "-p", f"urdf_file:={urdf}", "-p", "command_out_topic:=commands", *told,
         ),
         local_dds_env(dds_domain),
         name="itasc_node_" + ns.strip("/"),
@@ -88,13 +99,14 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(
         node_command(
             "-r", f"__ns:={ns}", "-p", f"urdf_file:={urdf}", "-p", "rate:=250.0",
             "-p", f"joints:={json.dumps(ARM)}", "-p", f"initial_positions:={json.dumps(start)}",
-            "-p", "command_topic:=commands",
+            "-p", "command_topic:=commands", *world,
             module="itasc_ros.tools.sim_robot",
         ),
         local_dds_env(dds_domain),
         name="sim_" + ns.strip("/"),
     )  # fmt: skip
     states = client.collect(JointState, f"{ns}/joint_states", 1000)
+    stats = client.collect(String, f"{ns}/itasc_sim_robot/stats", 100)
     target = client.publisher(PoseStamped, f"{ns}/itasc_node/target_pose")
     arm = KinematicTree.from_urdf_file(urdf).select_joints(ARM)
     try:
@@ -112,6 +124,8 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(
             target.publish(msg)
             time.sleep(0.05)
         seen = [m for t, m in list(states) if t >= t0]
+        if physics:  # a report after the approach
+            client.wait_for(lambda: any(t > time.monotonic() - 0.5 for t, _ in stats), 5.0, "")
     finally:
         stop_processes([sim, node])
     log = read_log(node)
@@ -137,6 +151,14 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(
         f"{hand[0]:.3f} -> {hand[-1]:.3f} m from the target; {len(qs)} joint states"
     )
     assert closest >= MARGIN - 0.001
+    if physics:  # MuJoCo's referee: no contact, its own distance at least margin - 1 mm
+        last = json.loads(list(stats)[-1][1].data)
+        print(
+            f"MuJoCo: {last['contact_steps']} contact steps, clearance "
+            f"{last['obstacle_clearance_m'] * 1e3:.2f} mm, real time x{last['real_time_factor']}"
+        )
+        assert last["contact_steps"] == 0, last["contact_pairs"]
+        assert last["obstacle_clearance_m"] >= MARGIN - 0.001
     # it went toward the target while its pose task could (scaled along its direction: the
     # collision rows and the joint limits bound it)
     assert hand[-1] < 0.8 * hand[0]

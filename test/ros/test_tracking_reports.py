@@ -38,6 +38,7 @@ from procs import (
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
+from robots import erd_urdf_path
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
@@ -59,17 +60,24 @@ def client(dds_domain: int) -> Iterator[RosTestClient]:
         yield c
 
 
-def _pair(domain: int, ns: str, q0: list[float]) -> tuple[Any, Any]:
-    """The node (config/panda.yaml, 250 Hz) and a simulated Panda starting at ``q0``, in ``ns``."""
+def _pair(domain: int, ns: str, q0: list[float], lag: float = 0.0) -> tuple[Any, Any]:
+    """The node (config/panda.yaml, 250 Hz) and a simulated Panda starting at ``q0``, in ``ns``.
+
+    ``lag`` > 0: the physics robot (MuJoCo, example-robot-data's Panda) with servos that lag
+    that much [s], and the node told it.
+    """
+    told = [f"actuator_lag:={lag}"] if lag else []
     node = start_ros(
         domain, f"urdf_file:={PANDA_URDF}", "command_out_topic:=commands",
-        "control_rate:=250.0", params_files=[PARAMS], ns=ns,
+        "control_rate:=250.0", *told, params_files=[PARAMS], ns=ns,
         remaps=[f"/diagnostics:={ns}/diagnostics"],
     )  # fmt: skip
+    physics = ["physics:=mujoco", f"actuator_lag:={lag}"] if lag else []
+    urdf = erd_urdf_path("panda") if lag else PANDA_URDF
     sim = start_ros(
-        domain, f"urdf_file:={PANDA_URDF}", "rate:=250.0", "command_topic:=commands",
-        f"initial_positions:={json.dumps(q0)}", ns=ns, module=SIM_ROBOT_MODULE,
-        name=f"sim{ns.replace('/', '_')}",
+        domain, f"urdf_file:={urdf}", "rate:=250.0", "command_topic:=commands",
+        f"initial_positions:={json.dumps(q0)}", f"joints:={json.dumps(ARM)}", *physics, ns=ns,
+        module=SIM_ROBOT_MODULE, name=f"sim{ns.replace('/', '_')}",
     )  # fmt: skip
     return node, sim
 
@@ -224,3 +232,55 @@ def test_a_late_joint_state_never_speeds_the_robot_up(
     # few ticks is below 1 %: 2 % allowed. A frozen state grew them 1.2-1.3x.
     assert largest <= fresh * 1.02, (fresh, largest)
     assert not np.any(after[-1]), "the stale stop ends on a zero"
+
+
+def test_a_stale_stop_brings_the_physical_arm_to_rest_and_it_does_not_sag(
+    client: RosTestClient, dds_domain: int
+) -> None:
+    """The physics Panda (MuJoCo, 20 ms servos, gravity compensated by its own controller) on a
+    circle at speed; its joint states stop: the node ramps the command down within the
+    acceleration limits and ends on a zero, the arm comes to rest within a second of it, and
+    holds where it stopped against gravity (the simulator's own report, 1 Hz)."""
+    ns = "/late_physics"
+    tree = KinematicTree.from_urdf_file(PANDA_URDF)
+    q0 = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+    home = tree.forward_kinematics(np.array(q0), "panda_hand")
+    node, sim = _pair(dds_domain, ns, q0, lag=0.02)
+    pubs = _target(client, ns)
+    states = client.collect(JointState, f"{ns}/joint_states", 20000)
+    cmds = client.collect(Float64MultiArray, f"{ns}/commands", 20000)
+    stats = client.collect(String, f"{ns}/itasc_sim_robot/stats", 100)
+    try:
+        _start(client, node, pubs, states, home)
+        t0 = time.monotonic()
+        muted = math.inf
+        while time.monotonic() - t0 < 4.0:
+            t = time.monotonic() - t0
+            p, v = path_point(t, home[:3, 3], 0.1, 0.4, "circle")
+            pose = home.copy()
+            pose[:3, 3] = p
+            _publish(client, pubs, pose, np.r_[v, 0.0, 0.0, 0.0])
+            if t > 2.5 and math.isinf(muted):  # at speed: the states stop
+                muted = time.monotonic()
+                _set_bool(client, f"{ns}/itasc_sim_robot/set_parameters", "publish_states", False)
+            time.sleep(0.01)
+        client.wait_for(lambda: len([1 for t, _ in list(stats) if t > muted + 3.5]) >= 1, 5.0,
+                        "the simulator's reports after the stop")  # fmt: skip
+    finally:
+        stop_processes([node, sim])
+    log = read_log(node)
+    assert "control stale" in log, log[-2000:]
+    sent = [(t, np.array(m.data)) for t, m in list(cmds)]
+    assert not np.any(sent[-1][1]), "the stop ends on a zero"
+    last_motion = max(t for t, c in sent if np.any(c))
+    amax = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])  # Franka's, panda.yaml
+    ramp = np.array([c for t, c in sent if t > muted])
+    assert np.all(np.abs(np.diff(ramp, axis=0)) * 250.0 <= amax * (1 + 1e-6))
+    later = [(t, json.loads(m.data)) for t, m in list(stats) if t > last_motion + 1.0]
+    assert len(later) >= 2, later
+    v = np.array(later[0][1]["velocities"])
+    drift = np.abs(np.array(later[-1][1]["positions"]) - np.array(later[0][1]["positions"]))
+    print(f"\nat rest: |v| {np.abs(v).max():.2e} rad/s; drift {drift.max():.2e} rad over "
+          f"{later[-1][0] - later[0][0]:.1f} s")  # fmt: skip
+    assert np.abs(v).max() < 1e-3, v
+    assert drift.max() < 1e-4, drift

@@ -102,6 +102,12 @@ def analyse(d: DemoSetup) -> tuple[dict[str, Any], BagData, SolveTrace | None, l
         limits,
     )
     metrics["commands_recorded"] = int(data.cmd_t.size)
+    ph = d.physics
+    metrics["robot"] = {
+        "physics": ph.kind,
+        "actuator_lag_s": ph.lag,
+        "node_actuator_lag_s": ph.node_lag,
+    }
     if replay_cmp is not None:
         metrics["replay_compare"] = replay_cmp.to_dict()
     offline = offline_tracking(d)

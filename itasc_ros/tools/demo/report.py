@@ -22,6 +22,7 @@ from itasc_ros.tools.demo.plots import write_plots
 from itasc_ros.tools.demo.prepare import DemoSetup
 from itasc_ros.tools.demo.solve_trace import SolveTrace
 from itasc_ros.tools.demo.summary import explain_offline, summary_table
+from itasc_ros.tools.demo.video import write_video
 
 
 def health_flags(
@@ -35,6 +36,18 @@ def health_flags(
     return phase_flags(metrics, metrics["offline"]) + limit_flags(
         metrics, ticks, d.measured, js, timeout
     )
+
+
+def _video(d: DemoSetup, data: BagData) -> list[Path]:
+    """The run drawn by MuJoCo (the simulator's URDF: its meshes); [] and a line when not."""
+    urdf = d.physics.urdf or d.urdf
+    files, why = write_video(
+        d.out, urdf.read_text(encoding="utf-8"), d.tree, data.js_t, data.js_q, data.target_t,
+        data.target_p, base_dir=urdf.parent,
+    )  # fmt: skip
+    if why:
+        print(f"itasc-demo: {why}", flush=True)
+    return files
 
 
 def report(d: DemoSetup, wall0: float, t_run: float) -> int:
@@ -59,6 +72,7 @@ def report(d: DemoSetup, wall0: float, t_run: float) -> int:
             d.out, data, d.measured, trace, vlim, d.cmd_joints, eps, limits,
             1.0 / d.config.control_rate,
         )  # fmt: skip
+        plots += _video(d, data)
     flags = health_flags(d, metrics, data, trace)
     notes = health_notes(metrics)
     metrics["verdict"] = {"healthy": not flags, "flags": flags, "notes": notes}

@@ -59,6 +59,15 @@ def run_live(d: DemoSetup, wall0: float) -> None:
             stop_process(p)
 
 
+def _robot_line(d: DemoSetup) -> str:
+    """What the simulated robot is, for the first line."""
+    ph = d.physics
+    told = f"the node told {ph.node_lag * 1e3:g} ms" if ph.node_lag else "not told to the node"
+    if ph.kind == "ideal":
+        return "ideal robot (follows each command exactly)"
+    return f"{ph.kind} physics, servos with a {ph.lag * 1e3:g} ms lag ({told})"
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -78,7 +87,7 @@ def run_demo(args: argparse.Namespace) -> int:
         f"itasc-demo: DDS domain {d.domain} ({d.domain_source}; shared memory only); "
         f"{d.tree.name} ({d.tree.n_joints} joints, tip {d.tip}), {len(d.phases)} phases in "
         f"{args.duration:g} s, circle radius {d.path.radius:g} m, control "
-        f"{d.config.control_rate:g} Hz, K = {d.gain:g}; output {d.out}",
+        f"{d.config.control_rate:g} Hz, K = {d.gain:g}; {_robot_line(d)}; output {d.out}",
         flush=True,
     )
     signal.signal(signal.SIGTERM, _raise_interrupt)  # stop the processes on SIGTERM too

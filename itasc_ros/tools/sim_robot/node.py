@@ -151,12 +151,12 @@ class SimRobotNode(Node):
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sim_robot_tick", daemon=True)
         physics = (
-            f"MuJoCo physics, servos with a {self.sim.lag * 1e3:g} ms lag"
+            f" on MuJoCo physics, servos with a {self.sim.lag * 1e3:g} ms lag"
             if isinstance(self.sim, PhysicsJoints)
-            else "ideal joints"
+            else ""
         )
         self.get_logger().info(
-            f"simulating {tree.name} ({self.sim.n} joints, {physics}) at {self.rate:g} Hz; "
+            f"simulating {tree.name} ({self.sim.n} joints) at {self.rate:g} Hz{physics}; "
             f"{self.command_type} commands on {self.resolve_topic_name(topic)}"
         )
         self._thread.start()
@@ -417,6 +417,7 @@ class SimRobotNode(Node):
                 overruns=self._overruns,
                 pending_commands=len(self._pending),
                 positions=[round(x, 6) for x in self.sim.q.tolist()],
+                velocities=[round(x, 6) for x in self.sim.velocity.tolist()],
                 joints=self.sim.names,
             )
             if isinstance(self.sim, PhysicsJoints):

@@ -22,7 +22,9 @@ model built from the same URDF:
   itself counted (:attr:`PhysicsJoints.contacts`): a referee independent of the node's
   collision constraint. Pairs of bodies already in contact at the start (a closed gripper's
   fingers, meshes that overlap at a joint) are not counted (:attr:`PhysicsJoints.ignored`),
-  as MuJoCo models exclude them.
+  as MuJoCo models exclude them. The robot's smallest distance to the obstacles, as MuJoCo
+  measures it between their geoms, is kept too (:attr:`PhysicsJoints.clearance`, every
+  :data:`CLEARANCE_EVERY` physics steps).
 
 Physics steps at :data:`PHYSICS_DT`; ``advance(dt)`` steps as many as fall in ``dt`` and carries
 the rest. ROS-free.
@@ -51,6 +53,10 @@ DEFAULT_MASS = 0.5
 DEFAULT_INERTIA = 1e-3
 #: The slowest servo accepted [s] (a lag above it is not a velocity interface any more).
 MAX_LAG = 1.0
+#: Physics steps between two measurements of the robot's distance to the obstacles.
+CLEARANCE_EVERY = 10
+#: Farthest distance to an obstacle measured [m] (beyond it the clearance is this).
+CLEARANCE_MAX = 0.5
 
 
 class PhysicsError(ConfigurationError):
@@ -91,7 +97,7 @@ class ContactLog:
     latest_step: int = -1
 
 
-def _resolved_urdf(xml: str, base_dir: Path | None, package_path: Sequence[str]) -> str:
+def mujoco_urdf(xml: str, base_dir: Path | None, package_path: Sequence[str]) -> str:
     """The URDF with its meshes' files resolved, no ``<visual>`` and an inertial per moving link.
 
     Raises:
@@ -185,7 +191,7 @@ class PhysicsJoints:
         self.stats: SimStats = self._ideal.stats
         self.contacts = ContactLog()
         self._mj = mujoco
-        xml = _resolved_urdf(urdf, base_dir, package_path)
+        xml = mujoco_urdf(urdf, base_dir, package_path)
         efforts = _efforts(xml)
         spec = mujoco.MjSpec.from_string(xml)
         spec.option.timestep = PHYSICS_DT
@@ -221,7 +227,11 @@ class PhysicsJoints:
         self._qadr = m.jnt_qposadr[self._jnt].copy()
         self._dadr = m.jnt_dofadr[self._jnt].copy()
         self._act = np.array([m.actuator(f"servo_{n}").id for n in self.names], dtype=np.int64)
-        self._robot_geom = np.array([m.geom_bodyid[g] != 0 for g in range(m.ngeom)])
+        world = [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0]
+        self._obstacle_geoms = [g for g in world if m.geom(g).name.startswith("obstacle_")]
+        self._robot_geoms = [g for g in range(m.ngeom) if m.geom_bodyid[g] != 0]
+        #: the robot's smallest distance to an obstacle so far [m] (inf: no obstacle)
+        self.clearance = math.inf if not self._obstacle_geoms else CLEARANCE_MAX
         q = self._ideal.q
         self.data.qpos[self._qadr] = q
         for a in range(m.nu):  # the held joints' targets: where they start
@@ -324,6 +334,8 @@ class PhysicsJoints:
             self.physics_steps += 1
             if d.ncon:
                 self._referee()
+            if self._obstacle_geoms and self.physics_steps % CLEARANCE_EVERY == 0:
+                self._measure_clearance()
 
     def step(self, dt: float) -> np.ndarray:
         """Step the physics over ``dt`` [s]; returns (n,) a copy of the positions."""
@@ -365,7 +377,15 @@ class PhysicsJoints:
             "contact_steps": log.steps,
             "contact_pairs": [f"{a} - {b}" for a, b in sorted(log.pairs)],
             "deepest_contact_m": log.deepest,
+            "obstacle_clearance_m": self.clearance if math.isfinite(self.clearance) else None,
         }
+
+    def _measure_clearance(self) -> None:
+        """The robot's distance to the obstacles now, MuJoCo's, into :attr:`clearance`."""
+        m, d, dist = self.model, self.data, self._mj.mj_geomDistance
+        for g in self._robot_geoms:
+            for o in self._obstacle_geoms:
+                self.clearance = min(self.clearance, dist(m, d, g, o, CLEARANCE_MAX, None))
 
     def _referee(self) -> None:
         """Count this step's contacts of the robot that interpenetrate."""
@@ -389,6 +409,8 @@ class PhysicsJoints:
 
 
 __all__ = [
+    "CLEARANCE_EVERY",
+    "CLEARANCE_MAX",
     "DEFAULT_INERTIA",
     "DEFAULT_MASS",
     "MAX_LAG",
@@ -398,4 +420,5 @@ __all__ = [
     "ContactLog",
     "PhysicsError",
     "PhysicsJoints",
+    "mujoco_urdf",
 ]

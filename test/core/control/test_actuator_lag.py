@@ -9,7 +9,6 @@ ideal robot, a step's overshoot along its line.
 from __future__ import annotations
 
 import dataclasses
-import math
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +17,11 @@ import pytest
 from itasc_ros.core import Controller, KinematicTree
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_pose
+from itasc_ros.core.scenarios import LaggingRobot, lagging_circle
 from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parents[3]
 RATE = 250.0  # [Hz]
-SUB = 0.001  # [s] the robot's integration step
-RADIUS, SPEED = 0.1, 0.25  # [m], [m/s] the circle
 
 
 @pytest.fixture(scope="module")
@@ -36,51 +34,27 @@ def _controller(tree: KinematicTree, lag: float) -> Controller:
     return Controller(tree, dataclasses.replace(cfg, actuator_lag=lag))
 
 
-def _run(
-    tree: KinematicTree, robot_lag: float, node_lag: float, target, seconds: float
-) -> list[np.ndarray]:
-    """The hand's position after each tick; ``target(t)`` gives (position, twist or None)."""
-    ctrl = _controller(tree, node_lag)
+def _command(tree: KinematicTree, lag: float):
+    """The controller as ``command(t, q, pose, twist) -> q'`` (twist None: poses only)."""
+    ctrl = _controller(tree, lag)
     names = ctrl.joint_names
-    q = home_pose(tree)[[tree.joint_index(n) for n in names]].copy()
-    v, u = np.zeros_like(q), np.zeros_like(q)
-    quat = spatial.matrix_to_quat(tree.forward_kinematics(q, "panda_hand")[:3, :3])
-    out = []
-    for k in range(int(seconds * RATE)):
-        t = k / RATE
-        p, twist = target(t)
+
+    def command(t: float, q: np.ndarray, pose: np.ndarray, twist: np.ndarray | None):
         ctrl.set_joint_state(names, q, t, t)
-        ctrl.set_target("ee", "", p, quat, t, t)
+        ctrl.set_target("ee", "", pose[:3, 3], spatial.matrix_to_quat(pose[:3, :3]), t, t)
         if twist is not None:
             ctrl.set_target_twist("ee", "", twist, t, t)
-        cmd = ctrl.step(t)
-        if cmd.publish:
-            u = cmd.qdot.copy()
-        for _ in range(round(1.0 / (RATE * SUB))):
-            if robot_lag > 0.0:
-                v += (u - v) * (1.0 - math.exp(-SUB / robot_lag))
-            else:
-                v[:] = u
-            q += v * SUB
-        out.append(tree.forward_kinematics(q, "panda_hand")[:3, 3])
-    return out
+        out = ctrl.step(t)
+        return out.qdot if out.publish else np.zeros(len(names))
+
+    return command
 
 
 def _circle_rms(tree: KinematicTree, robot_lag: float, node_lag: float) -> float:
     """RMS distance [m] of the hand to the circle's target over its second half (3 s)."""
-    c0 = tree.forward_kinematics(home_pose(tree), "panda_hand")[:3, 3]
-    w = SPEED / RADIUS
-
-    def at(t: float) -> np.ndarray:
-        return c0 + RADIUS * np.array([0.0, math.sin(w * t), math.cos(w * t) - 1.0])
-
-    def target(t: float) -> tuple[np.ndarray, np.ndarray]:
-        twist = np.array([0.0, SPEED * math.cos(w * t), -SPEED * math.sin(w * t), 0, 0, 0])
-        return at(t), twist
-
-    hand = _run(tree, robot_lag, node_lag, target, 6.0)
-    errors = [np.linalg.norm(h - at((k + 1) / RATE)) for k, h in enumerate(hand)]
-    return float(np.sqrt(np.mean(np.square(errors[len(errors) // 2 :]))))
+    q0 = home_pose(tree)
+    r = lagging_circle(tree, "panda_hand", q0, _command(tree, node_lag), robot_lag, RATE)
+    return r["rms_error_m"]
 
 
 def test_the_lag_is_inverted_on_a_moving_target(tree: KinematicTree) -> None:
@@ -123,14 +97,18 @@ def test_a_step_in_any_direction_comes_to_rest_without_overshoot(
     """A 0.1 m step under Franka's limits, on an ideal robot and behind 20 ms servos told to the
     node: the hand stays within 2 % of the step beyond the goal, and settles on it. (Forward,
     a line at the configured 2.5 m/s^2 left the hand behind and overshot by 7 %.)"""
-    c0 = tree.forward_kinematics(home_pose(tree), "panda_hand")[:3, 3]
+    q0 = home_pose(tree)
+    start = tree.forward_kinematics(q0, "panda_hand")
+    c0 = start[:3, 3].copy()
     d = np.array(step)
     length = float(np.linalg.norm(d))
-
-    def target(t: float) -> tuple[np.ndarray, None]:
-        return c0 + (d if t >= 0.2 else 0.0), None
-
-    hand = np.array(_run(tree, lag, lag, target, 2.5))
-    along = (hand - c0) @ (d / length)
-    assert along.max() - length <= 0.02 * length, (along.max() - length) / length
-    assert abs(along[-1] - length) < 1e-3 and np.linalg.norm(hand[-1] - c0 - d) < 2e-3
+    robot, command = LaggingRobot(q0, lag), _command(tree, lag)
+    along, goal = [], start.copy()
+    for k in range(int(2.5 * RATE)):
+        t = k / RATE
+        goal[:3, 3] = c0 + (d if t >= 0.2 else 0.0)
+        q = robot.step(command(t, robot.q.copy(), goal, None), 1.0 / RATE)
+        along.append(float((tree.forward_kinematics(q, "panda_hand")[:3, 3] - c0) @ d) / length)
+    assert max(along) - length <= 0.02 * length, (max(along) - length) / length
+    final = tree.forward_kinematics(robot.q, "panda_hand")[:3, 3]
+    assert abs(along[-1] - length) < 1e-3 and np.linalg.norm(final - c0 - d) < 2e-3
