@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +31,7 @@ RUNS: dict[str, list[str]] = {
     "tick": ["tick"],
     "tracking": ["tracking"],
     "paths": ["paths"],
+    "lag": ["lag"],
     "outliers": ["outliers"],
     "unreachable": ["unreachable", "--samples", "20"],
     "hierarchy": ["hierarchy"],
@@ -56,6 +58,9 @@ ABOUT: dict[str, str] = {
     "paths": "Long circles, lines and spirals (20 s each) under Franka's motion limits: the "
     "largest tracking error and the time the task was reported short, the shipped config "
     "beside the ideal velocity IK (no motion limits) and PlaCo.",
+    "lag": "The circle on a robot whose velocity servos lag 0-30 ms (in process, Franka's "
+    "limits): our controller without and with actuator_lag, beside pink through the same "
+    "servos (pink feeds no target velocity forward) [m].",
     "outliers": "One bad target pose in a 50 Hz stream on a circle: how far the effector goes "
     "off the run without it, and how long it takes to come back.",
     "unreachable": "A target 2 m away from random starts (Panda, UR5, their limits): the most "
@@ -161,6 +166,10 @@ def run(names: Iterable[str], results: Path, bench: Sequence[str]) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- the page
+#: Longest list shown whole; a longer one (a time series) is summarised.
+LIST_SHOWN = 8
+
+
 def _number(v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
@@ -171,8 +180,10 @@ def _number(v: Any) -> str:
     return str(v).replace("|", "/").replace("\n", " ")
 
 
-def _is_ratio(key: str) -> bool:
-    return "ratio" in key or "_vs_" in key
+def _is_ratio(name: str) -> bool:
+    """A figure that compares ours with a peer (its name's last part says ratio or vs)."""
+    leaf = name.rsplit(".", 1)[-1]
+    return bool(re.search(r"(^|_)(ratio|vs)(_|$)", leaf))
 
 
 def _rows(prefix: str, value: Any, out: list[tuple[str, str]], notes: list[str]) -> None:
@@ -183,8 +194,13 @@ def _rows(prefix: str, value: Any, out: list[tuple[str, str]], notes: list[str])
                 notes.extend(f"{prefix}: {n}" if prefix else str(n) for n in value[k])
                 continue
             _rows(f"{prefix}.{k}" if prefix else str(k), value[k], out, notes)
-    elif isinstance(value, list) and value and all(not isinstance(v, Mapping) for v in value):
-        out.append((prefix, ", ".join(_number(v) for v in value)))
+    elif isinstance(value, list) and all(not isinstance(v, Mapping | list) for v in value):
+        if len(value) <= LIST_SHOWN:
+            out.append((prefix, ", ".join(_number(v) for v in value)))
+        else:  # a time series: the JSON has it whole
+            nums = [v for v in value if isinstance(v, int | float) and not isinstance(v, bool)]
+            span = f", {_number(min(nums))} to {_number(max(nums))}" if nums else ""
+            out.append((prefix, f"{len(value)} values{span}"))
     elif isinstance(value, list):
         for i, v in enumerate(value):
             _rows(f"{prefix}[{i}]", v, out, notes)
@@ -192,11 +208,16 @@ def _rows(prefix: str, value: Any, out: list[tuple[str, str]], notes: list[str])
         out.append((prefix, _number(value)))
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], names: bool = True) -> list[str]:
+    """A Markdown table; ``names``: the first column holds figures' names (as code)."""
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(f"`{r[0]}`" if i == 0 else c for i, c in enumerate(r)) + " |"
-              for r in rows]  # fmt: skip
+    lines += ["| " + " | ".join(f"`{c}`" if i == 0 and names else c for i, c in enumerate(r))
+              + " |" for r in rows]  # fmt: skip
     return lines
+
+
+def _ratios_first(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [r for r in rows if _is_ratio(r[0])] + [r for r in rows if not _is_ratio(r[0])]
 
 
 def _records(result: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
@@ -216,26 +237,37 @@ def _machine_line(m: Mapping[str, Any]) -> str:
 
 
 def section(name: str, result: Mapping[str, Any]) -> list[str]:
-    """The page's section of one benchmark's result."""
+    """The page's section of one benchmark's result.
+
+    Its headline figures (the result's top-level numbers, the keys ``itasc-bench`` documents),
+    ratios first; then the records of a result that is a list of them (``ik``: a row each);
+    then every other figure, flattened, ratios first; then the notes.
+    """
     lines = [f"## {name}", "", ABOUT.get(name, ""), "", f"`{result.get('command', '?')}`", ""]
     lines += [_machine_line(result.get("machine", {})), ""]
     figures = {k: v for k, v in result.items() if k not in ("command", "machine")}
     records = _records(figures)
     if records is not None:
-        columns = list(dict.fromkeys(k for r in records for k in r))
+        figures.pop("results")
+    headline = {k: v for k, v in figures.items() if not isinstance(v, Mapping | list)}
+    top: list[tuple[str, str]] = []
+    _rows("", headline, top, [])
+    if top:
+        lines += _table(("figure", "value"), _ratios_first(top))
+    if records is not None:  # what a row is first (its words), then its figures
+        keys = list(dict.fromkeys(k for r in records for k in r))
+        words = [k for k in keys if all(isinstance(r.get(k, ""), str) for r in records)]
+        columns = words + [k for k in keys if k not in words]
         rows = [[_number(r.get(c, "")) for c in columns] for r in records]
-        lines += _table(columns, rows)
-        figures = {k: v for k, v in figures.items() if k != "results"}
-    out: list[tuple[str, str]] = []
+        table = _table(columns, rows, names=False)
+        lines += ["", *table] if top else table
+    shown = {(k.rsplit(".", 1)[-1], v) for k, v in top}
+    rest: list[tuple[str, str]] = []
     notes: list[str] = []
-    _rows("", figures, out, notes)
-    ratios = [r for r in out if _is_ratio(r[0].rsplit(".", 1)[-1])]
-    others = [r for r in out if r not in ratios]
-    if ratios:
-        lines += ["", "Ratios (ours / peer):", ""] if records is not None else []
-        lines += _table(("ratio (ours / peer)", "value"), ratios)
-    if others:
-        lines += ["", *_table(("figure", "value"), others)]
+    _rows("", {k: v for k, v in figures.items() if k not in headline}, rest, notes)
+    rest = [r for r in rest if (r[0].rsplit(".", 1)[-1], r[1]) not in shown]  # the headline's
+    if rest:
+        lines += ["", "All figures:", "", *_table(("figure", "value"), _ratios_first(rest))]
     if notes:
         lines += ["", *(f"- {n}" for n in notes)]
     return [*lines, ""]
@@ -254,7 +286,7 @@ def page(results: Path) -> str:
         "benchmark again; `python -m itasc_bench.page --run --only <name>` measures one again. "
         "Earlier figures are in the repository's history and in the CHANGELOG.",
         "",
-        "Benchmarks: " + ", ".join(f"[{n}](#{n.replace('_', '-')})" for n in order) + ".",
+        "Benchmarks: " + ", ".join(f"[{n}](#{n})" for n in order) + ".",
         "",
     ]
     for name in order:

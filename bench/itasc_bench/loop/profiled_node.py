@@ -8,9 +8,9 @@ wall-clock time (``time.perf_counter_ns``: the difference is time off the CPU, w
 that got a message and takes that found none, and each publish per topic. When the node exits,
 one line per part goes to its stderr (the run's ``node.log``)::
 
-    cpu step: 12300 calls, 161.2 us per call, 1.98 s; wall 170.4 us per call
+    cpu step: <calls> calls, <us> us per call, <s> s; wall <us> us per call
 
-The wrappers cost ~1 us of CPU per call (the node's CPU rises by a few percent): compare parts
+The wrappers cost CPU of their own on every call: compare parts
 with each other and with the same wrapper on another build, not with an unwrapped node.
 """
 

@@ -42,8 +42,8 @@ def keep_cpus_warm(enabled: bool) -> Iterator[int]:
     """``keep_warm``: one SCHED_IDLE busy loop per CPU for the duration; yields their count.
 
     The process-level stand-in for a real-time host's ``idle=poll``: an idle virtual CPU halts
-    and the hypervisor runs something else on it, so the next wake-up finds cold caches (here
-    the node's tick takes ~245 us after 1 ms idle against ~125 us back to back). A spinner on
+    and the hypervisor runs something else on it, so the next wake-up finds cold caches (a tick
+    after an idle millisecond takes longer than back to back). A spinner on
     SCHED_IDLE never halts the CPU and never competes: any other thread preempts it.
     """
     spinners: list[subprocess.Popen[bytes]] = []
