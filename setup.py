@@ -30,6 +30,8 @@ setup(
         "rosbags>=0.11",
         "matplotlib",
         "coal",
+        "mujoco",  # itasc_sim_robot's physics:=mujoco, the demo's video
+        "pillow",  # the demo's video (matplotlib's own dependency, imported by us too)
     ],
     extras_require={
         # Real rclpy + Fast DDS + messages as wheels, for machines without a ROS install.

@@ -34,6 +34,8 @@ IMPORTS: dict[str, tuple[str, str | None]] = {
     "rosbags": ("python3-rosbags-pip", "rosbags"),
     "urdf_parser_py": ("urdfdom_py", "urdfdom-py"),
     "coal": ("coal", "coal"),
+    "mujoco": ("python3-mujoco-pip", "mujoco"),
+    "PIL": ("python3-pil", "pillow"),
     "rclpy": ("rclpy", None),
     "rcl_interfaces": ("rcl_interfaces", None),
     "builtin_interfaces": ("builtin_interfaces", None),

@@ -220,7 +220,7 @@ def copy_if_changed(src, dst):
 
 
 @njit(cache=True, nogil=True)
-def joints_along(jac, u, axis, amax, vmax, share, gram, y, rates, out):
+def joints_along(jac, u, axis, amax, vmax, shares, gram, y, rates, out):
     """What the joints allow along a straight line and about an axis, at one configuration.
 
     The least-norm joint rates of a unit twist along the line and of one about the axis
@@ -233,7 +233,8 @@ def joints_along(jac, u, axis, amax, vmax, share, gram, y, rates, out):
         axis: (3,) the rotation's unit axis (zeros: no rotation).
         amax: (n,) the joints' acceleration limits (inf: none).
         vmax: (n,) the joints' velocity limits (inf: none).
-        share: the share of each limit the motion may take (0-1].
+        shares: the share of each joint's velocity limit and of its acceleration limit the
+            motion may take (each in (0, 1]).
         gram: (6, 6) work.
         y: (6,) work.
         rates: (2, n) work.
@@ -283,8 +284,8 @@ def joints_along(jac, u, axis, amax, vmax, share, gram, y, rates, out):
         v, a = math.inf, math.inf
         for k in range(n):
             if rates[r, k] > 1e-12:
-                v = min(v, share * vmax[k] / rates[r, k])
-                a = min(a, share * amax[k] / rates[r, k])
+                v = min(v, shares[0] * vmax[k] / rates[r, k])
+                a = min(a, shares[1] * amax[k] / rates[r, k])
         out[2 * r] = v
         out[2 * r + 1] = a
 
@@ -314,6 +315,6 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     stream_step(pose, prev, 0.01, 0.001, 1.0, 1.0, 0.05, rel, raw, estimate)
     any_nonzero(raw)  # a twist's (6,) and a command's (n,): one signature
     joints_along(
-        np.ones((6, n)), raw[:3], raw[3:], vmax, vmax, 0.5, np.zeros((6, 6)), np.zeros(6),
+        np.ones((6, n)), raw[:3], raw[3:], vmax, vmax, (0.8, 0.5), np.zeros((6, 6)), np.zeros(6),
         np.zeros((2, n)), np.zeros(4),
     )  # fmt: skip

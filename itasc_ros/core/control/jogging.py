@@ -28,9 +28,9 @@ from .streams import TargetStream
 _REST = np.zeros(6)  # (6,) the zero twist a stopped jog decelerates to
 _REST.flags.writeable = False
 
-STEP_SHARE = 0.5
-"""The share of each joint's velocity and acceleration limits a step's straight line may take
-(the rest is the feedback's, and the configuration's change along the line)."""
+STEP_SHARES = (0.8, 0.5)
+"""The shares of each joint's velocity and of its acceleration limit a step's straight line may
+take (the rest is the feedback's, and the configuration's change along the line)."""
 
 
 class Jogging(Journaling):
@@ -223,7 +223,7 @@ class Jogging(Journaling):
         leaves the effector behind while the line accelerates, and the feedback that catches
         up overshoots the goal (7 % of a 0.1 m step forward on the Panda at 2.5 m/s^2). So the
         line's speed and acceleration are at most those whose least-norm joint rates take
-        :data:`STEP_SHARE` of each joint's limits, at the configuration the tick solves at.
+        :data:`STEP_SHARES` of each joint's limits, at the configuration the tick solves at.
         """
         limits = self._cartesian_limits()
         link = c.effector_link
@@ -241,7 +241,7 @@ class Jogging(Journaling):
         tree.jacobian_into(tree.link_index(link), self._jac)
         along = self._along
         joints_along(
-            self._jac, u, axis, self._limiter.amax, self._vmax, STEP_SHARE, self._gram, self._y,
+            self._jac, u, axis, self._limiter.amax, self._vmax, STEP_SHARES, self._gram, self._y,
             self._rates, along,
         )  # fmt: skip
         v, a, w, alpha = limits
