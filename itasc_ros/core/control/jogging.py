@@ -28,7 +28,7 @@ from .streams import TargetStream
 _REST = np.zeros(6)  # (6,) the zero twist a stopped jog decelerates to
 _REST.flags.writeable = False
 
-STEP_SHARES = (0.8, 0.5)
+STEP_SHARES = (0.5, 0.5)
 """The shares of each joint's velocity and of its acceleration limit a step's straight line may
 take (the rest is the feedback's, and the configuration's change along the line)."""
 

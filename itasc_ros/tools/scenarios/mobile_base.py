@@ -106,7 +106,7 @@ def run(out_dir: Path, quick: bool = False) -> dict[str, Any]:
     tree = KinematicTree.from_urdf_file(share_file("urdf", "panda.urdf"))
     hold_s = 4.0 if quick else 8.0
     fed, unfed = _hold(tree, cfg, hold_s, True), _hold(tree, cfg, hold_s, False)
-    reach = _reach(tree, cfg, 10.0 if quick else 14.0)
+    reach = _reach(tree, cfg, 13.0 if quick else 16.0)
     settled = fed["t"] >= 2.0
     dt = 1.0 / cfg.control_rate
     within = np.flatnonzero(reach["err"] > 1e-3)
