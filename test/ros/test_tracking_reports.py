@@ -185,6 +185,32 @@ def _set_bool(client: RosTestClient, service: str, name: str, value: bool) -> No
     assert res.results[0].successful, res.results[0].reason
 
 
+def _circle_then_mute(
+    client: RosTestClient,
+    ns: str,
+    pubs: tuple[Any, Any],
+    home: np.ndarray,
+    mute: float,
+    seconds: float,
+) -> float:
+    """The target on a circle (0.1 m at 0.4 m/s) with its twist for ``seconds`` [s]; the
+    simulated robot's joint states switched off ``mute`` [s] in. Returns when they were
+    (``time.monotonic()``)."""
+    t0 = time.monotonic()
+    muted = math.inf
+    while time.monotonic() - t0 < seconds:
+        t = time.monotonic() - t0
+        p, v = path_point(t, home[:3, 3], 0.1, 0.4, "circle")
+        pose = home.copy()
+        pose[:3, 3] = p
+        _publish(client, pubs, pose, np.r_[v, 0.0, 0.0, 0.0])
+        if t > mute and math.isinf(muted):
+            muted = time.monotonic()
+            _set_bool(client, f"{ns}/itasc_sim_robot/set_parameters", "publish_states", False)
+        time.sleep(0.01)
+    return muted
+
+
 def test_a_late_joint_state_never_speeds_the_robot_up(
     client: RosTestClient, dds_domain: int
 ) -> None:
@@ -198,18 +224,7 @@ def test_a_late_joint_state_never_speeds_the_robot_up(
     cmds = client.collect(Float64MultiArray, f"{ns}/commands", 20000)
     try:
         _start(client, node, pubs, states, home)
-        t0 = time.monotonic()
-        muted = math.inf
-        while time.monotonic() - t0 < 4.5:
-            t = time.monotonic() - t0
-            p, v = path_point(t, home[:3, 3], 0.1, 0.4, "circle")
-            pose = home.copy()
-            pose[:3, 3] = p
-            _publish(client, pubs, pose, np.r_[v, 0.0, 0.0, 0.0])
-            if t > 3.0 and math.isinf(muted):  # at speed: the states stop, the robot goes on
-                muted = time.monotonic()
-                _set_bool(client, f"{ns}/itasc_sim_robot/set_parameters", "publish_states", False)
-            time.sleep(0.01)
+        _circle_then_mute(client, ns, pubs, home, 3.0, 4.5)  # at speed: the states stop
     finally:
         stop_processes([node, sim])
     log = read_log(node)
@@ -252,18 +267,7 @@ def test_a_stale_stop_brings_the_physical_arm_to_rest_and_it_does_not_sag(
     stats = client.collect(String, f"{ns}/itasc_sim_robot/stats", 100)
     try:
         _start(client, node, pubs, states, home)
-        t0 = time.monotonic()
-        muted = math.inf
-        while time.monotonic() - t0 < 4.0:
-            t = time.monotonic() - t0
-            p, v = path_point(t, home[:3, 3], 0.1, 0.4, "circle")
-            pose = home.copy()
-            pose[:3, 3] = p
-            _publish(client, pubs, pose, np.r_[v, 0.0, 0.0, 0.0])
-            if t > 2.5 and math.isinf(muted):  # at speed: the states stop
-                muted = time.monotonic()
-                _set_bool(client, f"{ns}/itasc_sim_robot/set_parameters", "publish_states", False)
-            time.sleep(0.01)
+        muted = _circle_then_mute(client, ns, pubs, home, 2.5, 4.0)  # at speed: states stop
         client.wait_for(lambda: len([1 for t, _ in list(stats) if t > muted + 3.5]) >= 1, 5.0,
                         "the simulator's reports after the stop")  # fmt: skip
     finally:
