@@ -14,7 +14,13 @@
 - Inside ``core``, the concept sub-packages depend one way (:data:`CORE_DEPENDS`), and each
   says what it is and re-exports its public names.
 - At most :data:`MAX_CORE_TOP_LEVEL` ``.py`` files at the top level of ``core/``.
-- No module over :data:`MAX_MODULE_LINES` lines: a longer one holds several concepts.
+- No module over :data:`MAX_MODULE_LINES` lines: a longer one holds several concepts (a
+  class is split by the objects it is composed of, not across files to keep modules short).
+- Classes are composed, not stacked: no class of the project (package and benchmarks) has more
+  than one base class of the project's own; an attribute is assigned in its own class only
+  (``self.x = ...`` in that class's methods; never by a subclass, never as ``other.x = ...``
+  on another project object, except the fields of a record: a dataclass, or a class with no
+  method but its constructor); a subclass reads no private attribute of its base.
 - Every module path that doc/architecture.md names in backticks exists, and its module list names
   every module of the package and of the benchmarks (``__init__`` and ``__main__`` aside).
 - ``test/`` mirrors the package: each folder of tests is a part or concept folder of
@@ -37,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "itasc_ros"
 
 MAX_CORE_TOP_LEVEL = 8
-MAX_MODULE_LINES = 600
+MAX_MODULE_LINES = 900
 
 CORE_DEPENDS: dict[str, tuple[str, ...]] = {
     "kinematics": (),
@@ -454,3 +460,198 @@ def test_a_test_module_imports_tests_of_its_own_folder_only() -> None:
                 if name.startswith("test_") and not (path.parent / f"{name}.py").is_file():
                     wrong.append(f"{path.relative_to(tests)} imports {name}")
     assert not wrong, wrong
+
+
+# --------------------------------------------------------------------------- composition
+#: Assignments to attributes of objects that are not the project's (their names happen to be
+#: an attribute of a project class too), each with what the object is.
+FOREIGN_ASSIGNMENTS = {
+    "itasc_ros/ros/interactive_marker_server.py: marker.scale": "a visualization_msgs Marker",
+    "itasc_ros/ros/node_reports.py: colour.a": "a std_msgs ColorRGBA",
+    "itasc_ros/tools/demo/video.py: cam.distance": "a MuJoCo MjvCamera",
+    "bench/itasc_bench/peers/placo_worker.py: solver.dt": "a PlaCo KinematicsSolver",
+}
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """A class of the project as the source defines it."""
+
+    name: str
+    path: str  # relative to the repository
+    node: ast.ClassDef
+
+
+def _source_files() -> list[Path]:
+    return sorted([*(REPO / PACKAGE).rglob("*.py"), *BENCH.rglob("*.py")])
+
+
+@cache
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text())
+
+
+@cache
+def project_classes() -> dict[str, list[ClassInfo]]:
+    """Every class of the package and of the benchmarks, by name."""
+    out: dict[str, list[ClassInfo]] = {}
+    for path in _source_files():
+        for node in ast.walk(_parsed(path)):
+            if isinstance(node, ast.ClassDef):
+                rel = str(path.relative_to(REPO))
+                out.setdefault(node.name, []).append(ClassInfo(node.name, rel, node))
+    return out
+
+
+def _base_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):
+        return _base_name(node.value)
+    return None
+
+
+def _project_bases(c: ClassInfo) -> list[str]:
+    known = project_classes()
+    return [b for b in map(_base_name, c.node.bases) if b is not None and b in known]
+
+
+def _assigned_targets(node: ast.AST) -> list[ast.Attribute]:
+    """The attributes assigned by the assignment statements under ``node``."""
+    out: list[ast.Attribute] = []
+    for n in ast.walk(node):
+        targets: list[ast.expr] = []
+        if isinstance(n, ast.Assign):
+            targets = list(n.targets)
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+            targets = [n.target]
+        while targets:
+            t = targets.pop()
+            if isinstance(t, (ast.Tuple, ast.List)):
+                targets += t.elts
+            elif isinstance(t, ast.Attribute):
+                out.append(t)
+    return out
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _self_assigned(c: ClassInfo) -> set[str]:
+    """The attributes the class's own methods assign on ``self``."""
+    out: set[str] = set()
+    for f in c.node.body:
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out |= {t.attr for t in _assigned_targets(f) if _is_self(t.value)}
+    return out
+
+
+def _is_record(c: ClassInfo) -> bool:
+    """A dataclass, or a class with no method but its constructor: its fields are data."""
+    for d in c.node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if _base_name(target) == "dataclass":
+            return True
+    methods = [f for f in c.node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return all(f.name == "__init__" for f in methods)
+
+
+def _setters(c: ClassInfo) -> set[str]:
+    """The properties of the class with a setter (assigning one calls the class's method)."""
+    out: set[str] = set()
+    for f in c.node.body:
+        if isinstance(f, ast.FunctionDef):
+            for d in f.decorator_list:
+                if isinstance(d, ast.Attribute) and d.attr == "setter":
+                    out.add(f.name)
+    return out
+
+
+def _ancestors(c: ClassInfo) -> list[ClassInfo]:
+    known, out, todo = project_classes(), [], list(_project_bases(c))
+    while todo:
+        for base in known[todo.pop()]:
+            out.append(base)
+            todo += _project_bases(base)
+    return out
+
+
+def test_no_class_has_two_project_bases() -> None:
+    """Composition, not a stack of mixins: at most one base class of the project's own."""
+    many = [
+        f"{c.path}: {c.name}({', '.join(_project_bases(c))})"
+        for defs in project_classes().values()
+        for c in defs
+        if len(_project_bases(c)) > 1
+    ]
+    assert not many, "classes with several bases of the project's own:\n" + "\n".join(many)
+
+
+def test_a_subclass_assigns_and_reads_its_own_attributes() -> None:
+    """A subclass never assigns an attribute its base assigns, nor reads a private one of it."""
+    bad = []
+    for defs in project_classes().values():
+        for c in defs:
+            own = _self_assigned(c)
+            for base in _ancestors(c):
+                theirs = _self_assigned(base)
+                for attr in sorted(own & theirs):
+                    bad.append(f"{c.path}: {c.name} assigns self.{attr} of {base.name}")
+                read = {
+                    n.attr
+                    for n in ast.walk(c.node)
+                    if isinstance(n, ast.Attribute) and _is_self(n.value)
+                }
+                for attr in sorted((read & theirs) - own):
+                    if attr.startswith("_"):
+                        bad.append(f"{c.path}: {c.name} reads {base.name}'s private self.{attr}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_attribute_is_assigned_outside_its_class() -> None:
+    """``x.attr = ...`` on another object only for a record's fields (or a property's setter)."""
+    owners: dict[str, set[str]] = {}
+    data: set[str] = set()
+    for defs in project_classes().values():
+        for c in defs:
+            data |= _setters(c)
+            if _is_record(c):
+                data |= _self_assigned(c)
+                data |= {
+                    s.target.id
+                    for s in c.node.body
+                    if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                }
+            else:
+                for attr in _self_assigned(c):
+                    owners.setdefault(attr, set()).add(c.name)
+    inside: dict[int, str] = {}  # an assignment's node -> the class whose method makes it
+    for defs in project_classes().values():
+        for c in defs:
+            for t in _assigned_targets(c.node):
+                inside[id(t)] = c.name
+    bad = []
+    for path in _source_files():
+        rel = str(path.relative_to(REPO))
+        for t in _assigned_targets(_parsed(path)):
+            if _is_self(t.value) or t.attr not in owners or t.attr in data:
+                continue
+            if inside.get(id(t)) in owners[t.attr]:  # on another instance of its own class
+                continue
+            where = f"{rel}: {ast.unparse(t)}"
+            if where not in FOREIGN_ASSIGNMENTS:
+                bad.append(f"{where} (an attribute of {', '.join(sorted(owners[t.attr]))})")
+    assert not bad, "attributes assigned outside their class:\n" + "\n".join(bad)
+
+
+def test_the_foreign_assignments_are_still_there() -> None:
+    """Each exception of :data:`FOREIGN_ASSIGNMENTS` still names a line of the source."""
+    found = set()
+    for path in _source_files():
+        rel = str(path.relative_to(REPO))
+        for t in _assigned_targets(_parsed(path)):
+            found.add(f"{rel}: {ast.unparse(t)}")
+    assert not set(FOREIGN_ASSIGNMENTS) - found

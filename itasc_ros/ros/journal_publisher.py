@@ -129,7 +129,7 @@ class JournalPublisher:
         if want is not None:
             j = self.journal
             j.take()  # drop what an earlier controller left
-            j.revision, j.urdf_tag, j.model = self.revision, urdf_tag(digest), j.model + 1
+            j.label(self.revision, urdf_tag(digest), j.model + 1)
             want.attach_journal(j)
 
     def wait_delivered(self, timeout: float) -> None:

@@ -39,7 +39,7 @@ class KdlPeer(KdlChainPeer):
             PeerUnavailable: If PyKDL is not importable.
         """
         super().__init__(urdf_xml, root, tip)
-        kdl = self._kdl
+        kdl = self.kdl
         n = self.n
         self._q = kdl.JntArray(n)
         self._qdot = kdl.JntArray(n)
@@ -172,7 +172,7 @@ class KdlPeer(KdlChainPeer):
         Returns:
             Joint velocities [rad/s | m/s], shape (n,).
         """
-        kdl = self._kdl
+        kdl = self.kdl
         t = np.asarray(target_pose, dtype=np.float64)
         key = t.tobytes()
         if key != self._target_key:  # a new target: convert it once, as a KDL node would

@@ -58,6 +58,7 @@ class KdlChainPeer:
     """The base of the KDL peers: PyKDL and the chain ``root -> tip``.
 
     Attributes:
+        kdl: The PyKDL module.
         chain: The ``PyKDL.Chain``.
         joint_names: Movable joints in chain order.
         n: Number of movable joints.
@@ -74,7 +75,7 @@ class KdlChainPeer:
         Raises:
             PeerUnavailable: If PyKDL is not importable.
         """
-        self._kdl = import_pykdl()
+        self.kdl = import_pykdl()
         self.chain, self.joint_names = kdl_chain_from_urdf(urdf_xml, root, tip)
         self.n = int(self.chain.getNrOfJoints())
 

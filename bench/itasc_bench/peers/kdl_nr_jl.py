@@ -55,7 +55,7 @@ class KdlNrJlPeer(KdlChainPeer):
             PeerUnavailable: If PyKDL is not importable.
         """
         super().__init__(urdf_xml, root, tip)
-        kdl = self._kdl
+        kdl = self.kdl
         movable = [j for j in urdf_chain(urdf_xml, root, tip) if j.movable]
         self.lower, self.upper = solver_limits(movable)
         self.timeout = float(timeout)
@@ -81,7 +81,7 @@ class KdlNrJlPeer(KdlChainPeer):
         Returns:
             Joint positions, shape (n,), or None if no solution was found in time.
         """
-        kdl = self._kdl
+        kdl = self.kdl
         deadline = time.perf_counter() + self.timeout
         seed = check_q(seed, self.n)
         r = pose[:3, :3].ravel().tolist()

@@ -167,6 +167,17 @@ class CartesianReference:
             return True
         return False
 
+    def end_jog(self) -> None:
+        """A pose target ends a jog: the reference approaches it from where it is."""
+        self.jogging = False
+
+    def restore(self, active: bool, jogging: bool, pose: Array, twist: Array) -> None:
+        """Set the reference as a SNAPSHOT holds it: its flags, pose (4, 4) and twist (6,)."""
+        self.active, self.jogging = active, jogging
+        self.pose[:], self.twist[:] = pose, twist
+        self.speed = float(np.linalg.norm(self.twist[:3]))
+        self.angular_speed = float(np.linalg.norm(self.twist[3:]))
+
     def stop(self) -> None:
         """Stop following the reference (the constraint takes the target itself)."""
         self.active = self.jogging = False

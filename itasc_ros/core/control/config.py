@@ -19,6 +19,7 @@ import numpy as np
 from ..constraints import REGISTRY, Constraint
 from ..constraints.schema import Field, check_settings
 from ..errors import ConfigError, ItascError
+from ..kinematics.tree import KinematicTree
 from ..solve.joint_limits import JointLimits
 from .settings import (
     CONTROLLER_RANGES,
@@ -116,6 +117,16 @@ class ConstraintConfig:
         except ItascError as exc:
             raise ConfigError(f"{owner}{exc}") from None
         return self
+
+    def resolve(self, tree: KinematicTree) -> None:
+        """Resolve the settings on the controller's view of the tree (an empty effector: the tip)."""
+        self.settings = self.kind.resolve_settings(self.settings, tree)
+
+    def with_setting(self, key: str, value: Any) -> ConstraintConfig:
+        """A copy with one setting changed (not validated)."""
+        c = copy.copy(self)
+        c.settings = {**self.settings, key: value}
+        return c
 
     def build(self) -> Constraint:
         """The constraint object of these (validated) settings.

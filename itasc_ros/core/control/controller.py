@@ -1,5 +1,14 @@
 """Controller: the control tick, between the inputs it keeps and the command, ROS-free.
 
+A :class:`Controller` is composed of parts that each keep their own state: the model fitted to
+the tree (:class:`~itasc_ros.core.control.model_fit.FittedModel`: the configuration, the scene,
+the motion limits), the inputs received (:class:`~itasc_ros.core.control.inputs.Inputs`), where
+the joints are when the tick solves (:class:`~itasc_ros.core.control.prediction.StatePrediction`),
+the targets' references and aim (:class:`~itasc_ros.core.control.aim.TargetAim`), how much of
+each task the commands give (:class:`~itasc_ros.core.control.following.Following`) and the
+journal's records (:class:`~itasc_ros.core.control.recorder.Recorder`); the controller keeps
+the command and calls them in order in :meth:`Controller.step`.
+
 The rclpy node and the offline replay drive the same :class:`Controller`, so that a replay is
 deterministic and identical to what the node did. Inputs are plain values with float-second
 stamps (the node's ROS clock, or bag timestamps); :meth:`Controller.step` returns what to
@@ -26,39 +35,39 @@ or a header stamp out of order or leaping ahead within a live stream
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ItascError
-from ..kinematics._kernels import any_nonzero
+from ..constraints import Constraint
+from ..errors import ConfigError, ItascError
 from ..kinematics.robots import SEPARATOR
 from ..kinematics.tree import KinematicTree
-from ..solve.scene import SolveResult
-from ._target_kernels import aim_twist, cap_twist, copy_if_changed, extrapolate_pose
-from .config import ControllerConfig
+from ..solve.motion_limits import MotionLimiter
+from ..solve.scene import Scene, SolveResult
+from ._target_kernels import cap_twist
+from .aim import TargetAim
+from .config import ControllerConfig, apply_updates
 from .following import Following
+from .in_place import apply_in_place, in_place_changes
 from .inputs import Inputs
-from .jogging import Jogging
-from .journal import TwistSource
-from .live_parameters import LiveParameters
+from .journal import ODOMETRY_SIZE, SNAPSHOT_HEAD, STREAM_SIZE, Code, Journal
+from .model_fit import FittedModel
 from .odometry import place_in_base
+from .prediction import SNAPSHOT_EXTRA, SNAPSHOT_PER_JOINT, StatePrediction
+from .recorder import Recorder
 from .status import STATUSES, Status, StepOutput
-from .streams import TargetStream, fresh
+from .stream_snapshot import stream_from, stream_into
+from .streams import fresh
 
 Array = NDArray[np.float64]
 
 
-class Controller(Inputs, Jogging, LiveParameters):
+class Controller:
     """The control loop between inputs and the iTaSC scene (one instance per robot model).
-
-    Its parts, one concept each: the model fitted to the tree
-    (:mod:`~itasc_ros.core.control.model_fit`), the state it keeps
-    (:mod:`~itasc_ros.core.control.state`), the inputs (:mod:`~itasc_ros.core.control.inputs`),
-    jogging (:mod:`~itasc_ros.core.control.jogging`), the live parameters
-    (:mod:`~itasc_ros.core.control.live_parameters`) and the journal
-    (:mod:`~itasc_ros.core.control.journaling`); here, the tick (:meth:`step`).
 
     Args:
         tree: the robot's kinematic tree.
@@ -67,17 +76,36 @@ class Controller(Inputs, Jogging, LiveParameters):
     Raises:
         ConfigError: the configuration does not fit the tree (unknown joint, link...) or is
             invalid.
+
+    Attributes:
+        following: how much of each task the commands give, and the report when one stays
+            short.
     """
 
     def __init__(self, tree: KinematicTree, config: ControllerConfig) -> None:
-        super().__init__(tree, config)
-        n = self.n_joints
+        self._model = model = FittedModel(tree, config)
+        n = model.n_joints
+        self._qdot = np.zeros(n)  # (n,) the command being made [rad/s or m/s]
+        self._halted = True  # the last command sent (if any) was zero
+        self._enabled = True
+        self._last_step = -math.inf  # [s] time of the last tick
+        self._elapsed = model.dt  # [s] time since the last tick, at most input_timeout
+        # The tick's one look at its inputs (_look_at_inputs): ages and freshness
+        self._joint_age = math.inf  # [s]
+        self._joints_fresh = False
+        self._odom_fresh = False
         self._zeros = np.zeros(n)  # (n,) the zero command
         self._ramp = np.zeros(n)  # (n,) a held robot's step of its stop ramp
         self._capped = np.zeros(n)  # (n,) a solve's command capped while a state is late
-        #: how much of each task the commands give, and the report when one stays short
-        self.following = Following(self.scene.result.constraint_names)
-        self._warm_up()
+        self._recorder = Recorder(n)
+        self._inputs = Inputs(model, self._recorder, self._last_command)
+        self._recorder.watch(self._inputs.targets)
+        #: the positions a tick solves at: the joint state's, advanced by the commands sent
+        #: once it is late
+        self._prediction = StatePrediction(n, model.dt)
+        self._aim = TargetAim(model, self._inputs, self._prediction)
+        self.following = Following(model.scene.result.constraint_names)
+        model.warm_up()
 
     @classmethod
     def from_urdf(cls, xml: str | bytes, config: ControllerConfig) -> Controller:
@@ -87,6 +115,260 @@ class Controller(Inputs, Jogging, LiveParameters):
             UrdfError: the URDF is invalid. ConfigError: the configuration does not fit.
         """
         return cls(KinematicTree.from_urdf(xml), config)
+
+    def _last_command(self) -> Array | None:
+        """(n,) the last command [rad/s or m/s], or None at rest."""
+        return None if self._halted else self._qdot
+
+    # ------------------------------------------------------------------------- the inputs
+    def set_joint_state(
+        self,
+        names: Sequence[str],
+        positions: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+        robot_received: ArrayLike | None = None,
+    ) -> None:
+        """Accept a joint state (:meth:`Inputs.set_joint_state <.inputs.Inputs.set_joint_state>`).
+
+        Raises:
+            InputError: the state is refused; the last good one is kept.
+        """
+        self._inputs.set_joint_state(names, positions, received, header_stamp, robot_received)
+
+    def set_target(
+        self,
+        constraint: str,
+        frame: str,
+        position: ArrayLike,
+        quat_xyzw: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+        jump: bool = False,
+    ) -> None:
+        """Set a constraint's target pose (:meth:`Inputs.set_target <.inputs.Inputs.set_target>`).
+
+        Raises:
+            InputError: the pose is refused; the target is unchanged.
+        """
+        self._inputs.set_target(
+            constraint, frame, position, quat_xyzw, received, header_stamp, jump
+        )
+
+    def set_target_twist(
+        self,
+        constraint: str,
+        frame: str,
+        twist: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+    ) -> None:
+        """Set a target's twist (:meth:`.inputs.Inputs.set_target_twist`).
+
+        Raises:
+            InputError: the twist is refused; the last one is kept.
+        """
+        self._inputs.set_target_twist(constraint, frame, twist, received, header_stamp)
+
+    def set_jog_twist(
+        self,
+        constraint: str,
+        frame: str,
+        twist: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+    ) -> None:
+        """Jog the constraint's effector (:meth:`.inputs.Inputs.set_jog_twist`).
+
+        Raises:
+            InputError: the jog twist is refused.
+        """
+        self._inputs.set_jog_twist(constraint, frame, twist, received, header_stamp)
+
+    def set_odometry(
+        self,
+        frame: str,
+        child: str,
+        values: ArrayLike,
+        received: float,
+        header_stamp: float | None = None,
+    ) -> None:
+        """Take the base's odometry (:meth:`Inputs.set_odometry <.inputs.Inputs.set_odometry>`).
+
+        Raises:
+            InputError: the odometry is refused; the last good one is kept.
+        """
+        self._inputs.set_odometry(frame, child, values, received, header_stamp)
+
+    def take_odometry(self, old: Controller) -> None:
+        """Go on from ``old``'s odometry (a new model of the same robot and world frame)."""
+        self._inputs.take_odometry(old._inputs)
+
+    # ------------------------------------------------------------------------- read-outs
+    @property
+    def config(self) -> ControllerConfig:
+        """The configuration in force."""
+        return self._model.config
+
+    @property
+    def scene(self) -> Scene:
+        """The iTaSC scene of the configuration's constraints."""
+        return self._model.scene
+
+    @property
+    def tree(self) -> KinematicTree:
+        """The view of :attr:`full_tree` that moves :attr:`joint_names` and holds the others."""
+        return self._model.tree
+
+    @property
+    def full_tree(self) -> KinematicTree:
+        """The robot's tree as given."""
+        return self._model.full_tree
+
+    @property
+    def joint_names(self) -> list[str]:
+        """The commanded joints, in the order of every command."""
+        return self._model.joint_names
+
+    @property
+    def base_joints(self) -> tuple[str, ...]:
+        """The commanded base's virtual joints (none for a fixed base)."""
+        return self._model.base_joints
+
+    @property
+    def base_root(self) -> str:
+        """The base's link: the odometry's child frame."""
+        return self._model.base_root
+
+    @property
+    def ignored_joint_limits(self) -> list[str]:
+        """``joint_limits`` entries of joints the URDF does not have."""
+        return self._model.ignored_joint_limits
+
+    @property
+    def n_joints(self) -> int:
+        """Number of commanded joints."""
+        return self._model.n_joints
+
+    @property
+    def period(self) -> float:
+        """Nominal control period 1 / control_rate [s]."""
+        return self._model.dt
+
+    @property
+    def velocity_limits(self) -> Array:
+        """(n,) the velocity limits the commands keep [rad/s or m/s] (``velocity_scale``'d).
+
+        After a live change lowers them, a faster joint slows down to them at its deceleration
+        limit: the commands stay within :attr:`hard_velocity_limits` meanwhile.
+        """
+        return self._model.velocity_limits
+
+    @property
+    def hard_velocity_limits(self) -> Array:
+        """(n,) the velocity limits no command ever exceeds (the URDF's and joint_limits')."""
+        return self._model.hard_velocity_limits
+
+    @property
+    def pose_constraints(self) -> list[str]:
+        """Names of the constraints that take a target pose from outside, in config order."""
+        return self._model.pose_constraints
+
+    def constraint(self, name: str) -> Constraint:
+        """The scene's constraint object by name.
+
+        Raises:
+            ConfigError: naming the constraints.
+        """
+        return self._model.constraint(name)
+
+    @property
+    def journal(self) -> Journal | None:
+        """Where inputs and ticks are recorded, or None (see :meth:`attach_journal`)."""
+        return self._recorder.journal
+
+    @property
+    def last_rejection(self) -> str:
+        """The reason of the latest refused input ('' before the first)."""
+        return self._inputs.last_rejection
+
+    @property
+    def rejections(self) -> int:
+        """Inputs refused so far."""
+        return self._inputs.rejections
+
+    @property
+    def enabled(self) -> bool:
+        """False after ``set_enabled(False)``."""
+        return self._enabled
+
+    @property
+    def commanding(self) -> bool:
+        """True when the last command ``step`` asked to publish was motion, not zeros."""
+        return not self._halted
+
+    @property
+    def has_joint_state(self) -> bool:
+        """True once a valid joint state was accepted."""
+        return self._inputs.joints.has_state
+
+    @property
+    def joint_state_stamp(self) -> float:
+        """Reception time [s] of the last accepted joint state (-inf before the first)."""
+        return self._inputs.joints.stamp
+
+    @property
+    def q(self) -> Array:
+        """(n,) a copy of the last accepted joint positions [rad or m]."""
+        return self._inputs.joints.q.copy()
+
+    def poses(self, constraint: str) -> tuple[Array, Array | None]:
+        """Effector pose and target pose (4, 4) in the root frame at the current state.
+
+        See :meth:`Inputs.poses <.inputs.Inputs.poses>`.
+        """
+        return self._inputs.poses(constraint)
+
+    def given_target(self, constraint: str) -> tuple[str, Array] | None:
+        """The constraint's target pose (4, 4) as given, and its frame ('' or the world's)."""
+        return self._inputs.given_target(constraint)
+
+    def odometry(self) -> tuple[Array, Array, float] | None:
+        """The base's pose (4, 4) and twist (6,) in the world and their reception time [s]."""
+        return self._inputs.odometry()
+
+    @property
+    def odometry_jumps(self) -> int:
+        """Odometry messages refused as a jump of the base's pose."""
+        return self._inputs.odometry_jumps
+
+    def target_stamp(self, constraint: str) -> float:
+        """Reception time [s] of the constraint's last target pose (-inf before the first)."""
+        return self._inputs.target_stamp(constraint)
+
+    def target_jumps(self, constraint: str) -> int:
+        """Poses of the constraint's target that implied a speed above the limits (jumps)."""
+        return self._inputs.target_jumps(constraint)
+
+    def target_twists_capped(self, constraint: str) -> int:
+        """Explicit twists of the constraint's target scaled down to the speed limits."""
+        return self._inputs.target_twists_capped(constraint)
+
+    def target_reach(self, constraint: str) -> float:
+        """Largest distance [m] of the constraint's target from the root (farther: refused)."""
+        return self._inputs.target_reach(constraint)
+
+    def fed_forward_twist(self, constraint: str) -> Array:
+        """(6,) the target twist the last ``step`` fed forward (root frame) [m/s, rad/s]."""
+        return self._inputs.fed_forward_twist(constraint)
+
+    def target_twist_estimate(self, constraint: str) -> Array:
+        """(6,) the filtered twist estimated from successive target poses (root frame)."""
+        return self._inputs.target_twist_estimate(constraint)
+
+    def jog_late_twists(self, constraint: str) -> int:
+        """Jog twists received after their jog had stopped, stamped as its continuation."""
+        return self._inputs.jog_late_twists(constraint)
 
     # ------------------------------------------------------------------------- the tick
     def step(self, now: float) -> StepOutput:
@@ -101,15 +383,15 @@ class Controller(Inputs, Jogging, LiveParameters):
         """
         self._tick_time(now)
         self._look_at_inputs(now)
-        js = self._joints
-        self._prediction.advance(self._q, js.stamps, now, js.interval)
-        self._prediction.lead(self.config.actuator_lag, self._elapsed)  # where the joints head
+        js = self._inputs.joints
+        self._prediction.advance(self._inputs.joints.q, js.stamps, now, js.interval)
+        self._prediction.lead(
+            self._model.config.actuator_lag, self._elapsed
+        )  # where the joints head
         status, reason = self._status(now)
         if status is Status.ACTIVE:
-            self._update_references(now)
-            self._aim(now)
-            self._place_world()
-            held = self._hold_stopped_robots(now) if self._robots.any_stale else None
+            self._aim.update(now, self._elapsed)
+            held = self._hold_stopped_robots(now) if self._inputs.robots.any_stale else None
             out = self._limit(self._solve(), status)
             if held is not None and out.status is Status.ACTIVE:
                 out.reason, out.held = held
@@ -122,8 +404,8 @@ class Controller(Inputs, Jogging, LiveParameters):
             self.following.idle()
         if out.publish:
             self._prediction.publish(out.qdot)
-        if self.journal is not None:
-            self._record_tick(self.journal, now, out)
+        if self._recorder.journal is not None:
+            self._recorder.tick(now, out, js.stamp, js.header, js.q)
         return out
 
     def _judge_following(self, now: float, out: StepOutput) -> None:
@@ -134,8 +416,8 @@ class Controller(Inputs, Jogging, LiveParameters):
             return
         if self.following.source is not res.constraint_names:  # the scene's tasks changed
             self.following = Following(res.constraint_names)
-        self.scene.following(out.qdot, self.following.fraction)
-        causes = self.scene.limiting if not out.held else self._held_causes(out.held)
+        self._model.scene.following(out.qdot, self.following.fraction)
+        causes = self._model.scene.limiting if not out.held else self._held_causes(out.held)
         self.following.update(now, self._elapsed, causes, out.qdot)
         out.shortfall = self.following.report
 
@@ -149,7 +431,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         first = f"robot {', '.join(held)} held (stopping: joint states stale)"
 
         def causes(qdot: Array) -> list[str]:
-            rest = [c for c in self.scene.limiting(qdot) if not c.startswith(prefixes)]
+            rest = [c for c in self._model.scene.limiting(qdot) if not c.startswith(prefixes)]
             return [first, *rest]
 
         return causes
@@ -164,8 +446,8 @@ class Controller(Inputs, Jogging, LiveParameters):
         dt = now - self._last_step
         self._last_step = now
         if not (0.0 < dt < math.inf):
-            dt = self._dt
-        self._elapsed = min(dt, self.config.input_timeout)
+            dt = self._model.dt
+        self._elapsed = min(dt, self._model.config.input_timeout)
         return self._elapsed
 
     def _look_at_inputs(self, now: float) -> None:
@@ -174,13 +456,13 @@ class Controller(Inputs, Jogging, LiveParameters):
         The rest of the tick reads these flags (and :attr:`_joint_age`), never the clock: one
         snapshot, one judgement of freshness per input per tick.
         """
-        timeout = self.config.input_timeout
-        self._joint_age = now - self._joints.stamp
-        if self._robots.size and not self._robots.look(now, timeout):
-            self._held_limit.release()
+        timeout = self._model.config.input_timeout
+        self._joint_age = now - self._inputs.joints.stamp
+        if self._inputs.robots.size and not self._inputs.robots.look(now, timeout):
+            self._model.held_limit.release()
         self._joints_fresh = fresh(self._joint_age, timeout)
-        self._odom_fresh = fresh(now - self._odom.stamp, timeout)
-        for st in self._targets.values():
+        self._odom_fresh = fresh(now - self._inputs.odom.stamp, timeout)
+        for st in self._inputs.targets.values():
             st.pose_fresh = st.has_pose and fresh(now - st.stamp, timeout)
             st.twist_fresh = fresh(now - st.twist_stamp, timeout)
             st.jog_fresh = fresh(now - st.jog_stamp, st.jog_valid)
@@ -189,8 +471,9 @@ class Controller(Inputs, Jogging, LiveParameters):
         """What the inputs allow (:meth:`_look_at_inputs`), and why when it is not 'active'."""
         if not self._enabled:
             return Status.DISABLED, "~/enable is false: zero command sent, then silence"
-        if not self._joints.has_state:
+        if not self._inputs.joints.has_state:
             return Status.WAITING, "no joint state received yet"
+        timeout, base_joints = self._model.config.input_timeout, self._model.base_joints
         age = self._joint_age
         if not self._joints_fresh:
             if age < 0.0:
@@ -198,159 +481,32 @@ class Controller(Inputs, Jogging, LiveParameters):
                     f"the last joint state was received {-age:.3f} s after now: the clock "
                     "jumped back"
                 )
+            return Status.STALE, (f"joint states are {age:.3f} s old (input_timeout {timeout} s)")
+        if not self._odom_fresh and (self._model.base_joints or self._holds_world_target()):
+            age = now - self._inputs.odom.stamp
             return Status.STALE, (
-                f"joint states are {age:.3f} s old (input_timeout {self.config.input_timeout} s)"
-            )
-        if not self._odom_fresh and (self.base_joints or self._holds_world_target()):
-            age = now - self._odom.stamp
-            return Status.STALE, (
-                f"odometry is {age:.3f} s old (input_timeout {self.config.input_timeout} s) "
-                + ("and the base is commanded" if self.base_joints else "and a target is held "
+                f"odometry is {age:.3f} s old (input_timeout {timeout} s) "
+                + ("and the base is commanded" if base_joints else "and a target is held "
                    "in the world frame")
             )  # fmt: skip
         # A term that resolves redundancy starts no motion: it acts once a task has a target
         # (one from outside when some task takes one: not a grasp held between two robots).
         active = engaged = False
-        for c in self._constraints:
+        for c in self._model.constraints:
             if c.enabled and c.has_target and not c.resolves_redundancy:
                 active = True
-                if not self._targets or c.name in self._targets:
+                if not self._inputs.targets or c.name in self._inputs.targets:
                     engaged = True
                     break
-        self.scene.redundancy_engaged = engaged
+        self._model.scene.redundancy_engaged = engaged
         return (Status.ACTIVE, "") if active else (Status.WAITING, "no target received yet")
 
     def _holds_world_target(self) -> bool:
         """True when an enabled constraint's target is held in the world frame."""
-        for name, st in self._targets.items():
-            if st.world and self.scene.get(name).enabled:
+        for name, st in self._inputs.targets.items():
+            if st.world and self._model.scene.get(name).enabled:
                 return True
         return False
-
-    def _place_world(self) -> None:
-        """Place each world-frame target in the root frame, from where the base is now.
-
-        The base's pose is moved on by its twist from the odometry's stamp to the joint
-        state's instant (within ``input_timeout / 2``); the target's twist relative to the
-        base includes the base's own (``feed_base_twist``), so that ``B Xu'`` feeds both
-        forward (:func:`~itasc_ros.core.control.odometry.place_in_base`).
-        """
-        base = None
-        for name, st in self._targets.items():
-            if not st.world:
-                continue
-            if base is None:
-                base = self._base_now()
-            place_in_base(
-                base, self._odom.twist, st.world_target, st.world_twist,
-                self._feed_base, st.placed, st.placed_twist,
-            )  # fmt: skip
-            c = self.scene.get(name)
-            c.set_target(st.placed, check=False)
-            c.set_target_twist(st.placed_twist, check=False)
-
-    def _update_references(self, now: float) -> None:
-        """Give each pose constraint its twist: explicit if recent, else the estimate, else 0.
-
-        A jog or a step followed along the straight-line reference comes first.
-        """
-        for name, st in self._targets.items():
-            if st.ref.active or st.ref.jogging or st.jog_fresh:
-                if self._follow_reference(name, st, now):
-                    continue
-            if st.twist_fresh:
-                src: Array | None = st.twist
-                st.source = TwistSource.EXPLICIT
-            elif st.pose_fresh:
-                src = st.estimate
-                st.source = TwistSource.ESTIMATED
-            else:
-                src = None
-                st.source = TwistSource.NONE
-            if src is not None:
-                if copy_if_changed(src, st.applied):
-                    self._give_twist(self.scene.get(name), st, st.applied)
-            elif any_nonzero(st.applied):
-                st.applied[:] = 0.0
-                self._give_twist(self.scene.get(name), st, None)
-
-    def _aim(self, now: float) -> None:
-        """Aim each moving target at the joint state's instant (the tick's time ``now`` [s]).
-
-        The joint state was measured at its header stamp (else its reception), each target at
-        its own: a target with a twist (estimated or explicit; not one following a
-        straight-line reference or a jog) is extrapolated by that twist to the joint state's
-        instant, so that the feedback compares the effector and the target *at the same
-        time* (as measured, a target at 0.25 m/s sampled 2 ms apart from the joint state is
-        1.5 ms, 0.4 mm, off). An explicit twist is fed forward as it will be when the command
-        acts (the tick's time plus ``command_latency``, or the joint states' most punctual
-        delivery), moved on by its filtered change rate: a target on a curve turns its
-        velocity. Nothing is assumed about the robot: it is taken where it was measured (a
-        state later than a period: where the commands sent since took it, at that
-        instant, :class:`~itasc_ros.core.control.prediction.StatePrediction`). Each
-        lead is kept within +-``input_timeout / 2``, every twist used within
-        ``max_target_speed`` / ``max_target_angular_speed``: a target is never moved farther
-        than those speeds allow over that lead. With ``aim_ahead`` false: as measured.
-
-        With ``actuator_lag`` ``tau`` the tick solves at where the joints head for
-        (:meth:`~itasc_ros.core.control.prediction.StatePrediction.lead`): each target is then
-        moved on by ``tau`` along its twist (a straight extrapolation, the exact inverse of the
-        lag: ``x + tau x'``) and its twist aimed ``tau`` later (``x' + tau x''``).
-        """
-        cfg = self.config
-        if not cfg.aim_ahead:
-            for name, st in self._targets.items():
-                if st.aiming:
-                    self._stop_aiming(name, st)
-            return
-        js = self._joints
-        lag = cfg.actuator_lag
-        acts = now + self._command_delivery() + lag  # [s] when the command reaches the robot
-        cap = 0.5 * cfg.input_timeout
-        measured = js.header if js.header == js.header else js.stamp  # NaN: unstamped
-        # a late state is predicted on to an instant after it (see StatePrediction)
-        measured += max(self._prediction.instant - js.stamp, 0.0)
-        for name, st in self._targets.items():
-            if (
-                st.source == TwistSource.NONE
-                or st.ref.active
-                or st.ref.jogging
-                or not any_nonzero(st.applied)
-            ):
-                if st.aiming:
-                    self._stop_aiming(name, st)
-                continue
-            at = st.header if st.header == st.header else st.stamp
-            lead = min(max(measured - at, -cap), cap)
-            c = self.scene.get(name)
-            if st.source == TwistSource.EXPLICIT:  # its change rate too (second order)
-                t0 = st.twist_time
-                aim_twist(
-                    st.applied, st.accel, min(max(acts - t0, -cap), cap),
-                    min(max(at + 0.5 * lead - t0, -cap), cap), self._mean_twist, st.aimed_twist,
-                )  # fmt: skip
-                cap_twist(st.aimed_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
-                cap_twist(self._mean_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
-                extrapolate_pose(st.pose, self._mean_twist, lead, st.aimed)
-                if lag > 0.0:  # where the joints head for: the target lag ahead, straight
-                    extrapolate_pose(st.aimed, self._mean_twist, lag, st.aimed)
-                self._give_twist(c, st, st.aimed_twist)
-            else:
-                if st.aiming:  # an explicit twist aimed last tick: the estimate now
-                    self._give_twist(c, st, st.applied)
-                extrapolate_pose(st.pose, st.applied, lead + lag, st.aimed)
-            self._give_pose(c, st, st.aimed)
-            st.aiming = True
-
-    def _stop_aiming(self, name: str, st: TargetStream) -> None:
-        """Give the constraint its target and twist as received again (not aimed ahead)."""
-        st.aiming = False
-        if st.ref.active or st.ref.jogging:
-            return  # the reference gives both
-        c = self.scene.get(name)
-        if st.has_pose:
-            self._give_pose(c, st, st.pose)
-        self._give_twist(c, st, st.applied if any_nonzero(st.applied) else None)
 
     def _hold_stopped_robots(self, now: float) -> tuple[str, tuple[str, ...]] | None:
         """Hold the stale robots, and the robots linked to them, on their stop ramp.
@@ -365,17 +521,17 @@ class Controller(Inputs, Jogging, LiveParameters):
             Why, for the tick's reason, and the robots held; None when the rows could not be
             computed (the solve then fails, and the whole command ramps down).
         """
-        scene, robots = self.scene, self._robots
+        scene, robots = self._model.scene, self._inputs.robots
         try:
-            a = scene.matrices(self._q)["A"]
+            a = scene.matrices(self._inputs.joints.q)["A"]
         except ItascError:
             return None
-        rows = [scene.rows(c.name) for c in self._constraints if c.enabled]
+        rows = [scene.rows(c.name) for c in self._model.constraints if c.enabled]
         stopped = robots.hold(a, rows)
         # in step (one common fraction): robots held together keep their link through the stop
-        self._limiter.stop_ramp(self._dt, self._ramp, sync=True)
-        self._held_limit.hold(robots.held, self._ramp)
-        timeout = self.config.input_timeout
+        self._model.limiter.stop_ramp(self._model.dt, self._ramp, sync=True)
+        self._model.held_limit.hold(robots.held, self._ramp)
+        timeout = self._model.config.input_timeout
         stale = [
             f"{r} ({now - robots.stamp[g]:.3f} s old)"
             for g, r in enumerate(robots.names)
@@ -399,7 +555,7 @@ class Controller(Inputs, Jogging, LiveParameters):
         take a higher one's share of a limit).
         """
         try:
-            return self.scene.solve(self._prediction.q, self._dt)
+            return self._model.scene.solve(self._prediction.q, self._model.dt)
         except ItascError as exc:
             return f"solve failed: {exc}"
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
@@ -414,21 +570,21 @@ class Controller(Inputs, Jogging, LiveParameters):
         """
         if isinstance(res, str):
             return self._fault(res, None)
-        lim, scene, out = self._limiter, self.scene, self._qdot
+        lim, scene, out = self._model.limiter, self._model.scene, self._qdot
         # clipped to the velocity limits and taken as the last command (without motion
         # limits: as it is, as a snapshot of the journal keeps it), in one compiled call
         taken = -1
         if res.ok:
             qdot = self._prediction.cap(res.qdot, self._capped)  # a late state: no faster
             taken = lim.take_clipped(
-                qdot, self._vmax_hard, out, scene.box_lo, scene.box_hi, self._dt
+                qdot, self._model.vmax_hard, out, scene.box_lo, scene.box_hi, self._model.dt
             )
         if taken < 0:
             return self._fault("solve produced non-finite joint velocities", res)
         if taken == 0:  # outside the box: the limiter makes the command
-            lim.step(out, self._prediction.q, self._dt, 2.0 * self._dt, out)
+            lim.step(out, self._prediction.q, self._model.dt, 2.0 * self._model.dt, out)
         self._halted = False
-        return StepOutput(status, True, out.copy(), self._q.copy(), res, "")
+        return StepOutput(status, True, out.copy(), self._inputs.joints.q.copy(), res, "")
 
     def _fault(self, reason: str, res: SolveResult | None) -> StepOutput:
         """A failed solve: the command ramps to zero within the limits (else an immediate zero)."""
@@ -441,11 +597,11 @@ class Controller(Inputs, Jogging, LiveParameters):
     @property
     def motion_limited(self) -> bool:
         """True when joint acceleration limits are set: a stop ramps down within them."""
-        return bool(self._limiter.active)
+        return bool(self._model.limiter.active)
 
     def _can_stop_smoothly(self) -> bool:
         """Ramp the last command down within the motion limits rather than send a zero."""
-        return self._limiter.active and self._limiter.moving and not self._halted
+        return self._model.limiter.active and self._model.limiter.moving and not self._halted
 
     def _stop(self, status: Status, reason: str) -> StepOutput:
         """One step of the ramp to zero within the motion limits, open loop.
@@ -455,15 +611,17 @@ class Controller(Inputs, Jogging, LiveParameters):
         command keeps half the deceleration limit in reserve before the position limits, so
         this ramp stops a joint within half the distance it had left.
         """
-        self._limiter.stop(self._dt, self._qdot)
-        self._halted = not self._limiter.moving
+        self._model.limiter.stop(self._model.dt, self._qdot)
+        self._halted = not self._model.limiter.moving
         if status is Status.DISABLED:
             if not self._halted:
                 status = Status.STOPPING
                 reason = "~/enable is false: decelerating within the joint limits, then zero"
         elif not self._halted:
             reason = f"{reason}; decelerating to zero within the joint limits"
-        return StepOutput(status, True, self._qdot.copy(), self._q.copy(), None, reason)
+        return StepOutput(
+            status, True, self._qdot.copy(), self._inputs.joints.q.copy(), None, reason
+        )
 
     def take_motion(self, old: Controller) -> bool:
         """Go on from ``old``'s last command (a new model of the same joints): no jump.
@@ -475,13 +633,13 @@ class Controller(Inputs, Jogging, LiveParameters):
         if not (
             old.commanding
             and old.joint_names == self.joint_names
-            and old._limiter.active
-            and self._limiter.active
+            and old._model.limiter.active
+            and self._model.limiter.active
         ):
             return False
-        self._limiter.v[:] = old._limiter.v
-        self._limiter.a[:] = old._limiter.a
-        self._qdot[:] = old._limiter.v
+        self._model.limiter.v[:] = old._model.limiter.v
+        self._model.limiter.a[:] = old._model.limiter.a
+        self._qdot[:] = old._model.limiter.v
         self._prediction.publish(old._prediction.sent)
         self._halted = False
         return True
@@ -501,8 +659,212 @@ class Controller(Inputs, Jogging, LiveParameters):
         """An immediate zero (once, then silence): the limiter starts again from rest."""
         publish = not self._halted
         self._halted = True
-        self._limiter.halt()
-        return StepOutput(status, publish, self._zeros.copy(), self._q.copy(), res, reason)
+        self._model.limiter.halt()
+        return StepOutput(
+            status, publish, self._zeros.copy(), self._inputs.joints.q.copy(), res, reason
+        )
+
+    # ------------------------------------------------------------------------- live parameters
+    def set_enabled(self, enabled: bool) -> None:
+        """Enable or disable the output (disabled: zeros once, then silence)."""
+        self._enabled = bool(enabled)
+        if self._recorder.journal is not None:
+            self._recorder.journal.enabled(self._enabled)
+
+    def update_parameters(self, **kw: Any) -> None:
+        """Change settings live; all or nothing (:meth:`prepare_parameters`, then commit).
+
+        Keys: those of :data:`~itasc_ros.core.control.config.LIVE_KEYS`; per constraint either
+        ``constraints={name: {field: value}}`` or the flat ROS name
+        ``**{'constraints.<name>.<field>': value}`` with the live fields of its type.
+
+        Raises:
+            ConfigError: unknown or structural key (naming the live ones), invalid value;
+                nothing is changed.
+        """
+        self.commit_parameters(self.prepare_parameters(**kw))
+
+    def prepare_parameters(self, **kw: Any) -> PreparedChange:
+        """Check a live change and build what it needs; this controller is not touched.
+
+        Safe on another thread while :meth:`step` runs: a new scene is built on a view of the
+        tree of its own (its work arrays are not the running scene's). Keys as in
+        :meth:`update_parameters`.
+
+        Raises:
+            ConfigError: as :meth:`update_parameters`; nothing is changed.
+        """
+        changes = in_place_changes(self._model.config, kw)
+        if changes is not None:  # scalars: set on the running scene when committed
+            return PreparedChange(self._model.config, changes)
+        cfg = apply_updates(self._model.config, **kw)
+        m = self._model
+        scene = m.build_scene(cfg, m.tree.select_joints(m.joint_names))
+        return PreparedChange(cfg, None, scene, m.build_limiter(cfg, scene))
+
+    def commit_parameters(self, change: PreparedChange) -> None:
+        """Put a change of :meth:`prepare_parameters` in force (between two ticks).
+
+        Scalars are set on the running scene; a new scene takes the targets over and the
+        motion goes on from the command it had reached.
+        """
+        m = self._model
+        if change.in_place is not None:
+            m.set_config(apply_in_place(m.config, m.scene, change.in_place))
+            return
+        cfg, scene, limiter = change.config, change.scene, change.limiter
+        assert scene is not None and limiter is not None  # a structural change has both
+        for old in self._model.scene.constraints:  # carry the targets over
+            new = scene.get(old.name)
+            new.carry_over(old)
+            new._twist_seen[:] = old._twist_seen  # the demand limit goes on from there
+        for st in self._inputs.targets.values():
+            st.applied[:] = 0.0  # the new constraints start without a twist
+            for tw in (st.estimate, st.twist):  # within the (new) speed limits
+                cap_twist(tw, cfg.max_target_speed, cfg.max_target_angular_speed)
+        limiter.v[:], limiter.a[:] = m.limiter.v, m.limiter.a  # the motion goes on
+        m.refit(cfg, scene, limiter)  # the view of the tree the new scene computes, too
+        self._inputs.set_reach()
+
+    # ------------------------------------------------------------------------- journal, snapshot
+    def attach_journal(self, journal: Journal | None) -> None:
+        """Record every accepted input and tick into ``journal`` (None: stop recording).
+
+        Attaching writes a SNAPSHOT of the input state first, so that the journal can be
+        played back from here (:mod:`itasc_ros.core.control.playback`).
+        """
+        self._recorder.attach(journal)
+        if journal is not None:
+            self.write_snapshot(journal)
+
+    def write_snapshot(self, journal: Journal) -> None:
+        """Append a SNAPSHOT record of the input state (:mod:`~itasc_ros.core.control.journal`)."""
+        rec = journal.begin(Code.SNAPSHOT, SNAPSHOT_HEAD + self._state_size())
+        rec[0], rec[1], rec[2] = journal.revision, journal.urdf_tag, journal.model
+        self._state_into(rec[3:])
+
+    def state_values(self) -> Array:
+        """(SNAPSHOT size - 3,) the input state as a SNAPSHOT holds it (for comparisons)."""
+        out = np.zeros(SNAPSHOT_HEAD - 3 + self._state_size())
+        self._state_into(out)
+        return out
+
+    def _state_size(self) -> int:
+        """Values of the input state after the SNAPSHOT head."""
+        n_all, k, n = (
+            self._model.q_full.shape[0],
+            len(self._inputs.targets),
+            self._inputs.joints.q.shape[0],
+        )
+        prediction = SNAPSHOT_PER_JOINT * n + SNAPSHOT_EXTRA + 1  # and the states' interval
+        return (
+            n_all
+            + k * STREAM_SIZE
+            + 1
+            + 2 * n
+            + ODOMETRY_SIZE
+            + self._inputs.robots.size
+            + prediction
+        )
+
+    def _state_into(self, out: Array) -> None:
+        """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
+        n_all, k = self._model.q_full.shape[0], len(self._inputs.targets)
+        js = self._inputs.joints
+        out[0:4] = (n_all, k, self._enabled, self._halted)
+        js.head_into(out[4:10])
+        h = SNAPSHOT_HEAD - 3
+        out[h : h + n_all] = js.all_positions()
+        i = h + n_all
+        for name, st in self._inputs.targets.items():
+            st.given_twist[:] = self._model.scene.get(
+                name
+            ).target_twist  # as the last solve had it
+            stream_into(st, out[i : i + STREAM_SIZE])
+            i += STREAM_SIZE
+        n = self._inputs.joints.q.shape[0]
+        out[i] = self._last_step
+        out[i + 1 : i + 1 + n] = self._model.limiter.v
+        out[i + 1 + n : i + 1 + 2 * n] = self._model.limiter.a
+        i += 1 + 2 * n
+        self._inputs.odom.state_into(out[i : i + ODOMETRY_SIZE])
+        i += ODOMETRY_SIZE
+        g = self._inputs.robots.size
+        out[i : i + g] = self._inputs.robots.stamp  # each robot's joint-state reception
+        out[i + g] = js.interval
+        self._prediction.state_into(out[i + g + 1 :])  # a late state's prediction
+
+    def restore_state(self, snapshot: Array) -> None:
+        """Set the input state from a SNAPSHOT payload (the inverse of :meth:`write_snapshot`).
+
+        Raises:
+            ConfigError: the snapshot is of another robot or another set of targets.
+        """
+        s = np.asarray(snapshot, dtype=float)
+        n_all, k = self._model.q_full.shape[0], len(self._inputs.targets)
+        if s.shape[0] != SNAPSHOT_HEAD + self._state_size() or (s[3], s[4]) != (n_all, k):
+            raise ConfigError(
+                f"snapshot of {int(s[3]) if s.shape[0] > 4 else '?'} joints and "
+                f"{int(s[4]) if s.shape[0] > 4 else '?'} targets does not fit this controller "
+                f"({n_all} joints, {k} targets)"
+            )
+        js, robots = self._inputs.joints, self._inputs.robots
+        self._enabled, self._halted = bool(s[5]), bool(s[6])
+        n = js.q.shape[0]
+        at_odom = SNAPSHOT_HEAD + n_all + k * STREAM_SIZE + 1 + 2 * n
+        self._inputs.odom.state_from(s[at_odom : at_odom + ODOMETRY_SIZE])
+        at_robots = at_odom + ODOMETRY_SIZE
+        g = robots.size
+        robots.stamp[:] = s[at_robots : at_robots + g]
+        # each joint's reception time: the state's, or its robot's
+        js.restore(s[7:13], s[SNAPSHOT_HEAD : SNAPSHOT_HEAD + n_all], float(s[at_robots + g]))
+        if g:
+            robots.joint_stamps(js.stamps)
+        self._prediction.state_from(s[at_robots + g + 1 :])
+        i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)  # world targets: the base first
+        self._last_step = float(s[i])
+        self._model.limiter.v[:] = s[i + 1 : i + 1 + n]
+        self._model.limiter.a[:] = s[i + 1 + n : i + 1 + 2 * n]
+        self._qdot[:] = self._model.limiter.v  # the last command (the effector's twist at a step)
+
+    def _restore_streams(self, s: Array, i: int) -> int:
+        """Set the target streams from snapshot ``s`` at ``i`` on; returns the index after."""
+        inputs = self._inputs
+        for name, st in inputs.targets.items():
+            stream_from(st, s[i : i + STREAM_SIZE])
+            c = self._model.scene.get(name)
+            if st.has_pose and not st.world:  # (the next tick aims it again, as live)
+                c.set_target(st.pose, check=False)
+            c.set_target_twist(st.given_twist if st.given_twist.any() else None)
+            if st.world:  # as the last tick placed it (the next one places it again)
+                place_in_base(
+                    inputs.base_now(), inputs.odom.twist, st.world_target, st.world_twist,
+                    inputs.feed_base, st.placed, st.placed_twist,
+                )  # fmt: skip
+                c.set_target(st.placed, check=False)
+            c.mark_twist_seen()  # the snapshot is taken between ticks: the last solve's twist
+            i += STREAM_SIZE
+        return i
 
 
-__all__ = ["STATUSES", "Controller", "Status", "StepOutput"]
+@dataclass
+class PreparedChange:
+    """A live change checked and built, not yet in force.
+
+    Made by :meth:`Controller.prepare_parameters`, put in force by
+    :meth:`Controller.commit_parameters`.
+
+    Attributes:
+        config: the configuration it puts in force.
+        in_place: the scalar changes set on the running scene, or None for a new scene.
+        scene: the new scene (a structural change).
+        limiter: the new motion limits (a structural change).
+    """
+
+    config: ControllerConfig
+    in_place: Any | None
+    scene: Scene | None = None
+    limiter: MotionLimiter | None = None
+
+
+__all__ = ["STATUSES", "Controller", "PreparedChange", "Status", "StepOutput"]

@@ -6,7 +6,7 @@ new scene: it is checked (the setting's own type
 and range, and the damping pair's rule) and then set on the running constraint, scene and
 configuration, in a few microseconds, between two ticks. Any other live setting (the velocity
 scale, the joint limits' margin, a collision margin, ...) still builds a new scene and new
-motion limits (:meth:`~itasc_ros.core.control.live_parameters.LiveParameters.update_parameters`).
+motion limits (:meth:`~itasc_ros.core.control.controller.Controller.update_parameters`).
 All or nothing either way. ROS-free.
 """
 
@@ -96,9 +96,7 @@ def apply_in_place(
             setattr(cfg, key, value)
             continue
         i = next(k for k, c in enumerate(cfg.constraints) if c.name == name)
-        c = copy.copy(cfg.constraints[i])
-        c.settings = {**c.settings, key: value}
-        cfg.constraints[i] = c
+        cfg.constraints[i] = cfg.constraints[i].with_setting(key, value)
         running = scene.get(name)
         if key == "weight":
             running.set_weight(value)

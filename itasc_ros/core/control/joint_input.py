@@ -173,9 +173,24 @@ class JointStateInput:
         self._held_idx = [(index[j], self._all.index(j)) for j in self._held if j in index]
         self._names_cache = names
 
-    def restamp(self) -> None:
-        """:attr:`stamps` of the measured joints set to :attr:`stamp` (a restored state)."""
-        self.stamps[self._implicit :] = self.stamp
+    def head_into(self, out: Array) -> None:
+        """Write the SNAPSHOT's (6,) head of the state: has_state, stamp, header, order (3,)."""
+        out[0], out[1], out[2] = self.has_state, self.stamp, self.header
+        self.order.state_into(out[3:6])
+
+    def restore(self, head: Array, q_all: Array, interval: float) -> None:
+        """Set the state from a SNAPSHOT (the inverse of :meth:`head_into` and the positions).
+
+        Args:
+            head: (6,) as :meth:`head_into` wrote it.
+            q_all: (n_all,) every joint's position, URDF order (:meth:`all_positions`).
+            interval: the joint states' usual interval [s].
+        """
+        self.has_state, self.stamp, self.header = bool(head[0]), float(head[1]), float(head[2])
+        self.order.state_from(head[3:6])
+        self.set_all_positions(q_all)
+        self.stamps[self._implicit :] = self.stamp  # each robot's own: RobotGroups.joint_stamps
+        self.interval = float(interval)
 
     def all_positions(self) -> Array:
         """(n_all,) positions of every movable joint (URDF order) as the controller has them.

@@ -202,6 +202,10 @@ class Journal:
         self.urdf_tag = 0.0  # identifies the URDF of the journaled model (see urdf_tag())
         self.model = 0  # counts the models journaled (a new controller: a new model number)
 
+    def label(self, revision: int, urdf_tag: float, model: int) -> None:
+        """Label the records from here on: configuration revision, URDF tag, model number."""
+        self.revision, self.urdf_tag, self.model = revision, urdf_tag, model
+
     @property
     def size(self) -> int:
         """Values written since the last :meth:`take` (header included)."""

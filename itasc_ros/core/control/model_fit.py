@@ -5,7 +5,8 @@ holds the other joints where the joint states put them; each constraint's settin
 on that view (e.g. an empty effector link: the tip link); the constraints make the
 :class:`~itasc_ros.core.solve.scene.Scene` and ``joint_limits`` the
 :class:`~itasc_ros.core.solve.motion_limits.MotionLimiter`. A live parameter change fits a new
-scene and new limits the same way (:mod:`~itasc_ros.core.control.live_parameters`).
+scene and new limits the same way (:meth:`FittedModel.refit`, from
+:meth:`~itasc_ros.core.control.Controller.commit_parameters`).
 """
 
 from __future__ import annotations
@@ -78,6 +79,16 @@ class FittedModel:
         joint_names: the commanded joints, in the order of every command.
         tree: the view of ``full_tree`` that moves ``joint_names`` and holds the others.
         scene: the iTaSC scene of the configuration's constraints.
+        constraints: the scene's constraints, in configuration order.
+        limiter: the commanded joints' motion limits (``joint_limits``).
+        held_limit: a stopped robot's joints on their stop ramp (the scene's last limit with
+            ``robots``).
+        vmax: (n,) the velocity limits the commands keep [rad/s or m/s] (``velocity_scale``'d).
+        vmax_hard: (n,) the velocity limits no command exceeds.
+        dt: the nominal control period [s].
+        q_full: (n_all,) every joint of ``full_tree``; the held joints' entries hold them.
+        base_root: the base's link (the odometry's child frame).
+        base_joints: the commanded base's virtual joints (none for a fixed base).
         ignored_joint_limits: ``joint_limits`` entries of joints the URDF does not have.
     """
 
@@ -104,22 +115,28 @@ class FittedModel:
         arm = [j for j in commanded_joints(tree, cfg) if j not in self.base_joints]
         self.joint_names: list[str] = [*self.base_joints, *arm]
         self.tree = tree.select_joints(self.joint_names)
-        self._all = tree.all_joint_names
-        self._held = [j for j in self._all if j not in self.joint_names]
-        self._q_full = np.zeros(len(self._all))  # (n_all,) the held joints' entries hold them
-        self._q_full[[self._all.index(j) for j in self.joint_names]] = self.tree.neutral()
-        self.tree.set_fixed_positions(self._q_full)
+        every = tree.all_joint_names
+        #: (n_all,) every joint of the tree: the held joints' entries hold them
+        self.q_full = np.zeros(len(every))
+        self.q_full[[every.index(j) for j in self.joint_names]] = self.tree.neutral()
+        self.tree.set_fixed_positions(self.q_full)
         for c in self.config.constraints:  # e.g. an empty effector link: the tip link
-            c.settings = c.kind.resolve_settings(c.settings, self.tree)
-        scene = self._build_scene(self.config)
-        self._fit(self.config, scene, self._build_limiter(self.config, scene))
+            c.resolve(self.tree)
+        self.ignored_joint_limits: list[str] = []
+        scene = self.build_scene(self.config)
+        self.refit(self.config, scene, self.build_limiter(self.config, scene))
 
-    def _fit(self, cfg: ControllerConfig, scene: Scene, limiter: MotionLimiter) -> None:
-        """Put a configuration in force with the scene and the limiter fitted to it."""
+    def refit(self, cfg: ControllerConfig, scene: Scene, limiter: MotionLimiter) -> None:
+        """Put a configuration in force with the scene and the limiter fitted to it.
+
+        The scene's view of the tree becomes :attr:`tree` (a live change builds the new scene
+        on a view of its own).
+        """
         self.config = cfg
         self.scene = scene
-        self._constraints: list[Constraint] = scene.constraints
-        self._limiter = limiter
+        self.tree = scene.tree
+        self.constraints: list[Constraint] = scene.constraints
+        self.limiter = limiter
         if limiter.active:  # the motion limits: the scene's last limit, in every level
             scene.add_limit(MotionBox(limiter, 1.0 / cfg.control_rate, cfg.input_timeout))
             scene.set_demand_limits(  # pose tasks ask for what the motion limits can follow
@@ -129,14 +146,18 @@ class FittedModel:
                 1.0 / cfg.control_rate,
             )
         # several robots: a stopped robot's joints on their stop ramp, after every other limit
-        self._held_limit = HeldJoints(limiter.v.shape[0])
+        self.held_limit = HeldJoints(limiter.v.shape[0])
         if cfg.robots:
-            scene.add_limit(self._held_limit)
-        self._vmax: Array = limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
-        self._vmax_hard: Array = limiter.vmax_hard  # (n,) the same, not velocity_scale'd
-        self._dt = 1.0 / cfg.control_rate  # [s] the nominal control period
+            scene.add_limit(self.held_limit)
+        self.vmax: Array = limiter.vmax  # (n,) the URDF's and joint_limits' velocity limits
+        self.vmax_hard: Array = limiter.vmax_hard  # (n,) the same, not velocity_scale'd
+        self.dt = 1.0 / cfg.control_rate  # [s] the nominal control period
 
-    def _build_scene(self, cfg: ControllerConfig, tree: KinematicTree | None = None) -> Scene:
+    def set_config(self, cfg: ControllerConfig) -> None:
+        """Put ``cfg`` in force when only scalars set on the running scene changed."""
+        self.config = cfg
+
+    def build_scene(self, cfg: ControllerConfig, tree: KinematicTree | None = None) -> Scene:
         """The scene of ``cfg``'s constraints on ``tree`` (default: the controller's view).
 
         Raises:
@@ -166,7 +187,7 @@ class FittedModel:
         except ItascError as exc:
             raise ConfigError(str(exc)) from exc
 
-    def _build_limiter(self, cfg: ControllerConfig, scene: Scene) -> MotionLimiter:
+    def build_limiter(self, cfg: ControllerConfig, scene: Scene) -> MotionLimiter:
         """The motion limits of the commanded joints (``joint_limits``).
 
         Entries for joints this URDF does not have are ignored, as MoveIt and ros2_control do
@@ -199,14 +220,14 @@ class FittedModel:
             )
         return out
 
-    def _warm_up(self) -> None:
+    def warm_up(self) -> None:
         """Run one solve now so that compiling/loading the kernels never delays a tick."""
         try:
-            self.scene.solve(self.tree.neutral(), self._dt)
+            self.scene.solve(self.tree.neutral(), self.dt)
         except Exception:  # a model that cannot be solved faults in step(), never crashes here
             pass
-        self._limiter.warm_up()
-        warm_up_kernels(self._vmax_hard)
+        self.limiter.warm_up()
+        warm_up_kernels(self.vmax_hard)
         warm_up_shortfall()
         if self.config.world_frame:
             warm_up_odometry()
@@ -219,7 +240,7 @@ class FittedModel:
     @property
     def period(self) -> float:
         """Nominal control period 1 / control_rate [s]."""
-        return self._dt
+        return self.dt
 
     @property
     def velocity_limits(self) -> Array:
@@ -228,12 +249,12 @@ class FittedModel:
         After a live change lowers them, a faster joint slows down to them at its deceleration
         limit: the commands stay within :attr:`hard_velocity_limits` meanwhile.
         """
-        return self._vmax.copy()
+        return self.vmax.copy()
 
     @property
     def hard_velocity_limits(self) -> Array:
         """(n,) the velocity limits no command ever exceeds (the URDF's and joint_limits')."""
-        return self._vmax_hard.copy()
+        return self.vmax_hard.copy()
 
     @property
     def pose_constraints(self) -> list[str]:
@@ -250,6 +271,10 @@ class FittedModel:
             return self.scene.get(name)
         except ItascError as exc:
             raise ConfigError(str(exc)) from None
+
+    def target_reach(self, name: str) -> float:
+        """The largest distance [m] of constraint ``name``'s target from the root."""
+        return target_reach(self.config, self.scene, self.tree, name)
 
 
 __all__ = ["FittedModel", "commanded_joints", "target_reach"]

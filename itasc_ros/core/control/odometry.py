@@ -67,6 +67,28 @@ class Odometry:
         self._body = np.zeros(6)  # work array: the message's twist in the base's axes
         self._guess = np.eye(4)  # work array: where the last pose and twist put the base
 
+    def take(self, other: Odometry) -> None:
+        """Go on from ``other``'s odometry (the same base, kept by a new controller)."""
+        self.pose[:], self.twist[:] = other.pose, other.twist
+        self.stamp, self.header, self.has_state = other.stamp, other.header, other.has_state
+        self.order.take(other.order)
+
+    def state_into(self, out: Array) -> None:
+        """Write the (:data:`~.journal.ODOMETRY_SIZE`,) SNAPSHOT values to ``out``."""
+        out[0], out[1], out[2] = self.has_state, self.stamp, self.header
+        self.order.state_into(out[3:6])
+        out[6:22] = self.pose.reshape(16)
+        out[22:28] = self.twist
+        out[28] = self.jumps
+
+    def state_from(self, v: Array) -> None:
+        """Set the odometry from its SNAPSHOT values (the inverse of :meth:`state_into`)."""
+        self.has_state, self.stamp, self.header = bool(v[0]), float(v[1]), float(v[2])
+        self.order.state_from(v[3:6])
+        self.pose[:] = v[6:22].reshape(4, 4)
+        self.twist[:] = v[22:28]
+        self.jumps = int(v[28])
+
     def accept(
         self,
         values: Array,

@@ -68,6 +68,20 @@ class StampOrder:
         self.received = -math.inf
         self.offset = math.inf
 
+    def state_into(self, out: Array) -> None:
+        """Write the (3,) SNAPSHOT values: source (NaN: none), received and offset [s]."""
+        out[0] = math.nan if self.source is None else self.source
+        out[1], out[2] = self.received, self.offset
+
+    def state_from(self, v: Array) -> None:
+        """Set the state from its (3,) SNAPSHOT values (the inverse of :meth:`state_into`)."""
+        self.source = None if math.isnan(v[0]) else float(v[0])
+        self.received, self.offset = float(v[1]), float(v[2])
+
+    def take(self, other: StampOrder) -> None:
+        """Go on from ``other``'s state (the same stream, kept by a new owner)."""
+        self.source, self.received, self.offset = other.source, other.received, other.offset
+
     def check(self, source: float | None, received: float, timeout: float) -> str:
         """Why a message stamped ``source`` [s] received at ``received`` [s] is refused.
 

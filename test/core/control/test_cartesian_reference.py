@@ -144,7 +144,7 @@ def test_controller_jog_moves_v_t_and_stops(tree: KinematicTree) -> None:
     assert moved[1] == pytest.approx(0.1, rel=0.02)
     q, now, out = run(ctrl, q, now, 150, None)  # the twists stop: it stops smoothly, holds
     assert np.abs(out.qdot).max() < 1e-3
-    assert not ctrl._targets["ee"].ref.active
+    assert not ctrl._inputs.targets["ee"].ref.active
 
 
 @pytest.mark.parametrize("stamped", [True, False])

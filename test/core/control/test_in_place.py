@@ -56,10 +56,10 @@ def test_a_scalar_change_is_set_in_place_as_a_rebuild_would(
     tree: KinematicTree, change: dict
 ) -> None:
     a, b = _moving(tree), _moving(tree)
-    scene, limiter, original = a.scene, a._limiter, a.config
+    scene, limiter, original = a.scene, a._model.limiter, a.config
     assert in_place_changes(a.config, change) is not None
     a.update_parameters(**change)
-    assert a.scene is scene and a._limiter is limiter  # nothing rebuilt
+    assert a.scene is scene and a._model.limiter is limiter  # nothing rebuilt
     assert a.config is not original  # a new configuration; the old one untouched
     b.update_parameters(**change, input_timeout=b.config.input_timeout)  # the rebuild path
     assert b.scene is not scene

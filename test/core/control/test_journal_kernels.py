@@ -35,18 +35,18 @@ def tree() -> KinematicTree:
 
 def expected_tick(ctrl: Controller, revision: int, now: float, out: StepOutput) -> np.ndarray:
     """The TICK payload of ``out``, field by field (the journal's layout)."""
-    q, qdot = ctrl._q, out.qdot
+    q, qdot = ctrl._inputs.joints.q, out.qdot
     active = out.status is Status.ACTIVE or out.result is not None
-    js = ctrl._joints
+    js = ctrl._inputs.joints
     head = [now, STATUS_CODE[out.status], out.publish, revision, js.stamp, js.header, len(q)]
     parts = [np.array(head, dtype=float), q]
-    for st in ctrl._targets.values():
+    for st in ctrl._inputs.targets.values():
         used = st.ref.pose if st.ref.active else st.pose
         parts.append(np.array([st.source if active else 0, st.stamp, st.header], dtype=float))
         parts += [used[:3].ravel(), st.applied]
     parts.append(qdot)
     rec = np.concatenate(parts)
-    k = len(ctrl._targets)
+    k = len(ctrl._inputs.targets)
     assert rec.shape == (7 + 2 * len(q) + k * TICK_TARGET_SIZE,)
     return rec
 
@@ -119,7 +119,7 @@ def test_every_record_as_the_layout_says(
         journal.take()
         out = ctrl.step(now)
         statuses.add(out.status)
-        referenced |= any(st.ref.active for st in ctrl._targets.values())
+        referenced |= any(st.ref.active for st in ctrl._inputs.targets.values())
         code, rec = last_record(journal)
         assert code == Code.TICK
         assert same(rec, expected_tick(ctrl, k // 50, now, out)), k

@@ -175,7 +175,7 @@ def test_hostile_odometry_is_refused_and_the_last_good_one_kept(tree: KinematicT
             ctrl.set_odometry(frame, child, values, 10.01, 10.01)
     with pytest.raises(InputError, match="out of order"):
         ctrl.set_odometry("odom", "", good, 10.02, 9.9)
-    assert np.allclose(ctrl._odom.pose[:3, 3], good[:3]) and ctrl._odom.jumps == 1
+    assert np.allclose(ctrl._inputs.odom.pose[:3, 3], good[:3]) and ctrl._inputs.odom.jumps == 1
     with pytest.raises(InputError, match="world frame 'odom'"):
         ctrl.set_target("ee", "nowhere", [0.3, 0, 0.5], [0, 0, 0, 1], 10.0)
     fixed = _controller(tree, world_frame="")
@@ -200,9 +200,9 @@ def test_a_jump_after_a_silence_is_refused_until_the_limits_allow_it(tree: Kinem
     for t in (10.3, 11.0, 11.45):
         with pytest.raises(InputError, match="jumped"):
             ctrl.set_odometry("odom", "", far, t, t)
-    assert np.allclose(ctrl._odom.pose[:3, 3], good[:3]) and ctrl._odom.jumps == 3
+    assert np.allclose(ctrl._inputs.odom.pose[:3, 3], good[:3]) and ctrl._inputs.odom.jumps == 3
     ctrl.set_odometry("odom", "", far, 11.6, 11.6)  # 3 m in 1.6 s: within 2 m/s
-    assert np.allclose(ctrl._odom.pose[:3, 3], far[:3])
+    assert np.allclose(ctrl._inputs.odom.pose[:3, 3], far[:3])
 
 
 def test_a_world_target_needs_odometry_and_stale_odometry_stops(tree: KinematicTree) -> None:

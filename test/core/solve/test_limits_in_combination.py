@@ -174,7 +174,7 @@ def test_a_lower_level_never_changes_the_higher_one_under_saturation(accel: bool
             if both:
                 ctrl.set_target("pose", "", other[:3, 3] - [0.2, 0.0, 0.0],
                                 spatial.matrix_to_quat(other), now, now)  # fmt: skip
-            last[:] = ctrl._limiter.v
+            last[:] = ctrl._model.limiter.v
             seen = ctrl.scene.get("pos")._twist_seen.copy()
             out = ctrl.step(now)
             assert out.publish and out.result is not None

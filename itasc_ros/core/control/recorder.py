@@ -1,0 +1,178 @@
+"""The recorder: the controller's records of its inputs and ticks in a journal (ROS-free).
+
+With a :class:`~itasc_ros.core.control.journal.Journal` attached the controller appends one
+record per accepted input and per tick, with the very values it used (the layouts of
+:mod:`~itasc_ros.core.control.journal`); with a SNAPSHOT of its state
+(:meth:`~itasc_ros.core.control.Controller.write_snapshot`) a journal plays back bit for bit
+(:mod:`~itasc_ros.core.control.playback`). Each record is written by one compiled call
+(:mod:`._journal_kernels`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._journal_kernels import (
+    tick_length,
+    write_joint_state,
+    write_target,
+    write_tick,
+    write_twist,
+)
+from .journal import Code, Journal, stamp_value
+from .status import STATUS_CODE, Status, StepOutput
+from .streams import TargetStream
+
+Array = NDArray[np.float64]
+
+
+class Recorder:
+    """Writes the controller's records into its journal, while one is attached.
+
+    A TICK reads each target stream's pose, reference pose and applied twist through flat
+    views made here once (the streams update those arrays in place, never replace them), and
+    its scalars through a (4 k,) work array.
+
+    Args:
+        n: the commanded joints.
+
+    Attributes:
+        journal: where the records go, or None (nothing is recorded).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.journal: Journal | None = None
+        self._n = n
+        self._streams: list[TargetStream] = []
+        self._tick_arrays: tuple[Array, ...] = ()
+        self._tick_meta = np.zeros(0)
+        self._tick_len = 0
+
+    def watch(self, targets: dict[str, TargetStream]) -> None:
+        """Record the ticks of ``targets``' streams (by name, in their journal order).
+
+        Writes each record once into a scratch journal: the kernels never compile in a tick.
+        """
+        self._streams = list(targets.values())
+        views: list[Array] = []
+        for st in self._streams:
+            views += [st.pose.reshape(16), st.ref.pose.reshape(16), st.applied]
+        # (3 k,) views, or 3 unused arrays without targets (a tuple of arrays cannot be empty)
+        self._tick_arrays = tuple(views) or (np.zeros(16), np.zeros(16), np.zeros(6))
+        # (4 k,) per target: twist source, pose reception time, header stamp, reference active
+        self._tick_meta = np.zeros(4 * len(self._streams))
+        self._tick_len = tick_length(self._n, len(self._streams))
+        journal, self.journal = self.journal, Journal()
+        zeros = np.zeros(self._n)
+        self.tick(0.0, StepOutput(Status.WAITING, False, zeros, zeros), 0.0, 0.0, zeros)
+        self.joint_state(0.0, 0.0, zeros, np.zeros(0))
+        self.target(0, 0.0, np.nan, -1, False, np.zeros(3), np.zeros(4))
+        self.twist(Code.TWIST, 0, -1, np.zeros(6), 0.0, None)
+        self.journal = journal
+
+    def attach(self, journal: Journal | None) -> None:
+        """Record into ``journal`` from now on (None: stop recording)."""
+        self.journal = journal
+
+    def joint_state(
+        self, received: float, header: float, positions: Array, robot_stamps: Array
+    ) -> None:
+        """Append the JOINT_STATE record of a joint state just accepted.
+
+        Args:
+            received: its reception time [s].
+            header: its header stamp [s] (NaN: unstamped).
+            positions: (n_all,) every joint's position, URDF order [rad or m].
+            robot_stamps: (g,) each robot's reception time [s] (none for a single robot).
+        """
+        assert self.journal is not None
+        buf, at = self.journal.reserve(2 + positions.shape[0] + robot_stamps.shape[0])
+        write_joint_state(buf, at, float(received), header, positions, robot_stamps)
+
+    def target(
+        self,
+        index: int,
+        stamp: float,
+        header: float,
+        frame_code: int,
+        jump: bool,
+        p: Array,
+        qt: Array,
+    ) -> None:
+        """Append the TARGET record of a pose just accepted.
+
+        Args:
+            index: the target stream's index.
+            stamp: its reception time [s].
+            header: its header stamp [s] (NaN: unstamped).
+            frame_code: its frame as journaled (-1 the root, -2 the world, else a link index).
+            jump: the jump as asked.
+            p: (3,) the position as received [m].
+            qt: (4,) the quaternion (x, y, z, w) as received.
+        """
+        assert self.journal is not None
+        buf, at = self.journal.reserve(12)
+        write_target(buf, at, index, stamp, header, frame_code, 1.0 if jump else 0.0, p, qt)
+
+    def odometry(self, stamp: float, header: float, values: Array) -> None:
+        """Append the ODOMETRY record: reception [s], header stamp [s], ``values`` (13,)."""
+        assert self.journal is not None
+        rec = self.journal.begin(Code.ODOMETRY, 15)
+        rec[0], rec[1] = stamp, header
+        rec[2:15] = values
+
+    def twist(
+        self,
+        code: Code,
+        index: int,
+        frame_code: int,
+        twist: Array,
+        received: float,
+        header_stamp: float | None,
+    ) -> None:
+        """Append a TWIST or JOG record: ``twist`` (6,) as received, in its frame's axes."""
+        assert self.journal is not None
+        buf, at = self.journal.reserve(10)
+        header = stamp_value(header_stamp)
+        write_twist(buf, at, float(code), index, float(received), header, frame_code, twist)
+
+    def tick(self, now: float, out: StepOutput, stamp: float, header: float, q: Array) -> None:
+        """Append the TICK record of ``out`` (what the tick consumed and decided).
+
+        One compiled call (:func:`._journal_kernels.write_tick`) after the targets' scalars
+        are copied to the work array.
+
+        Args:
+            now: the tick's time [s].
+            out: its output.
+            stamp: the joint state's reception time [s].
+            header: its header stamp [s] (NaN: unstamped).
+            q: (n,) the joint positions it used.
+        """
+        assert self.journal is not None
+        meta, j = self._tick_meta, 0
+        for st in self._streams:
+            meta[j], meta[j + 1], meta[j + 2] = st.source, st.stamp, st.header
+            meta[j + 3] = st.ref.active
+            j += 4
+        journal = self.journal
+        buf, at = journal.reserve(self._tick_len)
+        write_tick(
+            buf,
+            at,
+            float(now),
+            STATUS_CODE[out.status],
+            out.publish,
+            float(journal.revision),
+            stamp,
+            header,
+            out.status is Status.ACTIVE or out.result is not None,
+            q,
+            out.qdot,
+            meta,
+            self._tick_arrays,
+        )
+
+
+__all__ = ["Recorder"]
