@@ -119,7 +119,7 @@ class ConstraintConfig:
         return self
 
     def resolve(self, tree: KinematicTree) -> None:
-        """Resolve the settings on the controller's view of the tree (an empty effector: the tip)."""
+        """Resolve the settings on the controller's tree view (an empty effector: the tip)."""
         self.settings = self.kind.resolve_settings(self.settings, tree)
 
     def with_setting(self, key: str, value: Any) -> ConstraintConfig:
