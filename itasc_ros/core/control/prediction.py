@@ -195,7 +195,7 @@ class StatePrediction:
         """The command ``qdot`` (n,) was published: the robot follows it from now on."""
         self.sent[:] = qdot
         if self.late == 0.0:
-            self.fresh_norm = float(np.linalg.norm(qdot))
+            self.fresh_norm = math.sqrt(qdot.dot(qdot))  # np.linalg.norm's, without its checks
 
     def cap(self, qdot: Array, out: Array) -> Array:
         """``qdot`` (n,), or while a state is late, scaled into ``out`` to :attr:`fresh_norm`.
@@ -206,7 +206,7 @@ class StatePrediction:
         """
         if self.late == 0.0 or self.fresh_norm == 0.0:  # not late, or starting from rest
             return qdot
-        norm = float(np.linalg.norm(qdot))
+        norm = math.sqrt(qdot.dot(qdot))
         if norm <= self.fresh_norm:
             return qdot
         np.multiply(qdot, self.fresh_norm / norm, out=out)
