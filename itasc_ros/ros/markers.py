@@ -70,7 +70,7 @@ class TargetMarkers:
 
     Args:
         node: The node serving the markers; unless ``on_pose`` is given it must have the
-            method ``_on_marker_pose(name, PoseStamped)`` (the target-topic path of itasc_node).
+            method ``_on_marker_pose(name, PoseStamped)`` (itasc_node passes ``on_pose``).
         effector: A :class:`~itasc_ros.core.control.Controller`, or a callable giving the
             effector pose (4, 4) of a constraint in the root frame (None before the first joint
             state).
