@@ -1,4 +1,4 @@
-"""The node's third layer: live parameter changes, applied whole or refused whole.
+"""The node's live parameter changes, applied whole or refused whole.
 
 rclpy has refused read-only parameters and values outside the declared ranges; an integer for
 a double is converted and a value of another type or an undeclared name refused with one line
