@@ -417,6 +417,7 @@ class ItascNode(Node):
         self._tick_error = _clip(f"control step failed: {type(exc).__name__}: {exc}")
 
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
+        """``~/enable``: the installed controller and every later one enabled or disabled."""
         with self._lock:
             self._models.set_enabled(bool(request.data))
         response.success = True
