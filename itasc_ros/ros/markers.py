@@ -4,10 +4,11 @@ One marker per pose constraint (``copy_pose``/``distance`` without ``target_link
 ``~/target_marker`` by :class:`~itasc_ros.ros.interactive_marker_server.InteractiveMarkerServer`.
 Each marker appears at its effector's pose once the first joint state has arrived, in the root
 link's frame (the frame the controller keeps targets in). Dragging it in RViz feeds every
-``POSE_UPDATE`` to the node's ``_on_marker_pose(name, PoseStamped)``, so the constraint's target
-(and the target-twist estimate used for feed-forward) follows the drag. The context-menu entry
-"Snap to effector" moves the marker back to the effector and makes that the target (the robot
-holds still).
+``POSE_UPDATE`` to its pose sink ``on_pose(name, PoseStamped)`` (itasc_node's
+:meth:`NodeInputs.deposit_marker_pose <itasc_ros.ros.node_inputs.NodeInputs>`), so the
+constraint's target (and the target-twist estimate used for feed-forward) follows the drag.
+The context-menu entry "Snap to effector" moves the marker back to the effector and makes that
+the target (the robot holds still).
 
 In RViz: add an *InteractiveMarkers* display with the topic ``/itasc_node/target_marker``.
 """
@@ -69,7 +70,7 @@ class TargetMarkers:
 
     Args:
         node: The node serving the markers; unless ``on_pose`` is given it must have the
-            method ``_on_marker_pose(name, PoseStamped)`` (the target-topic path of itasc_node).
+            method ``_on_marker_pose(name, PoseStamped)`` (itasc_node passes ``on_pose``).
         effector: A :class:`~itasc_ros.core.control.Controller`, or a callable giving the
             effector pose (4, 4) of a constraint in the root frame (None before the first joint
             state).
@@ -306,17 +307,22 @@ def replace_target_markers(
     old: TargetMarkers | None,
     enabled: bool = True,
     lock: AbstractContextManager[Any] | None = None,
+    on_pose: PoseSink | None = None,
+    on_snap: PoseSink | None = None,
 ) -> TargetMarkers | None:
     """Shut ``old`` down and serve markers for ``controller``'s pose constraints (if enabled).
 
     The one call itasc_node makes when it installs a controller (start-up and URDF reload);
-    ``lock``: the lock the control tick holds (see :class:`TargetMarkers`).
+    ``lock``: the lock the control tick holds; ``on_pose``, ``on_snap``: where the dragged
+    and snapped poses go (see :class:`TargetMarkers`).
     """
     if old is not None:
         old.shutdown()
     if not enabled:
         return None
-    return TargetMarkers(node, controller, controller.pose_constraints, lock=lock)
+    return TargetMarkers(
+        node, controller, controller.pose_constraints, on_pose=on_pose, on_snap=on_snap, lock=lock
+    )
 
 
 __all__ = [

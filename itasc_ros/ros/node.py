@@ -6,11 +6,13 @@ watchdog for stale input): it takes the inputs waiting in their DDS readers into
 :class:`~itasc_ros.core.control.Controller`, calls ``step`` and publishes the command.
 Everything else (URDF source, parameters, diagnostics, status, markers, enable service, a zero
 command on shutdown) runs on the executor beside it and is plumbing around those ten lines, in
-layers of one concept each: :mod:`~itasc_ros.ros.node_outputs` (the shared state, commands
-outside a tick, shutdown), :mod:`~itasc_ros.ros.node_models` (the URDF sources),
-:mod:`~itasc_ros.ros.node_parameters` (live parameter changes),
-:mod:`~itasc_ros.ros.node_inputs` (the inputs the tick takes), then this module (the tick on
-its own thread, the reports of :mod:`~itasc_ros.ros.node_reports`, ``main``).
+parts of one concept each, which :class:`ItascNode` (the only rclpy ``Node``) builds and wires
+in :meth:`ItascNode._build`: :class:`~itasc_ros.ros.node_inputs.NodeInputs` (the inputs the
+tick takes, the RViz target markers), :class:`~itasc_ros.ros.node_outputs.NodeOutputs` (the
+commands, outside a tick too, and shutdown), :class:`~itasc_ros.ros.node_models.ModelSource`
+(the URDF sources and model changes), :class:`~itasc_ros.ros.node_parameters.NodeParameters`
+(live parameter changes) and :class:`~itasc_ros.ros.node_reports.NodeReports` (status,
+diagnostics, markers). This module has the tick on its own thread and ``main``.
 
 Usage::
 
@@ -37,26 +39,21 @@ import threading
 import time
 from typing import Any
 
+import numpy as np
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
-from nav_msgs.msg import Odometry
+from geometry_msgs.msg import PoseStamped
+from numpy.typing import NDArray
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
-from rclpy.qos import (
-    DurabilityPolicy,
-    QoSProfile,
-    ReliabilityPolicy,
-)
-from sensor_msgs.msg import JointState
-from std_msgs.msg import String
+from rclpy.node import Node
+from rclpy.parameter import Parameter
 from std_srvs.srv import SetBool
-from visualization_msgs.msg import MarkerArray
 
 from ..core import (
     ConfigError,
     Controller,
+    ControllerConfig,
     ItascError,
     Status,
     StepOutput,
@@ -64,43 +61,34 @@ from ..core import (
 from ..core.control.health import clip_reason as _clip
 from ..core.control.journal import ZeroReason
 from ..core.control.model_manager import ModelManager
-from ..params import target_topics
 from . import parameters as P
 from .control_loop import ControlLoop, shorten_switch_interval
-from .conversions import (
-    COMMAND_TYPES,
-)
+from .conversions import CommandMessage
 from .executors import make_executor, spin_until
 from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
 from .log_throttle import log_throttled
-from .node_inputs import InputNode
+from .node_inputs import NodeInputs
+from .node_models import ModelSource
+from .node_outputs import STOP_TIMEOUT, NodeOutputs, read_clock
+from .node_parameters import NodeParameters, parameter_values
 from .node_process import quiet_init, refuse, route_warnings
-from .node_reports import (
-    LoopStats,
-    NodeState,
-    Rejections,
-    diagnostic_array,
-    diagnostic_status,
-    marker_array,
-    status_message,
-)
+from .node_reports import STATUS_PERIOD, LoopStats, NodeReports, NodeState
 from .node_robots import RobotSet
-from .polled_reader import MatchWatch, PolledReader, replaced_count
+from .polled_reader import PolledReader, replaced_count
 from .rclpy_compat import RCLError, add_pre_set_parameters_callback, features
 from .realtime import apply_realtime, current_policy
 from .ros_args import non_ros_args
 from .security import log_security
 from .slack_gc import SlackCollector
 from .swap_times import SwapTimes
-from .wire import JointStateWire, pose_stamped_wire, twist_stamped_wire
 
 NODE_NAME = "itasc_node"
-DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
-STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
+
+Array = NDArray[np.float64]
 
 
-class ItascNode(InputNode):
+class ItascNode(Node):
     """The iTaSC node: parameters -> Controller; topics in, velocity commands out.
 
     Args:
@@ -115,131 +103,139 @@ class ItascNode(InputNode):
         # The ticks run on a thread of their own (start_loop); what another thread changes in
         # the controller, and what it reads from it (its kinematics share one workspace with
         # the tick: a pose computed beside a tick overwrites the link poses it solves with),
-        # happens under this lock, between two ticks.
+        # happens under this lock, between two ticks. Every part below is given it.
         self._lock = threading.RLock()
         self._swaps = SwapTimes()  # the structural changes built beside the loop
-        self._loop = None
-        self._worker = None
-        self._ik = None
-        self._starting = True  # a static URDF lacking a configured link is fatal now only
+        self._loop: ControlLoop | None = None
         try:
             self._build()
         except BaseException:
             self.destroy_node()  # a refused start-up: its handles go before rclpy shuts down
             raise
-        self._starting = False
 
     def _build(self) -> None:
-        """Parameters, publishers, subscriptions, the URDF and the timers (see the class)."""
-        self._constraint_names = P.declare_parameters(self)
-        self._kind = str(P.value(self, "command_out_type"))  # choices checked when declared
+        """Parameters, the node's parts and how they are wired, the URDF, the timer."""
+        P.declare_parameters(self)
+        kind = str(P.value(self, "command_out_type"))  # choices checked when declared
         self._trigger = str(P.value(self, "control_trigger"))
         # The configuration from the parameters (links left empty stay empty: each model
         # resolves them anew, e.g. the effector of a new robot's URDF).
-        self._config = P.read_config(self)  # validates the constraints' settings
-        # The installed controller, its URDF, ~/enable, the inputs kept for the next model
-        self._models = ModelManager()
-        self._command = None  # the installed controller's message
+        config = P.read_config(self)  # validates the constraints' settings
+        # The installed controller, its URDF, ~/enable, the inputs kept for the next model:
+        # every part reads the installed controller from here.
+        self._models: ModelManager[PoseStamped] = ModelManager()
         self._tick_error = ""  # an unexpected exception in the control tick
-        self._last_out = None
-        self._target_markers = None
-        self._publish_markers = bool(P.value(self, "publish_markers"))
-        self._rejections = Rejections()
+        self._last_out: StepOutput | None = None  # the last tick's output
         self._stats = LoopStats()
-        self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.scheduling = "normal"  # set by apply_scheduling
         self.gc = SlackCollector()  # collections in the loop's slack once main() starts it
-
-        self._cmd_pub = self.create_publisher(
-            COMMAND_TYPES[self._kind],
-            str(P.value(self, "command_out_topic")),
-            QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
-        )
-        self._base_pub = self.create_publisher(  # a commanded base's velocity (base_kind)
-            Twist,
-            str(P.value(self, "base_cmd_topic")),
-            QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
-        )
-        self._base_msg = Twist()
-        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self._status_pub = self.create_publisher(String, "~/status", 10)
-        self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 10)
         self._journal = JournalPublisher(self)  # ~/journal (while subscribed), ~/parameters
-        self._journal.publish_parameters(self._parameter_values())
-        # Joint states wait in their DDS reader (best effort takes every publisher) for the
-        # control loop's thread, as the other inputs do.
-        # Taken serialized, read by JointStateWire (a Python JointState message is costly).
-        self._joint_reader = PolledReader(
-            self, JointState, str(P.value(self, "joint_topic")), reliable=False, raw=True
-        )
-        self._joint_wire = JointStateWire()
-        self._watches: list[MatchWatch] = []  # the joint state readers' (see below)
-        # Targets, their twists and jog twists wait in their DDS readers (the latest of each)
-        # until the tick takes them: a flood costs the loop nothing (see polled_reader).
-        self._readers = []
-        for name, (pose_topic, twist_topic) in target_topics(self._config).items():
-            pose = PolledReader(self, PoseStamped, pose_topic, raw=True)
-            twist = PolledReader(self, TwistStamped, twist_topic, raw=True)
-            self._readers.append((name, pose, pose_stamped_wire()))
-            self._readers.append((name, twist, twist_stamped_wire()))
-        self._jog_reader = PolledReader(self, TwistStamped, "~/delta_twist_cmds", raw=True)
-        self._jog_wire = twist_stamped_wire()
-        # Several robots (robots): their joint states merged, their commands split.
+        self._journal.publish_parameters(parameter_values(self))
+        # Several robots (robots): their joint states merged, their commands split; a robot's
+        # description topic goes to the model source (built below, before any callback runs).
         names = [str(r) for r in P.value(self, "robots")]
         self._robots = (
-            RobotSet(self, names, self._kind, self._on_robots_description) if names else None
+            RobotSet(self, names, kind, lambda robot: self._source.on_robots_description(robot))
+            if names
+            else None
         )
-        # The base's odometry in world_frame (best effort takes every publisher).
-        self._odom_reader = PolledReader(
-            self, Odometry, str(P.value(self, "odom_topic")), reliable=False
+        self._outputs = NodeOutputs(  # the command topics
+            self,
+            kind,
+            str(P.value(self, "command_out_topic")),
+            str(P.value(self, "base_cmd_topic")),
+            self._models,
+            self._journal,
+            self._robots,
+            self._lock,
         )
-        self._joint_in: tuple[bytes, float] | None = None  # taken, not yet applied
-        self._marker_in: dict[str, tuple[PoseStamped, float, bool]] = {}  # RViz, by name
+        self._inputs = NodeInputs(  # what the tick takes: joint states, targets, jog, odometry
+            self,
+            config,
+            str(P.value(self, "joint_topic")),
+            str(P.value(self, "odom_topic")),
+            self._models,
+            self._robots,
+            self._lock,
+        )
+        self._source = ModelSource(  # the URDF sources: models built, swapped between ticks
+            self,
+            self._models,
+            lambda: self._params.config,  # the parameters' (built next, before any URDF)
+            self._robots,
+            self._outputs,
+            self._inputs,
+            self._swaps,
+            self._lock,
+            self._forget_last_step,
+        )
+        self._params = NodeParameters(  # live parameter changes: the configuration's owner
+            self,
+            config,
+            self._source,
+            self._models,
+            self._journal,
+            self._swaps,
+            self._lock,
+            self._on_parameters_applied,
+        )
+        self._reports = NodeReports(  # ~/status, ~/markers, /diagnostics
+            self,
+            self._journal,
+            self._state,
+            lambda: self.scheduling,
+            self._diagnostic_values,
+            self._inputs.joint_readers,
+            bool(P.value(self, "publish_markers")),
+        )
         # Position IK on request, solved in a thread of its own (never in the control tick).
-        self._ik = IkRequests(self, lambda: self._controller, lock=self._lock)
+        self._ik = IkRequests(self, lambda: self._models.controller, lock=self._lock)
         self.create_service(SetBool, "~/enable", self._on_enable)
-        self._type_errors: dict[str, str] = {}  # of the request being set (see below)
-        add_pre_set_parameters_callback(self, self._before_set_parameters)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        add_pre_set_parameters_callback(self, self._params.before_set_parameters)
+        self.add_on_set_parameters_callback(self._params.on_set_parameters)
 
-        # URDF sources: the parameter, else the topic, else the file. The topic is always
-        # listened to, so that a node whose parameter or file was rejected at start-up still
-        # takes a good URDF from it (it stays idle until then).
-        description = str(P.value(self, "robot_description"))
-        path = str(P.value(self, "urdf_file"))
-        if self._robots is not None:  # the robots' own URDFs, composed (no other source)
-            self._load_robots(self._robots)
-        elif description:
-            self._load_urdf(description, "parameter")
-        elif path:
-            # A file that cannot be opened ends the start-up (ConfigError); one that is read
-            # but rejected leaves the node idle, waiting for a good URDF on the topic.
-            self._load_file(path, must_open=True)
-        if self._robots is None:
-            self._listen_to_robot_description()
-        if self._controller is None and self._robots is None:
-            self.get_logger().info(
-                "no model: waiting for a URDF on the robot_description topic (no command "
-                "is published until then)"
-            )
+        # URDF sources: the parameter, else the topic, else the file (see ModelSource.start).
+        self._source.start(
+            str(P.value(self, "robot_description")), str(P.value(self, "urdf_file"))
+        )
 
         # ~/status, ~/markers and /diagnostics run right after a tick's command (see
         # _housekeeping); this timer runs them only while the loop does not tick.
-        self._status_due = self._diagnostics_due = 0.0  # [s] time.monotonic()
+        self._wall = Clock(clock_type=ClockType.STEADY_TIME)  # steady clock of the timer
         self.create_timer(STATUS_PERIOD, self._on_housekeeping_timer, clock=self._wall)
 
-    def _listen_to_robot_description(self) -> None:
-        """The robot_description topic (robot_state_publisher's, transient local)."""
-        self.create_subscription(
-            String,
-            "robot_description",
-            self._on_robot_description,
-            QoSProfile(
-                depth=1,
-                durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                reliability=ReliabilityPolicy.RELIABLE,
-            ),
-        )
+    @property
+    def _controller(self) -> Controller | None:
+        """The installed controller (None: no model, no command)."""
+        return self._models.controller
+
+    def readers(self) -> list[PolledReader[Any]]:
+        """The inputs the tick takes from their DDS readers (targets, twists, jog, odometry)."""
+        inputs: NodeInputs | None = getattr(self, "_inputs", None)
+        return [] if inputs is None else inputs.readers()
+
+    def _forget_last_step(self) -> None:
+        """A new model (between two ticks): its first step is logged as a transition."""
+        self._last_out = None
+
+    def _on_parameters_applied(self, params: list[Parameter], config: ControllerConfig) -> None:
+        """A set-parameters request is in force: ``publish_markers``, the control rate.
+
+        Args:
+            params: the request's parameters.
+            config: the configuration now in force.
+        """
+        for p in params:
+            if p.name == "publish_markers":
+                self._reports.set_publish_markers(bool(p.value))
+            elif p.name in ("control_rate", "input_timeout"):
+                self._set_rate(config)
+
+    def _set_rate(self, config: ControllerConfig) -> None:
+        """Apply ``control_rate`` [Hz] and ``input_timeout`` [s] to the control loop."""
+        loop = self._loop
+        if loop is not None:
+            loop.set_period(1.0 / config.control_rate, config.input_timeout)
 
     def apply_scheduling(self) -> None:
         """Apply ``thread_priority`` and ``cpu_affinity`` to every thread of this process.
@@ -270,14 +266,14 @@ class ItascNode(InputNode):
         """Start the control loop's thread (after :meth:`apply_scheduling`: it inherits it)."""
         joint_states = None
         if self._trigger == P.TRIGGER_JOINT_STATES:  # several robots: the first one's wake
-            reader = self._joint_reader if self._robots is None else self._robots.readers[0]
-            joint_states = (reader, self._take_joint_state)
+            joint_states = (self._inputs.joint_readers[0], self._take_joint_state)
+        config = self._params.config
         self._loop = ControlLoop(
             self.context,
             self._on_tick,
-            1.0 / self._config.control_rate,
+            1.0 / config.control_rate,
             joint_states,
-            self._config.input_timeout,
+            config.input_timeout,
             self._on_loop_error,
         )
         self._loop.start()
@@ -288,7 +284,7 @@ class ItascNode(InputNode):
         The command ramps to zero within the motion limits, the error is logged and reported;
         the loop goes on ticking.
         """
-        ctrl = self._controller
+        ctrl = self._models.controller
         if ctrl is not None:
             with self._lock:
                 self._on_tick_error(ctrl, exc)
@@ -312,11 +308,46 @@ class ItascNode(InputNode):
             self._control()
             self._housekeeping(time.monotonic())
 
+    def _take_joint_state(self) -> bool:
+        """``joint_states`` trigger: take the state that woke the loop (True if there was one)."""
+        return self._inputs.take_joint_state()
+
+    def _take_inputs(self, sim_offset: float) -> None:
+        """The tick's first step: the inputs taken and applied (:meth:`NodeInputs.take`).
+
+        Args:
+            sim_offset: ROS time minus system time [s] (:func:`read_clock`'s, read by the tick).
+        """
+        self._inputs.take(sim_offset)
+
+    def _apply_joint_state(self, raw: bytes, received: float) -> None:
+        """A serialized joint state to the controller (:meth:`NodeInputs.apply_joint_state`).
+
+        Args:
+            raw: the serialized ``sensor_msgs/JointState``.
+            received: its reception on the controller's clock [s].
+        """
+        self._inputs.apply_joint_state(raw, received)
+
+    def _send(
+        self, ctrl: Controller, cmd: CommandMessage, q: Array, qdot: Array, now: float
+    ) -> None:
+        """The tick's command, published (:meth:`NodeOutputs.send`).
+
+        Args:
+            ctrl: the controller commanding.
+            cmd: its command message.
+            q: the joint positions (n,) [rad or m].
+            qdot: the commanded joint velocities (n,) [rad/s or m/s].
+            now: the node's ROS time [s].
+        """
+        self._outputs.send(ctrl, cmd, q, qdot, now)
+
     def _housekeeping(self, t: float) -> None:
         """The jobs due after a command: garbage, topic targets' RViz markers, status, diagnostics.
 
         ``~/status`` and ``~/markers`` every :data:`STATUS_PERIOD`, ``/diagnostics`` every
-        :data:`DIAGNOSTICS_PERIOD`.
+        :data:`~itasc_ros.ros.node_reports.DIAGNOSTICS_PERIOD` (:meth:`NodeReports.publish_due`).
 
         Run right after a command is published, not from free-running timers: a timer that
         fires just before a joint state arrives delays that tick by its work (~0.1-0.4 ms of
@@ -327,40 +358,23 @@ class ItascNode(InputNode):
             t: ``time.monotonic()`` [s].
         """
         self.gc.collect()  # a collection that is due, here rather than inside the next tick
-        if self._target_markers is not None:  # the markers of topic targets, once sent
-            self._target_markers.follow_marked(t)
-        if t >= self._status_due:
-            self._status_due = t + STATUS_PERIOD
-            self._on_status()
-        if t >= self._diagnostics_due:
-            self._diagnostics_due = t + DIAGNOSTICS_PERIOD
-            self._watch_joint_readers(t)
-            self._on_diagnostics()
-
-    def _watch_joint_readers(self, t: float) -> None:
-        """Renew a joint state reader DDS never matched with the graph's publishers."""
-        if not self._watches:
-            readers = [self._joint_reader] if self._robots is None else self._robots.readers
-            self._watches = [MatchWatch(self, r) for r in readers]
-        for watch in self._watches:
-            warning = watch.check(t)
-            if warning:
-                self.get_logger().warning(warning)
+        self._inputs.follow_markers(t)  # the markers of topic targets, once sent
+        self._reports.publish_due(t)
 
     def _on_housekeeping_timer(self) -> None:
         """Install the topic's parsed URDFs; the periodic jobs while the loop does not tick."""
-        self._install_parsed()
+        self._source.install_parsed()
         t = time.monotonic()
         if t - self._last_tick > STATUS_PERIOD:
             with self._lock:
-                self._take_inputs(self._read_clock()[1])  # targets held, joint states kept
+                self._take_inputs(read_clock(self)[1])  # targets held, joint states kept
                 self._housekeeping(t)
 
     def _control(self) -> None:
         t0 = time.perf_counter()
-        now, sim_offset = self._read_clock()  # one reading of the clock per tick
+        now, sim_offset = read_clock(self)  # one reading of the clock per tick
         self._take_inputs(sim_offset)
-        ctrl, cmd = self._controller, self._command
+        ctrl, cmd = self._models.controller, self._outputs.command
         if ctrl is None or cmd is None:
             return
         self._journal.sync(ctrl, self._models.digest)
@@ -395,7 +409,7 @@ class ItascNode(InputNode):
         Every tick that fails sends the next step of the open-loop ramp to zero (within the
         motion limits; one zero without them), until the robot is commanded to rest.
         """
-        self._publish_ramp(ctrl, ZeroReason.TICK_ERROR)
+        self._outputs.publish_ramp(ctrl, ZeroReason.TICK_ERROR)
         if not self._tick_error:
             self.get_logger().error(
                 f"control step failed, ramping the command to zero: {type(exc).__name__}: {exc}"
@@ -403,10 +417,11 @@ class ItascNode(InputNode):
         self._tick_error = _clip(f"control step failed: {type(exc).__name__}: {exc}")
 
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response) -> Any:
+        """``~/enable``: the installed controller and every later one enabled or disabled."""
         with self._lock:
             self._models.set_enabled(bool(request.data))
         response.success = True
-        ctrl = self._controller
+        ctrl = self._models.controller
         if request.data:
             response.message = "enabled" if ctrl is not None else "enabled (no model yet)"
         elif ctrl is not None and ctrl.motion_limited:
@@ -418,56 +433,80 @@ class ItascNode(InputNode):
         self.get_logger().info(response.message)
         return response
 
-    def _on_status(self) -> None:
-        # Only for listeners: building and converting these messages takes ~0.5 ms, a late
-        # control tick at 1 kHz when nobody looks (no RViz, no ``ros2 topic echo``).
-        self._journal.check_subscribers()
-        want_status = self._status_pub.get_subscription_count() > 0
-        want_markers = self._publish_markers and self._marker_pub.get_subscription_count() > 0
-        if want_status:
-            self._publish_status()
-        self._journal.flush(self._now(), force=True)  # the ticks since, if the loop stopped
-        ctrl = self._controller
-        if want_markers and ctrl is not None and ctrl.has_joint_state:
-            stamp = self.get_clock().now().to_msg()
-            self._marker_pub.publish(marker_array(ctrl, self._last_out, stamp))
-
     def _state(self) -> NodeState:
         """The node's state as the reports read it."""
         return NodeState(
-            ctrl=self._controller,
+            ctrl=self._models.controller,
             out=self._last_out,
-            models=self._models,
+            urdf_source=self._models.source,
+            urdf_error=self._source.error,
+            urdf_rejections=self._source.rejections,
+            enabled=self._models.enabled,
             stats=self._stats,
-            rejections=self._rejections,
-            control_rate=self._config.control_rate,
+            rejections=self._inputs.rejections,
+            control_rate=self._params.config.control_rate,
             trigger=self._trigger,
             timer_trigger=self._trigger == P.TRIGGER_TIMER,
             tick_error=self._tick_error,
         )
 
-    def _publish_status(self) -> None:
-        self._status_pub.publish(status_message(self._state()))
+    def _diagnostic_values(self) -> list[tuple[str, Any]]:
+        """The node's own /diagnostics key-values (after ``scheduling``)."""
+        return [
+            ("gc_collections", "/".join(map(str, self.gc.collections))),
+            ("inputs_replaced_before_taken", replaced_count(self.readers())),
+            ("ik_requests_unanswered", self._ik.unanswered),
+            *self._swaps.values(),
+        ]
 
-    def _on_diagnostics(self) -> None:
-        self._stats.close_window(time.monotonic())
-        status = diagnostic_status(
-            f"{self.get_name()}: controller",
-            self._state(),
-            self._now(),
-            self.scheduling,
-            [
-                ("gc_collections", "/".join(map(str, self.gc.collections))),
-                ("inputs_replaced_before_taken", replaced_count(self.readers())),
-                ("ik_requests_unanswered", "0" if self._ik is None else self._ik.unanswered),
-                *self._swaps.values(),
-            ],
-            [
-                ("journal_subscribers", self._journal.subscribers),
-                ("parameters_revision", self._journal.revision),
-            ],
-        )
-        self._diag_pub.publish(diagnostic_array(status, self.get_clock().now().to_msg()))
+    # ------------------------------------------------------------------------- shutdown
+    def stop_smoothly(self, executor: Any, timeout: float = STOP_TIMEOUT) -> bool:
+        """Shutdown while commanding: decelerate within the joint limits (stop category 1).
+
+        See :meth:`NodeOutputs.stop_smoothly`.
+
+        Args:
+            executor: the node's executor (spun meanwhile).
+            timeout: longest stop [s].
+
+        Returns:
+            True when the robot was brought to rest this way.
+        """
+        return self._outputs.stop_smoothly(executor, timeout)
+
+    def shutdown_zero(self, wait: float = 1.0, already_stopped: bool = False) -> bool:
+        """Publish a zero command before exit (see :meth:`NodeOutputs.shutdown_zero`).
+
+        Args:
+            wait: longest wait [s] for each delivery.
+            already_stopped: the controlled stop ended with its zero command a moment ago.
+
+        Returns:
+            True when a zero command was sent.
+        """
+        return self._outputs.shutdown_zero(wait, already_stopped)
+
+    def destroy_node(self) -> None:
+        """Stop the URDF parser and IK threads, release the polled readers, destroy the node.
+
+        Also after a start-up refused half-way: the parts built so far.
+        """
+        source: ModelSource | None = getattr(self, "_source", None)
+        if source is not None:
+            source.close()
+        ik: IkRequests | None = getattr(self, "_ik", None)
+        if ik is not None:
+            ik.close()
+        loop = self._loop
+        if loop is not None and loop.running:
+            loop.stop()
+        inputs: NodeInputs | None = getattr(self, "_inputs", None)
+        if inputs is not None:
+            inputs.destroy()
+        robots: RobotSet | None = getattr(self, "_robots", None)
+        if robots is not None:
+            robots.destroy()
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

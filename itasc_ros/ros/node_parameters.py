@@ -1,51 +1,125 @@
-"""The node's third layer: live parameter changes, applied whole or refused whole.
+"""The node's live parameter changes, applied whole or refused whole.
 
 rclpy has refused read-only parameters and values outside the declared ranges; an integer for
 a double is converted and a value of another type or an undeclared name refused with one line
 (:func:`~itasc_ros.ros.parameters.coerce_request`). Everything else goes through the checks of
 start-up (:func:`~itasc_ros.core.control.config.apply_updates`, then building the controller)
 before anything changes: a new URDF rebuilds the model, live settings update the controller.
+:class:`NodeParameters` owns the configuration of the parameters (:attr:`NodeParameters.config`)
+and applies each request to the node's model source and controller.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
+from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ..core import ConfigError, ItascError
+from ..core import ConfigError, ControllerConfig, ItascError
 from ..core.control.config import apply_updates
 from ..core.control.health import clip_reason as _clip
+from ..core.control.model_manager import ModelManager
 from . import parameters as P
-from .node_models import ModelNode
+from .journal_publisher import JournalPublisher
+from .node_models import ModelSource
+from .swap_times import SwapTimes
 
 
-class ParameterNode(ModelNode):
-    """Live parameter changes and the control rate they set (see the module)."""
+def parameter_values(node: Node) -> dict[str, Any]:
+    """Every parameter's current value (the ``~/parameters`` snapshot).
 
-    def _before_set_parameters(self, params: list[Parameter]) -> list[Parameter]:
+    Args:
+        node: the node whose parameters these are.
+    """
+    return {name: p.value for name, p in node.get_parameters_by_prefix("").items()}
+
+
+class NodeParameters:
+    """Live parameter changes, and the configuration they set (see the module).
+
+    The node registers :meth:`before_set_parameters` and :meth:`on_set_parameters` with
+    rclpy.
+
+    Args:
+        node: the node whose parameters these are (its logger).
+        config: the configuration of the parameters at start-up.
+        source: the model source (a new URDF, where the installed one came from).
+        models: the installed controller.
+        journal: the journal (each change recorded, the parameters published).
+        swaps: the structural changes' build and swap times.
+        lock: the lock the control tick holds: a change is swapped in between two ticks.
+        on_applied: called with the request and the new configuration once it is in force
+            (outside the lock).
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        config: ControllerConfig,
+        source: ModelSource,
+        models: ModelManager[PoseStamped],
+        journal: JournalPublisher,
+        swaps: SwapTimes,
+        lock: threading.RLock,
+        on_applied: Callable[[list[Parameter], ControllerConfig], None],
+    ) -> None:
+        self._node = node
+        self._config = config
+        self._source = source
+        self._models = models
+        self._journal = journal
+        self._swaps = swaps
+        self._lock = lock
+        self._on_applied = on_applied
+        self._type_errors: dict[str, str] = {}  # of the request being set (see below)
+
+    @property
+    def config(self) -> ControllerConfig:
+        """The configuration of the parameters, in force from the tick its change swapped in.
+
+        Links left empty stay empty: each model resolves them anew (e.g. the effector of a new
+        robot's URDF).
+        """
+        return self._config
+
+    def before_set_parameters(self, params: list[Parameter]) -> list[Parameter]:
         """Rclpy's pre-set callback: integers for doubles; values of a wrong type noted.
 
         A value of a wrong type is swapped for the current one and refused with its one-line
-        reason by :meth:`_on_set_parameters` (rclpy's names neither parameter nor value).
+        reason by :meth:`on_set_parameters` (rclpy's names neither parameter nor value).
+
+        Args:
+            params: the request's parameters.
+
+        Returns:
+            The parameters rclpy goes on with.
         """
         try:
-            params, self._type_errors = P.coerce_request(self, params)
+            params, self._type_errors = P.coerce_request(self._node, params)
         except Exception as exc:  # a bug must not kill the node: rclpy judges the request
             self._type_errors = {}
-            self.get_logger().error(f"parameter request not converted: {exc!r}")
+            self._node.get_logger().error(f"parameter request not converted: {exc!r}")
         return params
 
-    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+    def on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         """Apply a set-parameters request whole, or refuse it with the reason; never raises.
 
-        An integer for a double was converted (:meth:`_before_set_parameters`); rclpy has
+        An integer for a double was converted (:meth:`before_set_parameters`); rclpy has
         refused values outside the declared ranges and read-only parameters; a value of another
         wrong type is refused here. Everything else goes through the same validation as at
         start-up (:meth:`ControllerConfig.validate`, then building the controller), before
         anything changes.
+
+        Args:
+            params: the request's parameters.
+
+        Returns:
+            Applied, or refused with the reason (nothing changed).
         """
         try:
             reason = self._apply_parameters(params)
@@ -55,13 +129,13 @@ class ParameterNode(ModelNode):
                 if str(exc)
                 else f"internal error, nothing changed: {type(exc).__name__}"
             )
-            self.get_logger().error(f"parameter change refused: {reason}")
+            self._node.get_logger().error(f"parameter change refused: {reason}")
         if reason:
             return SetParametersResult(successful=False, reason=_clip(reason))
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, params: list[Parameter]) -> str:
-        """The work of :meth:`_on_set_parameters`: '' (applied) or why not (nothing changed)."""
+        """The work of :meth:`on_set_parameters`: '' (applied) or why not (nothing changed)."""
         if self._type_errors:  # undeclared names, values of a wrong type (this request's)
             return "; ".join(self._type_errors.values())
         names = [p.name for p in params]
@@ -86,18 +160,18 @@ class ParameterNode(ModelNode):
 
         def record() -> None:  # in force from the same tick on as the change itself
             self._config = config
-            values = self._parameter_values()
+            values = parameter_values(self._node)
             values.update({p.name: p.value for p in params})
             self._journal.parameters_changed(updated[0])
             recorded.append(values)
 
         if description:  # a new model, built with the new configuration
-            reason = self._load_urdf(
+            reason = self._source.load_urdf(
                 description, "parameter", refuse=True, config=config, then=record
             )
-        elif urdf_file and self._urdf_source in ("", "file"):
-            reason = self._load_file(urdf_file, refuse=True, config=config, then=record)
-        elif updates and self._controller is not None:
+        elif urdf_file and self._source.urdf_source in ("", "file"):
+            reason = self._source.load_file(urdf_file, refuse=True, config=config, then=record)
+        elif updates and self._models.controller is not None:
             updated[0] = True
             reason = self._update_controller(updates, then=record)
         else:
@@ -108,11 +182,7 @@ class ParameterNode(ModelNode):
             self._journal.publish_parameters(recorded[-1])
         if reason:
             return reason
-        for p in params:
-            if p.name == "publish_markers":
-                self._publish_markers = bool(p.value)
-            elif p.name in ("control_rate", "input_timeout"):
-                self._set_rate(config.control_rate)
+        self._on_applied(params, config)  # e.g. the control rate, publish_markers
         return ""
 
     def _update_controller(self, updates: dict[str, Any], then: Callable[[], None]) -> str:
@@ -123,30 +193,21 @@ class ParameterNode(ModelNode):
         ``then()`` runs in the same critical section as the swap (the journal's record of the
         change: no tick between them).
         """
-        ctrl = self._controller
+        ctrl = self._models.controller
         assert ctrl is not None
         try:
             with self._swaps.build():
                 prepared = ctrl.prepare_parameters(**updates)
             with self._lock, self._swaps.swap():
-                if self._controller is ctrl:
+                now = self._models.controller
+                if now is ctrl:
                     ctrl.commit_parameters(prepared)
-                elif self._controller is not None:  # a new model meanwhile: that one, now
-                    self._controller.update_parameters(**updates)
+                elif now is not None:  # a new model meanwhile: that one, now
+                    now.update_parameters(**updates)
                 then()
         except ItascError as exc:
             return str(exc)
         return ""
 
-    def _set_rate(self, rate: float) -> None:
-        """Apply ``control_rate`` [Hz] to the control loop (its period and watchdog)."""
-        loop = self._loop
-        if loop is not None:
-            loop.set_period(1.0 / rate, self._config.input_timeout)
 
-    def _parameter_values(self) -> dict[str, Any]:
-        """Every parameter's current value (the ``~/parameters`` snapshot)."""
-        return {name: p.value for name, p in self._parameters.items()}
-
-
-__all__ = ["ParameterNode"]
+__all__ = ["NodeParameters", "parameter_values"]

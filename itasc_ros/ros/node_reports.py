@@ -3,7 +3,7 @@
 Built from the controller's last step and the node's counters, at most 10 Hz (status,
 markers) and 2 Hz (diagnostics), after a tick's command, never inside it. The health verdict
 itself is the core's (:func:`~itasc_ros.core.control.health.diagnose`); this module turns it
-and the figures into messages.
+and the figures into messages, and :class:`NodeReports` publishes them when they are due.
 """
 
 from __future__ import annotations
@@ -11,19 +11,26 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point
+from rclpy.node import Node
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..core import Controller, ItascError, Status, StepOutput
 from ..core.control.health import Health, diagnose, step_colour
 from ..core.control.health import clip_reason as clip
-from ..core.control.model_manager import ModelManager
 from .conversions import matrix_to_pose
+from .journal_publisher import JournalPublisher
+from .node_outputs import read_clock
+from .polled_reader import MatchWatch, PolledReader
+
+DIAGNOSTICS_PERIOD = 0.5  # [s] /diagnostics at 2 Hz
+STATUS_PERIOD = 0.1  # [s] ~/status and ~/markers at 10 Hz
 
 LEVELS = (
     DiagnosticStatus.OK,
@@ -87,11 +94,21 @@ class Rejections:
 
 @dataclass
 class NodeState:
-    """What the reports read of the node: its controller, last step and counters."""
+    """What the reports read of the node: its controller, last step and counters.
+
+    Attributes:
+        urdf_source: where the installed model's URDF came from ('' for none).
+        urdf_error: why the latest URDF is not (or not wholly) in force ('' when it is).
+        urdf_rejections: URDFs rejected or refused so far.
+        enabled: ``~/enable``.
+    """
 
     ctrl: Controller | None
     out: StepOutput | None
-    models: ModelManager[Any]
+    urdf_source: str
+    urdf_error: str
+    urdf_rejections: int
+    enabled: bool
     stats: LoopStats
     rejections: Rejections
     control_rate: float
@@ -102,18 +119,18 @@ class NodeState:
 
 def status_message(s: NodeState) -> String:
     """``~/status``: the control status, its reason and the last solve's figures (JSON)."""
-    ctrl, out, models = s.ctrl, s.out, s.models
+    ctrl, out = s.ctrl, s.out
     info: dict[str, Any] = {
         "status": "no_model"
         if ctrl is None
         else (str(out.status) if out else str(Status.WAITING)),
-        "reason": (models.error or "no URDF yet") if ctrl is None else (out.reason if out else ""),
-        "enabled": models.enabled,
+        "reason": (s.urdf_error or "no URDF yet") if ctrl is None else (out.reason if out else ""),
+        "enabled": s.enabled,
         "loop_rate": round(s.stats.rate, 1),
         "rejections": s.rejections.count,
         "last_rejection": s.rejections.last,
-        "urdf_error": models.error,
-        "urdf_rejections": models.rejections,
+        "urdf_error": s.urdf_error,
+        "urdf_rejections": s.urdf_rejections,
     }
     r = out.result if out is not None else None
     if r is not None:
@@ -140,7 +157,7 @@ def _values(
     extra: list[tuple[str, Any]],
     tail: list[tuple[str, Any]],
 ) -> list[tuple[str, Any]]:
-    ctrl, out, models = s.ctrl, s.out, s.models
+    ctrl, out = s.ctrl, s.out
     values: list[tuple[str, Any]] = [
         ("loop_rate_hz", f"{s.stats.rate:.1f}"),
         ("control_rate_hz", f"{s.control_rate:.1f}"),
@@ -149,12 +166,12 @@ def _values(
         *extra,
         ("solve_time_mean_ms", f"{1e3 * s.stats.solve_mean:.3f}"),
         ("solve_time_max_ms", f"{1e3 * s.stats.solve_max:.3f}"),
-        ("urdf_source", models.source or "none"),
-        ("enabled", models.enabled),
+        ("urdf_source", s.urdf_source or "none"),
+        ("enabled", s.enabled),
         ("rejections", s.rejections.count),
         ("last_rejection", s.rejections.last),
-        ("urdf_rejections", models.rejections),
-        ("urdf_error", models.error),
+        ("urdf_rejections", s.urdf_rejections),
+        ("urdf_error", s.urdf_error),
         *tail,
     ]
     if ctrl is None:
@@ -222,7 +239,7 @@ def diagnostic_status(
             loop_rate=s.stats.rate,
             control_rate=s.control_rate,
             timer_trigger=s.timer_trigger,
-            urdf_error=s.models.error,
+            urdf_error=s.urdf_error,
             since_rejection=time.monotonic() - s.rejections.last_time,
             last_rejection=s.rejections.last,
             tick_error=s.tick_error,
@@ -285,9 +302,114 @@ def marker_array(ctrl: Controller, out: StepOutput | None, stamp: Any) -> Marker
     return array
 
 
+class NodeReports:
+    """Publishes ``~/status``, ``~/markers`` and ``/diagnostics`` when they are due.
+
+    Run after a tick's command (or by the node's timer while the loop does not tick), under the
+    tick's lock: :meth:`publish_due`. ``~/status`` and ``~/markers`` only for listeners.
+
+    Args:
+        node: the node the publishers belong to (its name, its clock, its logger).
+        journal: the node's journal (flushed with the status; its figures in /diagnostics).
+        state: the node's state, as the reports read it.
+        scheduling: the threads' scheduling in words.
+        values: more /diagnostics key-values after ``scheduling``.
+        joint_readers: the joint state readers, renewed when DDS never matched them.
+        publish_markers: ``publish_markers``.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        journal: JournalPublisher,
+        state: Callable[[], NodeState],
+        scheduling: Callable[[], str],
+        values: Callable[[], list[tuple[str, Any]]],
+        joint_readers: list[PolledReader[Any]],
+        publish_markers: bool,
+    ) -> None:
+        self._node = node
+        self._journal = journal
+        self._state = state
+        self._scheduling = scheduling
+        self._values = values
+        self._joint_readers = joint_readers
+        self._publish_markers = publish_markers
+        self._diag_pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self._status_pub = node.create_publisher(String, "~/status", 10)
+        self._marker_pub = node.create_publisher(MarkerArray, "~/markers", 10)
+        self._watches: list[MatchWatch] = []  # the joint state readers' (see below)
+        self._status_due = self._diagnostics_due = 0.0  # [s] time.monotonic()
+
+    def set_publish_markers(self, publish: bool) -> None:
+        """``publish_markers`` changed: ``~/markers`` on or off."""
+        self._publish_markers = publish
+
+    def publish_due(self, t: float) -> None:
+        """Publish the reports that are due (after a command, under the tick's lock).
+
+        ``~/status`` and ``~/markers`` every :data:`STATUS_PERIOD`, ``/diagnostics`` every
+        :data:`DIAGNOSTICS_PERIOD`.
+
+        Args:
+            t: ``time.monotonic()`` [s].
+        """
+        if t >= self._status_due:
+            self._status_due = t + STATUS_PERIOD
+            self._publish_status()
+        if t >= self._diagnostics_due:
+            self._diagnostics_due = t + DIAGNOSTICS_PERIOD
+            self._watch_joint_readers(t)
+            self._publish_diagnostics()
+
+    def _watch_joint_readers(self, t: float) -> None:
+        """Renew a joint state reader DDS never matched with the graph's publishers."""
+        if not self._watches:
+            self._watches = [MatchWatch(self._node, r) for r in self._joint_readers]
+        for watch in self._watches:
+            warning = watch.check(t)
+            if warning:
+                self._node.get_logger().warning(warning)
+
+    def _publish_status(self) -> None:
+        # Only for listeners: building and converting these messages takes ~0.5 ms, a late
+        # control tick at 1 kHz when nobody looks (no RViz, no ``ros2 topic echo``).
+        self._journal.check_subscribers()
+        want_status = self._status_pub.get_subscription_count() > 0
+        want_markers = self._publish_markers and self._marker_pub.get_subscription_count() > 0
+        s = self._state() if want_status or want_markers else None
+        if want_status and s is not None:
+            self._status_pub.publish(status_message(s))
+        self._journal.flush(read_clock(self._node)[0], force=True)  # the ticks since, if stopped
+        ctrl = None if s is None else s.ctrl
+        if want_markers and s is not None and ctrl is not None and ctrl.has_joint_state:
+            stamp = self._node.get_clock().now().to_msg()
+            self._marker_pub.publish(marker_array(ctrl, s.out, stamp))
+
+    def _publish_diagnostics(self) -> None:
+        s = self._state()
+        s.stats.close_window(time.monotonic())
+        status = diagnostic_status(
+            f"{self._node.get_name()}: controller",
+            s,
+            read_clock(self._node)[0],
+            self._scheduling(),
+            self._values(),
+            [
+                ("journal_subscribers", self._journal.subscribers),
+                ("parameters_revision", self._journal.revision),
+            ],
+        )
+        stamp = self._node.get_clock().now().to_msg()
+        self._diag_pub.publish(diagnostic_array(status, stamp))
+
+
 __all__ = [
+    "DIAGNOSTICS_PERIOD",
     "LEVELS",
+    "STATUS_PERIOD",
     "LoopStats",
+    "NodeReports",
     "NodeState",
     "Rejections",
     "diagnostic_array",
