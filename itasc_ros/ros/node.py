@@ -63,7 +63,6 @@ from ..core.control.journal import ZeroReason
 from ..core.control.model_manager import ModelManager
 from . import parameters as P
 from .control_loop import ControlLoop, shorten_switch_interval
-from .conversions import CommandMessage
 from .executors import make_executor, spin_until
 from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
@@ -266,7 +265,7 @@ class ItascNode(Node):
         """Start the control loop's thread (after :meth:`apply_scheduling`: it inherits it)."""
         joint_states = None
         if self._trigger == P.TRIGGER_JOINT_STATES:  # several robots: the first one's wake
-            joint_states = (self._inputs.joint_readers[0], self._take_joint_state)
+            joint_states = (self._inputs.joint_readers[0], self._inputs.take_joint_state)
         config = self._params.config
         self._loop = ControlLoop(
             self.context,
@@ -308,41 +307,6 @@ class ItascNode(Node):
             self._control()
             self._housekeeping(time.monotonic())
 
-    def _take_joint_state(self) -> bool:
-        """``joint_states`` trigger: take the state that woke the loop (True if there was one)."""
-        return self._inputs.take_joint_state()
-
-    def _take_inputs(self, sim_offset: float) -> None:
-        """The tick's first step: the inputs taken and applied (:meth:`NodeInputs.take`).
-
-        Args:
-            sim_offset: ROS time minus system time [s] (:func:`read_clock`'s, read by the tick).
-        """
-        self._inputs.take(sim_offset)
-
-    def _apply_joint_state(self, raw: bytes, received: float) -> None:
-        """A serialized joint state to the controller (:meth:`NodeInputs.apply_joint_state`).
-
-        Args:
-            raw: the serialized ``sensor_msgs/JointState``.
-            received: its reception on the controller's clock [s].
-        """
-        self._inputs.apply_joint_state(raw, received)
-
-    def _send(
-        self, ctrl: Controller, cmd: CommandMessage, q: Array, qdot: Array, now: float
-    ) -> None:
-        """The tick's command, published (:meth:`NodeOutputs.send`).
-
-        Args:
-            ctrl: the controller commanding.
-            cmd: its command message.
-            q: the joint positions (n,) [rad or m].
-            qdot: the commanded joint velocities (n,) [rad/s or m/s].
-            now: the node's ROS time [s].
-        """
-        self._outputs.send(ctrl, cmd, q, qdot, now)
-
     def _housekeeping(self, t: float) -> None:
         """The jobs due after a command: garbage, topic targets' RViz markers, status, diagnostics.
 
@@ -367,13 +331,13 @@ class ItascNode(Node):
         t = time.monotonic()
         if t - self._last_tick > STATUS_PERIOD:
             with self._lock:
-                self._take_inputs(read_clock(self)[1])  # targets held, joint states kept
+                self._inputs.take(read_clock(self)[1])  # targets held, joint states kept
                 self._housekeeping(t)
 
     def _control(self) -> None:
         t0 = time.perf_counter()
         now, sim_offset = read_clock(self)  # one reading of the clock per tick
-        self._take_inputs(sim_offset)
+        self._inputs.take(sim_offset)
         ctrl, cmd = self._models.controller, self._outputs.command
         if ctrl is None or cmd is None:
             return
@@ -385,7 +349,7 @@ class ItascNode(Node):
             return
         self._tick_error = ""
         if out.publish:
-            self._send(ctrl, cmd, out.q, out.qdot, now)
+            self._outputs.send(ctrl, cmd, out.q, out.qdot, now)
         self._journal.flush(now)
         last = self._last_out
         if last is None or out.status != last.status or out.held != last.held:

@@ -27,17 +27,17 @@ from typing import Any
 PARTS: tuple[tuple[str, str, str, str], ...] = (
     ("itasc_ros.ros.control_loop", "ControlLoop", "_wait", "wait for a joint state"),
     ("itasc_ros.ros.node", "ItascNode", "_on_tick", "tick (all of it)"),
-    ("itasc_ros.ros.node", "ItascNode", "_take_joint_state", "take the waking joint state"),
-    ("itasc_ros.ros.node", "ItascNode", "_take_inputs", "take and apply the inputs"),
-    ("itasc_ros.ros.node", "ItascNode", "_apply_joint_state", "apply the joint state"),
+    ("itasc_ros.ros.node_inputs", "NodeInputs", "take_joint_state", "take the waking joint state"),
+    ("itasc_ros.ros.node_inputs", "NodeInputs", "take", "take and apply the inputs"),
+    ("itasc_ros.ros.node_inputs", "NodeInputs", "apply_joint_state", "apply the joint state"),
     ("itasc_ros.ros.wire", "JointStateWire", "read", "apply: read its bytes"),
     ("itasc_ros.core.control.controller", "Controller", "set_joint_state", "apply: controller"),
     ("itasc_ros.core.control.joint_input", "JointStateInput", "accept", "apply: check, keep"),
     ("itasc_ros.core.control.controller", "Controller", "step", "step"),
-    ("itasc_ros.core.control.controller", "Controller", "_aim", "step: aim"),
+    ("itasc_ros.core.control.aim", "TargetAim", "update", "step: aim"),
     ("itasc_ros.core.control.controller", "Controller", "_solve", "step: solve"),
     ("itasc_ros.core.control.controller", "Controller", "_limit", "step: limit"),
-    ("itasc_ros.ros.node", "ItascNode", "_send", "send the command"),
+    ("itasc_ros.ros.node_outputs", "NodeOutputs", "send", "send the command"),
     ("itasc_ros.ros.node", "ItascNode", "_housekeeping", "housekeeping"),
 )
 
