@@ -448,7 +448,9 @@ class Scene:
         self._update_rows(qv)
         ws, demand, dt = self._ws, self._demand, float(dt)
         limit = demand.limits
-        u = demand.last_command if limit else None
+        u = demand.last_command  # (n,) read with the demand limit on; else a work array's place
+        if u is None or not limit:
+            u = self._zw
         extra = self._extra_limits
         if extra:
             # the built-in velocity and position limits in one compiled call (what their Limit
@@ -460,10 +462,17 @@ class Scene:
             for lim in extra:
                 lim.mark_sides(qv, self.box_lo, self.box_hi, self._side)
         scene_solve(
-            ws.model, ws.joints, ws.rows, ws.joint_flags, ws.row_flags,
-            self._zw if u is None else u, dt, demand.clamps, limit, bool(extra), self._method,
-            self.damping_max, self.damping_epsilon, self.sdls_gamma_max,
-        )  # fmt: skip
+            *ws.buffers,
+            u,
+            dt,
+            demand.clamps,
+            limit,
+            bool(extra),
+            self._method,
+            self.damping_max,
+            self.damping_epsilon,
+            self.sdls_gamma_max,
+        )
         res = self.result
         res.defer(self._fill_errors, self._wy)  # sigma_min, ok, ...: read from self._info
         return res

@@ -36,7 +36,10 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
   direction is that of the rounding (the order in which the joints are listed decided it).
 
 The kernel runs compiled (numba) on preallocated work arrays; a level that saturates joints
-makes its small hold and reduced arrays (as its SVDs do).
+makes its small hold and reduced arrays (as its SVDs do). :func:`solve_prioritized` takes
+every array as an argument and makes the box from the limits it is given; a scene's tick runs
+the same solve through :func:`~itasc_ros.core.solve.workspace.scene_solve`, on its packed
+workspace and on the box ``[box_lo, box_hi]`` its limits made (:func:`_scaled_box`).
 """
 
 from __future__ import annotations
@@ -417,9 +420,27 @@ def solve_prioritized(
     _limits_box(q, lower, upper, vmax, dt, blo, bhi, wq, side, fixed, zw)
     lams = (lam_max, eps, gamma_max)
     _solve_weighted(
-        finite, wq, aw, bw, fixed, zw, levels, nlev, method, lams, qdot, locked, xw, info, proj,
-        at, rk, ineq, side, soft,
-    )  # fmt: skip
+        finite,
+        wq,
+        aw,
+        bw,
+        fixed,
+        zw,
+        levels,
+        nlev,
+        method,
+        lams,
+        qdot,
+        locked,
+        xw,
+        info,
+        proj,
+        at,
+        rk,
+        ineq,
+        side,
+        soft,
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -456,7 +477,8 @@ def task_rhs(
     limit_pose_demand_seen`: ``rhs`` within ``steps`` (linear, angular) [per tick] of what the
     last command ``u`` (n,) gives the rows ``a`` (m, n), beyond the change of ``twist`` since
     ``seen`` (6,), which then becomes ``twist``; ``dtw`` (6,) work), as
-    :class:`~itasc_ros.core.solve.pose_demand.PoseDemand` sets it: one call a task.
+    :class:`~itasc_ros.core.solve.pose_demand.PoseDemand` sets it. A scene calls it for each
+    of its tasks in one compiled call (:func:`~itasc_ros.core.solve.workspace.scene_rows`).
     """
     if clamp:
         clamp_pose_feedback(

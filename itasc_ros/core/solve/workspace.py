@@ -69,15 +69,11 @@ LEVELS = 41
 """Where the levels' row bounds start in the model ((nlev + 1,)); each constraint's first row,
 number of rows and pose flag (3 per constraint, in the rows' order of the scene) follow."""
 
-_JOINT_SIZES = (
-    (J_Q, 1), (J_WQ, 1), (J_QDOT, 1), (J_XW, 1), (J_LO, 1), (J_HI, 1), (J_BOX_LO, 1),
-    (J_BOX_HI, 1), (J_SIDE, 1), (J_VMAX, 1), (J_LOWER, 1), (J_UPPER, 1),
-)  # fmt: skip
-_ROW_SIZES = (
-    (R_A, -1), (R_B, 6), (R_Y, 1), (R_YDOT, 1), (R_WY, 1), (R_RHS, 1), (R_FF, 1), (R_ASKED, 1),
-    (R_AW, -1), (R_BW, 1), (R_WCAND, 1), (R_AT, -1), (R_RK, 1),
-)  # fmt: skip
-"""(entry, columns per row: -1 for n) of the rows' buffer before its per-constraint part."""
+_JOINT_VECTORS = range(J_Q, J_INFO)
+"""The (n,) entries of the joints' buffer, in its order (info, proj and demand follow)."""
+_ROW_COLUMNS = {R_A: -1, R_B: 6, R_AW: -1, R_AT: -1}
+"""Columns per row of the rows' buffer's matrices (-1: n); its other entries up to R_TWIST are
+(m,) vectors, in the order of their entries (the per-constraint part follows)."""
 
 
 class SceneWorkspace:
@@ -99,13 +95,15 @@ class SceneWorkspace:
             aw (m, n), bw, wcand (m,), at (m, n), rk (m,), twist, seen (k, 6), par
             (k, PAR_SIZE).
         row_flags: (4 m,) bool: ineq, redundant, soft, orient (m,) each.
+        buffers: ``(model, joints, rows, joint_flags, row_flags)``: :func:`scene_solve`'s
+            first arguments.
     """
 
     def __init__(self, n: int) -> None:
         self.n = n
         offsets: dict[int, int] = {}
         size = 0
-        for entry, _ in _JOINT_SIZES:
+        for entry in _JOINT_VECTORS:
             offsets[entry] = size
             size += n
         offsets[J_INFO] = size
@@ -158,7 +156,8 @@ class SceneWorkspace:
         for entry, o in self._joint_offsets.items():
             model[entry] = o
         size = 0
-        for entry, cols in _ROW_SIZES:
+        for entry in range(R_A, R_TWIST):
+            cols = _ROW_COLUMNS.get(entry, 1)
             model[entry] = size
             size += m * (n if cols < 0 else cols)
         for entry, per in ((R_TWIST, 6), (R_SEEN, 6), (R_PAR, PAR_SIZE)):
@@ -173,6 +172,7 @@ class SceneWorkspace:
         self.model = model
         self.rows = np.zeros(size)
         self.row_flags = np.zeros(4 * m, dtype=np.bool_)
+        self.buffers = (model, self.joints, self.rows, self.joint_flags, self.row_flags)
 
         def r(entry: int, cols: int = 1) -> Array:
             v = self.rows[model[entry] : model[entry] + m * cols]
@@ -273,11 +273,10 @@ def scene_box(model, joints, dt):  # pragma: no cover - compiled
     limits to mark theirs before :func:`scene_solve` marks the position limits' on the rest.
     """
     n = model[N]
-    joint_box(
-        _vec(joints, model, J_Q, n), _vec(joints, model, J_VMAX, n),
-        _vec(joints, model, J_LOWER, n), _vec(joints, model, J_UPPER, n), dt,
-        _vec(joints, model, J_BOX_LO, n), _vec(joints, model, J_BOX_HI, n),
-    )  # fmt: skip
+    q, vmax = _vec(joints, model, J_Q, n), _vec(joints, model, J_VMAX, n)
+    lower, upper = _vec(joints, model, J_LOWER, n), _vec(joints, model, J_UPPER, n)
+    lo, hi = _vec(joints, model, J_BOX_LO, n), _vec(joints, model, J_BOX_HI, n)
+    joint_box(q, vmax, lower, upper, dt, lo, hi)
     _vec(joints, model, J_SIDE, n)[:] = 0.0
 
 
@@ -332,25 +331,15 @@ def scene_solve(  # pragma: no cover - compiled
     if not boxed:
         scene_box(model, joints, dt)
     position_sides_unmarked(q, lower, upper, dt, box_lo, box_hi, side)
-    a, aw, at = (
-        _mat(rows, model, R_A, m, n),
-        _mat(rows, model, R_AW, m, n),
-        _mat(rows, model, R_AT, m, n),
-    )
-    rhs, wy, bw = (
-        _vec(rows, model, R_RHS, m),
-        _vec(rows, model, R_WY, m),
-        _vec(rows, model, R_BW, m),
-    )
-    wcand, rk = _vec(rows, model, R_WCAND, m), _vec(rows, model, R_RK, m)
+    a, aw = _mat(rows, model, R_A, m, n), _mat(rows, model, R_AW, m, n)
+    at, rk = _mat(rows, model, R_AT, m, n), _vec(rows, model, R_RK, m)
+    rhs, wy = _vec(rows, model, R_RHS, m), _vec(rows, model, R_WY, m)
+    bw, wcand = _vec(rows, model, R_BW, m), _vec(rows, model, R_WCAND, m)
     ineq, redundant = _vec(row_flags, model, F_INEQ, m), _vec(row_flags, model, F_REDUNDANT, m)
     soft = _vec(row_flags, model, F_SOFT, m)
-    lo, hi, xw = (
-        _vec(joints, model, J_LO, n),
-        _vec(joints, model, J_HI, n),
-        _vec(joints, model, J_XW, n),
-    )
-    qdot, info = _vec(joints, model, J_QDOT, n), _vec(joints, model, J_INFO, INFO_SIZE)
+    lo, hi = _vec(joints, model, J_LO, n), _vec(joints, model, J_HI, n)
+    xw, qdot = _vec(joints, model, J_XW, n), _vec(joints, model, J_QDOT, n)
+    info = _vec(joints, model, J_INFO, INFO_SIZE)
     proj = _mat(joints, model, J_PROJ, n, n)
     locked = _vec(joint_flags, model, F_LOCKED, n)
     levels = model[LEVELS : LEVELS + nlev + 1]
