@@ -161,8 +161,10 @@ class Constraint(ABC):
         self._enabled = True
         self.priority = 1
         self.resolves_redundancy = False
-        self._target_twist = np.zeros(6)  # (6,) root frame: v [m/s], w [rad/s]
-        self._twist_seen = np.zeros(6)  # (6,) the target twist at the last solve
+        # (6,) each; a scene holding the constraint keeps them in its workspace (views of its
+        # buffer: SceneWorkspace.claim), so they are written in place, never rebound
+        self._target_twist = np.zeros(6)  # root frame: v [m/s], w [rad/s]
+        self._twist_seen = np.zeros(6)  # the target twist at the last solve
         self._structure_version = 0
         self._tree: KinematicTree | None = None
 

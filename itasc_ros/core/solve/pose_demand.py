@@ -38,16 +38,50 @@ class PoseDemand:
 
     Args:
         n: number of joints of the scene.
+        store: (12,) where the values go for the compiled solve (the scene's workspace:
+            :data:`~itasc_ros.core.solve.workspace.DEMAND_SIZE`): speeds, braking, steps (2
+            each), then the work array :attr:`dtw` (6,); None: an array of its own.
     """
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, store: Array | None = None) -> None:
         self.n = n
+        self.values = np.zeros(12) if store is None else store
+        self.last_command: Array | None = None  # (n,) read at each solve
+        self.period = 0.0  # [s] the nominal control period
+        self.dtw = self.values[6:12]  # (6,) work: a target twist's change since the last solve
         self.speeds = (math.inf, math.inf)  # [m/s], [rad/s] of the feedback's clamp
         self.steps = (math.inf, math.inf)  # [m/s], [rad/s] per tick
         self.braking = (math.inf, math.inf)  # [m/s^2], [rad/s^2] of the feedback's clamp
-        self.last_command: Array | None = None  # (n,) read at each solve
-        self.period = 0.0  # [s] the nominal control period
-        self.dtw = np.zeros(6)  # (6,) work: a target twist's change since the last solve
+
+    @property
+    def speeds(self) -> tuple[float, float]:
+        """(linear [m/s], angular [rad/s]) the feedback's speed clamp (inf: none)."""
+        return self._speeds
+
+    @speeds.setter
+    def speeds(self, value: tuple[float, float]) -> None:
+        self._speeds = value
+        self.values[0:2] = value
+
+    @property
+    def braking(self) -> tuple[float, float]:
+        """(linear [m/s^2], angular [rad/s^2]) the braking curve's accelerations (inf: none)."""
+        return self._braking
+
+    @braking.setter
+    def braking(self, value: tuple[float, float]) -> None:
+        self._braking = value
+        self.values[2:4] = value
+
+    @property
+    def steps(self) -> tuple[float, float]:
+        """(linear [m/s], angular [rad/s]) the demand's largest change per tick (inf: none)."""
+        return self._steps
+
+    @steps.setter
+    def steps(self, value: tuple[float, float]) -> None:
+        self._steps = value
+        self.values[4:6] = value
 
     @property
     def clamps(self) -> bool:

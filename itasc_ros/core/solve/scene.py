@@ -22,8 +22,13 @@ Rows of a one-sided constraint (``Constraint.one_sided``) are inequalities ``A q
   :data:`MAX_INEQUALITY_ROUNDS` times (rows checked on q' divided by level 1's scale).
 
 ``Xu'`` is each constraint's target twist: the feed-forward term, switchable per constraint.
-A pose task's demand is shaped by :mod:`.pose_demand`. Work arrays are allocated when the
-layout changes (a constraint added, removed, enabled or given other axes), never in a solve.
+A pose task's demand is shaped by :mod:`.pose_demand`. The arrays of a solve are views of one
+workspace (:class:`~itasc_ros.core.solve.workspace.SceneWorkspace`): the joints' part built
+with the scene, the rows' part when the layout changes (a constraint added, removed, enabled
+or given other axes), never in a solve. A solve is the constraints' updates and one compiled
+call (:func:`~itasc_ros.core.solve.workspace.scene_solve`: every right-hand side, the joints'
+box, the levels' solve); with added limits, two more (:func:`~itasc_ros.core.solve.workspace.
+scene_box`, then each limit's).
 """
 
 from __future__ import annotations
@@ -36,14 +41,20 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..constraints.base import LAYOUT_EPOCH, Constraint
 from ..errors import ConfigurationError, ConstraintError, SolverError
-from ..kinematics._kernels import start_active_set, update_active_set
 from ..kinematics.tree import KinematicTree
 from . import solver as S
 from .limits import JointPositionLimit, JointVelocityLimit, Limit
-from .limits.joint_position import joint_box, position_sides
 from .pose_demand import PoseDemand
 from .shortfall import limiting_causes, task_fractions
 from .solve_result import SolveResult
+from .workspace import (
+    INEQUALITY_TOLERANCE,
+    MAX_INEQUALITY_ROUNDS,
+    SceneWorkspace,
+    scene_box,
+    scene_rows,
+    scene_solve,
+)
 
 _NO_ROWS = np.zeros(0, dtype=np.bool_)  # the rotation-row mask of a task that is not a pose
 
@@ -54,14 +65,6 @@ def layout_signature(c: Constraint) -> int:
 
 
 Array = NDArray[np.float64]
-
-MAX_INEQUALITY_ROUNDS = 8
-"""Most solves per tick for the active set of the soft inequality rows (usually 1-3)."""
-
-INEQUALITY_TOLERANCE = 1e-9
-
-
-"""A row ``A q' >= y'_d`` counts as violated below ``y'_d`` minus this [row units/s]."""
 
 
 class Scene:
@@ -109,11 +112,14 @@ class Scene:
         self._built_layout = -1
         self._built_sig: list[int] = []
         self._built_epoch = -1
-        self._wq = np.ones(n)
-        self._lower = tree.lower
-        self._upper = tree.upper
-        self._vmax = np.ones(n)
-        self._q = np.zeros(n)
+        # the compiled solve's model and workspace; the arrays below are views of its buffers
+        self._ws = ws = SceneWorkspace(n)
+        self._wq = ws.wq
+        self._wq[:] = 1.0
+        self._lower = ws.lower
+        self._upper = ws.upper
+        self._vmax = ws.vmax
+        self._q = ws.q
         self._method = S.solver_code(solver)
         self.solver = solver
         self.damping_max = damping_max
@@ -128,20 +134,17 @@ class Scene:
         self.set_limits(velocity_scale, joint_limit_margin, max_velocity)
         if joint_weights is not None:
             self.set_joint_weights(joint_weights)
-        self._locked = np.zeros(n, dtype=bool)
-        self._xw = np.zeros(n)
-        self._fixed = np.zeros(n)
-        self._info = np.zeros(S.INFO_SIZE)
-        self._demand = PoseDemand(n)
-        self.box_lo = np.full(n, -np.inf)  # (n,) the last solve's box on q' [rad/s]
-        self.box_hi = np.full(n, np.inf)
-        self._side = np.zeros(n)  # (n,) the box's position sides (+1 upper, -1 lower, 0 none)
-        self._free_lo = np.full(n, -np.inf)  # the kernel's own bounds: the limits give them
-        self._free_hi = np.full(n, np.inf)
+        self._locked = ws.locked
+        self._info = ws.info
+        self._zw = ws.hi  # the kernel's ``u`` when the demand limit is off (not read)
+        self._demand = PoseDemand(n, ws.demand)
+        self.box_lo = ws.box_lo  # (n,) the last solve's box on q' [rad/s]
+        self.box_hi = ws.box_hi
+        self._side = ws.side  # (n,) the box's position sides (+1 upper, -1 lower, 0 none)
         self._info[S.INFO_SCALE] = 1.0  # before any solve: unscaled, finite
         self._info[S.INFO_FINITE] = 1.0
         self.result = SolveResult(
-            np.zeros(n), np.zeros(0), [], tree.joint_names, locked=self._locked, info=self._info
+            ws.qdot, np.zeros(0), [], tree.joint_names, locked=self._locked, info=self._info
         )
         for c in constraints:
             self.add(c)
@@ -245,10 +248,10 @@ class Scene:
         self._max_velocity = float(max_velocity)
         lo, hi = self.tree.lower, self.tree.upper
         room = (hi - lo) > 2.0 * self._margin
-        self._lower = np.where(room, lo + self._margin, lo)
-        self._upper = np.where(room, hi - self._margin, hi)
+        self._lower[:] = np.where(room, lo + self._margin, lo)
+        self._upper[:] = np.where(room, hi - self._margin, hi)
         v = self.tree.velocity_limits
-        self._vmax = np.where(np.isfinite(v), v, self._max_velocity) * self._velocity_scale
+        self._vmax[:] = np.where(np.isfinite(v), v, self._max_velocity) * self._velocity_scale
         self._limits = [
             JointVelocityLimit(self._vmax),
             JointPositionLimit(self._lower, self._upper),
@@ -340,30 +343,9 @@ class Scene:
         return False
 
     def _rebuild(self) -> None:
-        n = self.tree.n_joints
         active = [c for c in self._constraints if c.enabled]
         m = sum(c.n_rows for c in active)
         self._active = active
-        self._a = np.zeros((m, n))
-        self._b = np.zeros((m, 6))
-        self._y = np.zeros(m)
-        self._ydot = np.zeros(m)
-        self._wy = np.zeros(m)
-        self._rhs = np.zeros(m)
-        self._ff = np.zeros(m)
-        self._asked = np.zeros(m)  # y'_d + B Xu' before the motion limits' demand limit
-        self._aw = np.zeros((m, n))
-        self._bw = np.zeros(m)
-        self._ineq = np.zeros(m, dtype=np.bool_)  # hard inequality rows (the solver's bounds)
-        self._redundant = np.zeros(m, dtype=np.bool_)  # rows that resolve redundancy (fade)
-        self._soft = np.zeros(m, dtype=np.bool_)  # soft ones (the active set)
-        self._wcand = np.zeros(m)
-        self._views = []
-        self._orient: dict[str, NDArray[np.bool_]] = {
-            c.name: np.array(c.orientation_rows(), dtype=np.bool_)
-            for c in active
-            if c.pose_feedback
-        }
         # Rows grouped by priority level, highest first (one level: the constraints' order).
         prios = sorted({c.priority for c in active})
         self._nlev = max(1, len(prios))
@@ -377,33 +359,32 @@ class Scene:
                     r += c.n_rows
             self._levels[k + 1] = r
         self._levels[self._nlev] = m
-        self._proj = np.zeros((n, n))
-        self._at = np.zeros((m, n))
-        self._rk = np.zeros(m)
-        self._zw = np.zeros(n)
+        ws = self._ws
+        kinds = [
+            (c.one_sided and c.hard, c.resolves_redundancy, c.one_sided and not c.hard)
+            for c in active
+        ]
+        ws.build([(start[c], c.n_rows, c.pose_feedback) for c in active], m, self._levels, kinds)
+        self._a, self._b, self._y, self._ydot = ws.a, ws.b, ws.y, ws.ydot
+        self._wy, self._rhs, self._ff, self._asked = ws.wy, ws.rhs, ws.ff, ws.asked
+        self._ineq, self._redundant, self._soft = ws.ineq, ws.redundant, ws.soft
+        self._views = []
+        self._tick = []
         self._row_slices: dict[str, slice] = {}
-        for c in active:
+        for i, c in enumerate(active):
             r = start[c]
             s = slice(r, r + c.n_rows)
             self._row_slices[c.name] = s
+            orient = _NO_ROWS
+            if c.pose_feedback:
+                orient = ws.orient[s]
+                orient[:] = np.array(c.orientation_rows(), dtype=np.bool_)
+            a, b, y, ydot, wy = self._a[s], self._b[s], self._y[s], self._ydot[s], self._wy[s]
             self._views.append(
-                (
-                    c,
-                    self._a[s],
-                    self._b[s],
-                    self._y[s],
-                    self._ydot[s],
-                    self._wy[s],
-                    self._rhs[s],
-                    self._ff[s],
-                    self._orient.get(c.name, _NO_ROWS),
-                    self._asked[s],
-                )
+                (c, a, b, y, ydot, wy, self._rhs[s], self._ff[s], orient, self._asked[s])
             )
-            self._ineq[s] = c.one_sided and c.hard
-            self._redundant[s] = c.resolves_redundancy
-            self._soft[s] = c.one_sided and not c.hard
-        self._has_soft = bool(self._soft.any())
+            c._target_twist, c._twist_seen = ws.claim(i, c._target_twist, c._twist_seen)
+            self._tick.append((c, a, b, y, ydot, wy, ws.par[i], ws.twist[i], ws.seen[i], i))
         self.result.errors = np.zeros(len(active))
         self.result.constraint_names = [c.name for c in active]
         self._built_layout = self._layout_version
@@ -426,32 +407,29 @@ class Scene:
     def update(self, q: ArrayLike) -> None:
         """Compute A, B, y and y'_d for ``q`` without solving (see :meth:`matrices`)."""
         self._update_rows(self._check(q, 1.0))
+        ws = self._ws
+        scene_rows(
+            ws.model, ws.joints, ws.rows, ws.row_flags, self._zw, self._demand.clamps, False
+        )
 
-    def _update_rows(self, qv: Array, limit_demand: bool = False) -> None:
-        """:meth:`update` for ``qv``, the checked joint positions (:meth:`_check`).
+    def _update_rows(self, qv: Array) -> None:
+        """Each constraint's rows of A, B, y, y'_d, Wy for ``qv`` (checked: :meth:`_check`).
 
-        With ``limit_demand`` (a solve), each pose task's right-hand side is also kept within
-        the demand limit when it is on (:mod:`.pose_demand`), in the same compiled call.
+        Also each constraint's values of the tick for its right-hand side (gain, fed forward,
+        aims: :func:`~itasc_ros.core.solve.workspace.scene_rows` makes it), and its twist
+        arrays back in the workspace when another scene took them.
         """
         if self._layout_changed():
             self._rebuild()
-        tree, demand = self.tree, self._demand
+        tree, engaged = self.tree, self.redundancy_engaged
         tree.compute(qv)
-        clamp, speeds, braking = demand.clamps, demand.speeds, demand.braking
-        limit = limit_demand and demand.limits
-        u = demand.last_command  # (n,) the last command; a work array's place when off
-        if u is None or not limit:
-            u = self._zw  # not read: the kernel's ``u`` when the limit is off
-        steps, dtw = demand.steps, demand.dtw
-        for c, a, b, y, ydot, wy, rhs, ff, orient, asked in self._views:
+        for c, a, b, y, ydot, wy, par, twist, seen, i in self._tick:
             c.update(tree, qv, a, b, y, ydot, wy)
-            pose = c.pose_feedback
-            aims = c.has_target and (self.redundancy_engaged or not c.resolves_redundancy)
-            S.task_rhs(
-                b, c._target_twist, ydot, rhs, asked, ff, c.feedforward, aims, wy,
-                clamp and pose, orient, speeds, braking, c.gain, limit and pose, a, u,
-                c._twist_seen, dtw, steps,
-            )  # fmt: skip
+            if c._target_twist is not twist or c._twist_seen is not seen:
+                c._target_twist, c._twist_seen = self._ws.claim(i, c._target_twist, c._twist_seen)
+            par[0] = c.gain
+            par[1] = c.feedforward
+            par[2] = c.has_target and (engaged or not c.resolves_redundancy)
 
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].
@@ -466,36 +444,36 @@ class Scene:
         Raises:
             ConfigurationError: q of the wrong length or non-finite; dt not > 0.
         """
-        self._update_rows(self._check(q, dt), limit_demand=True)
-        # the built-in velocity and position limits in one compiled call (what their Limit
-        # objects intersect), then the added ones in order
-        joint_box(
-            self._q, self._vmax, self._lower, self._upper, float(dt), self.box_lo, self.box_hi
+        qv = self._check(q, dt)
+        self._update_rows(qv)
+        ws, demand, dt = self._ws, self._demand, float(dt)
+        limit = demand.limits
+        u = demand.last_command  # (n,) read with the demand limit on; else a work array's place
+        if u is None or not limit:
+            u = self._zw
+        extra = self._extra_limits
+        if extra:
+            # the built-in velocity and position limits in one compiled call (what their Limit
+            # objects intersect), then the added ones in order, which mark their position sides
+            # (the solve marks the position limits' on the joints they leave unmarked)
+            scene_box(ws.model, ws.joints, dt)
+            for lim in extra:
+                lim.apply(qv, dt, self.box_lo, self.box_hi)
+            for lim in extra:
+                lim.mark_sides(qv, self.box_lo, self.box_hi, self._side)
+        scene_solve(
+            *ws.buffers,
+            u,
+            dt,
+            demand.clamps,
+            limit,
+            bool(extra),
+            self._method,
+            self.damping_max,
+            self.damping_epsilon,
+            self.sdls_gamma_max,
         )
-        for limit in self._extra_limits:
-            limit.apply(self._q, float(dt), self.box_lo, self.box_hi)
-        # which sides of the box are position limits' (a joint held there stays held)
-        position_sides(
-            self._q, self._lower, self._upper, float(dt), self.box_lo, self.box_hi, self._side
-        )
-        for limit in self._extra_limits:
-            limit.mark_sides(self._q, self.box_lo, self.box_hi, self._side)
         res = self.result
-        if self._has_soft:  # soft inequality rows start off (see the module docstring)
-            start_active_set(self._wy, self._wcand, self._soft)
-        for _ in range(MAX_INEQUALITY_ROUNDS):
-            self._solve_once(dt)
-            if not self._has_soft or not update_active_set(
-                self._a,
-                self._rhs,
-                self._wy,
-                self._wcand,
-                self._soft,
-                res.qdot,
-                max(self._info[S.INFO_SCALE], 1e-12),
-                INEQUALITY_TOLERANCE,
-            ):
-                break
         res.defer(self._fill_errors, self._wy)  # sigma_min, ok, ...: read from self._info
         return res
 
@@ -503,42 +481,6 @@ class Scene:
         """Each constraint's error from its rows of y into ``out`` (k,) (the last solve's)."""
         for i, (c, _a, _b, y, *_rest) in enumerate(self._views):
             out[i] = c.error(y)
-
-    def _solve_once(self, dt: float) -> None:
-        """One call of the compiled solve on the scene's rows, box and work arrays."""
-        S.solve_prioritized(
-            self._a,
-            self._rhs,
-            self._wy,
-            self._wq,
-            self._q,
-            self._free_lo,
-            self._free_hi,
-            self._free_hi,
-            float(dt),
-            self._method,
-            self.damping_max,
-            self.damping_epsilon,
-            self.sdls_gamma_max,
-            self.result.qdot,
-            self._locked,
-            self._aw,
-            self._bw,
-            self._xw,
-            self._fixed,
-            self._info,
-            self._levels,
-            self._nlev,
-            self._proj,
-            self._at,
-            self._rk,
-            self._zw,
-            self.box_lo,
-            self.box_hi,
-            self._ineq,
-            self._side,
-            self._redundant,
-        )
 
     def following(self, qdot: Array, out: Array) -> None:
         """How much of each constraint's asked velocity the command ``qdot`` (n,) gives.

@@ -36,7 +36,10 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
   direction is that of the rounding (the order in which the joints are listed decided it).
 
 The kernel runs compiled (numba) on preallocated work arrays; a level that saturates joints
-makes its small hold and reduced arrays (as its SVDs do).
+makes its small hold and reduced arrays (as its SVDs do). :func:`solve_prioritized` takes
+every array as an argument and makes the box from the limits it is given; a scene's tick runs
+the same solve through :func:`~itasc_ros.core.solve.workspace.scene_solve`, on its packed
+workspace and on the box ``[box_lo, box_hi]`` its limits made (:func:`_scaled_box`).
 """
 
 from __future__ import annotations
@@ -210,16 +213,11 @@ def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side):
 
 
 @njit(cache=True, nogil=True)
-def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, lo, hi, side):
-    """Weighted rows into aw, bw; the box of x = Wq^-1/2 q' into lo, hi; False if not finite.
+def _weigh_rows(a, b, wy, wq, ineq, aw, bw):  # pragma: no cover - compiled
+    """Weighted rows ``aw = Wy^1/2 A Wq^1/2`` (m, n), ``bw = Wy^1/2 b`` (m,); False if not finite.
 
-    ``side`` (n,) in: the motion limits' position sides (+1 upper, -1 lower, 0 none); out:
-    also the sides the position limit within the step ``dt`` sets.
-
-    ``hi = min(vmax, max(0, (upper - q) / dt), bhi) / sqrt(wq)``, lo likewise (0 for wq = 0);
-    where that is empty (the motion limits' box excludes what the velocity and position
-    bounds allow), the motion limits' box ``[blo, bhi]`` alone. An inequality row (``ineq``)
-    is a bound, not a weighted task: its weight only switches it on (> 0) or off.
+    An inequality row (``ineq``) is a bound, not a weighted task: its weight only switches it
+    on (> 0) or off.
     """
     m, n = a.shape
     finite = True
@@ -230,7 +228,20 @@ def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, lo, 
             finite = finite and math.isfinite(aw[r, j])
         bw[r] = sw * b[r]
         finite = finite and math.isfinite(bw[r])
-    for j in range(n):
+    return finite
+
+
+@njit(cache=True, nogil=True)
+def _limits_box(q, lower, upper, vmax, dt, blo, bhi, wq, side, lo, hi):  # pragma: no cover
+    """The box of ``x = Wq^-1/2 q'`` (n,) into ``lo``, ``hi`` from the joints' limits.
+
+    ``hi = min(vmax, max(0, (upper - q) / dt), bhi) / sqrt(wq)``, lo likewise (0 for wq = 0);
+    where that is empty (the motion limits' box excludes what the velocity and position
+    bounds allow), the motion limits' box ``[blo, bhi]`` alone. ``side`` (n,) in: the motion
+    limits' position sides (+1 upper, -1 lower, 0 none); out: also the sides the position
+    limit within the step ``dt`` sets.
+    """
+    for j in range(q.shape[0]):
         sq = math.sqrt(wq[j])
         pu = max(0.0, (upper[j] - q[j]) / dt)
         pd = min(0.0, (lower[j] - q[j]) / dt)
@@ -247,7 +258,72 @@ def _weigh(a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, lo, 
             side[j] = -1.0
         hi[j] = up / sq if sq > 0.0 else 0.0
         lo[j] = dn / sq if sq > 0.0 else 0.0
-    return finite
+
+
+@njit(cache=True, nogil=True)
+def _scaled_box(blo, bhi, wq, lo, hi):  # pragma: no cover - compiled
+    """The box ``[blo, bhi]`` (n,) on q' as the box of ``x = Wq^-1/2 q'`` into ``lo``, ``hi``.
+
+    0 for a joint of weight 0. A NaN side is no bound (inf), as :func:`_limits_box` takes it.
+    """
+    for j in range(blo.shape[0]):
+        sq = math.sqrt(wq[j])
+        up = bhi[j] if not math.isnan(bhi[j]) else math.inf
+        dn = blo[j] if not math.isnan(blo[j]) else -math.inf
+        hi[j] = up / sq if sq > 0.0 else 0.0
+        lo[j] = dn / sq if sq > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _solve_weighted(  # pragma: no cover - compiled
+    finite,
+    wq,
+    aw,
+    bw,
+    lo,
+    hi,
+    levels,
+    nlev,
+    method,
+    lams,
+    qdot,
+    locked,
+    xw,
+    info,
+    proj,
+    at,
+    rk,
+    ineq,
+    side,
+    soft,
+):
+    """The levels' solve of the weighted rows ``aw``, ``bw`` in the box ``[lo, hi]`` of x.
+
+    The part of :func:`solve_prioritized` after the weighing (``finite``: the weighed rows are
+    finite); ``lams`` is ``(lam_max, eps, gamma_max)``. Writes ``qdot``, ``locked``, ``info``.
+    """
+    n = aw.shape[1]
+    scale, it, smin, lam = 1.0, 1, 0.0, 0.0
+    xw[:] = 0.0
+    locked[:] = False
+    if finite:
+        scale, it, smin, lam = _solve_levels(
+            aw, bw, levels, max(nlev, 1), lo, hi, method, lams, xw, locked, proj, at, rk,
+            ineq, side, soft,
+        )  # fmt: skip
+    for j in range(n):
+        x = min(max(xw[j], lo[j]), hi[j])
+        qdot[j] = math.sqrt(wq[j]) * x
+        finite = finite and math.isfinite(qdot[j])
+        # a joint a higher level saturated that a lower one moved off its bound is free again
+        locked[j] = locked[j] and (x >= hi[j] - BOUND_TOL or x <= lo[j] + BOUND_TOL)
+    if not finite:
+        qdot[:] = 0.0
+    info[0] = smin
+    info[1] = lam
+    info[2] = scale
+    info[3] = it
+    info[4] = 1.0 if finite else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -340,32 +416,31 @@ def solve_prioritized(
         soft: (m,) bool: rows of terms that only resolve redundancy (below the first level):
             they fade out as the first level nears a singularity (:func:`_fade_soft`).
     """
-    n = a.shape[1]
-    finite = _weigh(
-        a, b, wy, wq, q, lower, upper, vmax, dt, blo, bhi, ineq, aw, bw, fixed, zw, side
+    finite = _weigh_rows(a, b, wy, wq, ineq, aw, bw)
+    _limits_box(q, lower, upper, vmax, dt, blo, bhi, wq, side, fixed, zw)
+    lams = (lam_max, eps, gamma_max)
+    _solve_weighted(
+        finite,
+        wq,
+        aw,
+        bw,
+        fixed,
+        zw,
+        levels,
+        nlev,
+        method,
+        lams,
+        qdot,
+        locked,
+        xw,
+        info,
+        proj,
+        at,
+        rk,
+        ineq,
+        side,
+        soft,
     )
-    scale, it, smin, lam = 1.0, 1, 0.0, 0.0
-    xw[:] = 0.0
-    locked[:] = False
-    if finite:
-        lams = (lam_max, eps, gamma_max)
-        scale, it, smin, lam = _solve_levels(
-            aw, bw, levels, max(nlev, 1), fixed, zw, method, lams, xw, locked, proj, at, rk,
-            ineq, side, soft,
-        )  # fmt: skip
-    for j in range(n):
-        x = min(max(xw[j], fixed[j]), zw[j])
-        qdot[j] = math.sqrt(wq[j]) * x
-        finite = finite and math.isfinite(qdot[j])
-        # a joint a higher level saturated that a lower one moved off its bound is free again
-        locked[j] = locked[j] and (x >= zw[j] - BOUND_TOL or x <= fixed[j] + BOUND_TOL)
-    if not finite:
-        qdot[:] = 0.0
-    info[0] = smin
-    info[1] = lam
-    info[2] = scale
-    info[3] = it
-    info[4] = 1.0 if finite else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -402,7 +477,8 @@ def task_rhs(
     limit_pose_demand_seen`: ``rhs`` within ``steps`` (linear, angular) [per tick] of what the
     last command ``u`` (n,) gives the rows ``a`` (m, n), beyond the change of ``twist`` since
     ``seen`` (6,), which then becomes ``twist``; ``dtw`` (6,) work), as
-    :class:`~itasc_ros.core.solve.pose_demand.PoseDemand` sets it: one call a task.
+    :class:`~itasc_ros.core.solve.pose_demand.PoseDemand` sets it. A scene calls it for each
+    of its tasks in one compiled call (:func:`~itasc_ros.core.solve.workspace.scene_rows`).
     """
     if clamp:
         clamp_pose_feedback(

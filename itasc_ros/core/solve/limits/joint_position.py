@@ -64,6 +64,24 @@ def position_sides(q, lower, upper, dt, lo, hi, side):  # pragma: no cover - com
             side[j] = -1.0
 
 
+@njit(cache=True, nogil=True)
+def position_sides_unmarked(q, lower, upper, dt, lo, hi, side):  # pragma: no cover - compiled
+    """:func:`position_sides` on the joints whose ``side`` (n,) is 0, the others left as marked.
+
+    The scene clears ``side``, lets its added limits mark theirs
+    (:meth:`~itasc_ros.core.solve.limits.base.Limit.mark_sides`, which only set +1 or -1),
+    then marks the position limits' on the rest: the sides :func:`position_sides` and then the
+    limits' marks give.
+    """
+    for j in range(q.shape[0]):
+        if side[j] != 0.0:
+            continue
+        if not math.isinf(upper[j]) and hi[j] >= max(0.0, (upper[j] - q[j]) / dt):
+            side[j] = 1.0
+        elif not math.isinf(lower[j]) and lo[j] <= min(0.0, (lower[j] - q[j]) / dt):
+            side[j] = -1.0
+
+
 class JointPositionLimit(Limit):
     """``q + q' dt`` within ``[lower, upper]``; a joint beyond a limit may only move back.
 
@@ -94,4 +112,5 @@ __all__ = [
     "joint_box",
     "next_step_box",
     "position_sides",
+    "position_sides_unmarked",
 ]

@@ -1,0 +1,388 @@
+"""The scene's compiled boundary as data: a model of its layout and one packed workspace.
+
+A :class:`~itasc_ros.core.solve.scene.Scene` tick is a few compiled calls, each taking the
+scene's arrays as a handful of packed buffers instead of one argument per array (a compiled
+call pays per argument, before any work), in the spirit of Pinocchio's Model / Data split:
+
+* the **model** (:attr:`SceneWorkspace.model`, int64): what is fixed when the layout is built,
+  the sizes (n joints, m rows, k constraints, levels), the offsets of every array in the float
+  buffers, the levels' row bounds and each constraint's rows and kind;
+* the **workspace**: every array a solve reads or writes, in two float64 buffers (the joints'
+  (:attr:`SceneWorkspace.joints`, built once for the scene's n) and the rows'
+  (:attr:`SceneWorkspace.rows`, built with each layout)) and two bool buffers alike
+  (:attr:`SceneWorkspace.joint_flags`, :attr:`SceneWorkspace.row_flags`).
+
+Python keeps named views into the same buffers (``ws.qdot``, ``ws.box_lo``, ``ws.a``, ...), so
+the scene's readers see what the kernels wrote, without copies; the kernels slice the same
+views from the model's offsets (:func:`scene_rows`, :func:`scene_box`, :func:`scene_solve`).
+A constraint's target twist and the twist its demand limit last saw are views of the rows
+buffer too while the scene holds them (:meth:`SceneWorkspace.claim`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from ..kinematics._kernels import start_active_set, update_active_set
+from .limits.joint_position import joint_box, position_sides_unmarked
+from .solver import (
+    INFO_SCALE,
+    INFO_SIZE,
+    _scaled_box,
+    _solve_weighted,
+    _weigh_rows,
+    task_rhs,
+)
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+MAX_INEQUALITY_ROUNDS = 8
+"""Most solves per tick for the active set of the soft inequality rows (usually 1-3)."""
+
+INEQUALITY_TOLERANCE = 1e-9
+"""A row ``A q' >= y'_d`` counts as violated below ``y'_d`` minus this [row units/s]."""
+
+DEMAND_SIZE = 12
+"""The pose demand's values in the joints' buffer: speeds (2) [m/s, rad/s], braking (2)
+[m/s^2, rad/s^2], steps (2) [m/s, rad/s per tick], then its (6,) work array."""
+
+PAR_SIZE = 3
+"""Each constraint's tick values in the rows' buffer: gain [1/s], fed forward, aims (0/1)."""
+
+# The model's entries (indices into SceneWorkspace.model): sizes, then offsets.
+N, M, K, NLEV, ACTIVE_SET = 0, 1, 2, 3, 4
+# offsets into the joints' float buffer (each (n,) unless noted)
+J_Q, J_WQ, J_QDOT, J_XW, J_LO, J_HI, J_BOX_LO, J_BOX_HI = 5, 6, 7, 8, 9, 10, 11, 12
+J_SIDE, J_VMAX, J_LOWER, J_UPPER, J_INFO, J_PROJ, J_DEMAND = 13, 14, 15, 16, 17, 18, 19
+# offsets into the rows' float buffer ((m, n), (m, 6) or (m,); (k, 6) twists, (k, 3) values)
+R_A, R_B, R_Y, R_YDOT, R_WY, R_RHS, R_FF, R_ASKED = 20, 21, 22, 23, 24, 25, 26, 27
+R_AW, R_BW, R_WCAND, R_AT, R_RK, R_TWIST, R_SEEN, R_PAR = 28, 29, 30, 31, 32, 33, 34, 35
+# offsets into the flag buffers: the joints' (locked) and the rows' (each (m,))
+F_LOCKED, F_INEQ, F_REDUNDANT, F_SOFT, F_ORIENT = 36, 37, 38, 39, 40
+LEVELS = 41
+"""Where the levels' row bounds start in the model ((nlev + 1,)); each constraint's first row,
+number of rows and pose flag (3 per constraint, in the rows' order of the scene) follow."""
+
+_JOINT_VECTORS = range(J_Q, J_INFO)
+"""The (n,) entries of the joints' buffer, in its order (info, proj and demand follow)."""
+_ROW_COLUMNS = {R_A: -1, R_B: 6, R_AW: -1, R_AT: -1}
+"""Columns per row of the rows' buffer's matrices (-1: n); its other entries up to R_TWIST are
+(m,) vectors, in the order of their entries (the per-constraint part follows)."""
+
+
+class SceneWorkspace:
+    """A scene's model and workspace (see the module docstring), with named views.
+
+    The joints' part is built here, once; the rows' part by :meth:`build` at each layout.
+    Every attribute below is a view into the buffers the kernels take.
+
+    Args:
+        n: the number of joints.
+
+    Attributes:
+        model: (LEVELS + nlev + 1 + 3 k,) int64: sizes, offsets, levels, constraints' rows.
+        joints: the joints' float64 buffer: q, wq, qdot, xw, lo, hi, box_lo, box_hi, side,
+            vmax, lower, upper (n,) each, info (INFO_SIZE,), proj (n, n), demand
+            (DEMAND_SIZE,).
+        joint_flags: (n,) bool: locked.
+        rows: the rows' float64 buffer: a (m, n), b (m, 6), y, ydot, wy, rhs, ff, asked (m,),
+            aw (m, n), bw, wcand (m,), at (m, n), rk (m,), twist, seen (k, 6), par
+            (k, PAR_SIZE).
+        row_flags: (4 m,) bool: ineq, redundant, soft, orient (m,) each.
+        buffers: ``(model, joints, rows, joint_flags, row_flags)``: :func:`scene_solve`'s
+            first arguments.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        offsets: dict[int, int] = {}
+        size = 0
+        for entry in _JOINT_VECTORS:
+            offsets[entry] = size
+            size += n
+        offsets[J_INFO] = size
+        size += INFO_SIZE
+        offsets[J_PROJ] = size
+        size += n * n
+        offsets[J_DEMAND] = size
+        size += DEMAND_SIZE
+        self._joint_offsets = offsets
+        self.joints = np.zeros(size)
+        self.joint_flags = np.zeros(n, dtype=np.bool_)
+        j = self._joint
+
+        self.q, self.wq, self.qdot = j(J_Q), j(J_WQ), j(J_QDOT)  # (n,) [rad], [-], [rad/s]
+        self.xw, self.lo, self.hi = j(J_XW), j(J_LO), j(J_HI)  # (n,) x = Wq^-1/2 q', its box
+        self.box_lo, self.box_hi = j(J_BOX_LO), j(J_BOX_HI)  # (n,) the box on q' [rad/s]
+        self.side = j(J_SIDE)  # (n,) the box's position sides (+1 upper, -1 lower, 0 none)
+        self.vmax, self.lower, self.upper = j(J_VMAX), j(J_LOWER), j(J_UPPER)  # (n,) limits
+        self.info = j(J_INFO, INFO_SIZE)
+        self.proj = j(J_PROJ, n * n).reshape(n, n)
+        self.demand = j(J_DEMAND, DEMAND_SIZE)
+        self.locked = self.joint_flags
+        self.box_lo[:] = -np.inf
+        self.box_hi[:] = np.inf
+        self.build([], 0, np.zeros(2, dtype=np.int64), [])
+
+    def _joint(self, entry: int, size: int = -1) -> Array:
+        o = self._joint_offsets[entry]
+        return self.joints[o : o + (self.n if size < 0 else size)]
+
+    def build(
+        self,
+        constraints: Sequence[tuple[int, int, bool]],
+        m: int,
+        levels: IntArray,
+        flags: Sequence[tuple[bool, bool, bool]],
+    ) -> None:
+        """Lay out (and zero) the rows' part for a new set of rows.
+
+        Args:
+            constraints: each constraint's (first row, number of rows, pose task), k of them.
+            m: the number of rows.
+            levels: (nlev + 1,) the levels' row bounds.
+            flags: each constraint's (inequality bound, resolves redundancy, soft inequality).
+        """
+        n, k = self.n, len(constraints)
+        nlev = levels.shape[0] - 1
+        model = np.zeros(LEVELS + nlev + 1 + 3 * k, dtype=np.int64)
+        model[N], model[M], model[K], model[NLEV] = n, m, k, nlev
+        for entry, o in self._joint_offsets.items():
+            model[entry] = o
+        size = 0
+        for entry in range(R_A, R_TWIST):
+            cols = _ROW_COLUMNS.get(entry, 1)
+            model[entry] = size
+            size += m * (n if cols < 0 else cols)
+        for entry, per in ((R_TWIST, 6), (R_SEEN, 6), (R_PAR, PAR_SIZE)):
+            model[entry] = size
+            size += k * per
+        model[F_LOCKED] = 0
+        for i, entry in enumerate((F_INEQ, F_REDUNDANT, F_SOFT, F_ORIENT)):
+            model[entry] = i * m
+        model[LEVELS : LEVELS + nlev + 1] = levels
+        for i, (r0, rows, pose) in enumerate(constraints):
+            model[LEVELS + nlev + 1 + 3 * i : LEVELS + nlev + 4 + 3 * i] = (r0, rows, pose)
+        self.model = model
+        self.rows = np.zeros(size)
+        self.row_flags = np.zeros(4 * m, dtype=np.bool_)
+        self.buffers = (model, self.joints, self.rows, self.joint_flags, self.row_flags)
+
+        def r(entry: int, cols: int = 1) -> Array:
+            v = self.rows[model[entry] : model[entry] + m * cols]
+            return v.reshape(m, cols) if cols > 1 else v
+
+        self.a, self.b, self.aw, self.at = r(R_A, n), r(R_B, 6), r(R_AW, n), r(R_AT, n)
+        self.y, self.ydot, self.wy, self.rhs = r(R_Y), r(R_YDOT), r(R_WY), r(R_RHS)
+        self.ff, self.asked, self.bw = r(R_FF), r(R_ASKED), r(R_BW)
+        self.wcand, self.rk = r(R_WCAND), r(R_RK)
+        self.twist = self.rows[model[R_TWIST] : model[R_TWIST] + 6 * k].reshape(k, 6)
+        self.seen = self.rows[model[R_SEEN] : model[R_SEEN] + 6 * k].reshape(k, 6)
+        self.par = self.rows[model[R_PAR] : model[R_PAR] + PAR_SIZE * k].reshape(k, PAR_SIZE)
+        fl = self.row_flags
+        self.ineq, self.redundant = fl[0:m], fl[m : 2 * m]
+        self.soft, self.orient = fl[2 * m : 3 * m], fl[3 * m : 4 * m]
+        for (r0, rows, _), (ineq, redundant, soft) in zip(constraints, flags, strict=True):
+            self.ineq[r0 : r0 + rows] = ineq
+            self.redundant[r0 : r0 + rows] = redundant
+            self.soft[r0 : r0 + rows] = soft
+        model[ACTIVE_SET] = 1 if self.soft.any() else 0
+
+    def claim(self, i: int, twist: Array, seen: Array) -> tuple[Array, Array]:
+        """Constraint ``i``'s twist arrays as views of the rows' buffer, their values kept.
+
+        Args:
+            i: the constraint's place in the layout.
+            twist: (6,) its target twist [m/s, rad/s].
+            seen: (6,) the twist its demand limit last saw.
+
+        Returns:
+            (twist, seen): the views to hold instead (written in place from then on).
+        """
+        self.twist[i] = twist
+        self.seen[i] = seen
+        return self.twist[i], self.seen[i]
+
+
+@njit(cache=True, nogil=True)
+def _vec(buf, model, entry, size):  # pragma: no cover - compiled
+    """The (size,) view of ``buf`` at the model's offset ``entry``."""
+    o = model[entry]
+    return buf[o : o + size]
+
+
+@njit(cache=True, nogil=True)
+def _mat(buf, model, entry, rows, cols):  # pragma: no cover - compiled
+    """The (rows, cols) view of ``buf`` at the model's offset ``entry``."""
+    o = model[entry]
+    return buf[o : o + rows * cols].reshape((rows, cols))
+
+
+@njit(cache=True, nogil=True)
+def scene_rows(model, joints, rows, row_flags, u, clamp, limit):  # pragma: no cover
+    """Every constraint's right-hand side after its update (:func:`.solver.task_rhs`).
+
+    In the constraints' order, each on its rows of the packed buffers, with its values of the
+    tick (``par``: gain, fed forward, aims) and the demand's (speeds, braking, steps).
+
+    Args:
+        model: the scene's model (:class:`SceneWorkspace`).
+        joints: the joints' float buffer.
+        rows: the rows' float buffer.
+        row_flags: the rows' bool buffer.
+        u: (n,) the last command [rad/s] (read only with ``limit``).
+        clamp: clamp the pose tasks' feedback.
+        limit: limit the pose tasks' demand (:mod:`.pose_demand`).
+    """
+    n, m, k, nlev = model[N], model[M], model[K], model[NLEV]
+    a = _mat(rows, model, R_A, m, n)
+    b = _mat(rows, model, R_B, m, 6)
+    ydot, wy = _vec(rows, model, R_YDOT, m), _vec(rows, model, R_WY, m)
+    rhs, ff = _vec(rows, model, R_RHS, m), _vec(rows, model, R_FF, m)
+    asked = _vec(rows, model, R_ASKED, m)
+    twist = _mat(rows, model, R_TWIST, k, 6)
+    seen = _mat(rows, model, R_SEEN, k, 6)
+    par = _mat(rows, model, R_PAR, k, PAR_SIZE)
+    orient = _vec(row_flags, model, F_ORIENT, m)
+    demand = _vec(joints, model, J_DEMAND, DEMAND_SIZE)
+    speeds, braking, steps, dtw = demand[0:2], demand[2:4], demand[4:6], demand[6:12]
+    table = LEVELS + nlev + 1
+    for i in range(k):
+        r0 = model[table + 3 * i]
+        r1 = r0 + model[table + 3 * i + 1]
+        pose = model[table + 3 * i + 2] != 0
+        task_rhs(
+            b[r0:r1], twist[i], ydot[r0:r1], rhs[r0:r1], asked[r0:r1], ff[r0:r1],
+            par[i, 1] != 0.0, par[i, 2] != 0.0, wy[r0:r1], clamp and pose, orient[r0:r1],
+            speeds, braking, par[i, 0], limit and pose, a[r0:r1], u, seen[i], dtw, steps,
+        )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def scene_box(model, joints, dt):  # pragma: no cover - compiled
+    """The joints' velocity and next-step position box into ``box_lo``, ``box_hi``; no sides.
+
+    :func:`~itasc_ros.core.solve.limits.joint_position.joint_box` of the scene's ``q``,
+    ``vmax``, ``lower``, ``upper`` and ``dt`` [s]; ``side`` (n,) set to 0, for the added
+    limits to mark theirs before :func:`scene_solve` marks the position limits' on the rest.
+    """
+    n = model[N]
+    q, vmax = _vec(joints, model, J_Q, n), _vec(joints, model, J_VMAX, n)
+    lower, upper = _vec(joints, model, J_LOWER, n), _vec(joints, model, J_UPPER, n)
+    lo, hi = _vec(joints, model, J_BOX_LO, n), _vec(joints, model, J_BOX_HI, n)
+    joint_box(q, vmax, lower, upper, dt, lo, hi)
+    _vec(joints, model, J_SIDE, n)[:] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def scene_solve(  # pragma: no cover - compiled
+    model,
+    joints,
+    rows,
+    joint_flags,
+    row_flags,
+    u,
+    dt,
+    clamp,
+    limit,
+    boxed,
+    method,
+    lam_max,
+    eps,
+    gamma_max,
+):
+    """The rest of a scene's tick after its constraints' updates: q' into ``qdot``.
+
+    Every constraint's right-hand side (:func:`scene_rows`); unless ``boxed`` (the box and the
+    added limits' sides made before: :func:`scene_box`), the joints' box; the position limits'
+    sides where no added limit marked one; then the solve of the levels inside the box
+    ``[box_lo, box_hi]`` (:func:`~itasc_ros.core.solve.solver.solve_prioritized`'s, on that box:
+    the joints' limits are in it), repeated for the active set of the soft inequality rows up
+    to :data:`MAX_INEQUALITY_ROUNDS` times.
+
+    Args:
+        model: the scene's model (:class:`SceneWorkspace`).
+        joints: the joints' float buffer.
+        rows: the rows' float buffer.
+        joint_flags: the joints' bool buffer.
+        row_flags: the rows' bool buffer.
+        u: (n,) the last command [rad/s] (read only with ``limit``).
+        dt: the control period [s].
+        clamp: clamp the pose tasks' feedback.
+        limit: limit the pose tasks' demand.
+        boxed: the box and its added limits' sides are made (:func:`scene_box`).
+        method: 0 dls, 1 sdls.
+        lam_max: largest damping lambda.
+        eps: singular value below which damping starts.
+        gamma_max: SDLS joint velocity bound per singular direction [rad/s].
+    """
+    scene_rows(model, joints, rows, row_flags, u, clamp, limit)
+    n, m, nlev = model[N], model[M], model[NLEV]
+    q, wq = _vec(joints, model, J_Q, n), _vec(joints, model, J_WQ, n)
+    lower, upper = _vec(joints, model, J_LOWER, n), _vec(joints, model, J_UPPER, n)
+    box_lo, box_hi = _vec(joints, model, J_BOX_LO, n), _vec(joints, model, J_BOX_HI, n)
+    side = _vec(joints, model, J_SIDE, n)
+    if not boxed:
+        scene_box(model, joints, dt)
+    position_sides_unmarked(q, lower, upper, dt, box_lo, box_hi, side)
+    a, aw = _mat(rows, model, R_A, m, n), _mat(rows, model, R_AW, m, n)
+    at, rk = _mat(rows, model, R_AT, m, n), _vec(rows, model, R_RK, m)
+    rhs, wy = _vec(rows, model, R_RHS, m), _vec(rows, model, R_WY, m)
+    bw, wcand = _vec(rows, model, R_BW, m), _vec(rows, model, R_WCAND, m)
+    ineq, redundant = _vec(row_flags, model, F_INEQ, m), _vec(row_flags, model, F_REDUNDANT, m)
+    soft = _vec(row_flags, model, F_SOFT, m)
+    lo, hi = _vec(joints, model, J_LO, n), _vec(joints, model, J_HI, n)
+    xw, qdot = _vec(joints, model, J_XW, n), _vec(joints, model, J_QDOT, n)
+    info = _vec(joints, model, J_INFO, INFO_SIZE)
+    proj = _mat(joints, model, J_PROJ, n, n)
+    locked = _vec(joint_flags, model, F_LOCKED, n)
+    levels = model[LEVELS : LEVELS + nlev + 1]
+    active_set = model[ACTIVE_SET] != 0
+    lams = (lam_max, eps, gamma_max)
+    if active_set:  # soft inequality rows start off (see the scene's module docstring)
+        start_active_set(wy, wcand, soft)
+    for _ in range(MAX_INEQUALITY_ROUNDS):
+        finite = _weigh_rows(a, rhs, wy, wq, ineq, aw, bw)
+        _scaled_box(box_lo, box_hi, wq, lo, hi)
+        _solve_weighted(
+            finite,
+            wq,
+            aw,
+            bw,
+            lo,
+            hi,
+            levels,
+            nlev,
+            method,
+            lams,
+            qdot,
+            locked,
+            xw,
+            info,
+            proj,
+            at,
+            rk,
+            ineq,
+            side,
+            redundant,
+        )
+        if not active_set or not update_active_set(
+            a, rhs, wy, wcand, soft, qdot, max(info[INFO_SCALE], 1e-12), INEQUALITY_TOLERANCE
+        ):
+            break
+
+
+__all__ = [
+    "INEQUALITY_TOLERANCE",
+    "MAX_INEQUALITY_ROUNDS",
+    "SceneWorkspace",
+    "scene_box",
+    "scene_rows",
+    "scene_solve",
+]

@@ -1,0 +1,84 @@
+"""The scene's model and workspace: named views of the kernels' buffers, the same solve.
+
+* every array the scene and its result expose is a view of the workspace's buffers, and a
+  solve allocates none (the buffers are the same objects tick after tick);
+* the scene's compiled solve on its box is the generic kernel's
+  (:func:`~itasc_ros.core.solve.solver.solve_prioritized`) given that box, bit for bit;
+* a constraint in two scenes: its target twist, held in the solving scene's workspace, is the
+  one set, whichever scene solved last.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from itasc_ros.core import CopyPose, JointValue, KinematicTree, Scene
+from itasc_ros.core.kinematics.home_poses import home_of
+from itasc_ros.core.solve import solver as S
+from itasc_ros.core.solve.limits import FixedBox
+from itasc_ros.tools.resources import robot_urdf
+
+TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
+HOME = home_of("panda")
+N = TREE.n_joints
+DT = 0.002
+
+
+def _scene() -> tuple[Scene, CopyPose]:
+    ee = CopyPose("ee", "panda_link8", gain=20.0)
+    ee.set_target(TREE.forward_kinematics(HOME + 0.4, "panda_link8"))
+    ee.set_target_twist([0.05, 0.0, 0.02, 0.0, 0.1, 0.0])
+    posture = JointValue("posture", TREE.joint_names, HOME, weight=0.1)
+    posture.set_priority(2)
+    return Scene(TREE, [ee, posture], velocity_scale=0.3), ee
+
+
+def test_the_scenes_arrays_are_views_of_the_workspace_and_a_solve_allocates_none() -> None:
+    scene, _ = _scene()
+    scene.solve(HOME, DT)
+    ws = scene._ws
+    buffers = (ws.model, ws.joints, ws.rows, ws.joint_flags, ws.row_flags)
+    res = scene.solve(HOME + 0.01, DT)
+    after = (ws.model, ws.joints, ws.rows, ws.joint_flags, ws.row_flags)
+    assert all(a is b for a, b in zip(buffers, after, strict=True))
+    for view in (res.qdot, scene.box_lo, scene.box_hi, scene._side, scene._q, scene._wq):
+        assert view.base is ws.joints
+    assert res.locked is ws.joint_flags
+    for view in (scene._a, scene._b, scene._wy, scene._rhs):
+        assert view.base is ws.rows
+    assert scene.get("ee")._target_twist.base is ws.rows
+
+
+def test_the_scenes_solve_is_the_kernels_on_its_box_bit_for_bit() -> None:
+    scene, _ = _scene()
+    scene.add_limit(FixedBox(np.full(N, -0.2), np.full(N, 0.15)))
+    q = HOME + 0.05
+    res = scene.solve(q, DT)
+    m = scene._a.shape[0]
+    qdot, locked, info = np.zeros(N), np.zeros(N, dtype=bool), np.zeros(S.INFO_SIZE)
+    box_side = scene._side.copy()
+    S.solve_prioritized(
+        scene._a.copy(), scene._rhs.copy(), scene._wy.copy(), scene._wq.copy(), q,
+        np.full(N, -np.inf), np.full(N, np.inf), np.full(N, np.inf), DT, 0, scene.damping_max,
+        scene.damping_epsilon, scene.sdls_gamma_max, qdot, locked, np.zeros((m, N)),
+        np.zeros(m), np.zeros(N), np.zeros(N), info, scene._levels.copy(), scene._nlev,
+        np.zeros((N, N)), np.zeros((m, N)), np.zeros(m), np.zeros(N), scene.box_lo.copy(),
+        scene.box_hi.copy(), scene._ineq.copy(), box_side, scene._redundant.copy(),
+    )  # fmt: skip
+    assert qdot.tobytes() == res.qdot.tobytes()
+    assert np.array_equal(locked, res.locked)
+    assert info.tobytes() == scene._info.tobytes()
+
+
+def test_a_constraint_in_two_scenes_keeps_the_twist_set_on_it() -> None:
+    one, ee = _scene()
+    other = Scene(TREE, [ee])
+    twist = np.array([0.0, 0.1, 0.0, 0.2, 0.0, 0.0])
+    ee.set_target_twist(twist)
+    for scene in (one, other, one):
+        scene.solve(HOME, DT)
+        assert np.array_equal(ee.target_twist, twist)
+        assert ee._target_twist.base is scene._ws.rows
+    ee.set_target_twist(2.0 * twist)
+    other.solve(HOME, DT)
+    assert np.array_equal(ee.target_twist, 2.0 * twist)
