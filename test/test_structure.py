@@ -1,4 +1,4 @@
-"""The package's shape, read from the source with ``ast`` (nothing is imported).
+"""The package's shape, read from the source with ``ast`` (nothing of it is imported).
 
 - No import cycle between modules of ``itasc_ros``, counted on module-level imports: those that
   run when the module is imported (``if TYPE_CHECKING:`` blocks included). ``from pkg import
@@ -463,14 +463,32 @@ def test_a_test_module_imports_tests_of_its_own_folder_only() -> None:
 
 
 # --------------------------------------------------------------------------- composition
-#: Assignments to attributes of objects that are not the project's (their names happen to be
-#: an attribute of a project class too), each with what the object is.
+#: Assignments to attributes of objects that are not the project's nor ROS messages (their
+#: names happen to be an attribute of a project class too), each with what the object is.
 FOREIGN_ASSIGNMENTS = {
-    "itasc_ros/ros/interactive_marker_server.py: marker.scale": "a visualization_msgs Marker",
-    "itasc_ros/ros/node_reports.py: colour.a": "a std_msgs ColorRGBA",
     "itasc_ros/tools/demo/video.py: cam.distance": "a MuJoCo MjvCamera",
     "bench/itasc_bench/peers/placo_worker.py: solver.dt": "a PlaCo KinematicsSolver",
 }
+
+MESSAGE_PACKAGES = (
+    "builtin_interfaces", "diagnostic_msgs", "geometry_msgs", "nav_msgs", "sensor_msgs",
+    "std_msgs", "trajectory_msgs", "visualization_msgs",
+)  # fmt: skip
+"""The ROS message packages the project fills messages of: their fields are data (records)."""
+
+
+@cache
+def message_fields() -> frozenset[str]:
+    """The field names of every message of :data:`MESSAGE_PACKAGES` (read from the installed
+    messages: the one import of this module)."""
+    out: set[str] = set()
+    for pkg in MESSAGE_PACKAGES:
+        mod = importlib.import_module(f"{pkg}.msg")
+        for name in dir(mod):
+            fields = getattr(getattr(mod, name), "get_fields_and_field_types", None)
+            if fields is not None:
+                out |= set(fields())
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -612,9 +630,10 @@ def test_a_subclass_assigns_and_reads_its_own_attributes() -> None:
 
 
 def test_no_attribute_is_assigned_outside_its_class() -> None:
-    """``x.attr = ...`` on another object only for a record's fields (or a property's setter)."""
+    """``x.attr = ...`` on another object only for a record's fields (a dataclass's, a ROS
+    message's) or a property's setter."""
     owners: dict[str, set[str]] = {}
-    data: set[str] = set()
+    data: set[str] = set(message_fields())
     for defs in project_classes().values():
         for c in defs:
             data |= _setters(c)

@@ -199,7 +199,7 @@ class EffectorTargetConstraint(Constraint):
         self.effector = effector
         self.target = TargetFrame(name, target_link, target_offset)
         self._eff_idx = -1
-        self._jac = np.zeros((6, 0))  # (6, n) effector Jacobian, root frame
+        self.jac = np.zeros((6, 0))  # (6, n) effector Jacobian, root frame
         self._eff_pose = np.eye(4)  # (4, 4) the effector's pose: a view of the bound tree's
         self._eff_origin = np.zeros(3)  # (3,) its origin [m], a view of the same
         self._eff_tree: KinematicTree | None = None  # the tree those views are of
@@ -228,7 +228,7 @@ class EffectorTargetConstraint(Constraint):
         self._eff_origin = self._eff_pose[:3, 3]
         self._eff_tree = tree
         self.target.bind(tree)
-        self._jac = np.zeros((6, tree.n_joints))
+        self.jac = np.zeros((6, tree.n_joints))
         self._structure_changed()
 
     def _update_frames(self, tree: KinematicTree) -> Array:
@@ -239,9 +239,9 @@ class EffectorTargetConstraint(Constraint):
         """
         self.target.update(tree)
         if tree is not self._eff_tree:
-            tree.jacobian_into(self._eff_idx, self._jac)
+            tree.jacobian_into(self._eff_idx, self.jac)
             return tree.pose_ref(self._eff_idx)
-        tree.jacobian_into(self._eff_idx, self._jac, self._eff_origin)
+        tree.jacobian_into(self._eff_idx, self.jac, self._eff_origin)
         return self._eff_pose
 
 

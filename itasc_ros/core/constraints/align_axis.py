@@ -209,7 +209,7 @@ class AlignAxis(EffectorTargetConstraint):
             np.dot(rt, self.target_axis, out=self._d)
             np.dot(self._basis, rt.T, out=self._u)
         rows = self._rotation_rows(y)  # (2, 3): dy/d(w_effector - w_target)
-        np.dot(rows, self._jac[3:, :], out=a)
+        np.dot(rows, self.jac[3:, :], out=a)
         if self.target.link_idx >= 0:
             for i in range(2):
                 np.dot(rows[i], self.target.jac[3:, :], out=self._row)

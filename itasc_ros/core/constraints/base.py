@@ -162,7 +162,7 @@ class Constraint(ABC):
         self.priority = 1
         self.resolves_redundancy = False
         # (6,) each; a scene holding the constraint keeps them in its workspace (views of its
-        # buffer: SceneWorkspace.claim), so they are written in place, never rebound
+        # buffer: keep_twists), so they are written in place, never rebound by others
         self._target_twist = np.zeros(6)  # root frame: v [m/s], w [rad/s]
         self._twist_seen = np.zeros(6)  # the target twist at the last solve
         self._structure_version = 0
@@ -172,6 +172,27 @@ class Constraint(ABC):
     def bound_tree(self) -> KinematicTree | None:
         """The tree the constraint was last bound to by a scene (None before)."""
         return self._tree
+
+    def keep_twists(self, twist: Array, seen: Array) -> None:
+        """Hold the target twist and the twist last seen in ``twist`` and ``seen`` (6,) each.
+
+        A scene keeps them in its workspace (views of its buffer) from its layout on; their
+        values are carried over. Nothing is done when they are held there already.
+        """
+        if self._target_twist is twist and self._twist_seen is seen:
+            return
+        twist[:] = self._target_twist
+        seen[:] = self._twist_seen
+        self._target_twist, self._twist_seen = twist, seen
+
+    def attach(self, tree: KinematicTree) -> None:
+        """Bind to ``tree`` (:meth:`bind`) and keep it as :attr:`bound_tree` (a scene's call).
+
+        Raises:
+            UnknownLinkError, UnknownJointError: as :meth:`bind`.
+        """
+        self.bind(tree)
+        self._tree = tree
 
     # -- configuration -----------------------------------------------------------------
     def set_weight(self, weight: float) -> None:

@@ -264,7 +264,6 @@ class Collision(Constraint):
         self.model: CollisionModel | None = None
         self._rows = 0
         self._dist = np.zeros(0)
-        self._tree: KinematicTree | None = None
         self._measured = False  # distances measured since the last bind
 
     def set_margin(self, margin: float, activation_distance: float, buffer: float) -> None:
@@ -354,7 +353,6 @@ class Collision(Constraint):
         """Read the geometry, pair it, and preallocate the queries (see :class:`Constraint`)."""
         model = self._model(tree)
         self.model = model
-        self._tree = tree
         self._measured = False
         shapes, pairs = model.shapes, model.pairs
         s, p, n = len(shapes), len(pairs), tree.n_joints
@@ -571,14 +569,15 @@ class Collision(Constraint):
 
     def _measure(self, q: Array | None) -> None:
         """Measure the distances at ``q``, or check that a solve has measured them."""
-        if self._tree is None:
+        tree = self.bound_tree
+        if tree is None:
             raise ConstraintError(
                 f"{self.name}: no distances: the constraint is not bound to a robot yet "
                 "(add it to a Scene or a Controller)"
             )
         if q is not None:
-            self._tree.compute(np.asarray(q, dtype=float))
-            self.update_distances(self._tree)
+            tree.compute(np.asarray(q, dtype=float))
+            self.update_distances(tree)
         elif not self._measured:
             raise ConstraintError(
                 f"{self.name}: no distances yet: they are measured at each solve "

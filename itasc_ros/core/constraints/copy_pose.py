@@ -153,7 +153,7 @@ class CopyPose(EffectorTargetConstraint):
         has_t = target.link_idx >= 0
         F.copy_pose_update(
             te, target.pose, self._frame, self._ge, self._gt, self._xf, self._work, self._sel,
-            self._jac, target.jac if has_t else self._jac, has_t, self.gain, self.weight,
+            self.jac, target.jac if has_t else self.jac, has_t, self.gain, self.weight,
             a, b, y, ydot, wy,
         )  # fmt: skip
 

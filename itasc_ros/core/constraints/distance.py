@@ -146,7 +146,7 @@ class Distance(EffectorTargetConstraint):
         # y' = u . (v_t - v_e): A = -u^T Jv_e (+ u^T Jv_t for a link target); B = -[u^T, 0]
         a[0, :] = 0.0
         for k in range(3):
-            a[0, :] -= u[k] * self._jac[k, :]
+            a[0, :] -= u[k] * self.jac[k, :]
         if self.target.link_idx >= 0:
             for k in range(3):
                 a[0, :] += u[k] * self.target.jac[k, :]

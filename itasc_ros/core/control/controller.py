@@ -499,7 +499,7 @@ class Controller:
                 if not self._inputs.targets or c.name in self._inputs.targets:
                     engaged = True
                     break
-        self._model.scene.redundancy_engaged = engaged
+        self._model.scene.engage_redundancy(engaged)
         return (Status.ACTIVE, "") if active else (Status.WAITING, "no target received yet")
 
     def _holds_world_target(self) -> bool:

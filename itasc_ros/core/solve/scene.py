@@ -108,7 +108,7 @@ class Scene:
         self._constraints: list[Constraint] = []
         self._by_name: dict[str, Constraint] = {}  # the same constraints by name
         self._layout_version = 0
-        self.redundancy_engaged = True  # False: redundancy terms ask nothing (no task's target)
+        self._engaged = True  # False: redundancy terms ask nothing (no task's target)
         self._built_layout = -1
         self._built_sig: list[int] = []
         self._built_epoch = -1
@@ -168,8 +168,7 @@ class Scene:
                 f"a constraint named {constraint.name!r} exists; names in use: "
                 + ", ".join(repr(c.name) for c in self._constraints)
             )
-        constraint.bind(self.tree)
-        constraint._tree = self.tree  # the tree it is bound to now (see ``bound_tree``)
+        constraint.attach(self.tree)  # the tree it is bound to now (see ``bound_tree``)
         self._constraints.append(constraint)
         self._by_name[constraint.name] = constraint
         self._layout_version += 1
@@ -269,9 +268,9 @@ class Scene:
         Raises:
             SolverError: a limit for another number of joints.
         """
-        if limit._lo.shape != self._q.shape:
+        if limit.lo.shape != self._q.shape:
             raise SolverError(
-                f"limit {limit.name!r} bounds {limit._lo.shape[0]} joints; the scene has "
+                f"limit {limit.name!r} bounds {limit.lo.shape[0]} joints; the scene has "
                 f"{self._q.shape[0]}: {self.tree.joint_names}"
             )
         self._extra_limits.append(limit)
@@ -383,10 +382,9 @@ class Scene:
             self._views.append(
                 (c, a, b, y, ydot, wy, self._rhs[s], self._ff[s], orient, self._asked[s])
             )
-            c._target_twist, c._twist_seen = ws.claim(i, c._target_twist, c._twist_seen)
-            self._tick.append((c, a, b, y, ydot, wy, ws.par[i], ws.twist[i], ws.seen[i], i))
-        self.result.errors = np.zeros(len(active))
-        self.result.constraint_names = [c.name for c in active]
+            c.keep_twists(ws.twist[i], ws.seen[i])
+            self._tick.append((c, a, b, y, ydot, wy, ws.par[i], ws.twist[i], ws.seen[i]))
+        self.result.relayout([c.name for c in active])
         self._built_layout = self._layout_version
         self._built_epoch = LAYOUT_EPOCH[0]
         self._built_sig = [layout_signature(c) for c in self._constraints]
@@ -403,6 +401,14 @@ class Scene:
             )
         self._q[:] = qa
         return self._q
+
+    def engage_redundancy(self, engaged: bool) -> None:
+        """Let the terms that only resolve redundancy ask for motion (a task has a target).
+
+        Until then such a term (``resolves_redundancy``) asks nothing: it starts no motion of
+        its own.
+        """
+        self._engaged = engaged
 
     def update(self, q: ArrayLike) -> None:
         """Compute A, B, y and y'_d for ``q`` without solving (see :meth:`matrices`)."""
@@ -421,12 +427,11 @@ class Scene:
         """
         if self._layout_changed():
             self._rebuild()
-        tree, engaged = self.tree, self.redundancy_engaged
+        tree, engaged = self.tree, self._engaged
         tree.compute(qv)
-        for c, a, b, y, ydot, wy, par, twist, seen, i in self._tick:
+        for c, a, b, y, ydot, wy, par, twist, seen in self._tick:
             c.update(tree, qv, a, b, y, ydot, wy)
-            if c._target_twist is not twist or c._twist_seen is not seen:
-                c._target_twist, c._twist_seen = self._ws.claim(i, c._target_twist, c._twist_seen)
+            c.keep_twists(twist, seen)  # back from another scene that took them
             par[0] = c.gain
             par[1] = c.feedforward
             par[2] = c.has_target and (engaged or not c.resolves_redundancy)

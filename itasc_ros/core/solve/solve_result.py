@@ -110,6 +110,11 @@ class SolveResult:
     )
     ok = _InfoValue(INFO_FINITE, bool, "False when the solve produced a non-finite value.")
 
+    def relayout(self, constraint_names: list[str]) -> None:
+        """The scene's constraints changed: their names (k,), errors zero until the next solve."""
+        self.constraint_names = constraint_names
+        self.errors = np.zeros(len(constraint_names))
+
     @property
     def errors(self) -> Array:
         """(k,) error of each constraint, ``constraint_names`` order."""

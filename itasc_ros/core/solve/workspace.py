@@ -16,7 +16,7 @@ Python keeps named views into the same buffers (``ws.qdot``, ``ws.box_lo``, ``ws
 the scene's readers see what the kernels wrote, without copies; the kernels slice the same
 views from the model's offsets (:func:`scene_rows`, :func:`scene_box`, :func:`scene_solve`).
 A constraint's target twist and the twist its demand limit last saw are views of the rows
-buffer too while the scene holds them (:meth:`SceneWorkspace.claim`).
+buffer too while the scene holds them (:meth:`~itasc_ros.core.constraints.Constraint.keep_twists`).
 """
 
 from __future__ import annotations
@@ -193,21 +193,6 @@ class SceneWorkspace:
             self.redundant[r0 : r0 + rows] = redundant
             self.soft[r0 : r0 + rows] = soft
         model[ACTIVE_SET] = 1 if self.soft.any() else 0
-
-    def claim(self, i: int, twist: Array, seen: Array) -> tuple[Array, Array]:
-        """Constraint ``i``'s twist arrays as views of the rows' buffer, their values kept.
-
-        Args:
-            i: the constraint's place in the layout.
-            twist: (6,) its target twist [m/s, rad/s].
-            seen: (6,) the twist its demand limit last saw.
-
-        Returns:
-            (twist, seen): the views to hold instead (written in place from then on).
-        """
-        self.twist[i] = twist
-        self.seen[i] = seen
-        return self.twist[i], self.seen[i]
 
 
 @njit(cache=True, nogil=True)

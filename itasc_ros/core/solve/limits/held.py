@@ -28,10 +28,10 @@ class HeldJoints(Limit):
 
     def hold(self, held: NDArray[np.bool_], v: Array) -> None:
         """Hold the joints marked in ``held`` (n,) at ``v`` (n,) [rad/s or m/s] from now on."""
-        self._lo[:] = -np.inf
-        self._hi[:] = np.inf
-        self._lo[held] = v[held]
-        self._hi[held] = v[held]
+        self.lo[:] = -np.inf
+        self.hi[:] = np.inf
+        self.lo[held] = v[held]
+        self.hi[held] = v[held]
         self.holding = bool(held.any())
 
     def release(self) -> None:
@@ -41,8 +41,8 @@ class HeldJoints(Limit):
     def box(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
         """The held velocities (see :class:`Limit`); free joints unbounded."""
         if self.holding:
-            lo[:] = self._lo
-            hi[:] = self._hi
+            lo[:] = self.lo
+            hi[:] = self.hi
         else:
             lo[:] = -np.inf
             hi[:] = np.inf
