@@ -438,7 +438,7 @@ class Controller:
     def _tick_time(self, now: float) -> float:
         """The time since the last step [s], at most ``input_timeout`` (the period at first).
 
-        Jogging moves its reference by it. The motion limits do not use it: every command
+        A jog or a step moves its reference by it. The motion limits do not use it: every command
         differs from the last one by at most what the limits allow over the *nominal* period,
         as a ros2_control velocity controller applies a command at once, however late it is.
         """

@@ -642,7 +642,7 @@ class Inputs:
 
         A root-frame stream sets the constraint; a world-frame one keeps it and places it in
         the base from where the base is now (each tick places it again:
-        :meth:`~itasc_ros.core.control.Controller._place_world`).
+        :class:`~itasc_ros.core.control.aim.TargetAim`).
         """
         if st.world:
             st.world_target[:] = pose

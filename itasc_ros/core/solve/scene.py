@@ -268,9 +268,9 @@ class Scene:
         Raises:
             SolverError: a limit for another number of joints.
         """
-        if limit.lo.shape != self._q.shape:
+        if limit.tick_lo.shape != self._q.shape:
             raise SolverError(
-                f"limit {limit.name!r} bounds {limit.lo.shape[0]} joints; the scene has "
+                f"limit {limit.name!r} bounds {limit.tick_lo.shape[0]} joints; the scene has "
                 f"{self._q.shape[0]}: {self.tree.joint_names}"
             )
         self._extra_limits.append(limit)

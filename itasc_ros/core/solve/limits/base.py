@@ -36,15 +36,16 @@ class Limit(ABC):
 
     Attributes:
         name: what the limit is, for reports and errors.
-        lo: (n,) this tick's lower bound of the limit's own box [rad/s or m/s].
-        hi: (n,) its upper bound.
+        tick_lo: (n,) this tick's lower bound of the limit's own box [rad/s or m/s] (its
+            subclasses' work array).
+        tick_hi: (n,) its upper bound.
     """
 
     name: str = ""
 
     def __init__(self, n: int) -> None:
-        self.lo = np.full(n, -np.inf)
-        self.hi = np.full(n, np.inf)
+        self.tick_lo = np.full(n, -np.inf)
+        self.tick_hi = np.full(n, np.inf)
 
     @abstractmethod
     def box(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
@@ -59,8 +60,8 @@ class Limit(ABC):
 
     def apply(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
         """Intersect this limit's box into ``lo``, ``hi`` (n,) (it wins where they conflict)."""
-        self.box(q, dt, self.lo, self.hi)
-        intersect(lo, hi, self.lo, self.hi)
+        self.box(q, dt, self.tick_lo, self.tick_hi)
+        intersect(lo, hi, self.tick_lo, self.tick_hi)
 
     def mark_sides(self, q: Array, lo: Array, hi: Array, side: Array) -> None:  # noqa: B027
         """Mark the sides of the final box ``[lo, hi]`` (n,) that a position limit of it sets.

@@ -21,13 +21,13 @@ class FixedBox(Limit):
     def __init__(self, lo: ArrayLike, hi: ArrayLike) -> None:
         low = np.asarray(lo, dtype=float).reshape(-1)
         super().__init__(low.shape[0])
-        self._fixed_lo = low.copy()
-        self._fixed_hi = np.asarray(hi, dtype=float).reshape(-1).copy()
+        self.lo = low.copy()
+        self.hi = np.asarray(hi, dtype=float).reshape(-1).copy()
 
     def box(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
         """The bounds as set (see :class:`Limit`)."""
-        lo[:] = self._fixed_lo
-        hi[:] = self._fixed_hi
+        lo[:] = self.lo
+        hi[:] = self.hi
 
 
 __all__ = ["FixedBox"]

@@ -28,10 +28,10 @@ class HeldJoints(Limit):
 
     def hold(self, held: NDArray[np.bool_], v: Array) -> None:
         """Hold the joints marked in ``held`` (n,) at ``v`` (n,) [rad/s or m/s] from now on."""
-        self.lo[:] = -np.inf
-        self.hi[:] = np.inf
-        self.lo[held] = v[held]
-        self.hi[held] = v[held]
+        self.tick_lo[:] = -np.inf
+        self.tick_hi[:] = np.inf
+        self.tick_lo[held] = v[held]
+        self.tick_hi[held] = v[held]
         self.holding = bool(held.any())
 
     def release(self) -> None:
@@ -41,8 +41,8 @@ class HeldJoints(Limit):
     def box(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
         """The held velocities (see :class:`Limit`); free joints unbounded."""
         if self.holding:
-            lo[:] = self.lo
-            hi[:] = self.hi
+            lo[:] = self.tick_lo
+            hi[:] = self.tick_hi
         else:
             lo[:] = -np.inf
             hi[:] = np.inf

@@ -59,7 +59,7 @@ class MotionBox(Limit):
         self.limiter = limiter
         self.period = max(float(period), 1e-6)
         self.hold = float(hold)
-        lo, hi = np.full_like(self.lo, -np.inf), np.full_like(self.hi, np.inf)
+        lo, hi = np.full_like(self.tick_lo, -np.inf), np.full_like(self.tick_hi, np.inf)
         self.apply(
             limiter.v.copy(), self.period, lo, hi
         )  # compiled (or loaded) now, not in a tick
@@ -75,7 +75,7 @@ class MotionBox(Limit):
         lim, p = self.limiter, self.period
         motion_box_within(
             lim.v, lim.a, q, lim.lower, lim.upper, lim.vmax, lim.amax, lim.dmax, lim.jmax, p,
-            self.hold + p, lo, hi, self.lo, self.hi,
+            self.hold + p, lo, hi, self.tick_lo, self.tick_hi,
         )  # fmt: skip
 
     def mark_sides(self, q: Array, lo: Array, hi: Array, side: Array) -> None:
