@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import copy
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,8 @@ def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
     out["live_gain_change_us"] = row["live_gain_change_us"]
     out["node_tick_us"] = row["controller_node_tick_us"]
     if "pykdl" in t:
+        row["node_tick_ratio_vs_pykdl"] = t["controller_node_tick"] / t["pykdl"]
+        out["node_tick_ratio_vs_pykdl"] = row["node_tick_ratio_vs_pykdl"]
         row["ratio_vs_pykdl"] = t["itasc_ros"] / t["pykdl"]
         row["with_target_ratio_vs_pykdl"] = t["itasc_ros_with_target"] / t["pykdl"]
         out["tick_ratio_vs_pykdl"] = row["ratio_vs_pykdl"]
@@ -184,6 +187,53 @@ def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def calls_per_call(func: Callable[[], Any], package: str, n: int = 200) -> dict[str, float]:
+    """The compiled (numba) calls and the Python calls one call of ``func`` makes.
+
+    Every numba dispatcher bound to a module-level name of ``package`` is wrapped (a dispatcher
+    held elsewhere, in a class or a container, is not counted) for ``n`` calls, then restored;
+    the Python calls are counted by a profile hook over ``n`` more, without ``func`` itself.
+
+    Returns:
+        ``compiled``, ``python``: calls per call of ``func``.
+    """
+    from numba.core.registry import CPUDispatcher
+
+    counted = [0]
+    patched: list[tuple[Any, str, Any]] = []
+    for mod in list(sys.modules.values()):
+        if not getattr(mod, "__name__", "").startswith(package):
+            continue
+        for attr, value in list(vars(mod).items()):
+            if isinstance(value, CPUDispatcher):
+
+                def wrapper(*args: Any, _f: Any = value, **kwargs: Any) -> Any:
+                    counted[0] += 1
+                    return _f(*args, **kwargs)
+
+                setattr(mod, attr, wrapper)
+                patched.append((mod, attr, value))
+    try:
+        for _ in range(n):
+            func()
+    finally:
+        for mod, attr, value in patched:
+            setattr(mod, attr, value)
+    calls = [0]
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls[0] += 1
+
+    sys.setprofile(hook)
+    try:
+        for _ in range(n):
+            func()
+    finally:
+        sys.setprofile(None)
+    return {"compiled": counted[0] / n, "python": calls[0] / n - 1.0}
+
+
 def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     """One control tick: ours (scene.solve) vs KDL FK + wdls velocity IK, PlaCo and Drake.
 
@@ -193,7 +243,8 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
 
     Returns:
         The summary figures, then the rows ``panda``, ``priorities`` and (where
-        example-robot-data is installed) ``talos``; times in [us per call].
+        example-robot-data is installed) ``talos``; times in [us per call]; the node's tick's
+        compiled and Python calls per tick (``node_tick_calls``).
     """
     out: dict[str, Any] = {}
     xml = robot_urdf("panda").read_text()
@@ -203,6 +254,9 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
         funcs, target = _panda_ticks(xml, tree, q, out, stack)
         t = time_interleaved(funcs, number, repeats)
     out["panda"] = _panda_row(t, out)
+    node_tick = funcs["controller_node_tick"]
+    assert callable(node_tick)
+    out["node_tick_calls"] = calls_per_call(node_tick, "itasc_ros")
     out["priorities"] = bench_priorities(tree, q, target, number, repeats)
     talos = erd_urdf(TALOS_URDF)
     if talos is not None:
@@ -269,7 +323,12 @@ def tick_command(args: argparse.Namespace) -> dict[str, Any]:
     r = bench_tick(args.number // 2, args.repeats)
     print_table("control tick [us per call, median]", r)
     out: dict[str, Any] = {"tick": r}
-    for key in ("tick_ratio_vs_pykdl", "tick_ratio_vs_placo", "tick_ratio_vs_drake"):
+    for key in (
+        "node_tick_ratio_vs_pykdl",
+        "tick_ratio_vs_pykdl",
+        "tick_ratio_vs_placo",
+        "tick_ratio_vs_drake",
+    ):
         if key in r:
             out[key] = r[key]
     return out

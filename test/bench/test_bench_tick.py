@@ -63,3 +63,14 @@ def test_tick_json_keeps_the_pykdl_figures(tick_json) -> None:
     assert tick["panda"]["itasc_ros_us"] > 0.0
     assert "tick_ratio_vs_pykdl" in tick_json or "pykdl_unavailable" in tick
     assert set(tick["priorities"]) == {"one_level_us", "two_levels_us", "ratio_two_vs_one_level"}
+
+
+def test_tick_json_counts_the_node_ticks_calls(tick_json) -> None:
+    """The node's tick beside PyKDL's, and the compiled and Python calls it makes per tick."""
+    tick = tick_json["tick"]
+    calls = tick["node_tick_calls"]
+    assert set(calls) == {"compiled", "python"}
+    assert 1.0 <= calls["compiled"] < calls["python"]  # a tick solves; Python glues it
+    if "pykdl_us" in tick["panda"]:
+        ratio = tick["panda"]["controller_node_tick_us"] / tick["panda"]["pykdl_us"]
+        assert math.isclose(tick_json["node_tick_ratio_vs_pykdl"], ratio, rel_tol=1e-12)
