@@ -2,11 +2,11 @@
 
 The DDS fixture runs the node and the simulated robot as processes (shared memory, private
 domain), moves a target on a small circle for a few seconds with a live gain change, a stale
-period (the simulated robot paused) and a disable/enable, and records everything, the node's
-journal included, with the project's Recorder into an MCAP and a sqlite3 bag at once. Offline,
-``itasc-replay --compare`` must recompute every recorded command from the journal within
-1e-12 rad/s and must fail with a modified gain. Online, the bag is republished into a fresh
-node and the new recording is compared the same way.
+period (the simulated robot's joint states paused) and a disable/enable, and records
+everything, the node's journal included, with the project's Recorder into an MCAP and a
+sqlite3 bag at once. Offline, ``itasc-replay --compare`` must recompute every recorded
+command from the journal within 1e-12 rad/s and must fail with a modified gain. Online, the
+bag is republished into a fresh node and the new recording is compared the same way.
 
 The golden bag (made offline, no DDS) is replayed in ``test_replay_golden.py``, beside the
 other tests.
@@ -70,7 +70,7 @@ SIM_RATE = 250.0  # [Hz]
 TARGET_RATE = 50.0  # [Hz]
 MOTION = 3.0  # [s] target motion
 GAIN_CHANGE_AT = 2.0  # [s] constraints.ee.gain 20 -> 30
-STALE_AT = 1.0  # [s] the simulated robot paused for STALE_FOR: joint states stale
+STALE_AT = 1.0  # [s] the simulated robot's joint states paused for STALE_FOR: stale
 STALE_FOR = 0.3  # [s] (input_timeout 0.1 s)
 STALE_WAIT = 3.0  # [s] the longest the pause goes on for the node to say 'stale'
 DISABLE_AT, ENABLE_AT = 1.6, 1.8  # [s] ~/enable false, then true
@@ -179,18 +179,19 @@ class _Client:
         return self._clients[name]
 
     def prepare_services(self) -> None:
-        """Discover the node's services before the timed part of a run."""
+        """Discover the node's and the simulated robot's services before the timed part."""
         from rcl_interfaces.srv import SetParameters
         from std_srvs.srv import SetBool
 
         self._service(SetParameters, "/itasc_node/set_parameters")
+        self._service(SetParameters, "/itasc_sim_robot/set_parameters")
         self._service(SetBool, "/itasc_node/enable")
 
-    def set_parameter(self, name: str, value: Any) -> None:
+    def set_parameter(self, name: str, value: Any, node: str = "/itasc_node") -> None:
         from rcl_interfaces.srv import SetParameters
         from rclpy.parameter import Parameter
 
-        client = self._service(SetParameters, "/itasc_node/set_parameters")
+        client = self._service(SetParameters, f"{node}/set_parameters")
         fut = client.call_async(
             SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
         )
@@ -296,44 +297,52 @@ def recorded(domain: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         def pause_robot() -> None:
             """No joint states for STALE_FOR, and on until the node has said 'stale'.
 
-            A node starved of the CPU may not tick during the pause; the robot stays paused
-            until it has (at most STALE_WAIT more), so that the stale period is recorded. Then
-            on until the node is active again and has moved for 0.1 s (at most STALE_WAIT), so
-            that the disable that follows stops a moving robot (a 'stopping' ramp), however
-            late the 'stale' status came.
+            The robot's driver stops publishing them (the robot goes on following its
+            commands, as a robot does, until the node's stale stop reaches it). A node starved
+            of the CPU may not tick during the pause; the states stay paused until it has (at
+            most STALE_WAIT more), so that the stale period is recorded. Then on until the
+            node is active again and has moved for 0.1 s (at most STALE_WAIT), so that the
+            disable that follows stops a moving robot (a 'stopping' ramp), however late the
+            'stale' status came.
             """
-            sim.send_signal(signal.SIGSTOP)
+            sim_robot = "/itasc_sim_robot"
+            client.set_parameter("publish_states", False, node=sim_robot)
             time.sleep(STALE_FOR)
             deadline = time.monotonic() + STALE_WAIT
             while client.status != "stale" and time.monotonic() < deadline:
                 time.sleep(0.01)
-            sim.send_signal(signal.SIGCONT)
+            client.set_parameter("publish_states", True, node=sim_robot)
             deadline = time.monotonic() + STALE_WAIT
             while client.status != "active" and time.monotonic() < deadline:
                 time.sleep(0.01)
             time.sleep(0.1)
 
-        # In time order; each one happens, in this order, however late a loaded machine is.
+        # In the target's time, in this order, however late a loaded machine is. The target's
+        # time stands still while an event blocks (the robot's pause lasts until the node has
+        # said 'stale' and is active again): every run publishes MOTION s of the circle.
         events = [
             (STALE_AT, pause_robot),
             (DISABLE_AT, lambda: client.enable(False)),
             (ENABLE_AT, lambda: client.enable(True)),
             (GAIN_CHANGE_AT, lambda: client.set_parameter("constraints.ee.gain", 30.0)),
         ]
-        t0 = client.node.get_clock().now().nanoseconds
+        started = due = time.monotonic()
         k = 0
         while True:
-            t_ns = client.node.get_clock().now().nanoseconds
-            tau = (t_ns - t0) * 1e-9
+            tau = k / TARGET_RATE  # [s] the target's time
             if tau >= MOTION and not events:
                 break
             if events and tau >= events[0][0]:
+                before = time.monotonic()
                 events.pop(0)[1]()
+                due += time.monotonic() - before
             p, v = path_point(tau, home[:3, 3], RADIUS, SPEED, "circle")
-            client.publish_target(t_ns, p, quat, v)
+            client.publish_target(client.node.get_clock().now().nanoseconds, p, quat, v)
             k += 1
-            time.sleep(max(0.0, t0 * 1e-9 + k / TARGET_RATE - time.time()))
+            due += 1.0 / TARGET_RATE
+            time.sleep(max(0.0, due - time.monotonic()))
         time.sleep(0.3)
+        duration = time.monotonic() - started
     finally:
         _stop(node)  # first, as a user would: its zero command and last journal are recorded
         time.sleep(0.3)
@@ -343,7 +352,7 @@ def recorded(domain: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             client.call(w.close)
         client.close()
         _stop(sim)
-    yield {"bags": bags, "domain": domain, "tmp": tmp}
+    yield {"bags": bags, "domain": domain, "tmp": tmp, "duration": duration}
 
 
 def test_bags_list_the_expected_topics_and_counts(recorded: dict[str, Any]) -> None:
@@ -354,9 +363,11 @@ def test_bags_list_the_expected_topics_and_counts(recorded: dict[str, Any]) -> N
             assert summary[topic][1] > 0, (storage, topic, summary)
         assert summary[NODE_PARAMS][1] == 2  # revision 0 and the gain change
         assert summary[JOURNAL][1] >= 0.3 * summary[CMD][1]  # 10 ms of ticks a message
-        # ~MOTION s of commands at CONTROL_RATE, targets at TARGET_RATE, joint states faster
-        assert 0.5 * MOTION * CONTROL_RATE < summary[CMD][1] < 2.0 * (MOTION + 1) * CONTROL_RATE
-        assert 0.8 * MOTION * TARGET_RATE < summary[POSE][1] <= MOTION * TARGET_RATE + 2
+        # commands at CONTROL_RATE over the run (its pause included), MOTION s of targets at
+        # TARGET_RATE, joint states faster
+        most = 2.0 * (recorded["duration"] + 1.0) * CONTROL_RATE
+        assert 0.5 * MOTION * CONTROL_RATE < summary[CMD][1] < most, (summary[CMD][1], most)
+        assert 0.9 * MOTION * TARGET_RATE < summary[POSE][1] <= MOTION * TARGET_RATE
         assert summary[TWIST][1] == summary[POSE][1]
         assert summary[JS][1] > summary[CMD][1]
     # both recorders saw the same messages (same node, same subscriptions)
