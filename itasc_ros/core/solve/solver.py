@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 
 from ..constraints._features import clamp_pose_feedback, limit_pose_demand_seen
 from .damped_inverse import RCOND, UNDAMPED_RCOND, _projector, _solve_once
-from .saturation import BOUND_TOL, _sns_level
+from .saturation import BOUND_TOL, _scale_bounds, _sns_level
 from .small_svd import thin_svd
 from .solvers import solver_code
 
@@ -156,6 +156,8 @@ def _solve_levels(
     smin = 0.0
     lm = 0.0
     first = True
+    sv1 = np.zeros(0)  # one level: its SVD, whose null space the least motion acts in
+    vt1 = np.zeros((0, n))
     for lev in range(nlev):
         r1 = levels[lev + 1]
         mk = _residual(aw, bw, levels[lev], r1, x, at, rk, ineq)
@@ -164,6 +166,8 @@ def _solve_levels(
             sk, it, s0, l0, sv, vt = _sns_level(
                 at[:mk], rk[:mk], proj, lev == 0, lo, hi, method, lam, x, held, cw, cl, side
             )
+            if nlev == 1:
+                sv1, vt1 = sv, vt
             for j in range(n):
                 locked[j] = locked[j] or held[j]
             iters = max(iters, it)
@@ -181,12 +185,12 @@ def _solve_levels(
             _, sv, vt = thin_svd(aw[:r1])
             _projector(sv, vt, lam[0], lam[1], proj)
     if moving:
-        _least_motion(aw, levels[nlev], lo, hi, lam, x, held, proj, cw, cl, side)
+        _least_motion(aw, levels[nlev], lo, hi, lam, x, held, proj, cw, cl, side, sv1, vt1)
     return scale, iters, smin, lm
 
 
 @njit(cache=True, nogil=True)
-def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side):
+def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side, sv1, vt1):
     """The levels' solution x with its motion in their common null space toward zero, in the box.
 
     The levels start from the box's point nearest zero, which is not zero when the box
@@ -196,6 +200,8 @@ def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side):
     every level (no damping: the levels' task velocities are unchanged) takes it out as far
     as the box and the inequality rows allow (saturation in the null space, as a level).
     Nothing is done when x is not inside them (no level found a motion that is).
+    ``sv1``, ``vt1``: the SVD of the one level's rows (its non-zero rows of ``aw[:rows]``,
+    the same null space), or empty: the rows' SVD is taken here.
     """
     n = x.shape[0]
     for j in range(n):
@@ -204,11 +210,28 @@ def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side):
     for i in range(cw.shape[0]):
         if cw[i] @ x < cl[i] - BOUND_TOL:
             return
-    if rows > 0:
+    if sv1.shape[0] > 0:
+        _projector(sv1, vt1, 0.0, lam[1], proj)  # lambda 0: the exact null space
+    elif rows > 0:
         _, sv, vt = thin_svd(aw[:rows])
-        _projector(sv, vt, 0.0, lam[1], proj)  # lambda 0: the exact null space
+        _projector(sv, vt, 0.0, lam[1], proj)
     else:
         proj[:] = np.eye(n)
+    # The level's first step is -P x (P is a projector: its own pseudo-inverse, no damping);
+    # taken whole when it stays inside the box and the rows, else saturated as a level.
+    a = np.empty(n)
+    for i in range(n):
+        acc = 0.0
+        for j in range(n):
+            acc -= proj[i, j] * x[j]
+        a[i] = acc
+    sat = np.zeros(n + cw.shape[0], dtype=np.bool_)
+    s_up, s_down, _ = _scale_bounds(a, x, lo, hi, sat, cw, cl)
+    if s_up >= 1.0 and s_down <= 1.0:
+        for j in range(n):
+            x[j] += a[j]
+            held[j] = False
+        return
     _sns_level(np.eye(n), -x, proj, False, lo, hi, 0, lam, x, held, cw, cl, side)
 
 
