@@ -271,3 +271,46 @@ def test_the_top_levels_held_increment_equals_the_general_one() -> None:
             # held joints at their values (to rounding: _keep then sets them exactly)
             assert np.allclose(b1[sat], satval[sat], atol=1e-12) and not a1[sat].any()
     assert compared > 100
+
+
+def test_the_least_motion_shortcut_equals_the_saturating_level() -> None:
+    """The least-motion level's shortcuts give what the general level gives, to rounding.
+
+    The general level: the exact null space of the rows from their own SVD, then a level
+    ``q' = 0`` saturating in it (:func:`_sns_level` with the identity as its task). The
+    solver's: the null space from the one level's SVD when it has one, and the first step
+    ``-P x`` taken whole when it stays in the box. Boxes wide (the step taken whole) and
+    narrow (joints saturated), one to seven rows, rank-deficient rows included.
+    """
+    from itasc_ros.core.solve.damped_inverse import _projector
+    from itasc_ros.core.solve.saturation import _sns_level
+    from itasc_ros.core.solve.small_svd import thin_svd
+
+    rng = np.random.default_rng(11)
+    n, lam = 7, np.array([0.1, 0.05, 10.0])
+    cw, cl, side = np.zeros((0, n)), np.zeros(0), np.zeros(n)
+    whole = saturated = 0
+    for k in range(400):
+        m = int(rng.integers(1, n + 1))
+        aw = rng.normal(size=(m, n))
+        if k % 5 == 0 and m > 1:
+            aw[-1] = aw[0] * rng.normal()  # a repeated direction: rank m - 1
+        x = rng.normal(size=n)
+        wide = k % 2 == 0
+        reach = np.linalg.norm(x) * (rng.uniform(1.0, 3.0, n) if wide else rng.uniform(0, 0.3, n))
+        lo, hi = x - reach - 1e-3, x + reach + 1e-3
+        _, sv, vt = thin_svd(aw)
+        proj = np.zeros((n, n))
+        _projector(sv, vt, 0.0, lam[1], proj)
+        expected, held = x.copy(), np.zeros(n, dtype=np.bool_)
+        _sns_level(np.eye(n), -x, proj, False, lo, hi, 0, lam, expected, held, cw, cl, side)
+        for sv1, vt1 in ((np.zeros(0), np.zeros((0, n))), (sv, vt)):
+            got, work = x.copy(), np.zeros((n, n))
+            S._least_motion(aw, m, lo, hi, lam, got, held, work, cw, cl, side, sv1, vt1)
+            np.testing.assert_allclose(got, expected, rtol=0.0, atol=1e-12)
+            assert np.all(got >= lo - 1e-12) and np.all(got <= hi + 1e-12)
+        step = -proj @ x
+        inside = np.all(x + step >= lo) and np.all(x + step <= hi)
+        whole += bool(inside)
+        saturated += not inside
+    assert whole > 100 and saturated > 100
