@@ -418,6 +418,11 @@ def limit_ratios(
     return acc_ratio, jerk_ratio
 
 
+RECORD_ROWS = 8
+"""Rows of :attr:`MotionLimiter.record` (n,) each: ``v``, ``a``, ``lower``, ``upper``,
+``vmax``, ``amax``, ``dmax``, ``jmax`` (see :class:`MotionLimiter`)."""
+
+
 class MotionLimiter:
     """The command's acceleration, deceleration and jerk limits, and braking before limits.
 
@@ -440,18 +445,23 @@ class MotionLimiter:
         vmax_hard: Array | None = None,
     ) -> None:
         n = vmax.shape[0]
-        self.vmax = np.minimum(vmax, [lim.max_velocity for lim in limits])
+        # the limiter's state and limits as rows of one record, which a compiled solve reads
+        # whole (:data:`RECORD_ROWS`); the named attributes are views of its rows
+        self.record = np.zeros((RECORD_ROWS, n))
+        rec = self.record
+        self.v, self.a = rec[0], rec[1]  # [rad/s] the last command, [rad/s^2] its acceleration
+        self.lower, self.upper, self.vmax = rec[2], rec[3], rec[4]
+        self.amax, self.dmax, self.jmax = rec[5], rec[6], rec[7]
+        self.vmax[:] = np.minimum(vmax, [lim.max_velocity for lim in limits])
         hard = self.vmax if vmax_hard is None else np.maximum(vmax_hard, vmax)
         self.vmax_hard = np.minimum(hard, [lim.max_velocity for lim in limits])
         # A hair inside the limits, so that rounding never shows a ratio of 1 + 1e-15
-        self.amax = np.array([lim.max_acceleration for lim in limits], dtype=float) * INSIDE
-        self.dmax = np.array([lim.max_deceleration for lim in limits], dtype=float) * INSIDE
-        self.jmax = np.array([lim.max_jerk for lim in limits], dtype=float) * INSIDE
-        self.lower = np.asarray(lower, dtype=float).copy()
-        self.upper = np.asarray(upper, dtype=float).copy()
+        self.amax[:] = np.array([lim.max_acceleration for lim in limits], dtype=float) * INSIDE
+        self.dmax[:] = np.array([lim.max_deceleration for lim in limits], dtype=float) * INSIDE
+        self.jmax[:] = np.array([lim.max_jerk for lim in limits], dtype=float) * INSIDE
+        self.lower[:] = np.asarray(lower, dtype=float)
+        self.upper[:] = np.asarray(upper, dtype=float)
         self.active = bool(np.isfinite(self.amax).any() or np.isfinite(self.jmax).any())
-        self.v = np.zeros(n)  # [rad/s] the last command
-        self.a = np.zeros(n)  # [rad/s^2] its acceleration
         self._lo = np.zeros(n)
         self._hi = np.zeros(n)
         self._work = np.zeros(n)

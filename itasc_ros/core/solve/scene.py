@@ -27,8 +27,11 @@ workspace (:class:`~itasc_ros.core.solve.workspace.SceneWorkspace`): the joints'
 with the scene, the rows' part when the layout changes (a constraint added, removed, enabled
 or given other axes), never in a solve. A solve is the constraints' updates and one compiled
 call (:func:`~itasc_ros.core.solve.workspace.scene_solve`: every right-hand side, the joints'
-box, the levels' solve); with added limits, two more (:func:`~itasc_ros.core.solve.workspace.
-scene_box`, then each limit's).
+box, the levels' solve). The added limits the compiled solve knows (the motion box, the held
+joints, as their classes are) are records it reads
+in the same call (:func:`~itasc_ros.core.solve.workspace.scene_limits`); with any other added
+limit, the box is made before it by :func:`~itasc_ros.core.solve.workspace.scene_box` and each
+limit's own calls.
 """
 
 from __future__ import annotations
@@ -43,12 +46,17 @@ from ..constraints.base import LAYOUT_EPOCH, Constraint
 from ..errors import ConfigurationError, ConstraintError, SolverError
 from ..kinematics.tree import KinematicTree
 from . import solver as S
-from .limits import JointPositionLimit, JointVelocityLimit, Limit
+from .limits import HeldJoints, JointPositionLimit, JointVelocityLimit, Limit, MotionBox
 from .pose_demand import PoseDemand
 from .shortfall import limiting_causes, task_fractions
 from .solve_result import SolveResult
 from .workspace import (
     INEQUALITY_TOLERANCE,
+    L_HOLD,
+    L_HOLDING,
+    L_MOTION,
+    L_PERIOD,
+    LIMITS_SIZE,
     MAX_INEQUALITY_ROUNDS,
     SceneWorkspace,
     scene_box,
@@ -131,6 +139,15 @@ class Scene:
         self._margin = 0.0
         self._limits: list[Limit] = []
         self._extra_limits: list[Limit] = []
+        # the added limits as the compiled solve reads them (scene_limits): the motion box's
+        # record and its own box, the held joints' box, their values; the limits that only
+        # Python applies (none: the compiled solve applies all)
+        self._motion_rec = np.zeros((8, n))
+        self._motion_box = np.zeros((2, n))
+        self._held: HeldJoints | None = None
+        self._held_box = np.zeros((2, n))
+        self._lim_par = np.zeros(LIMITS_SIZE)
+        self._python_limits = False
         self.set_limits(velocity_scale, joint_limit_margin, max_velocity)
         if joint_weights is not None:
             self.set_joint_weights(joint_weights)
@@ -275,7 +292,32 @@ class Scene:
             )
         self._extra_limits.append(limit)
         self._limits.append(limit)
+        self._plan_limits()
         return limit
+
+    def _plan_limits(self) -> None:
+        """How a solve applies the added limits: in its compiled call, or by their own calls.
+
+        In the compiled call when it knows each (a motion box, then a held joints' box:
+        :func:`~itasc_ros.core.solve.workspace.scene_limits`); else (another limit, a subclass
+        of theirs) each by its :meth:`~Limit.apply` and :meth:`~Limit.mark_sides`.
+        """
+        kinds = [type(lim) for lim in self._extra_limits]
+        self._python_limits = kinds not in ([MotionBox], [HeldJoints], [MotionBox, HeldJoints])
+        self._lim_par[:] = 0.0
+        self._held = None
+        if self._python_limits:
+            return
+        for lim in self._extra_limits:
+            if isinstance(lim, MotionBox):
+                self._motion_rec = lim.limiter.record
+                self._motion_box = lim.tick
+                self._lim_par[L_PERIOD] = lim.period
+                self._lim_par[L_HOLD] = lim.hold + lim.period
+                self._lim_par[L_MOTION] = 1.0
+            elif isinstance(lim, HeldJoints):
+                self._held = lim
+                self._held_box = lim.tick
 
     def set_feedback_limits(self, linear: float, angular: float) -> None:
         """Clamp the feedback of pose errors to these speeds (:meth:`.PoseDemand.set_speeds`).
@@ -456,23 +498,29 @@ class Scene:
         u = demand.last_command  # (n,) read with the demand limit on; else a work array's place
         if u is None or not limit:
             u = self._zw
-        extra = self._extra_limits
+        extra = self._python_limits
         if extra:
             # the built-in velocity and position limits in one compiled call (what their Limit
             # objects intersect), then the added ones in order, which mark their position sides
             # (the solve marks the position limits' on the joints they leave unmarked)
             scene_box(ws.model, ws.joints, dt)
-            for lim in extra:
+            for lim in self._extra_limits:
                 lim.apply(qv, dt, self.box_lo, self.box_hi)
-            for lim in extra:
+            for lim in self._extra_limits:
                 lim.mark_sides(qv, self.box_lo, self.box_hi, self._side)
+        elif self._held is not None:
+            self._lim_par[L_HOLDING] = self._held.holding
         scene_solve(
             *ws.buffers,
+            self._motion_rec,
+            self._motion_box,
+            self._held_box,
+            self._lim_par,
             u,
             dt,
             demand.clamps,
             limit,
-            bool(extra),
+            extra,
             self._method,
             self.damping_max,
             self.damping_epsilon,

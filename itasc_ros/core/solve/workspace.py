@@ -28,7 +28,10 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ..kinematics._kernels import start_active_set, update_active_set
+from .limits.base import intersect
 from .limits.joint_position import joint_box, position_sides_unmarked
+from .limits.motion import motion_box_within
+from .motion_limits import braking_sides
 from .solver import (
     INFO_SCALE,
     INFO_SIZE,
@@ -68,6 +71,12 @@ F_LOCKED, F_INEQ, F_REDUNDANT, F_SOFT, F_ORIENT = 36, 37, 38, 39, 40
 LEVELS = 41
 """Where the levels' row bounds start in the model ((nlev + 1,)); each constraint's first row,
 number of rows and pose flag (3 per constraint, in the rows' order of the scene) follow."""
+
+LIMITS_SIZE = 4
+"""The added limits' values of a compiled solve (``lim_par``): the motion box's nominal period
+[s] (``L_PERIOD``), how long its command may be held [s] (``L_HOLD``), and whether the motion
+box (``L_MOTION``) and the held joints (``L_HOLDING``) act this tick (0/1)."""
+L_PERIOD, L_HOLD, L_MOTION, L_HOLDING = 0, 1, 2, 3
 
 _JOINT_VECTORS = range(J_Q, J_INFO)
 """The (n,) entries of the joints' buffer, in its order (info, proj and demand follow)."""
@@ -221,6 +230,10 @@ def scene_rows(model, joints, rows, row_flags, u, clamp, limit):  # pragma: no c
         joints: the joints' float buffer.
         rows: the rows' float buffer.
         row_flags: the rows' bool buffer.
+        motion: (8, n) the motion limiter's record (:func:`scene_limits`).
+        motion_box: (2, n) out: the motion box's own box.
+        held: (2, n) the held joints' box.
+        lim_par: (:data:`LIMITS_SIZE`,) the added limits' values (:func:`scene_limits`).
         u: (n,) the last command [rad/s] (read only with ``limit``).
         clamp: clamp the pose tasks' feedback.
         limit: limit the pose tasks' demand (:mod:`.pose_demand`).
@@ -266,12 +279,49 @@ def scene_box(model, joints, dt):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def scene_limits(model, joints, dt, motion, motion_box, held, lim_par):  # pragma: no cover
+    """The joints' box and the added limits a compiled solve knows, in order, and their sides.
+
+    :func:`scene_box`; then, when ``lim_par[L_MOTION]``, the motion box of the limiter's
+    ``motion`` record (:attr:`~itasc_ros.core.solve.motion_limits.MotionLimiter.record`,
+    (8, n)) at the nominal period ``lim_par[L_PERIOD]`` [s], held ``lim_par[L_HOLD]`` [s]
+    (:func:`~itasc_ros.core.solve.limits.motion.motion_box_within`; its own box into
+    ``motion_box`` (2, n)); then, when ``lim_par[L_HOLDING]``, the held joints' box ``held``
+    (2, n: lower, upper), which wins; then the braking curves' sides of the final box
+    (:func:`~itasc_ros.core.solve.motion_limits.braking_sides`). The same as the limits'
+    :meth:`~itasc_ros.core.solve.limits.Limit.apply` then
+    :meth:`~itasc_ros.core.solve.limits.Limit.mark_sides` in that order.
+    """
+    scene_box(model, joints, dt)
+    n = model[N]
+    q = _vec(joints, model, J_Q, n)
+    lo, hi = _vec(joints, model, J_BOX_LO, n), _vec(joints, model, J_BOX_HI, n)
+    p, hold = lim_par[L_PERIOD], lim_par[L_HOLD]
+    v, a, lower, upper = motion[0], motion[1], motion[2], motion[3]
+    vmax, amax, dmax, jmax = motion[4], motion[5], motion[6], motion[7]
+    if lim_par[L_MOTION] != 0.0:
+        motion_box_within(
+            v, a, q, lower, upper, vmax, amax, dmax, jmax, p, hold, lo, hi, motion_box[0],
+            motion_box[1],
+        )  # fmt: skip
+    if lim_par[L_HOLDING] != 0.0:
+        intersect(lo, hi, held[0], held[1])
+    if lim_par[L_MOTION] != 0.0:
+        side = _vec(joints, model, J_SIDE, n)
+        braking_sides(q, lower, upper, amax, dmax, jmax, 2.0 * p, hold, lo, hi, side)
+
+
+@njit(cache=True, nogil=True)
 def scene_solve(  # pragma: no cover - compiled
     model,
     joints,
     rows,
     joint_flags,
     row_flags,
+    motion,
+    motion_box,
+    held,
+    lim_par,
     u,
     dt,
     clamp,
@@ -285,7 +335,8 @@ def scene_solve(  # pragma: no cover - compiled
     """The rest of a scene's tick after its constraints' updates: q' into ``qdot``.
 
     Every constraint's right-hand side (:func:`scene_rows`); unless ``boxed`` (the box and the
-    added limits' sides made before: :func:`scene_box`), the joints' box; the position limits'
+    added limits' sides made before: :func:`scene_box`, then each limit's), the joints' box
+    and the added limits a compiled solve knows (:func:`scene_limits`); the position limits'
     sides where no added limit marked one; then the solve of the levels inside the box
     ``[box_lo, box_hi]`` (:func:`~itasc_ros.core.solve.solver.solve_prioritized`'s, on that box:
     the joints' limits are in it), repeated for the active set of the soft inequality rows up
@@ -297,11 +348,16 @@ def scene_solve(  # pragma: no cover - compiled
         rows: the rows' float buffer.
         joint_flags: the joints' bool buffer.
         row_flags: the rows' bool buffer.
+        motion: (8, n) the motion limiter's record (:func:`scene_limits`).
+        motion_box: (2, n) out: the motion box's own box.
+        held: (2, n) the held joints' box.
+        lim_par: (:data:`LIMITS_SIZE`,) the added limits' values (:func:`scene_limits`).
         u: (n,) the last command [rad/s] (read only with ``limit``).
         dt: the control period [s].
         clamp: clamp the pose tasks' feedback.
         limit: limit the pose tasks' demand.
-        boxed: the box and its added limits' sides are made (:func:`scene_box`).
+        boxed: the box and its added limits' sides are made (by Python: the scene has a limit
+            that :func:`scene_limits` does not know).
         method: 0 dls, 1 sdls.
         lam_max: largest damping lambda.
         eps: singular value below which damping starts.
@@ -314,7 +370,7 @@ def scene_solve(  # pragma: no cover - compiled
     box_lo, box_hi = _vec(joints, model, J_BOX_LO, n), _vec(joints, model, J_BOX_HI, n)
     side = _vec(joints, model, J_SIDE, n)
     if not boxed:
-        scene_box(model, joints, dt)
+        scene_limits(model, joints, dt, motion, motion_box, held, lim_par)
     position_sides_unmarked(q, lower, upper, dt, box_lo, box_hi, side)
     a, aw = _mat(rows, model, R_A, m, n), _mat(rows, model, R_AW, m, n)
     at, rk = _mat(rows, model, R_AT, m, n), _vec(rows, model, R_RK, m)
@@ -365,9 +421,11 @@ def scene_solve(  # pragma: no cover - compiled
 
 __all__ = [
     "INEQUALITY_TOLERANCE",
+    "LIMITS_SIZE",
     "MAX_INEQUALITY_ROUNDS",
     "SceneWorkspace",
     "scene_box",
+    "scene_limits",
     "scene_rows",
     "scene_solve",
 ]

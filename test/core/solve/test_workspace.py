@@ -5,7 +5,9 @@
 * the scene's compiled solve on its box is the generic kernel's
   (:func:`~itasc_ros.core.solve.solver.solve_prioritized`) given that box, bit for bit;
 * a constraint in two scenes: its target twist, held in the solving scene's workspace, is the
-  one set, whichever scene solved last.
+  one set, whichever scene solved last;
+* the added limits the compiled solve applies from their records (the motion box, the held
+  joints) give the box, its sides and the command their own calls give, bit for bit.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import numpy as np
 from itasc_ros.core import CopyPose, JointValue, KinematicTree, Scene
 from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.solve import solver as S
-from itasc_ros.core.solve.limits import FixedBox
+from itasc_ros.core.solve.joint_limits import JointLimits
+from itasc_ros.core.solve.limits import FixedBox, HeldJoints, MotionBox
+from itasc_ros.core.solve.motion_limits import MotionLimiter
 from itasc_ros.tools.resources import robot_urdf
 
 TREE = KinematicTree.from_urdf_file(robot_urdf("panda"))
@@ -82,3 +86,49 @@ def test_a_constraint_in_two_scenes_keeps_the_twist_set_on_it() -> None:
     ee.set_target_twist(2.0 * twist)
     other.solve(HOME, DT)
     assert np.array_equal(ee.target_twist, 2.0 * twist)
+
+
+class _OwnCallsMotionBox(MotionBox):
+    """The motion box through its own calls (a subclass: the scene does not compile it)."""
+
+
+class _OwnCallsHeld(HeldJoints):
+    """The held joints through their own calls."""
+
+
+def _limited(compiled: bool, held: bool) -> tuple[Scene, MotionLimiter, HeldJoints]:
+    scene, _ = _scene()
+    lower, upper = scene.position_limits
+    limits = [JointLimits(2.0, 3.0, 3.0, 60.0)] * N
+    limiter = MotionLimiter(scene.velocity_limits, limits, lower, upper)
+    scene.add_limit((MotionBox if compiled else _OwnCallsMotionBox)(limiter, DT, 0.1))
+    hold = (HeldJoints if compiled else _OwnCallsHeld)(N)
+    if held:
+        scene.add_limit(hold)
+    return scene, limiter, hold
+
+
+def test_the_compiled_motion_box_and_held_joints_are_their_own_calls_bit_for_bit() -> None:
+    rng = np.random.default_rng(7)
+    for held in (False, True):
+        runs = [_limited(compiled, held) for compiled in (True, False)]
+        assert runs[0][0]._python_limits is False and runs[1][0]._python_limits is True
+        q, sides = TREE.upper - 0.25, 0
+        for tick in range(300):  # toward the upper limits: braking sides, a hold and its end
+            q += rng.normal(0.0, 0.002, N) + 0.004 * (TREE.upper - q)
+            out = []
+            for scene, limiter, hold in runs:
+                if held and tick == 100:
+                    hold.hold(np.arange(N) < 3, limiter.v * 0.5)
+                if held and tick == 200:
+                    hold.release()
+                res = scene.solve(q, DT)
+                cmd = np.zeros(N)
+                limiter.take_clipped(res.qdot, limiter.vmax_hard, cmd, scene.box_lo,
+                                     scene.box_hi, DT)  # fmt: skip
+                out.append((res.qdot.copy(), scene.box_lo.copy(), scene.box_hi.copy(),
+                            scene._side.copy(), limiter.v.copy()))  # fmt: skip
+            for a, b in zip(*out, strict=True):
+                assert a.tobytes() == b.tobytes(), (held, tick)
+            sides += bool(runs[0][0]._side.any())
+        assert np.abs(runs[0][1].v).max() > 0.1 and sides > 5  # it moved, near the limits

@@ -39,13 +39,16 @@ class Limit(ABC):
         tick_lo: (n,) this tick's lower bound of the limit's own box [rad/s or m/s] (its
             subclasses' work array).
         tick_hi: (n,) its upper bound.
+        tick: (2, n) the two as one record (``tick_lo``, ``tick_hi`` are its rows).
     """
 
     name: str = ""
 
     def __init__(self, n: int) -> None:
-        self.tick_lo = np.full(n, -np.inf)
-        self.tick_hi = np.full(n, np.inf)
+        self.tick = np.empty((2, n))  # the limit's own box, lower then upper, in one record
+        self.tick_lo, self.tick_hi = self.tick[0], self.tick[1]
+        self.tick_lo[:] = -np.inf
+        self.tick_hi[:] = np.inf
 
     @abstractmethod
     def box(self, q: Array, dt: float, lo: Array, hi: Array) -> None:
