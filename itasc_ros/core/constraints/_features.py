@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import rot_log
+from ..kinematics._kernels import jacobian_selected, rot_log
 
 FRAME_ROOT = 0
 FRAME_TARGET = 1
@@ -164,6 +164,52 @@ def copy_pose_update(
     """:func:`copy_pose_features` then :func:`copy_pose_rows`: the CopyPose rows in one call."""
     copy_pose_features(te, tt, frame, ge, gt, xf, work)
     copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy)
+
+
+@njit(cache=True, nogil=True)
+def copy_pose_tick(
+    link,
+    poses,
+    chain,
+    chain_len,
+    jtype,
+    axis,
+    qidx,
+    mult,
+    full,
+    cols,
+    tt,
+    frame,
+    ge,
+    gt,
+    xf,
+    work,
+    sel,
+    jac,
+    gain,
+    weight,
+    a,
+    b,
+    y,
+    ydot,
+    wy,
+):  # pragma: no cover - compiled
+    """A CopyPose's tick toward a set target pose in one call: its effector's Jacobian, rows.
+
+    The Jacobian of link ``link`` at its origin from the computed ``poses``
+    (:func:`~itasc_ros.core.kinematics._kernels.jacobian_selected`, the tree's arrays from
+    ``chain`` to ``cols``: :meth:`~itasc_ros.core.kinematics.tree.KinematicTree.
+    jacobian_kernel_arrays`) into ``jac`` (6, n), then :func:`copy_pose_update` of that link's
+    pose and the target ``tt`` (4, 4).
+    """
+    jacobian_selected(
+        poses, link, chain, chain_len, jtype, axis, qidx, mult, poses[link, :3, 3], full, cols,
+        jac,
+    )  # fmt: skip
+    copy_pose_update(
+        poses[link], tt, frame, ge, gt, xf, work, sel, jac, jac, False, gain, weight, a, b, y,
+        ydot, wy,
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)

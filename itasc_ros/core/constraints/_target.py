@@ -203,6 +203,7 @@ class EffectorTargetConstraint(Constraint):
         self._eff_pose = np.eye(4)  # (4, 4) the effector's pose: a view of the bound tree's
         self._eff_origin = np.zeros(3)  # (3,) its origin [m], a view of the same
         self._eff_tree: KinematicTree | None = None  # the tree those views are of
+        self._eff_kernel_args: tuple[Any, ...] = ()  # the effector's link, its Jacobian's arrays
 
     def set_target(
         self, pose: ArrayLike, twist: ArrayLike | None = None, *, check: bool = True
@@ -227,9 +228,23 @@ class EffectorTargetConstraint(Constraint):
         self._eff_pose = tree.pose_ref(self._eff_idx)
         self._eff_origin = self._eff_pose[:3, 3]
         self._eff_tree = tree
+        # the effector and its Jacobian's kernel arrays, for a tick in one compiled call
+        self._eff_kernel_args = (self._eff_idx, *tree.jacobian_kernel_arrays())
         self.target.bind(tree)
         self.jac = np.zeros((6, tree.n_joints))
         self._structure_changed()
+
+    def _effector_kernel_args(self, tree: KinematicTree) -> tuple[Any, ...] | None:
+        """The effector's link and its Jacobian's kernel arrays, when one call can do the tick.
+
+        When the target is a set pose (not a link) and ``tree`` is the bound tree: ``(link,
+        poses, chain, chain_len, jtype, axis, qidx, mult, full, sel)`` for a kernel that takes
+        the effector's Jacobian itself (:meth:`~itasc_ros.core.kinematics.tree.KinematicTree.
+        jacobian_kernel_arrays`); else None (:meth:`_update_frames` does it).
+        """
+        if self.target.link_idx < 0 and tree is self._eff_tree:
+            return self._eff_kernel_args
+        return None
 
     def _update_frames(self, tree: KinematicTree) -> Array:
         """Refresh the target and the effector Jacobian; return the effector pose (4, 4).

@@ -148,8 +148,16 @@ class CopyPose(EffectorTargetConstraint):
         self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
     ) -> None:
         """Write this constraint's rows (see :meth:`Constraint.update`)."""
-        te = self._update_frames(tree)
         target = self.target
+        head = self._effector_kernel_args(tree)
+        if head is not None:  # a set pose: one compiled call
+            F.copy_pose_tick(  # type: ignore[call-arg]  # numba's stub: one argument
+                *head, target.pose, self._frame, self._ge, self._gt,
+                self._xf, self._work, self._sel, self.jac, self.gain, self.weight, a, b, y,
+                ydot, wy,
+            )  # fmt: skip
+            return
+        te = self._update_frames(tree)
         has_t = target.link_idx >= 0
         F.copy_pose_update(
             te, target.pose, self._frame, self._ge, self._gt, self._xf, self._work, self._sel,

@@ -224,6 +224,8 @@ class FittedModel:
         """Run one solve now so that compiling/loading the kernels never delays a tick."""
         try:
             self.scene.solve(self.tree.neutral(), self.dt)
+            # a Jacobian of its own (the aim's; a pose task's is inside its rows' call)
+            self.tree.jacobian_into(0, np.zeros((6, self.tree.n_joints)))
         except Exception:  # a model that cannot be solved faults in step(), never crashes here
             pass
         self.limiter.warm_up()

@@ -374,6 +374,20 @@ class KinematicTree:
             self._sel,
         )
 
+    def jacobian_kernel_arrays(self) -> tuple[NDArray[Any], ...]:
+        """What :meth:`jacobian_into` passes to its kernel besides the link and the point.
+
+        Returns:
+            ``(poses, chain, chain_len, jtype, axis, qidx, mult, full, sel)``: the arguments of
+            :func:`itasc_ros.core.kinematics._kernels.jacobian_selected` without ``link``,
+            ``point`` and ``out`` (``full`` is a work array of the tree's).
+        """
+        m = self._m
+        return (
+            self._poses, m.chain, m.chain_len, m.jtype, m.axis, m.qidx, m.mult, self._jfull,
+            self._sel,
+        )  # fmt: skip
+
     def fk_kernel_arrays(self) -> tuple[NDArray[Any], ...]:
         """What :meth:`compute` passes to its kernel after ``q``, ``sel`` and ``bound``.
 
