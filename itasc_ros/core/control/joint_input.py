@@ -21,7 +21,6 @@ from .journal import stamp_value
 from .streams import HUGE, StampOrder, as_array
 
 Array = NDArray[np.float64]
-_F8 = np.dtype(np.float64)  # the native float64 (dtypes of builtin types are singletons)
 
 
 INTERVAL_FILTER = 0.05
@@ -102,9 +101,8 @@ class JointStateInput:
         """
         if type(names) is not list:
             names = list(names)
-        pos = positions  # a float64 vector as it is; anything else converted (or refused)
-        if type(pos) is not np.ndarray or pos.ndim != 1 or pos.dtype is not _F8:
-            pos = as_array(positions, "joint state positions", reject)
+        # a float64 vector as it is; anything else converted (or refused)
+        pos = as_array(positions, "joint state positions", reject)
         if pos.shape[0] != len(names):
             raise reject(f"joint state has {len(names)} names but {pos.shape[0]} positions")
         if not math.isfinite(received):

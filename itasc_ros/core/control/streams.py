@@ -23,6 +23,9 @@ HUGE = 1e150
 """Input values larger than this [rad, m, m/s, rad/s] are rejected as garbage (the limit
 :meth:`KinematicTree.compute` applies to q)."""
 
+F8 = np.dtype(np.float64)
+"""The native float64 dtype (a singleton: compared with ``is``)."""
+
 
 def fresh(age: float, timeout: float) -> bool:
     """True when an input received ``age`` [s] ago is recent: ``|age| <= timeout`` (not NaN).
@@ -132,7 +135,12 @@ class StampOrder:
 
 
 def as_array(value: ArrayLike, what: str, reject: Any) -> Array:
-    """``value`` as a flat float array; ``reject(reason)`` -> the InputError to raise."""
+    """``value`` as a flat float array; ``reject(reason)`` -> the InputError to raise.
+
+    A flat float64 array is taken as it is (the messages' arrays are: no conversion per input).
+    """
+    if type(value) is np.ndarray and value.ndim == 1 and value.dtype is F8:
+        return value
     try:
         return np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError) as exc:
@@ -196,4 +204,4 @@ class TargetStream:
         self.jog_fresh = False  # a jog twist received within jog_valid
 
 
-__all__ = ["HUGE", "StampOrder", "TargetStream", "as_array", "fresh", "usable"]
+__all__ = ["F8", "HUGE", "StampOrder", "TargetStream", "as_array", "fresh", "usable"]
