@@ -267,6 +267,7 @@ class RosTestClient:
         self.executor.add_node(self.node)
         self.lock = threading.Lock()
         self.messages: dict[str, list[tuple[float, Any]]] = defaultdict(list)
+        self._fed: set[str] = set()  # the topics whose messages go to self.messages already
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._stop = threading.Event()
         self._thread.start()
@@ -295,12 +296,24 @@ class RosTestClient:
         qos: QoSProfile | int = 10,
         callback: Callable[[Any], None] | None = None,
     ) -> list[tuple[float, Any]]:
-        """Subscribe and store every message of ``topic``; returns the (live) list."""
-        store = self.messages[topic]
+        """Subscribe and store every message of ``topic``; returns the (live) list.
+
+        Each call has a subscription and a list of its own, which starts empty: a test of a
+        module's client that collects a topic an earlier test collected gets its own messages,
+        each once (:meth:`received` has every message since the topic was first collected,
+        each once).
+        """
+        store: list[tuple[float, Any]] = []
+        with self.lock:
+            shared = None if topic in self._fed else self.messages[topic]
+            self._fed.add(topic)
 
         def cb(msg: Any) -> None:
+            t = time.monotonic()
             with self.lock:
-                store.append((time.monotonic(), msg))
+                store.append((t, msg))
+                if shared is not None:
+                    shared.append((t, msg))
             if callback is not None:
                 callback(msg)
 

@@ -134,7 +134,7 @@ def _grasp_errors(
 
     b's joint positions are interpolated linearly to each of a's header stamps.
     """
-    tb = np.array([stamp_or_none(m.header.stamp) or 0.0 for _, m in b])
+    tb = _stamps(b)
     qb = np.array([_positions(m) for _, m in b])
     out = []
     for t, m in a:
@@ -163,8 +163,14 @@ STARVED = 0.025
 
 
 def _stamps(states: Any) -> np.ndarray:
-    """(k,) the header stamps [s] of collected joint states."""
-    return np.array([stamp_or_none(m.header.stamp) or 0.0 for _, m in list(states)])
+    """(k,) the header stamps [s] of collected joint states: increasing, as a robot stamps them.
+
+    (Interpolating between them needs it: states collected twice, or out of order, would
+    interpolate a robot's positions to the wrong instants.)
+    """
+    ts = np.array([stamp_or_none(m.header.stamp) or 0.0 for _, m in list(states)])
+    assert np.all(np.diff(ts) > 0.0), "joint states' stamps do not increase"
+    return ts
 
 
 def _stale_times(log: str) -> list[float]:
@@ -326,7 +332,7 @@ def _grasp_at_b(
     tree: KinematicTree, a: list[Any], b: list[Any], grasp: np.ndarray
 ) -> list[tuple[float, float]]:
     """(b's stamp [s], grasp position error [m]) at each of b's states, a interpolated to it."""
-    ta = np.array([stamp_or_none(m.header.stamp) or 0.0 for _, m in a])
+    ta = _stamps(a)
     qa = np.array([_positions(m) for _, m in a])
     out = []
     for _, m in b:
