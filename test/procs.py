@@ -268,6 +268,7 @@ class RosTestClient:
         self.lock = threading.Lock()
         self.messages: dict[str, list[tuple[float, Any]]] = defaultdict(list)
         self._fed: set[str] = set()  # the topics whose messages go to self.messages already
+        self._stores: dict[str, list[list[tuple[float, Any]]]] = defaultdict(list)  # collect's
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._stop = threading.Event()
         self._thread.start()
@@ -301,12 +302,13 @@ class RosTestClient:
         Each call has a subscription and a list of its own, which starts empty: a test of a
         module's client that collects a topic an earlier test collected gets its own messages,
         each once (:meth:`received` has every message since the topic was first collected,
-        each once).
+        each once; :meth:`clear` empties them all).
         """
         store: list[tuple[float, Any]] = []
         with self.lock:
             shared = None if topic in self._fed else self.messages[topic]
             self._fed.add(topic)
+            self._stores[topic].append(store)
 
         def cb(msg: Any) -> None:
             t = time.monotonic()
@@ -326,9 +328,11 @@ class RosTestClient:
             return [m for _, m in self.messages[topic]]
 
     def clear(self, topic: str) -> None:
-        """Forget the messages received so far on ``topic``."""
+        """Forget the messages received so far on ``topic`` (in every list of it)."""
         with self.lock:
             self.messages[topic].clear()
+            for store in self._stores[topic]:
+                store.clear()
 
     def publisher(self, msg_type: Any, topic: str, qos: QoSProfile | int = 10) -> Any:
         """A publisher of the client node."""
