@@ -89,10 +89,10 @@ def main(
         pub.publish(msg)
         collector.collect()  # as the node: a due collection right after the publish
 
-    loop = ControlLoop(node.context, tick, 1.0 / rate, (reader, take) if on_state else None)
-    for why in apply_realtime(
-        int(param("thread_priority", 0)), [int(c) for c in param("cpu_affinity", []) or []]
-    ):
+    priority = int(param("thread_priority", 0))
+    joint_states = (reader, take) if on_state else None
+    loop = ControlLoop(node.context, tick, 1.0 / rate, joint_states, priority=priority)
+    for why in apply_realtime(priority, [int(c) for c in param("cpu_affinity", []) or []]):
         node.get_logger().warning(f"real-time scheduling not applied: {why}")
     executor = make_executor()  # the node's executor and spin loop (itasc_ros.ros.node.main)
     executor.add_node(node)

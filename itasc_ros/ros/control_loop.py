@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .polled_reader import PolledReader, Waiter
+from .realtime import set_thread_priority
 from .tick_spacing import TickSpacing
 
 #: The interpreter's switch interval in a node process [s] (CPython's default: 5 ms).
@@ -56,6 +57,10 @@ class ControlLoop:
             loop ticks anyway (the controller then stops for stale input).
         on_error: gets an exception a tick let out (default: printed to stderr); the loop
             goes on.
+        priority: the loop thread's SCHED_FIFO priority (1-99; 0: left as the thread starts,
+            on the normal scheduler when a real-time thread starts it). Not permitted, the
+            loop runs at the normal priority (the process's
+            :func:`~itasc_ros.ros.realtime.apply_realtime` reported why).
     """
 
     def __init__(
@@ -66,8 +71,10 @@ class ControlLoop:
         joint_states: tuple[PolledReader[Any], Callable[[], bool]] | None = None,
         watchdog: float = math.inf,
         on_error: Callable[[Exception], None] | None = None,
+        priority: int = 0,
     ) -> None:
         self._context = context
+        self._priority = priority
         self._tick = tick
         self._on_error = on_error if on_error is not None else _print_error
         self.period = period
@@ -105,6 +112,7 @@ class ControlLoop:
         return self._thread.is_alive()
 
     def _run(self) -> None:
+        set_thread_priority(self._priority)  # its failure: reported by the process's own
         with self._context.handle:
             if self._take is None:
                 self._run_timer()

@@ -237,7 +237,10 @@ class ItascNode(Node):
             loop.set_period(1.0 / config.control_rate, config.input_timeout)
 
     def apply_scheduling(self) -> None:
-        """Apply ``thread_priority`` and ``cpu_affinity`` to every thread of this process.
+        """Apply ``cpu_affinity`` to every thread of this process, ``thread_priority`` to this one.
+
+        The control loop's thread takes ``thread_priority`` when it starts; the others (DDS's,
+        the workers') stay on the normal scheduler (:mod:`~itasc_ros.ros.realtime`).
 
         Called once the node (and so its DDS threads) exists and before the executor starts.
         Failures for want of permission are logged as a warning: the node runs on at the
@@ -262,7 +265,7 @@ class ItascNode(Node):
 
     # ------------------------------------------------------------------------- the loop
     def start_loop(self) -> None:
-        """Start the control loop's thread (after :meth:`apply_scheduling`: it inherits it)."""
+        """Start the control loop's thread, on ``thread_priority`` and the CPUs it inherits."""
         joint_states = None
         if self._trigger == P.TRIGGER_JOINT_STATES:  # several robots: the first one's wake
             joint_states = (self._inputs.joint_readers[0], self._inputs.take_joint_state)
@@ -274,6 +277,7 @@ class ItascNode(Node):
             joint_states,
             config.input_timeout,
             self._on_loop_error,
+            int(P.value(self, "thread_priority")),
         )
         self._loop.start()
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -787,12 +788,14 @@ def test_unknown_control_trigger_is_refused_at_start_up() -> None:
 
 
 # ----------------------------------------------------------------- thread_priority, cpu_affinity
-def _policies(pid: int) -> dict[int, tuple[int, set[int]]]:
-    """Scheduling policy and CPUs of every thread of a process."""
+def _policies(pid: int) -> dict[int, tuple[int, set[int], str]]:
+    """Scheduling policy (without SCHED_RESET_ON_FORK), CPUs and name of a process's threads."""
     out = {}
     for tid in map(int, os.listdir(f"/proc/{pid}/task")):
         try:
-            out[tid] = (os.sched_getscheduler(tid), os.sched_getaffinity(tid))
+            policy = os.sched_getscheduler(tid) & ~os.SCHED_RESET_ON_FORK
+            name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+            out[tid] = (policy, os.sched_getaffinity(tid), name)
         except OSError:  # the thread ended meanwhile
             pass
     return out
@@ -801,8 +804,9 @@ def _policies(pid: int) -> dict[int, tuple[int, set[int]]]:
 def test_thread_priority_and_cpu_affinity_apply_to_the_node(
     client: RosTestClient, tree: KinematicTree
 ) -> None:
-    """With CAP_SYS_NICE every thread runs SCHED_FIFO on the CPU asked for; without it the
-    node warns and runs on (and still controls the robot)."""
+    """With CAP_SYS_NICE the executor's and the control loop's threads run SCHED_FIFO, DDS's
+    on the normal scheduler, all on the CPU asked for; without it the node warns and runs on
+    (and still controls the robot)."""
     params = ("control_rate:=200.0", "thread_priority:=10", "cpu_affinity:=[0]")
     with moving_node(client, tree, "/rt", *params) as (node, _, _):
         log = read_log(node)
@@ -815,10 +819,12 @@ def test_thread_priority_and_cpu_affinity_apply_to_the_node(
         if permitted:
             assert "scheduling: SCHED_FIFO 10 on CPUs [0]" in log
             threads = _policies(node.pid)
-            assert threads[node.pid] == (os.SCHED_FIFO, {0})
-            fifo = [tid for tid, (pol, _) in threads.items() if pol == os.SCHED_FIFO]
-            assert len(fifo) >= len(threads) - 1  # all but, at most, the idle URDF parser
-            assert all(cpus == {0} for _, cpus in threads.values())
+            assert threads[node.pid][:2] == (os.SCHED_FIFO, {0})
+            fifo = [tid for tid, (pol, _, _) in threads.items() if pol == os.SCHED_FIFO]
+            assert len(fifo) == 2, threads  # the executor's (main) and the control loop's
+            dds = [pol for pol, _, name in threads.values() if name.startswith("dds.")]
+            assert dds and set(dds) == {os.SCHED_OTHER}, threads
+            assert all(cpus == {0} for _, cpus, _ in threads.values())
         else:
             assert "real-time scheduling not applied: SCHED_FIFO priority 10" in log
 

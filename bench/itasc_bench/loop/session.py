@@ -186,7 +186,7 @@ class LoopSession:
         plan = self.plan
         for name, cmd in (("sim_robot", plan.sim_cmd), ("node", plan.node_cmd)):
             start_process(self.procs, name, cmd, plan.env, plan.logs)
-        if plan.realtime:  # this process's threads, the DDS ones included (not its children)
+        if plan.realtime:  # this thread on SCHED_FIFO, this process's threads on its CPUs
             problems = apply_realtime(BENCH_PRIORITY, plan.other_cpus)
             self.realtime_applied = "; ".join(problems) or "{} {} on CPUs {}".format(
                 *current_policy()

@@ -471,8 +471,9 @@ SETTINGS: tuple[Setting, ...] = (
         "thread_priority",
         "integer",
         0,
-        "SCHED_FIFO real-time priority of the node's threads (1-99); 0: normal scheduling. "
-        "Needs CAP_SYS_NICE; without it the node warns and runs at the normal priority.",
+        "SCHED_FIFO real-time priority of the node's control loop and executor threads (1-99); "
+        "0: normal scheduling. DDS's threads stay on the normal scheduler. Needs CAP_SYS_NICE; "
+        "without it the node warns and runs at the normal priority.",
         lo=0,
         hi=99,
         scope=NODE,
@@ -481,7 +482,7 @@ SETTINGS: tuple[Setting, ...] = (
         "cpu_affinity",
         "integer_array",
         [],
-        "CPUs the node's threads may run on (e.g. [3]); empty: all.",
+        "CPUs the node's threads, DDS's included, may run on (e.g. [3]); empty: all.",
         scope=NODE,
     ),
     _s(

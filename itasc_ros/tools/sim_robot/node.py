@@ -200,7 +200,9 @@ class SimRobotNode(Node):
         return base, self.create_publisher(Odometry, topic, qos), odom
 
     def apply_scheduling(self) -> None:
-        """``thread_priority`` and ``cpu_affinity`` for every thread (warns when not allowed).
+        """``cpu_affinity`` for every thread, ``thread_priority`` for this one and the tick's.
+
+        Warns when not allowed.
 
         Raises:
             ValueError: a priority or CPU index out of range (the valid ones are named).
@@ -211,7 +213,8 @@ class SimRobotNode(Node):
         except ParameterUninitializedException:  # declared without a value: all CPUs
             cpus = []
         if priority or cpus:
-            for why in apply_realtime(priority, cpus):
+            tick = self._thread.native_id
+            for why in apply_realtime(priority, cpus, () if tick is None else (tick,)):
                 self.get_logger().warning(f"real-time scheduling not applied: {why}")
 
     def _coerce_numbers(self) -> None:
