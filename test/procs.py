@@ -86,6 +86,25 @@ def read_log(p: subprocess.Popen) -> str:
     return Path(p.log_path).read_text(errors="replace")  # type: ignore[attr-defined]
 
 
+def thread_policies(pid: int) -> dict[int, tuple[int, set[int], str]]:
+    """Scheduling policy (without SCHED_RESET_ON_FORK), CPUs and name of a process's threads."""
+    out = {}
+    for tid in map(int, os.listdir(f"/proc/{pid}/task")):
+        try:
+            policy = os.sched_getscheduler(tid) & ~os.SCHED_RESET_ON_FORK
+            name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+            out[tid] = (policy, os.sched_getaffinity(tid), name)
+        except OSError:  # the thread ended meanwhile
+            pass
+    return out
+
+
+def fifo_permitted() -> bool:
+    """Whether this machine lets a process of this user run SCHED_FIFO (CAP_SYS_NICE)."""
+    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
 def stop_process(p: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
     """Send ``sig`` and wait; escalate to SIGKILL after ``timeout`` [s]. Returns the exit code."""
     if p.poll() is None:

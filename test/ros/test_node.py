@@ -19,7 +19,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,12 +32,14 @@ from procs import (
     StaticRobot,
     allocate_domain,
     client_fixture,
+    fifo_permitted,
     read_log,
     running,
     start_panda_node,
     start_ros,
     stop_process,
     stop_processes,
+    thread_policies,
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
@@ -788,19 +789,6 @@ def test_unknown_control_trigger_is_refused_at_start_up() -> None:
 
 
 # ----------------------------------------------------------------- thread_priority, cpu_affinity
-def _policies(pid: int) -> dict[int, tuple[int, set[int], str]]:
-    """Scheduling policy (without SCHED_RESET_ON_FORK), CPUs and name of a process's threads."""
-    out = {}
-    for tid in map(int, os.listdir(f"/proc/{pid}/task")):
-        try:
-            policy = os.sched_getscheduler(tid) & ~os.SCHED_RESET_ON_FORK
-            name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
-            out[tid] = (policy, os.sched_getaffinity(tid), name)
-        except OSError:  # the thread ended meanwhile
-            pass
-    return out
-
-
 def test_thread_priority_and_cpu_affinity_apply_to_the_node(
     client: RosTestClient, tree: KinematicTree
 ) -> None:
@@ -810,15 +798,9 @@ def test_thread_priority_and_cpu_affinity_apply_to_the_node(
     params = ("control_rate:=200.0", "thread_priority:=10", "cpu_affinity:=[0]")
     with moving_node(client, tree, "/rt", *params) as (node, _, _):
         log = read_log(node)
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
-            permitted = True
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-        except PermissionError:
-            permitted = False
-        if permitted:
+        if fifo_permitted():
             assert "scheduling: SCHED_FIFO 10 on CPUs [0]" in log
-            threads = _policies(node.pid)
+            threads = thread_policies(node.pid)
             assert threads[node.pid][:2] == (os.SCHED_FIFO, {0})
             fifo = [tid for tid, (pol, _, _) in threads.items() if pol == os.SCHED_FIFO]
             assert len(fifo) == 2, threads  # the executor's (main) and the control loop's

@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import pytest
+from procs import fifo_permitted
 
 from itasc_ros.ros.realtime import (
     apply_realtime,
@@ -37,11 +38,6 @@ def test_nothing_asked_changes_nothing() -> None:
     before = current_policy()
     assert apply_realtime(0, []) == []
     assert current_policy() == before
-
-
-def _permitted() -> bool:
-    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
-    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
 
 
 CHILD = textwrap.dedent(
@@ -80,7 +76,7 @@ def test_the_calling_thread_gets_the_policy_every_thread_the_cpus() -> None:
     thread that ticks joins with set_thread_priority."""
     res = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True)
     out = json.loads(res.stdout.strip().splitlines()[-1])
-    if not _permitted():
+    if not fifo_permitted():
         assert out["problems"] and "needs CAP_SYS_NICE" in out["problems"][-1]
         return
     assert out["problems"] == [] and out["joined"] == []

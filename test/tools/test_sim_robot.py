@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
 import threading
@@ -31,11 +32,13 @@ from procs import (
     PANDA_URDF,
     REPO,
     SIM_ROBOT_MODULE,
+    fifo_permitted,
     node_command,
     read_log,
     ros_context,
     start_ros,
     stop_process,
+    thread_policies,
     wait_until,
 )
 from rclpy.context import Context
@@ -561,3 +564,37 @@ def test_bad_configuration_exits_with_status_2(tmp_path: Path, dds_domain: int) 
     )
     assert run.returncode == 2
     assert "unknown joint 'nope'; joints are: 'panda_joint1'" in run.stderr.decode()
+
+
+def test_thread_priority_puts_the_tick_and_the_executor_on_sched_fifo(
+    tmp_path: Path, dds_domain: int
+) -> None:
+    """The tick's thread and the executor's run SCHED_FIFO, DDS's threads on the normal
+    scheduler, every thread on the CPU asked for; not permitted, the simulator warns."""
+    sim = start_sim(
+        dds_domain, tmp_path, "rt", Float64MultiArray, 250.0, f"urdf_file:={PANDA}",
+        "thread_priority:=10", "cpu_affinity:=[0]",
+    )  # fmt: skip
+    try:
+        if fifo_permitted():
+            wait_until(
+                lambda: (
+                    sum(p == os.SCHED_FIFO for p, _, _ in thread_policies(sim.proc.pid).values())
+                    >= 2
+                ),
+                20.0,
+                "the simulator's real-time threads",
+            )
+            threads = thread_policies(sim.proc.pid)
+            assert threads[sim.proc.pid][:2] == (os.SCHED_FIFO, {0}), threads
+            fifo = [tid for tid, (p, _, _) in threads.items() if p == os.SCHED_FIFO]
+            assert len(fifo) == 2, threads  # the executor's (main) and the tick's
+            dds = [p for p, _, name in threads.values() if name.startswith("dds.")]
+            assert dds and set(dds) == {os.SCHED_OTHER}, threads
+            assert all(cpus == {0} for _, cpus, _ in threads.values()), threads
+        else:
+            wait_until(
+                lambda: "real-time scheduling not applied" in sim.output(), 20.0, "a warning"
+            )
+    finally:
+        assert stop_sim(sim) == 0, sim.output()
