@@ -45,9 +45,9 @@ class WaitSetReader:
             self._thread.join(timeout=2.0)
 
     def _run(self) -> None:
-        # Below this process's DDS threads: with SCHED_FIFO, threads of one priority do not
-        # preempt each other, so a reader at the DDS threads' priority would hold back the
-        # thread that stamps a command's reception while it handles the previous message.
+        # On the normal scheduler, as this process's DDS threads: a real-time reader would
+        # hold back the thread that stamps a command's reception while it handles the previous
+        # message (it starts there when a real-time thread starts it; made sure of here).
         demote_current_thread()
         ws = self._wait_set
         with self._context.handle:

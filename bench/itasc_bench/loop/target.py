@@ -64,7 +64,7 @@ def publish_targets(
     """
     from geometry_msgs.msg import PoseStamped
 
-    demote_current_thread()  # as the reader: below the DDS threads
+    demote_current_thread()  # as the reader: on the normal scheduler, as the DDS threads
     msg = PoseStamped()
     msg.header.frame_id = frame_id
     o = msg.pose.orientation
