@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .polled_reader import PolledReader, Waiter
-from .realtime import set_thread_priority
+from .realtime import check_priority, set_thread_priority
 from .tick_spacing import TickSpacing
 
 #: The interpreter's switch interval in a node process [s] (CPython's default: 5 ms).
@@ -61,6 +61,9 @@ class ControlLoop:
             on the normal scheduler when a real-time thread starts it). Not permitted, the
             loop runs at the normal priority (the process's
             :func:`~itasc_ros.ros.realtime.apply_realtime` reported why).
+
+    Raises:
+        ValueError: ``priority`` not 0 or 1-99 (here, not in the loop's thread).
     """
 
     def __init__(
@@ -73,6 +76,7 @@ class ControlLoop:
         on_error: Callable[[Exception], None] | None = None,
         priority: int = 0,
     ) -> None:
+        check_priority(priority)
         self._context = context
         self._priority = priority
         self._tick = tick

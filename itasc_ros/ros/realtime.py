@@ -41,7 +41,8 @@ def _threads() -> list[int]:
         return [0]
 
 
-def _check(priority: int) -> None:
+def check_priority(priority: int) -> None:
+    """Raise ValueError, naming the choices, unless ``priority`` is 0 (off) or 1-99."""
     lo, hi = PRIORITY_RANGE
     if priority != 0 and not lo <= priority <= hi:
         raise ValueError(f"thread_priority {priority} is not 0 (off) or {lo}-{hi}")
@@ -67,7 +68,7 @@ def apply_realtime(priority: int, cpus: Sequence[int], also: Sequence[int] = ())
         ValueError: ``priority`` outside 0-99 or a CPU index this machine does not have,
             with the valid choices.
     """
-    _check(priority)
+    check_priority(priority)
     count = os.cpu_count() or 1
     bad = [c for c in cpus if not 0 <= c < count]
     if bad:
@@ -82,9 +83,10 @@ def apply_realtime(priority: int, cpus: Sequence[int], also: Sequence[int] = ())
             if tid == 0 or os.path.exists(f"/proc/self/task/{tid}"):  # not a thread that ended
                 problems.append(f"cpu_affinity {list(cpus)}: {exc}")
                 break  # the same reason for every thread: report it once
-    for tid in (0, *also):
-        problems += set_thread_priority(priority, tid)
-        if problems:
+    for tid in (0, *also):  # the priority whether or not the CPUs could be set
+        refused = set_thread_priority(priority, tid)
+        if refused:
+            problems += refused
             break  # the same reason for every thread: report it once
     return problems
 
@@ -104,7 +106,7 @@ def set_thread_priority(priority: int, tid: int = 0) -> list[str]:
     Raises:
         ValueError: ``priority`` outside 0-99.
     """
-    _check(priority)
+    check_priority(priority)
     if not priority:
         return []
     try:

@@ -106,3 +106,12 @@ def test_the_loop_ends_at_once_when_its_context_goes_down(
     # ... but the one whose stop check passed just before the shutdown set the flag (its
     # thread descheduled in between): the shutdown does not wait for a tick that runs.
     assert sum(t > t_down for t in ticks) <= 1, [t - t_down for t in ticks if t > t_down]
+
+
+@pytest.mark.parametrize("priority", [-1, 100])
+def test_a_priority_out_of_range_is_refused_before_the_thread_starts(
+    context: Context, priority: int
+) -> None:
+    """Refused by the constructor: the loop's thread would otherwise die at its start."""
+    with pytest.raises(ValueError, match=r"is not 0 \(off\) or 1-99"):
+        ControlLoop(context, lambda: None, 0.01, priority=priority)

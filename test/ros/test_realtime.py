@@ -95,3 +95,34 @@ def test_a_real_time_priority_out_of_range_for_a_thread_names_the_choices() -> N
 def test_demote_is_harmless_on_a_normal_thread() -> None:
     demote_current_thread()
     assert current_policy()[0] == "SCHED_OTHER"
+
+
+AFFINITY_REFUSED = textwrap.dedent(
+    """
+    import json, os, threading
+    from itasc_ros.ros import realtime
+    done = threading.Event()
+    named = threading.Thread(target=done.wait); named.start()
+    def refuse(tid, cpus):
+        raise PermissionError(1, "Operation not permitted")
+    os.sched_setaffinity = refuse
+    problems = realtime.apply_realtime(5, [0], [named.native_id])
+    out = {"problems": problems, "named": os.sched_getscheduler(named.native_id)}
+    done.set(); named.join()
+    print(json.dumps(out))
+    """
+)
+
+
+def test_cpus_refused_still_give_the_threads_their_priority() -> None:
+    """The CPUs refused are reported once; the calling thread and those named still get theirs."""
+    res = subprocess.run(
+        [sys.executable, "-c", AFFINITY_REFUSED], capture_output=True, text=True, check=True
+    )
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["problems"][0].startswith("cpu_affinity [0]: ")
+    if fifo_permitted():
+        assert out["problems"] == out["problems"][:1]
+        assert out["named"] == os.SCHED_FIFO | os.SCHED_RESET_ON_FORK
+    else:
+        assert len(out["problems"]) == 2 and "needs CAP_SYS_NICE" in out["problems"][1]
