@@ -67,42 +67,78 @@ class TargetAim:
     def update(self, now: float, elapsed: float) -> None:
         """Give each target constraint this tick's target and twist.
 
+        Each stream in turn: its twist (:meth:`_update_reference`), its aim
+        (:meth:`_aim_ahead`), then its place in the root frame when it is held in the world
+        (:meth:`_place_world`).
+
         Args:
             now: the tick's time [s].
             elapsed: the time since the last tick [s] (a jog's or a step's reference moves by
                 it).
         """
-        self._update_references(now, elapsed)
-        self._aim_ahead(now)
-        self._place_world()
+        aim = self._model.config.aim_ahead
+        instants: tuple[float, float] | None = None  # the aim's instants, once one is needed
+        base: Array | None = None
+        for name, st in self._inputs.targets.items():
+            self._update_reference(name, st, now, elapsed)
+            if not aim:
+                if st.aiming:
+                    self._stop_aiming(name, st)
+            elif (
+                st.source == TwistSource.NONE
+                or st.ref.active
+                or st.ref.jogging
+                or not any_nonzero(st.applied)
+            ):
+                if st.aiming:
+                    self._stop_aiming(name, st)
+            else:
+                if instants is None:
+                    instants = self._aim_instants(now)
+                self._aim_ahead(name, st, *instants)
+            if st.world:
+                if base is None:
+                    base = self._inputs.base_now()
+                self._place_world(name, st, base)
 
-    def _update_references(self, now: float, elapsed: float) -> None:
-        """Give each pose constraint its twist: explicit if recent, else the estimate, else 0.
+    def _update_reference(self, name: str, st: TargetStream, now: float, elapsed: float) -> None:
+        """Give the stream's constraint its twist: explicit if recent, else the estimate, else 0.
 
         A jog or a step followed along the straight-line reference comes first.
         """
-        for name, st in self._inputs.targets.items():
-            if st.ref.active or st.ref.jogging or st.jog_fresh:
-                if self._follow_reference(name, st, now, elapsed):
-                    continue
-            if st.twist_fresh:
-                src: Array | None = st.twist
-                st.source = TwistSource.EXPLICIT
-            elif st.pose_fresh:
-                src = st.estimate
-                st.source = TwistSource.ESTIMATED
-            else:
-                src = None
-                st.source = TwistSource.NONE
-            if src is not None:
-                if copy_if_changed(src, st.applied):
-                    self._inputs.give_twist(self._model.scene.get(name), st, st.applied)
-            elif any_nonzero(st.applied):
-                st.applied[:] = 0.0
-                self._inputs.give_twist(self._model.scene.get(name), st, None)
+        if st.ref.active or st.ref.jogging or st.jog_fresh:
+            if self._follow_reference(name, st, now, elapsed):
+                return
+        if st.twist_fresh:
+            src: Array | None = st.twist
+            st.source = TwistSource.EXPLICIT
+        elif st.pose_fresh:
+            src = st.estimate
+            st.source = TwistSource.ESTIMATED
+        else:
+            src = None
+            st.source = TwistSource.NONE
+        if src is not None:
+            if copy_if_changed(src, st.applied):
+                self._inputs.give_twist(self._model.scene.get(name), st, st.applied)
+        elif any_nonzero(st.applied):
+            st.applied[:] = 0.0
+            self._inputs.give_twist(self._model.scene.get(name), st, None)
 
-    def _aim_ahead(self, now: float) -> None:
-        """Aim each moving target at the joint state's instant (the tick's time ``now`` [s]).
+    def _aim_instants(self, now: float) -> tuple[float, float]:
+        """When this tick's command reaches the robot [s], and the joint state's instant [s].
+
+        The command: the tick's time ``now`` plus its delivery and ``actuator_lag``; the joint
+        state: its header stamp (NaN: unstamped, its reception), moved on to the instant the
+        prediction took it to when it is late (see :class:`StatePrediction`).
+        """
+        js = self._inputs.joints
+        acts = now + self._command_delivery() + self._model.config.actuator_lag
+        measured = js.header if js.header == js.header else js.stamp
+        return acts, measured + max(self._prediction.instant - js.stamp, 0.0)
+
+    def _aim_ahead(self, name: str, st: TargetStream, acts: float, measured: float) -> None:
+        """Aim a moving target at the joint state's instant ``measured`` [s].
 
         The joint state was measured at its header stamp (else its reception), each target at
         its own: a target with a twist (estimated or explicit; not one following a
@@ -123,51 +159,32 @@ class TargetAim:
         (:meth:`~itasc_ros.core.control.prediction.StatePrediction.lead`): each target is then
         moved on by ``tau`` along its twist (a straight extrapolation, the exact inverse of the
         lag: ``x + tau x'``) and its twist aimed ``tau`` later (``x' + tau x''``).
+
+        ``acts``: when the command reaches the robot [s] (:meth:`_aim_instants`).
         """
         cfg = self._model.config
-        if not cfg.aim_ahead:
-            for name, st in self._inputs.targets.items():
-                if st.aiming:
-                    self._stop_aiming(name, st)
-            return
-        js = self._inputs.joints
-        lag = cfg.actuator_lag
-        acts = now + self._command_delivery() + lag  # [s] when the command reaches the robot
-        cap = 0.5 * cfg.input_timeout
-        measured = js.header if js.header == js.header else js.stamp  # NaN: unstamped
-        # a late state is predicted on to an instant after it (see StatePrediction)
-        measured += max(self._prediction.instant - js.stamp, 0.0)
-        for name, st in self._inputs.targets.items():
-            if (
-                st.source == TwistSource.NONE
-                or st.ref.active
-                or st.ref.jogging
-                or not any_nonzero(st.applied)
-            ):
-                if st.aiming:
-                    self._stop_aiming(name, st)
-                continue
-            at = st.header if st.header == st.header else st.stamp
-            lead = min(max(measured - at, -cap), cap)
-            c = self._model.scene.get(name)
-            if st.source == TwistSource.EXPLICIT:  # its change rate too (second order)
-                t0 = st.twist_time
-                aim_twist(
-                    st.applied, st.accel, min(max(acts - t0, -cap), cap),
-                    min(max(at + 0.5 * lead - t0, -cap), cap), self._mean_twist, st.aimed_twist,
-                )  # fmt: skip
-                cap_twist(st.aimed_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
-                cap_twist(self._mean_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
-                extrapolate_pose(st.pose, self._mean_twist, lead, st.aimed)
-                if lag > 0.0:  # where the joints head for: the target lag ahead, straight
-                    extrapolate_pose(st.aimed, self._mean_twist, lag, st.aimed)
-                self._inputs.give_twist(c, st, st.aimed_twist)
-            else:
-                if st.aiming:  # an explicit twist aimed last tick: the estimate now
-                    self._inputs.give_twist(c, st, st.applied)
-                extrapolate_pose(st.pose, st.applied, lead + lag, st.aimed)
-            self._inputs.give_pose(c, st, st.aimed)
-            st.aiming = True
+        lag, cap = cfg.actuator_lag, 0.5 * cfg.input_timeout
+        at = st.header if st.header == st.header else st.stamp
+        lead = min(max(measured - at, -cap), cap)
+        c = self._model.scene.get(name)
+        if st.source == TwistSource.EXPLICIT:  # its change rate too (second order)
+            t0 = st.twist_time
+            aim_twist(
+                st.applied, st.accel, min(max(acts - t0, -cap), cap),
+                min(max(at + 0.5 * lead - t0, -cap), cap), self._mean_twist, st.aimed_twist,
+            )  # fmt: skip
+            cap_twist(st.aimed_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
+            cap_twist(self._mean_twist, cfg.max_target_speed, cfg.max_target_angular_speed)
+            extrapolate_pose(st.pose, self._mean_twist, lead, st.aimed)
+            if lag > 0.0:  # where the joints head for: the target lag ahead, straight
+                extrapolate_pose(st.aimed, self._mean_twist, lag, st.aimed)
+            self._inputs.give_twist(c, st, st.aimed_twist)
+        else:
+            if st.aiming:  # an explicit twist aimed last tick: the estimate now
+                self._inputs.give_twist(c, st, st.applied)
+            extrapolate_pose(st.pose, st.applied, lead + lag, st.aimed)
+        self._inputs.give_pose(c, st, st.aimed)
+        st.aiming = True
 
     def _stop_aiming(self, name: str, st: TargetStream) -> None:
         """Give the constraint its target and twist as received again (not aimed ahead)."""
@@ -179,27 +196,22 @@ class TargetAim:
             self._inputs.give_pose(c, st, st.pose)
         self._inputs.give_twist(c, st, st.applied if any_nonzero(st.applied) else None)
 
-    def _place_world(self) -> None:
-        """Place each world-frame target in the root frame, from where the base is now.
+    def _place_world(self, name: str, st: TargetStream, base: Array) -> None:
+        """Place a world-frame target in the root frame, from where the base is now.
 
-        The base's pose is moved on by its twist from the odometry's stamp to the joint
-        state's instant (within ``input_timeout / 2``); the target's twist relative to the
-        base includes the base's own (``feed_base_twist``), so that ``B Xu'`` feeds both
-        forward (:func:`~itasc_ros.core.control.odometry.place_in_base`).
+        ``base`` (4, 4): the base's pose moved on by its twist from the odometry's stamp to the
+        joint state's instant (within ``input_timeout / 2``, :meth:`.Inputs.base_now`); the
+        target's twist relative to the base includes the base's own (``feed_base_twist``), so
+        that ``B Xu'`` feeds both forward (:func:`~itasc_ros.core.control.odometry.
+        place_in_base`).
         """
-        base = None
-        for name, st in self._inputs.targets.items():
-            if not st.world:
-                continue
-            if base is None:
-                base = self._inputs.base_now()
-            place_in_base(
-                base, self._inputs.odom.twist, st.world_target, st.world_twist,
-                self._inputs.feed_base, st.placed, st.placed_twist,
-            )  # fmt: skip
-            c = self._model.scene.get(name)
-            c.set_target(st.placed, check=False)
-            c.set_target_twist(st.placed_twist, check=False)
+        place_in_base(
+            base, self._inputs.odom.twist, st.world_target, st.world_twist,
+            self._inputs.feed_base, st.placed, st.placed_twist,
+        )  # fmt: skip
+        c = self._model.scene.get(name)
+        c.set_target(st.placed, check=False)
+        c.set_target_twist(st.placed_twist, check=False)
 
     def _follow_reference(self, name: str, st: TargetStream, now: float, elapsed: float) -> bool:
         """Advance a jog or a step's straight-line reference; False when there is none."""

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
@@ -29,6 +30,39 @@ REPORT_AFTER = 0.25
 
 REPORT_PERIOD = 0.5
 """A report's text (its figures and causes) is renewed at most this often [s]."""
+
+
+@njit(cache=True, nogil=True)
+def judge_tasks(fraction, since, short_time, now, dt):  # pragma: no cover - compiled
+    """One tick's judgement of each task's ``fraction`` (k,) at time ``now`` [s].
+
+    A task below :data:`FOLLOWED` goes short at ``now`` (``since`` (k,), NaN while followed)
+    and adds ``dt`` [s] to its ``short_time`` (k,); one followed again (or not a task: NaN) is
+    no longer short.
+
+    Returns:
+        The task short the longest for at least :data:`REPORT_AFTER` (-1: none), and for how
+        long [s].
+    """
+    worst = -1
+    longest = 0.0
+    for i in range(fraction.shape[0]):
+        f = fraction[i]
+        if math.isnan(f) or f >= FOLLOWED:
+            since[i] = math.nan
+            continue
+        if math.isnan(since[i]):
+            since[i] = now
+        short_time[i] += dt
+        held = now - since[i]
+        if held >= REPORT_AFTER and held >= longest:
+            worst, longest = i, held
+    return worst, longest
+
+
+def warm_up() -> None:
+    """Compile (or load) :func:`judge_tasks` now: a first tick must not wait for it."""
+    judge_tasks(np.zeros(1), np.zeros(1), np.zeros(1), 0.0, 0.0)
 
 
 class Following:
@@ -68,19 +102,7 @@ class Following:
                 text is renewed: at most every :data:`REPORT_PERIOD`).
             qdot: (n,) the tick's command [rad/s or m/s].
         """
-        worst = -1
-        longest = 0.0
-        for i in range(self.fraction.shape[0]):
-            f = self.fraction[i]
-            if math.isnan(f) or f >= FOLLOWED:
-                self._since[i] = math.nan
-                continue
-            if math.isnan(self._since[i]):
-                self._since[i] = now
-            self.short_time[i] += dt
-            held = now - self._since[i]
-            if held >= REPORT_AFTER and held >= longest:
-                worst, longest = i, held
+        worst, longest = judge_tasks(self.fraction, self._since, self.short_time, now, dt)
         if worst < 0:
             self.report = ""
             self._due = -math.inf
@@ -113,4 +135,4 @@ class Following:
         return {n: float(f) for n, f in pairs if not math.isnan(f)}
 
 
-__all__ = ["FOLLOWED", "REPORT_AFTER", "REPORT_PERIOD", "Following"]
+__all__ = ["FOLLOWED", "REPORT_AFTER", "REPORT_PERIOD", "Following", "judge_tasks"]

@@ -28,6 +28,7 @@ from ..solve.scene import Scene
 from ..solve.shortfall import warm_up as warm_up_shortfall
 from ._target_kernels import warm_up_kernels
 from .config import ControllerConfig
+from .following import warm_up as warm_up_following
 from .odometry import warm_up_odometry
 
 Array = NDArray[np.float64]
@@ -231,6 +232,7 @@ class FittedModel:
         self.limiter.warm_up()
         warm_up_kernels(self.vmax_hard)
         warm_up_shortfall()
+        warm_up_following()
         if self.config.world_frame:
             warm_up_odometry()
 

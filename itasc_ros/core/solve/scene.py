@@ -539,9 +539,11 @@ class Scene:
         """How much of each constraint's asked velocity the command ``qdot`` (n,) gives.
 
         Into ``out`` (k,), in :attr:`SolveResult.constraint_names` order, from the last
-        solve's rows (:func:`~itasc_ros.core.solve.shortfall.task_fractions`).
+        solve's rows (:func:`~itasc_ros.core.solve.shortfall.task_fractions`, one compiled
+        call).
         """
-        task_fractions(self._views, qdot, out)
+        ws = self._ws
+        task_fractions(ws.model, ws.rows, ws.row_flags, qdot, out)
 
     def limiting(self, qdot: Array) -> list[str]:
         """What held the last solve's command ``qdot`` (n,) back, in words (a report's cause).

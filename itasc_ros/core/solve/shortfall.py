@@ -17,6 +17,25 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from .workspace import (
+    F_INEQ,
+    F_REDUNDANT,
+    F_SOFT,
+    LEVELS,
+    NLEV,
+    PAR_SIZE,
+    R_A,
+    R_ASKED,
+    R_PAR,
+    R_WY,
+    K,
+    M,
+    N,
+    SceneWorkspace,
+    _mat,
+    _vec,
+)
+
 Array = NDArray[np.float64]
 
 MIN_ASKED = 1e-4
@@ -46,28 +65,41 @@ def followed_fraction(a, rhs, wy, qdot):  # pragma: no cover - compiled
     return dot / asked
 
 
-def warm_up() -> None:
-    """Compile (or load) :func:`followed_fraction` now: a first task must not wait for it."""
-    followed_fraction(np.zeros((1, 1)), np.ones(1), np.ones(1), np.zeros(1))
-
-
-def task_fractions(views: Sequence[tuple[Any, ...]], qdot: Array, out: Array) -> None:
+@njit(cache=True, nogil=True)
+def task_fractions(model, rows, row_flags, qdot, out):  # pragma: no cover - compiled
     """How much of each constraint's asked velocity the command ``qdot`` (n,) gives, into ``out``.
 
-    ``views``: the scene's per-constraint views ``(constraint, A, B, y, y'_d, Wy, rhs, ff,
-    orientation rows, asked)``. ``out`` (k,): ``<A_i q', b_i> / |b_i|^2`` for a task's rows
-    ``A_i`` and its asked velocity ``b_i = y'_d + B Xu'`` (the pose feedback within its
-    configured speeds, before the motion limits' demand limit cuts it to what one tick allows):
-    1, all of it; less: scaled by a limit, damped near a singularity, held off by a collision
-    row. NaN for a constraint that is not a task this tick (one-sided rows, no target, weight
-    0), a term that only resolves redundancy (``resolves_redundancy``: a posture under the
-    tasks it serves) or one that asks for less than :data:`MIN_ASKED`.
+    One call over a scene's packed buffers (:class:`~itasc_ros.core.solve.workspace.
+    SceneWorkspace`: ``model``, ``rows``, ``row_flags``), as its last solve left them. ``out``
+    (k,), in the constraints' order: ``<A_i q', b_i> / |b_i|^2`` for a task's rows ``A_i`` and
+    its asked velocity ``b_i = y'_d + B Xu'`` (the pose feedback within its configured speeds,
+    before the motion limits' demand limit cuts it to what one tick allows): 1, all of it;
+    less: scaled by a limit, damped near a singularity, held off by a collision row
+    (:func:`followed_fraction`). NaN for a constraint that is not a task this tick (one-sided
+    rows, no target, weight 0), a term that only resolves redundancy (a posture under the tasks
+    it serves) or one that asks for less than :data:`MIN_ASKED`.
     """
-    for i, (c, a, _b, _y, _yd, wy, _rhs, _ff, _or, asked) in enumerate(views):
-        if c.one_sided or not c.has_target or c.resolves_redundancy:
-            out[i] = math.nan
+    n, m, k, nlev = model[N], model[M], model[K], model[NLEV]
+    a = _mat(rows, model, R_A, m, n)
+    wy, asked = _vec(rows, model, R_WY, m), _vec(rows, model, R_ASKED, m)
+    par = _mat(rows, model, R_PAR, k, PAR_SIZE)
+    ineq, soft = _vec(row_flags, model, F_INEQ, m), _vec(row_flags, model, F_SOFT, m)
+    redundant = _vec(row_flags, model, F_REDUNDANT, m)
+    table = LEVELS + nlev + 1
+    for i in range(k):
+        r0 = model[table + 3 * i]
+        r1 = r0 + model[table + 3 * i + 1]
+        if r1 == r0 or par[i, 2] == 0.0 or ineq[r0] or soft[r0] or redundant[r0]:
+            out[i] = math.nan  # not a task this tick (the aims flag: it has a target)
         else:
-            out[i] = followed_fraction(a, asked, wy, qdot)
+            out[i] = followed_fraction(a[r0:r1], asked[r0:r1], wy[r0:r1], qdot)
+
+
+def warm_up() -> None:
+    """Compile (or load) :func:`task_fractions` now: a first task must not wait for it."""
+    ws = SceneWorkspace(1)
+    ws.build([(0, 1, False)], 1, np.array([0, 1], dtype=np.int64), [(False, False, False)])
+    task_fractions(ws.model, ws.rows, ws.row_flags, np.zeros(1), np.zeros(1))
 
 
 def limiting_causes(
