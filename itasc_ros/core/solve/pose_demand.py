@@ -41,12 +41,22 @@ class PoseDemand:
         store: (12,) where the values go for the compiled solve (the scene's workspace:
             :data:`~itasc_ros.core.solve.workspace.DEMAND_SIZE`): speeds, braking, steps (2
             each), then the work array :attr:`dtw` (6,); None: an array of its own.
+
+    Attributes:
+        clamps: a pose task's feedback is clamped (a speed or a braking curve is set).
+        limits: the limit is on: a last command to read, and an acceleration set. The scene's
+            solve then limits each pose task's right-hand side in the same compiled call that
+            makes it (:func:`~itasc_ros.core.solve.solver.task_rhs`, with
+            :attr:`last_command`, :attr:`steps` and the work array :attr:`dtw`).
     """
 
     def __init__(self, n: int, store: Array | None = None) -> None:
         self.n = n
         self.values = np.zeros(12) if store is None else store
         self.last_command: Array | None = None  # (n,) read at each solve
+        self.clamps = False
+        self.limits = False
+        self._speeds = self._steps = self._braking = (math.inf, math.inf)
         self.period = 0.0  # [s] the nominal control period
         self.dtw = self.values[6:12]  # (6,) work: a target twist's change since the last solve
         self.speeds = (math.inf, math.inf)  # [m/s], [rad/s] of the feedback's clamp
@@ -61,6 +71,7 @@ class PoseDemand:
     @speeds.setter
     def speeds(self, value: tuple[float, float]) -> None:
         self._speeds = value
+        self._refresh()
         self.values[0:2] = value
 
     @property
@@ -71,6 +82,7 @@ class PoseDemand:
     @braking.setter
     def braking(self, value: tuple[float, float]) -> None:
         self._braking = value
+        self._refresh()
         self.values[2:4] = value
 
     @property
@@ -81,12 +93,14 @@ class PoseDemand:
     @steps.setter
     def steps(self, value: tuple[float, float]) -> None:
         self._steps = value
+        self._refresh()
         self.values[4:6] = value
 
-    @property
-    def clamps(self) -> bool:
-        """Whether a pose task's feedback is clamped (a speed or a braking curve is set)."""
-        return min(self.speeds + self.braking) < math.inf
+    def _refresh(self) -> None:
+        """:attr:`clamps` and :attr:`limits` from the values just set (read at each solve)."""
+        self.clamps = min(self.speeds + self.braking) < math.inf
+        lin, ang = self.steps
+        self.limits = self.last_command is not None and (lin < math.inf or ang < math.inf)
 
     def set_speeds(self, linear: float, angular: float) -> None:
         """The feedback's speed clamp [m/s], [rad/s] (0 or inf: none).
@@ -143,17 +157,6 @@ class PoseDemand:
         """
         if self.last_command is not None:
             self.set(linear, angular, self.last_command, self.period)
-
-    @property
-    def limits(self) -> bool:
-        """Whether the limit is on: a last command to read, and an acceleration set.
-
-        The scene's solve then limits each pose task's right-hand side in the same compiled
-        call that makes it (:func:`~itasc_ros.core.solve.solver.task_rhs`, with
-        :attr:`last_command`, :attr:`steps` and the work array :attr:`dtw`).
-        """
-        lin, ang = self.steps
-        return self.last_command is not None and (lin < math.inf or ang < math.inf)
 
 
 __all__ = ["PoseDemand"]

@@ -433,6 +433,10 @@ class Scene:
 
     # ----------------------------------------------------------------------- solve
     def _check(self, q: ArrayLike, dt: float) -> Array:
+        if type(q) is np.ndarray and q.shape == self._q.shape and type(dt) is float:
+            if 0.0 < dt < math.inf:  # the tick's own arrays and period: nothing to convert
+                self._q[:] = q
+                return self._q
         if not (isinstance(dt, float | int) and math.isfinite(dt) and dt > 0.0):
             raise ConfigurationError(f"dt must be a finite time step > 0 [s], got {dt!r}")
         qa = np.asarray(q, dtype=float)
