@@ -220,6 +220,23 @@ def copy_if_changed(src, dst):
 
 
 @njit(cache=True, nogil=True)
+def take_twist(src, dst):
+    """Copy the twist ``src`` (6,) into ``dst`` (6,) when they differ.
+
+    Returns:
+        2 when they differed, plus 1 when the twist is not zero (``dst`` as it is now).
+    """
+    changed = False
+    moving = False
+    for i in range(src.shape[0]):
+        if dst[i] != src[i]:
+            dst[i] = src[i]
+            changed = True
+        moving = moving or src[i] != 0.0
+    return (2 if changed else 0) + (1 if moving else 0)
+
+
+@njit(cache=True, nogil=True)
 def joints_along(jac, u, axis, amax, vmax, shares, gram, y, rates, out):
     """What the joints allow along a straight line and about an axis, at one configuration.
 
@@ -306,6 +323,7 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     is_target_jump(pose, prev, 0.01, 1.0, 1.0, rel)
     cap_twist(estimate, 1.0, 1.0)
     copy_if_changed(raw, estimate)
+    take_twist(raw, estimate)
     extrapolate_pose(pose, estimate, 0.001, prev)
     n = vmax.shape[0]
     filter_rate(raw, estimate, 0.01, 0.5, raw)

@@ -22,9 +22,9 @@ from ..kinematics._kernels import any_nonzero
 from ._target_kernels import (
     aim_twist,
     cap_twist,
-    copy_if_changed,
     extrapolate_pose,
     joints_along,
+    take_twist,
 )
 from .inputs import Inputs
 from .journal import TwistSource
@@ -80,7 +80,7 @@ class TargetAim:
         instants: tuple[float, float] | None = None  # the aim's instants, once one is needed
         base: Array | None = None
         for name, st in self._inputs.targets.items():
-            self._update_reference(name, st, now, elapsed)
+            moving = self._update_reference(name, st, now, elapsed)
             if not aim:
                 if st.aiming:
                     self._stop_aiming(name, st)
@@ -88,7 +88,7 @@ class TargetAim:
                 st.source == TwistSource.NONE
                 or st.ref.active
                 or st.ref.jogging
-                or not any_nonzero(st.applied)
+                or not (any_nonzero(st.applied) if moving is None else moving)
             ):
                 if st.aiming:
                     self._stop_aiming(name, st)
@@ -101,14 +101,19 @@ class TargetAim:
                     base = self._inputs.base_now()
                 self._place_world(name, st, base)
 
-    def _update_reference(self, name: str, st: TargetStream, now: float, elapsed: float) -> None:
+    def _update_reference(
+        self, name: str, st: TargetStream, now: float, elapsed: float
+    ) -> bool | None:
         """Give the stream's constraint its twist: explicit if recent, else the estimate, else 0.
 
         A jog or a step followed along the straight-line reference comes first.
+
+        Returns:
+            Whether the twist applied is not zero; None when a reference gave it.
         """
         if st.ref.active or st.ref.jogging or st.jog_fresh:
             if self._follow_reference(name, st, now, elapsed):
-                return
+                return None
         if st.twist_fresh:
             src: Array | None = st.twist
             st.source = TwistSource.EXPLICIT
@@ -119,11 +124,14 @@ class TargetAim:
             src = None
             st.source = TwistSource.NONE
         if src is not None:
-            if copy_if_changed(src, st.applied):
+            took = take_twist(src, st.applied)  # 2: changed, + 1: not zero
+            if took >= 2:
                 self._inputs.give_twist(self._model.scene.get(name), st, st.applied)
-        elif any_nonzero(st.applied):
+            return took % 2 == 1
+        if any_nonzero(st.applied):
             st.applied[:] = 0.0
             self._inputs.give_twist(self._model.scene.get(name), st, None)
+        return False
 
     def _aim_instants(self, now: float) -> tuple[float, float]:
         """When this tick's command reaches the robot [s], and the joint state's instant [s].
