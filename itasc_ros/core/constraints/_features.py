@@ -166,7 +166,7 @@ def copy_pose_update(
     copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def copy_pose_tick(
     link,
     poses,

@@ -33,7 +33,7 @@ def tick_length(n: int, k: int) -> int:
     return TICK_HEAD + 2 * n + k * TICK_TARGET_SIZE
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def write_tick(
     buf, at, now, status, published, revision, js_stamp, js_header, active, q, qdot, meta, arrays
 ):
@@ -88,7 +88,7 @@ def write_tick(
         buf[i + c] = qdot[c]
 
 
-@njit(types.void(_BUF, _I, _F, _F, _DATA, _DATA), cache=True, nogil=True)
+@njit(types.void(_BUF, _I, _F, _F, _DATA, _DATA), cache=True)
 def write_joint_state(buf, at, received, header, positions, robots):
     """Write a JOINT_STATE record at ``buf[at]`` (payload ``2 + n_all + g`` values).
 
@@ -123,7 +123,7 @@ def _input_head(buf, at, code, length, index, received, header, frame):
     buf[at + 5] = frame
 
 
-@njit(types.void(_BUF, _I, _I, _F, _F, _I, _F, _DATA, _DATA), cache=True, nogil=True)
+@njit(types.void(_BUF, _I, _I, _F, _F, _I, _F, _DATA, _DATA), cache=True)
 def write_target(buf, at, index, received, header, frame, jump, p, qt):
     """Write a TARGET record at ``buf[at]`` (payload 12 values).
 

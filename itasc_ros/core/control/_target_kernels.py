@@ -22,7 +22,7 @@ POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3
 MIN_QUAT_NORM = 1e-6
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def pose_from_position_quat(p, qt, huge, out):
     """Write the pose (4, 4) of position ``p`` (3,) [m] and quaternion ``qt`` (x, y, z, w).
 
@@ -143,7 +143,7 @@ def is_target_jump(pose, prev, dt, max_speed, max_angular_speed, rel):
     return angle > max_angular_speed * dt
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def stream_step(pose, prev, dt, dt_floor, max_speed, max_angular_speed, tau, rel, raw, estimate):
     """One pose of a stream: True when it is a jump, else the twist estimate updated.
 
@@ -219,7 +219,7 @@ def copy_if_changed(src, dst):
     return changed
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def take_twist(src, dst):
     """Copy the twist ``src`` (6,) into ``dst`` (6,) when they differ.
 

@@ -32,7 +32,7 @@ REPORT_PERIOD = 0.5
 """A report's text (its figures and causes) is renewed at most this often [s]."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def judge_tasks(fraction, since, short_time, now, dt):  # pragma: no cover - compiled
     """One tick's judgement of each task's ``fraction`` (k,) at time ``now`` [s].
 

@@ -52,7 +52,7 @@ SNAPSHOT_PER_JOINT = 5
 SNAPSHOT_EXTRA = 3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def advance(q, measured, stamps, base, upto, offset, cmd, now, expected):  # pragma: no cover
     """One tick of :class:`StatePrediction` in place; returns (largest lateness, instant) [s].
 

@@ -189,7 +189,7 @@ def jacobian_selected(poses, link, chain, chain_len, jtype, axis, qidx, mult, po
     select_columns(full, sel, out)
 
 
-@njit(cache=True, fastmath=False, nogil=True)
+@njit(cache=True, fastmath=False)
 def forward_selected(q, sel, bound, q_full, parent, origin, jtype, axis, qidx, mult, offs, out):
     """:func:`forward_all` for the active joints' positions ``q`` (n,) at ``sel`` of ``q_full``.
 
@@ -205,7 +205,7 @@ def forward_selected(q, sel, bound, q_full, parent, origin, jtype, axis, qidx, m
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def gather_within(values, idx, bound, out):
     """``out[i] = values[idx[i]]``; False when one of them is NaN, Inf or above ``bound``."""
     ok = True
@@ -226,7 +226,7 @@ def all_finite(q, bound):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def any_nonzero(a):
     """Whether the (n,) array ``a`` has an element other than 0.
 

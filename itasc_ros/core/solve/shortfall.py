@@ -65,7 +65,7 @@ def followed_fraction(a, rhs, wy, qdot):  # pragma: no cover - compiled
     return dot / asked
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def task_fractions(model, rows, row_flags, qdot, out):  # pragma: no cover - compiled
     """How much of each constraint's asked velocity the command ``qdot`` (n,) gives, into ``out``.
 

@@ -311,7 +311,7 @@ def scene_limits(model, joints, dt, motion, motion_box, held, lim_par):  # pragm
         braking_sides(q, lower, upper, amax, dmax, jmax, 2.0 * p, hold, lo, hi, side)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def scene_solve(  # pragma: no cover - compiled
     model,
     joints,
