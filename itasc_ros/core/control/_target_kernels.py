@@ -208,17 +208,6 @@ def aim_twist(twist, accel, lead_at, lead_mean, mean, at):
         mean[i] = twist[i] + accel[i] * lead_mean
 
 
-@njit(cache=True, nogil=True)
-def copy_if_changed(src, dst):
-    """Copy ``src`` into ``dst`` (same shape) when they differ; True when they did."""
-    changed = False
-    for i in range(src.shape[0]):
-        if dst[i] != src[i]:
-            dst[i] = src[i]
-            changed = True
-    return changed
-
-
 @njit(cache=True)
 def take_twist(src, dst):
     """Copy the twist ``src`` (6,) into ``dst`` (6,) when they differ.
@@ -322,7 +311,6 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     filter_twist(pose, prev, 0.01, 0.5, rel, raw, estimate)
     is_target_jump(pose, prev, 0.01, 1.0, 1.0, rel)
     cap_twist(estimate, 1.0, 1.0)
-    copy_if_changed(raw, estimate)
     take_twist(raw, estimate)
     extrapolate_pose(pose, estimate, 0.001, prev)
     n = vmax.shape[0]

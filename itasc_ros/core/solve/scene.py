@@ -433,13 +433,10 @@ class Scene:
 
     # ----------------------------------------------------------------------- solve
     def _check(self, q: ArrayLike, dt: float) -> Array:
-        if type(q) is np.ndarray and q.shape == self._q.shape and type(dt) is float:
-            if 0.0 < dt < math.inf:  # the tick's own arrays and period: nothing to convert
-                self._q[:] = q
-                return self._q
-        if not (isinstance(dt, float | int) and math.isfinite(dt) and dt > 0.0):
+        period = type(dt) is float and 0.0 < dt < math.inf  # the tick's own: nothing to convert
+        if not (period or (isinstance(dt, float | int) and math.isfinite(dt) and dt > 0.0)):
             raise ConfigurationError(f"dt must be a finite time step > 0 [s], got {dt!r}")
-        qa = np.asarray(q, dtype=float)
+        qa = q if type(q) is np.ndarray else np.asarray(q, dtype=float)
         if qa.shape != self._q.shape:
             raise ConfigurationError(
                 f"q has shape {qa.shape}; expected ({self._q.shape[0]},) for joints "
