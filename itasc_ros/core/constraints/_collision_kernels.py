@@ -6,7 +6,7 @@ import math
 
 from numba import njit
 
-from ..kinematics._kernels import jacobian_full, select_columns
+from ..kinematics._kernels import jacobian_full, model_arrays, select_columns
 
 
 @njit(cache=True, nogil=True)
@@ -191,21 +191,17 @@ def ramp(d, margin, activation):
 
 @njit(cache=True, nogil=True)
 def collision_rows(
-    poses, chain, chain_len, jtype, axis, qidx, mult, sel, jfull, ja, jb,
+    ints, floats, poses, sel, jfull, ja, jb,
     row_pair, queried, dist, pa, pb, normal, pair_links, has_b,
     margin, activation, buffer, gain, weight, normal_from_points, a, y, ydot, wy, active,
 ):  # fmt: skip
     """The rows of the collision constraint (see ``collision.py``), one per entry of row_pair.
 
     Args:
-        poses: the tree's kernel arrays (``KinematicTree.kernel_arrays``).
-        chain: likewise.
-        chain_len: likewise.
-        jtype: likewise.
-        axis: likewise.
-        qidx: likewise.
-        mult: likewise.
-        sel: likewise.
+        ints: the tree's model, its int buffer (``KinematicTree.kernel_arrays``).
+        floats: its float buffer.
+        poses: the tree's link poses (n_links, 4, 4).
+        sel: (n,) the tree's active joints' columns.
         jfull: (6, n_full) work array.
         ja: (6, n) work array.
         jb: (6, n) work array.
@@ -230,6 +226,7 @@ def collision_rows(
         wy: (m,) output weights.
         active: (m,) output: the row acts.
     """
+    _, _, jtype, axis, qidx, mult, _, chain, chain_len, _, _ = model_arrays(ints, floats)
     for r in range(row_pair.shape[0]):
         pr = row_pair[r]
         d = dist[pr]

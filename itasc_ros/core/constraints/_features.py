@@ -169,13 +169,9 @@ def copy_pose_update(
 @njit(cache=True)
 def copy_pose_tick(
     link,
+    ints,
+    floats,
     poses,
-    chain,
-    chain_len,
-    jtype,
-    axis,
-    qidx,
-    mult,
     full,
     cols,
     tt,
@@ -196,16 +192,12 @@ def copy_pose_tick(
 ):  # pragma: no cover - compiled
     """A CopyPose's tick toward a set target pose in one call: its effector's Jacobian, rows.
 
-    The Jacobian of link ``link`` at its origin from the computed ``poses``
-    (:func:`~itasc_ros.core.kinematics._kernels.jacobian_selected`, the tree's arrays from
-    ``chain`` to ``cols``: :meth:`~itasc_ros.core.kinematics.tree.KinematicTree.
-    jacobian_kernel_arrays`) into ``jac`` (6, n), then :func:`copy_pose_update` of that link's
-    pose and the target ``tt`` (4, 4).
+    The Jacobian of link ``link`` at its origin from the computed ``poses`` (the tree's model
+    ``ints``, ``floats``, its work array ``full`` and active columns ``cols``:
+    :meth:`~itasc_ros.core.kinematics.tree.KinematicTree.kernel_arrays`) into ``jac`` (6, n),
+    then :func:`copy_pose_update` of that link's pose and the target ``tt`` (4, 4).
     """
-    jacobian_selected(
-        poses, link, chain, chain_len, jtype, axis, qidx, mult, poses[link, :3, 3], full, cols,
-        jac,
-    )  # fmt: skip
+    jacobian_selected(poses, link, ints, floats, poses[link, :3, 3], full, cols, jac)
     copy_pose_update(
         poses[link], tt, frame, ge, gt, xf, work, sel, jac, jac, False, gain, weight, a, b, y,
         ydot, wy,

@@ -229,7 +229,7 @@ class EffectorTargetConstraint(Constraint):
         self._eff_origin = self._eff_pose[:3, 3]
         self._eff_tree = tree
         # the effector and its Jacobian's kernel arrays, for a tick in one compiled call
-        self._eff_kernel_args = (self._eff_idx, *tree.jacobian_kernel_arrays())
+        self._eff_kernel_args = (self._eff_idx, *tree.kernel_arrays())
         self.target.bind(tree)
         self.jac = np.zeros((6, tree.n_joints))
         self._structure_changed()
@@ -238,9 +238,9 @@ class EffectorTargetConstraint(Constraint):
         """The effector's link and its Jacobian's kernel arrays, when one call can do the tick.
 
         When the target is a set pose (not a link) and ``tree`` is the bound tree: ``(link,
-        poses, chain, chain_len, jtype, axis, qidx, mult, full, sel)`` for a kernel that takes
-        the effector's Jacobian itself (:meth:`~itasc_ros.core.kinematics.tree.KinematicTree.
-        jacobian_kernel_arrays`); else None (:meth:`_update_frames` does it).
+        ints, floats, poses, full, sel)`` for a kernel that takes the effector's Jacobian itself
+        (the tree's :meth:`~itasc_ros.core.kinematics.tree.KinematicTree.kernel_arrays`); else
+        None (:meth:`_update_frames` does it).
         """
         if self.target.link_idx < 0 and tree is self._eff_tree:
             return self._eff_kernel_args

@@ -489,15 +489,11 @@ class Collision(Constraint):
         if self._rows < self._dist.shape[0]:
             K.closest_rows(self._dist, self._rows, self._row_pair)
         b[:, :] = 0.0
-        poses, chain, chain_len, jtype, axis, qidx, mult, sel = self._kernel_arrays
+        ints, floats, poses, _, sel = self._kernel_arrays
         K.collision_rows(
+            ints,
+            floats,
             poses,
-            chain,
-            chain_len,
-            jtype,
-            axis,
-            qidx,
-            mult,
             sel,
             self._jfull,
             self._ja,

@@ -14,7 +14,7 @@ import math
 from numba import njit
 
 from ..kinematics._kernels import (
-    com_full,
+    center_of_mass,
     forward_selected,
     jacobian_selected,
     rot_log,
@@ -43,21 +43,14 @@ MET, STALLED, RAN_OUT = 1, 2, 0
 
 @njit(cache=True, nogil=True)
 def frame_rows(
+    ints,
+    floats,
     poses,
-    chain,
-    chain_len,
-    jtype,
-    axis,
-    qidx,
-    mult,
-    sel,
     jfull,
+    sel,
     links,
     targets,
     weights,
-    mass,
-    link_com,
-    parent,
     com_sub,
     com_c,
     com_jfull,
@@ -74,21 +67,15 @@ def frame_rows(
     """Write the rows ``a`` (m, n), weighted errors ``ew`` (m,) and errors ``e`` (m,).
 
     Args:
+        ints: the tree's model, its int buffer (``KinematicTree.kernel_arrays``, as the next
+            four).
+        floats: its float buffer (the links' inertials included).
         poses: (n_links, 4, 4) the link poses at the configuration (``KinematicTree.compute``).
-        chain: the tree's chains (``KinematicTree.kernel_arrays``, as the next six).
-        chain_len: their lengths.
-        jtype: the joint types.
-        axis: the joint axes.
-        qidx: each joint's column in the full configuration.
-        mult: the mimic multipliers.
-        sel: (n,) the active joints' columns.
         jfull: (6, n_full) work array.
+        sel: (n,) the active joints' columns.
         links: (k,) int64 the links placed on a pose.
         targets: (k, 4, 4) their target poses in the root frame.
         weights: (k,) their weights (the rows are scaled by the square root).
-        mass: (n_links,) the links' masses [kg] (``KinematicTree.com_kernel_arrays``).
-        link_com: (n_links, 3) their centres of mass in their frames [m].
-        parent: (n_links,) their parent links.
         com_sub: (n_links, 4) work array.
         com_c: (3,) work array: the centre of mass [m].
         com_jfull: (3, n_full) work array.
@@ -112,10 +99,7 @@ def frame_rows(
         link = links[k]
         pose = poses[link]
         tgt = targets[k]
-        jacobian_selected(
-            poses, link, chain, chain_len, jtype, axis, qidx, mult, pose[:3, 3], jfull, sel,
-            a[r : r + 6],
-        )  # fmt: skip
+        jacobian_selected(poses, link, ints, floats, pose[:3, 3], jfull, sel, a[r : r + 6])
         for i in range(3):
             e[r + i] = tgt[i, 3] - pose[i, 3]
             for j in range(3):
@@ -129,7 +113,7 @@ def frame_rows(
         r += 6
     if com_axes.shape[0] == 0:
         return
-    com_full(poses, mass, link_com, parent, jtype, axis, qidx, mult, com_sub, com_c, com_jfull)
+    center_of_mass(poses, ints, floats, com_sub, com_c, com_jfull)
     select_columns(com_jfull, sel, com_jsel)
     w = math.sqrt(com_weight[0])
     for i in range(com_axes.shape[0]):
@@ -156,22 +140,21 @@ def frames_newton(q, best_q, lo, hi, tols, params, state, max_iters, fk, rows, s
         params: the loop's tuning (``_ik_kernels.P_*``).
         state: the loop's state (``_ik_kernels.S_*``; ``S_LOCAL`` 0 at an attempt's start).
         max_iters: iterations to run at most in this call.
-        fk: ``(sel, bound, q_full, parent, origin, jtype, axis, qidx, mult, offs, poses)``,
-            :func:`forward_selected`'s arguments after ``q``.
+        fk: ``(sel, bound, q_full, ints, floats, poses)``, :func:`forward_selected`'s
+            arguments after ``q``.
         rows: :func:`frame_rows`'s arguments.
         steps: ``(mm (m, m), y (m,), dq (n,), locked (n,))``: :func:`bounded_step`'s work.
 
     Returns:
         :data:`MET`, :data:`STALLED` (the attempt should restart) or :data:`RAN_OUT`.
     """
-    sel, bound, q_full, parent, origin, jtype, axis, qidx, mult, offs, poses = fk
+    sel, bound, q_full, ints, floats, poses = fk
     mm, y, dq, locked = steps
-    a, ew, e = rows[24], rows[25], rows[26]
+    a, ew, e = rows[17], rows[18], rows[19]
     window = max(int(params[P_STALL_WINDOW]), 1)
     rounds = BOUNDED_ROUNDS if params[P_ACTIVE_SET] != 0.0 else 0
     for _ in range(max_iters):
-        if not forward_selected(q, sel, bound, q_full, parent, origin, jtype, axis, qidx, mult,
-                                offs, poses):  # fmt: skip
+        if not forward_selected(q, sel, bound, q_full, ints, floats, poses):
             return STALLED
         frame_rows(*rows)
         norm2 = 0.0

@@ -105,13 +105,12 @@ class FramesProblem:
         self._tols = np.zeros(m)
         self._com_rows = np.arange(m) >= 6 * len(poses)  # (m,) rows' order
         self._steps = (np.zeros((m, m)), np.zeros(m), np.zeros(n), np.zeros(n))
-        fk = tree.fk_kernel_arrays()
-        self._fk = (tree.kernel_arrays()[-1], 1e150, *fk)
+        ints, floats, link_poses, _, sel = tree.kernel_arrays()
+        self._fk = (sel, 1e150, tree.fk_kernel_arrays()[0], ints, floats, link_poses)
         self._row_args = (
-            *tree.kernel_arrays(), self._work[0], self._links,
-            self._targets, self._weights, *tree.com_kernel_arrays(), *self._work[1:],
-            self._com_axes, self._edge_lo, self._edge_hi, self._com_weight,
-            self._rw, self._a, self._ew, self._e,
+            ints, floats, link_poses, self._work[0], sel, self._links, self._targets,
+            self._weights, *self._work[1:], self._com_axes, self._edge_lo, self._edge_hi,
+            self._com_weight, self._rw, self._a, self._ew, self._e,
         )  # fmt: skip
 
     def refresh(self, constraints: Sequence[Constraint]) -> None:

@@ -11,6 +11,15 @@ link 0 is the root):
     axis (nj, 3): unit axis in the joint frame.
     qidx (nj,) int64: index into the full active joint vector (-1 for fixed).
     mult, offs (nj,): value = mult * q[qidx] + offs (1, 0 unless mimic).
+
+Link arrays: ``chain`` (nl, width) int64, the joints from the root down to each link, the first
+``chain_len`` (nl,) of each row; ``mass`` (nl,) [kg] and ``com`` (nl, 3) [m, link frame], the
+links' inertials.
+
+These constant arrays are the tree's *model* (Pinocchio's Model / Data split: the link poses and
+work arrays are its data), packed in two buffers (:func:`model_arrays` slices them back): a
+compiled call pays for each array it is given, so the kernels called from Python take the two
+buffers, not eleven arrays.
 """
 
 from __future__ import annotations
@@ -19,6 +28,45 @@ import math
 
 import numpy as np
 from numba import njit
+
+#: Values of the int buffer before its arrays: nj, nl, width (see :func:`model_arrays`).
+MODEL_HEAD = 3
+
+
+def model_sizes(nj: int, nl: int, width: int) -> tuple[int, int]:
+    """The lengths of the model's int and float buffers for ``nj`` joints and ``nl`` links."""
+    return MODEL_HEAD + 3 * nj + nl + nl * width, 21 * nj + 4 * nl
+
+
+@njit(cache=True, nogil=True)
+def model_arrays(ints, floats):  # pragma: no cover - compiled
+    """The model's arrays, views of its packed buffers ``ints`` (int64) and ``floats``.
+
+    ``ints`` holds nj, nl and width, then parent, jtype, qidx (nj,), chain_len (nl,) and chain
+    (nl, width); ``floats`` holds origin (nj, 4, 4), axis (nj, 3), mult, offs (nj,), mass (nl,)
+    and com (nl, 3), each after the other (lengths: :func:`model_sizes`).
+
+    Returns:
+        ``(parent, origin, jtype, axis, qidx, mult, offs, chain, chain_len, mass, com)``.
+    """
+    nj, nl, w = ints[0], ints[1], ints[2]
+    i = MODEL_HEAD
+    parent = ints[i : i + nj]
+    jtype = ints[i + nj : i + 2 * nj]
+    qidx = ints[i + 2 * nj : i + 3 * nj]
+    i += 3 * nj
+    chain_len = ints[i : i + nl]
+    chain = ints[i + nl : i + nl + nl * w].reshape((nl, w))
+    origin = floats[0 : 16 * nj].reshape((nj, 4, 4))
+    f = 16 * nj
+    axis = floats[f : f + 3 * nj].reshape((nj, 3))
+    f += 3 * nj
+    mult = floats[f : f + nj]
+    offs = floats[f + nj : f + 2 * nj]
+    f += 2 * nj
+    mass = floats[f : f + nl]
+    com = floats[f + nl : f + 4 * nl].reshape((nl, 3))
+    return parent, origin, jtype, axis, qidx, mult, offs, chain, chain_len, mass, com
 
 
 @njit(cache=True, fastmath=False, nogil=True)
@@ -182,16 +230,22 @@ def select_columns(full, sel, out):
 
 
 @njit(cache=True, nogil=True)
-def jacobian_selected(poses, link, chain, chain_len, jtype, axis, qidx, mult, point, full, sel,
-                      out):  # fmt: skip
-    """:func:`jacobian_full` into ``full``, then its columns ``sel`` into ``out`` (6, n)."""
+def jacobian_selected(poses, link, ints, floats, point, full, sel, out):  # pragma: no cover
+    """The Jacobian of ``link`` at ``point`` into ``out`` (6, n): the active columns ``sel``.
+
+    :func:`jacobian_full` of the model ``ints``, ``floats`` into ``full`` (6, n_full), then
+    its columns ``sel`` into ``out``.
+    """
+    _, _, jtype, axis, qidx, mult, _, chain, chain_len, _, _ = model_arrays(ints, floats)
     jacobian_full(poses, link, chain, chain_len, jtype, axis, qidx, mult, point, full)
     select_columns(full, sel, out)
 
 
 @njit(cache=True, fastmath=False)
-def forward_selected(q, sel, bound, q_full, parent, origin, jtype, axis, qidx, mult, offs, out):
-    """:func:`forward_all` for the active joints' positions ``q`` (n,) at ``sel`` of ``q_full``.
+def forward_selected(q, sel, bound, q_full, ints, floats, out):  # pragma: no cover - compiled
+    """Every link's pose into ``out`` for the active joints' positions ``q`` (n,).
+
+    :func:`forward_all` of the model ``ints``, ``floats``, with ``q`` at ``sel`` of ``q_full``.
 
     Returns:
         False (nothing written) when a value of ``q`` is NaN, Inf or above ``bound``.
@@ -201,8 +255,16 @@ def forward_selected(q, sel, bound, q_full, parent, origin, jtype, axis, qidx, m
             return False
     for i in range(q.shape[0]):
         q_full[sel[i]] = q[i]
+    parent, origin, jtype, axis, qidx, mult, offs, _, _, _, _ = model_arrays(ints, floats)
     forward_all(q_full, parent, origin, jtype, axis, qidx, mult, offs, out)
     return True
+
+
+@njit(cache=True, nogil=True)
+def center_of_mass(poses, ints, floats, sub, out_c, out_j):  # pragma: no cover - compiled
+    """:func:`com_full` of the model ``ints``, ``floats``; returns the mass [kg]."""
+    parent, _, jtype, axis, qidx, mult, _, _, _, mass, com = model_arrays(ints, floats)
+    return com_full(poses, mass, com, parent, jtype, axis, qidx, mult, sub, out_c, out_j)
 
 
 @njit(cache=True)

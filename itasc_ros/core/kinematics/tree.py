@@ -81,14 +81,23 @@ class _Model:
         active_idx = {n: i for i, n in enumerate(self.active)}
         by_name = {j.name: j for j in spec.joints}
         resolved: dict[str, tuple[float, float, str]] = {}  # mimic chains, each walked once
-        nj = len(order)
-        self.parent = np.zeros(nj, dtype=np.int64)
-        self.origin = np.zeros((nj, 4, 4))
-        self.jtype = np.zeros(nj, dtype=np.int64)
-        self.axis = np.zeros((nj, 3))
-        self.qidx = np.full(nj, -1, dtype=np.int64)
-        self.mult = np.ones(nj)
-        self.offs = np.zeros(nj)
+        nj, nl = len(order), len(self.link_names)
+        # For each link, the joints from the root down to it.
+        chains: list[list[int]] = [[]]
+        for j in order:
+            chains.append([*chains[self.link_index[j.parent]], len(chains) - 1])
+        width = max(1, max(len(c) for c in chains))
+        # the constant arrays, packed (the kernels take the two buffers: model_arrays)
+        n_ints, n_floats = _kernels.model_sizes(nj, nl, width)
+        self.ints = np.zeros(n_ints, dtype=np.int64)
+        self.ints[: _kernels.MODEL_HEAD] = nj, nl, width
+        self.floats = np.zeros(n_floats)
+        (
+            self.parent, self.origin, self.jtype, self.axis, self.qidx, self.mult, self.offs,
+            self.chain, self.chain_len, self.link_mass, self.link_com,
+        ) = _kernels.model_arrays(self.ints, self.floats)  # fmt: skip
+        self.qidx[:] = -1
+        self.mult[:] = 1.0
         for k, j in enumerate(order):
             self.parent[k] = self.link_index[j.parent]
             self.origin[k] = j.origin
@@ -100,14 +109,6 @@ class _Model:
             mult, offs, leader = _resolve_mimic(j, by_name, resolved)
             self.qidx[k] = active_idx[leader]
             self.mult[k], self.offs[k] = mult, offs
-        # For each link, the joints from the root down to it.
-        nl = len(self.link_names)
-        chains: list[list[int]] = [[]]
-        for k in range(nj):
-            chains.append([*chains[int(self.parent[k])], k])
-        width = max(1, max(len(c) for c in chains))
-        self.chain = np.zeros((nl, width), dtype=np.int64)
-        self.chain_len = np.zeros(nl, dtype=np.int64)
         for i, c in enumerate(chains):
             self.chain[i, : len(c)] = c
             self.chain_len[i] = len(c)
@@ -117,8 +118,6 @@ class _Model:
         self.velocity = np.array([s.velocity for s in specs])
         self.types = [s.type for s in specs]
         # Inertials: each link's mass [kg] and centre of mass in its frame [m].
-        self.link_mass = np.zeros(nl)
-        self.link_com = np.zeros((nl, 3))
         for name, inertial in spec.inertials.items():
             i = self.link_index[name]
             self.link_mass[i] = inertial.mass
@@ -339,9 +338,8 @@ class KinematicTree:
             )
         m = self._m
         if not _kernels.forward_selected(
-            q, self._sel, 1e150, self._q_full, m.parent, m.origin, m.jtype, m.axis, m.qidx,
-            m.mult, m.offs, self._poses,
-        ):  # fmt: skip
+            q, self._sel, 1e150, self._q_full, m.ints, m.floats, self._poses
+        ):
             raise ConfigurationError(f"q has NaN, Inf or huge values: {np.asarray(q).tolist()}")
         self._dirty = False
 
@@ -354,39 +352,21 @@ class KinematicTree:
         return self._poses
 
     def kernel_arrays(self) -> tuple[NDArray[Any], ...]:
-        """The arrays compiled kernels need for Jacobians at points (read only).
+        """The tree's model and data as compiled kernels take them (read only).
+
+        The model is constant, packed in two buffers
+        (:func:`~itasc_ros.core.kinematics._kernels.model_arrays` slices its arrays); the data
+        are this tree's link poses from the last :meth:`compute`, its work array and its
+        active joints.
 
         Returns:
-            ``(poses, chain, chain_len, jtype, axis, qidx, mult, sel)``: the arguments of
-            :func:`itasc_ros.core.kinematics._kernels.jacobian_full` after ``poses`` and ``link``
-            (``point`` and ``out`` excepted), and ``sel`` of
-            :func:`~itasc_ros.core.kinematics._kernels.select_columns`.
+            ``(ints, floats, poses, full, sel)``: the model's int64 and float64 buffers, the
+            poses (n_links, 4, 4), a (6, n_full) work array of the tree's and the active
+            joints' columns (n,) int64 (:func:`~itasc_ros.core.kinematics._kernels.
+            jacobian_selected`'s arguments but the link, the point and the output).
         """
         m = self._m
-        return (
-            self._poses,
-            m.chain,
-            m.chain_len,
-            m.jtype,
-            m.axis,
-            m.qidx,
-            m.mult,
-            self._sel,
-        )
-
-    def jacobian_kernel_arrays(self) -> tuple[NDArray[Any], ...]:
-        """What :meth:`jacobian_into` passes to its kernel besides the link and the point.
-
-        Returns:
-            ``(poses, chain, chain_len, jtype, axis, qidx, mult, full, sel)``: the arguments of
-            :func:`itasc_ros.core.kinematics._kernels.jacobian_selected` without ``link``,
-            ``point`` and ``out`` (``full`` is a work array of the tree's).
-        """
-        m = self._m
-        return (
-            self._poses, m.chain, m.chain_len, m.jtype, m.axis, m.qidx, m.mult, self._jfull,
-            self._sel,
-        )  # fmt: skip
+        return m.ints, m.floats, self._poses, self._jfull, self._sel
 
     def fk_kernel_arrays(self) -> tuple[NDArray[Any], ...]:
         """What :meth:`compute` passes to its kernel after ``q``, ``sel`` and ``bound``.
@@ -395,23 +375,10 @@ class KinematicTree:
         poses are written by it.
 
         Returns:
-            ``(q_full, parent, origin, jtype, axis, qidx, mult, offs, poses)``.
+            ``(q_full, ints, floats, poses)``.
         """
         m = self._m
-        return (
-            self._q_full, m.parent, m.origin, m.jtype, m.axis, m.qidx, m.mult, m.offs,
-            self._poses,
-        )  # fmt: skip
-
-    def com_kernel_arrays(self) -> tuple[NDArray[Any], ...]:
-        """The arrays :func:`itasc_ros.core.kinematics._kernels.com_full` needs (read only).
-
-        Returns:
-            ``(mass, link_com, parent)``: each link's mass [kg], its centre of mass in its
-            frame (n_links, 3) [m], and its parent link.
-        """
-        m = self._m
-        return m.link_mass, m.link_com, m.parent
+        return self._q_full, m.ints, m.floats, self._poses
 
     def jacobian_into(self, link_idx: int, out: Array, point: Array | None = None) -> Array:
         """(6, n) Jacobian of a link from the last :meth:`compute`, written into ``out``.
@@ -425,9 +392,8 @@ class KinematicTree:
         m = self._m
         p = self._poses[link_idx, :3, 3] if point is None else point
         _kernels.jacobian_selected(
-            self._poses, link_idx, m.chain, m.chain_len, m.jtype, m.axis, m.qidx, m.mult, p,
-            self._jfull, self._sel, out,
-        )  # fmt: skip
+            self._poses, link_idx, m.ints, m.floats, p, self._jfull, self._sel, out
+        )
         return out
 
     def center_of_mass_into(self, com: Array, jac: Array) -> float:
@@ -442,18 +408,8 @@ class KinematicTree:
             The total mass [kg] (0: no inertials, ``com`` and ``jac`` are zero).
         """
         m = self._m
-        total = _kernels.com_full(
-            self._poses,
-            m.link_mass,
-            m.link_com,
-            m.parent,
-            m.jtype,
-            m.axis,
-            m.qidx,
-            m.mult,
-            self._com_sub,
-            com,
-            self._com_jfull,
+        total = _kernels.center_of_mass(
+            self._poses, m.ints, m.floats, self._com_sub, com, self._com_jfull
         )
         _kernels.select_columns(self._com_jfull, self._sel, jac)
         return float(total)
