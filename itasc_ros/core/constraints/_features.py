@@ -166,6 +166,37 @@ def copy_pose_update(
     copy_pose_rows(ge, gt, xf, sel, jac, tjac, has_tjac, gain, weight, a, b, y, ydot, wy)
 
 
+#: Values of a CopyPose's tick record before its Jacobian (see :func:`pose_record`).
+POSE_RECORD_HEAD = 1 + 16 + 36 + 36 + 6 + 36
+
+
+def pose_record_size(n: int) -> int:
+    """Values of a CopyPose's tick record for ``n`` joints (see :func:`pose_record`)."""
+    return POSE_RECORD_HEAD + 6 * n
+
+
+@njit(cache=True, nogil=True)
+def pose_record(rec, n):  # pragma: no cover - compiled
+    """The arrays of a CopyPose's tick record ``rec`` (:func:`pose_record_size` values).
+
+    A pose task's tick reads and writes its values in one float64 array (views of it), so that
+    a scene's compiled tick finds them in its own buffer: the reference frame's code, the
+    target pose, the maps ``G_e`` and ``G_t``, the feature coordinates, the features' work
+    array and the effector's Jacobian.
+
+    Returns:
+        ``(frame (1,), tt (4, 4), ge (6, 6), gt (6, 6), xf (6,), work (4, 3, 3), jac (6, n))``.
+    """
+    frame = rec[0:1]
+    tt = rec[1:17].reshape((4, 4))
+    ge = rec[17:53].reshape((6, 6))
+    gt = rec[53:89].reshape((6, 6))
+    xf = rec[89:95]
+    work = rec[95:POSE_RECORD_HEAD].reshape((4, 3, 3))
+    jac = rec[POSE_RECORD_HEAD : POSE_RECORD_HEAD + 6 * n].reshape((6, n))
+    return frame, tt, ge, gt, xf, work, jac
+
+
 @njit(cache=True)
 def copy_pose_tick(
     link,

@@ -71,6 +71,13 @@ class TargetFrame:
             self.link_idx = tree.link_index(self.link)
         self.jac = np.zeros((6, tree.n_joints))
 
+    def keep_pose(self, pose: Array) -> None:
+        """Hold the pose in ``pose`` (4, 4) from now on (its owner's record), carried over."""
+        if pose is self.pose:
+            return
+        pose[:] = self.pose
+        self.pose = pose
+
     def set_pose(self, pose: ArrayLike, check: bool = True) -> None:
         """Set a target pose (4, 4) in the root frame (ignored when the target is a link).
 
@@ -233,6 +240,10 @@ class EffectorTargetConstraint(Constraint):
         self.target.bind(tree)
         self.jac = np.zeros((6, tree.n_joints))
         self._structure_changed()
+
+    def _hold_jacobian(self, jac: Array) -> None:
+        """Keep the effector's Jacobian in ``jac`` (6, n) from now on (a subclass's record)."""
+        self.jac = jac
 
     def _effector_kernel_args(self, tree: KinematicTree) -> tuple[Any, ...] | None:
         """The effector's link and its Jacobian's kernel arrays, when one call can do the tick.

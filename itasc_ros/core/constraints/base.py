@@ -68,6 +68,27 @@ class PoseGoal(NamedTuple):
     rotation_axes: str
 
 
+TICK_POSE = 1
+"""The kind of :class:`CompiledTick` of a pose task toward a set pose (a CopyPose's)."""
+
+
+class CompiledTick(NamedTuple):
+    """How a scene's compiled tick writes a constraint's rows (:meth:`Constraint.compiled_tick`).
+
+    Attributes:
+        kind: the kind of tick (:data:`TICK_POSE`).
+        size: the values of the constraint's tick record, the arrays its tick reads and
+            writes (the scene keeps it in its buffer: :meth:`Constraint.keep_record`).
+        link: the effector link's index in the tree.
+        sel: the feature rows the constraint selects (at most 6).
+    """
+
+    kind: int
+    size: int
+    link: int
+    sel: tuple[int, ...]
+
+
 def check_positive(name: str, value: float, allow_zero: bool = True) -> float:
     """A finite, non-negative (or positive) float, else ConstraintError."""
     v = float(value)
@@ -184,6 +205,26 @@ class Constraint(ABC):
         twist[:] = self._target_twist
         seen[:] = self._twist_seen
         self._target_twist, self._twist_seen = twist, seen
+
+    def compiled_tick(self, tree: KinematicTree) -> CompiledTick | None:
+        """How a scene's compiled tick writes this constraint's rows on ``tree``, or None.
+
+        None (this default): the scene calls :meth:`update`. Otherwise the scene keeps the
+        constraint's tick record in its buffer (:meth:`keep_record`) and writes its rows in its
+        own compiled call, with the constraint's gain and weight of the tick.
+        """
+        return None
+
+    def keep_record(self, record: Array) -> None:
+        """Hold the values of the compiled tick in ``record`` (:meth:`compiled_tick`'s size).
+
+        A scene keeps them in its buffer (a view of it) from its layout on; the values are
+        carried over. Nothing is done when they are held there already.
+
+        Raises:
+            NotImplementedError: the constraint has no compiled tick.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no compiled tick")
 
     def attach(self, tree: KinematicTree) -> None:
         """Bind to ``tree`` (:meth:`bind`) and keep it as :attr:`bound_tree` (a scene's call).

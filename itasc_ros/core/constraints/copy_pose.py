@@ -12,7 +12,7 @@ from ..errors import ConstraintError
 from ..kinematics.tree import KinematicTree
 from . import _features as F
 from ._target import EffectorTargetConstraint
-from .base import PoseGoal
+from .base import TICK_POSE, CompiledTick, PoseGoal
 from .schema import Field
 
 Array = NDArray[np.float64]
@@ -111,12 +111,11 @@ class CopyPose(EffectorTargetConstraint):
         feedforward: bool = True,
     ) -> None:
         super().__init__(name, effector, target_link, target_offset, weight, gain, feedforward)
+        # the tick's arrays, views of one record (a scene's compiled tick keeps it: keep_record)
+        self._record = np.zeros(F.pose_record_size(0))
+        self._use_record(self._record)
         self.set_axes(position_axes, rotation_axes)
         self.set_reference(reference)
-        self._ge = np.zeros((6, 6))
-        self._gt = np.zeros((6, 6))
-        self._xf = np.zeros(6)
-        self._work = np.zeros((4, 3, 3))
 
     def set_axes(self, position_axes: str, rotation_axes: str) -> None:
         """Select the controlled axes (changes the number of rows)."""
@@ -138,6 +137,38 @@ class CopyPose(EffectorTargetConstraint):
             )
         self.reference = reference
         self._frame = REFERENCE_FRAMES[reference]
+        self._record[0] = self._frame
+
+    def _use_record(self, record: Array) -> None:
+        """Take the tick's arrays as views of ``record`` (:func:`._features.pose_record`)."""
+        n = (record.shape[0] - F.POSE_RECORD_HEAD) // 6
+        self._record = record
+        _, tt, self._ge, self._gt, self._xf, self._work, jac = F.pose_record(record, n)
+        self._hold_jacobian(jac)
+        self.target.keep_pose(tt)
+
+    def bind(self, tree: KinematicTree) -> None:
+        """Resolve names against the tree; allocate work arrays (see :class:`Constraint`)."""
+        super().bind(tree)
+        record = np.zeros(F.pose_record_size(tree.n_joints))
+        record[: F.POSE_RECORD_HEAD] = self._record[: F.POSE_RECORD_HEAD]
+        self._use_record(record)
+
+    def compiled_tick(self, tree: KinematicTree) -> CompiledTick | None:
+        """A pose task toward a set pose on its bound tree (see :class:`Constraint`)."""
+        head = self._effector_kernel_args(tree)
+        if head is None:
+            return None
+        return CompiledTick(
+            TICK_POSE, self._record.shape[0], head[0], tuple(int(i) for i in self._sel)
+        )
+
+    def keep_record(self, record: Array) -> None:
+        """Hold the tick's arrays in ``record`` (see :class:`Constraint`)."""
+        if self._record is record:
+            return
+        record[:] = self._record
+        self._use_record(record)
 
     @property
     def n_rows(self) -> int:

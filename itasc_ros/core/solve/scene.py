@@ -62,6 +62,7 @@ from .workspace import (
     scene_box,
     scene_rows,
     scene_solve,
+    scene_tick,
 )
 
 _NO_ROWS = np.zeros(0, dtype=np.bool_)  # the rotation-row mask of a task that is not a pose
@@ -113,6 +114,10 @@ class Scene:
     ) -> None:
         self.tree = tree
         n = tree.n_joints
+        ints, floats, poses, full, sel = tree.kernel_arrays()
+        # the tree's model and data as the scene's compiled tick takes them (scene_tick)
+        self._tree_arrays = (ints, floats, poses, full, sel, tree.fk_kernel_arrays()[0])
+        self._compiled = False  # every active constraint's tick is compiled (_rebuild)
         self._constraints: list[Constraint] = []
         self._by_name: dict[str, Constraint] = {}  # the same constraints by name
         self._layout_version = 0
@@ -405,7 +410,13 @@ class Scene:
             (c.one_sided and c.hard, c.resolves_redundancy, c.one_sided and not c.hard)
             for c in active
         ]
-        ws.build([(start[c], c.n_rows, c.pose_feedback) for c in active], m, self._levels, kinds)
+        ticks = [c.compiled_tick(self.tree) for c in active]
+        self._compiled = bool(active) and all(t is not None for t in ticks)
+        if not self._compiled:
+            ticks = []  # each constraint's update writes its rows
+        ws.build(
+            [(start[c], c.n_rows, c.pose_feedback) for c in active], m, self._levels, kinds, ticks
+        )
         self._a, self._b, self._y, self._ydot = ws.a, ws.b, ws.y, ws.ydot
         self._wy, self._rhs, self._ff, self._asked = ws.wy, ws.rhs, ws.ff, ws.asked
         self._ineq, self._redundant, self._soft = ws.ineq, ws.redundant, ws.soft
@@ -425,7 +436,10 @@ class Scene:
                 (c, a, b, y, ydot, wy, self._rhs[s], self._ff[s], orient, self._asked[s])
             )
             c.keep_twists(ws.twist[i], ws.seen[i])
-            self._tick.append((c, a, b, y, ydot, wy, ws.par[i], ws.twist[i], ws.seen[i]))
+            record = ws.records[i]
+            if record is not None:
+                c.keep_record(record)
+            self._tick.append((c, a, b, y, ydot, wy, ws.par[i], ws.twist[i], ws.seen[i], record))
         self.result.relayout([c.name for c in active])
         self._built_layout = self._layout_version
         self._built_epoch = LAYOUT_EPOCH[0]
@@ -470,14 +484,27 @@ class Scene:
         """
         if self._layout_changed():
             self._rebuild()
-        tree, engaged = self.tree, self._engaged
+        tree = self.tree
         tree.compute(qv)
-        for c, a, b, y, ydot, wy, par, twist, seen in self._tick:
+        for c, a, b, y, ydot, wy, *_ in self._tick:
             c.update(tree, qv, a, b, y, ydot, wy)
+        self._tick_values()
+
+    def _tick_values(self) -> None:
+        """Each constraint's values of the tick in ``par`` (gain, fed forward, aims, weight).
+
+        Also its twist arrays and its tick record back in the workspace when another scene
+        took them.
+        """
+        engaged = self._engaged
+        for c, *_, par, twist, seen, record in self._tick:
             c.keep_twists(twist, seen)  # back from another scene that took them
+            if record is not None:
+                c.keep_record(record)
             par[0] = c.gain
             par[1] = c.feedforward
             par[2] = c.has_target and (engaged or not c.resolves_redundancy)
+            par[3] = c.weight
 
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].
@@ -493,7 +520,12 @@ class Scene:
             ConfigurationError: q of the wrong length or non-finite; dt not > 0.
         """
         qv = self._check(q, dt)
-        self._update_rows(qv)
+        if self._layout_changed():
+            self._rebuild()
+        if self._compiled:  # the tree's FK and the rows in the compiled call (scene_tick)
+            self._tick_values()
+        else:
+            self._update_rows(qv)
         ws, demand, dt = self._ws, self._demand, float(dt)
         limit = demand.limits
         u = demand.last_command  # (n,) read with the demand limit on; else a work array's place
@@ -511,7 +543,25 @@ class Scene:
                 lim.mark_sides(qv, self.box_lo, self.box_hi, self._side)
         elif self._held is not None:
             self._lim_par[L_HOLDING] = self._held.holding
-        scene_solve(
+        if not self._compiled:
+            scene_solve(
+                *ws.buffers,
+                self._motion_rec,
+                self._motion_box,
+                self._held_box,
+                self._lim_par,
+                u,
+                dt,
+                demand.clamps,
+                limit,
+                extra,
+                self._method,
+                self.damping_max,
+                self.damping_epsilon,
+                self.sdls_gamma_max,
+            )
+        elif not scene_tick(
+            *self._tree_arrays,
             *ws.buffers,
             self._motion_rec,
             self._motion_box,
@@ -526,7 +576,8 @@ class Scene:
             self.damping_max,
             self.damping_epsilon,
             self.sdls_gamma_max,
-        )
+        ):
+            raise ConfigurationError(f"q has NaN, Inf or huge values: {qv.tolist()}")
         res = self.result
         res.defer(self._fill_errors, self._wy)  # sigma_min, ok, ...: read from self._info
         return res

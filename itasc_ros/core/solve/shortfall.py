@@ -28,6 +28,9 @@ from .workspace import (
     R_ASKED,
     R_PAR,
     R_WY,
+    STRIDE,
+    T_ROW,
+    T_ROWS,
     K,
     M,
     N,
@@ -87,8 +90,8 @@ def task_fractions(model, rows, row_flags, qdot, out):  # pragma: no cover - com
     redundant = _vec(row_flags, model, F_REDUNDANT, m)
     table = LEVELS + nlev + 1
     for i in range(k):
-        r0 = model[table + 3 * i]
-        r1 = r0 + model[table + 3 * i + 1]
+        r0 = model[table + STRIDE * i + T_ROW]
+        r1 = r0 + model[table + STRIDE * i + T_ROWS]
         if r1 == r0 or par[i, 2] == 0.0 or ineq[r0] or soft[r0] or redundant[r0]:
             out[i] = math.nan  # not a task this tick (the aims flag: it has a target)
         else:

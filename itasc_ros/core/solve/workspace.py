@@ -27,7 +27,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ..kinematics._kernels import start_active_set, update_active_set
+from ..constraints._features import POSE_RECORD_HEAD, copy_pose_tick, pose_record
+from ..constraints.base import TICK_POSE, CompiledTick
+from ..kinematics._kernels import forward_selected, start_active_set, update_active_set
 from .limits.base import intersect
 from .limits.joint_position import joint_box, position_sides_unmarked
 from .limits.motion import motion_box_within
@@ -55,8 +57,9 @@ DEMAND_SIZE = 12
 """The pose demand's values in the joints' buffer: speeds (2) [m/s, rad/s], braking (2)
 [m/s^2, rad/s^2], steps (2) [m/s, rad/s per tick], then its (6,) work array."""
 
-PAR_SIZE = 3
-"""Each constraint's tick values in the rows' buffer: gain [1/s], fed forward, aims (0/1)."""
+PAR_SIZE = 4
+"""Each constraint's tick values in the rows' buffer: gain [1/s], fed forward, aims (0/1),
+weight."""
 
 # The model's entries (indices into SceneWorkspace.model): sizes, then offsets.
 N, M, K, NLEV, ACTIVE_SET = 0, 1, 2, 3, 4
@@ -69,8 +72,16 @@ R_AW, R_BW, R_WCAND, R_AT, R_RK, R_TWIST, R_SEEN, R_PAR = 28, 29, 30, 31, 32, 33
 # offsets into the flag buffers: the joints' (locked) and the rows' (each (m,))
 F_LOCKED, F_INEQ, F_REDUNDANT, F_SOFT, F_ORIENT = 36, 37, 38, 39, 40
 LEVELS = 41
-"""Where the levels' row bounds start in the model ((nlev + 1,)); each constraint's first row,
-number of rows and pose flag (3 per constraint, in the rows' order of the scene) follow."""
+"""Where the levels' row bounds start in the model ((nlev + 1,)); each constraint's entries
+(:data:`STRIDE` per constraint, in the rows' order of the scene) follow."""
+
+STRIDE = 12
+"""A constraint's entries in the model: its first row, number of rows, pose flag, the kind of
+its compiled tick (:class:`~itasc_ros.core.constraints.base.CompiledTick`; 0: its own update
+writes its rows), where its tick record
+starts in the rows' buffer (-1: none), its effector link and its selected feature rows (at
+most 6)."""
+T_ROW, T_ROWS, T_POSE, T_KIND, T_RECORD, T_LINK, T_SEL = 0, 1, 2, 3, 4, 5, 6
 
 LIMITS_SIZE = 4
 """The added limits' values of a compiled solve (``lim_par``): the motion box's nominal period
@@ -149,6 +160,7 @@ class SceneWorkspace:
         m: int,
         levels: IntArray,
         flags: Sequence[tuple[bool, bool, bool]],
+        ticks: Sequence[CompiledTick | None] = (),
     ) -> None:
         """Lay out (and zero) the rows' part for a new set of rows.
 
@@ -157,10 +169,15 @@ class SceneWorkspace:
             m: the number of rows.
             levels: (nlev + 1,) the levels' row bounds.
             flags: each constraint's (inequality bound, resolves redundancy, soft inequality).
+            ticks: each constraint's compiled tick (:class:`~itasc_ros.core.constraints.base.
+                CompiledTick`), or None where its own update writes its rows (default: none
+                has one); a record of its size is laid out for each, a view in
+                :attr:`records`.
         """
         n, k = self.n, len(constraints)
         nlev = levels.shape[0] - 1
-        model = np.zeros(LEVELS + nlev + 1 + 3 * k, dtype=np.int64)
+        ticks = list(ticks) or [None] * k
+        model = np.zeros(LEVELS + nlev + 1 + STRIDE * k, dtype=np.int64)
         model[N], model[M], model[K], model[NLEV] = n, m, k, nlev
         for entry, o in self._joint_offsets.items():
             model[entry] = o
@@ -176,12 +193,23 @@ class SceneWorkspace:
         for i, entry in enumerate((F_INEQ, F_REDUNDANT, F_SOFT, F_ORIENT)):
             model[entry] = i * m
         model[LEVELS : LEVELS + nlev + 1] = levels
-        for i, (r0, rows, pose) in enumerate(constraints):
-            model[LEVELS + nlev + 1 + 3 * i : LEVELS + nlev + 4 + 3 * i] = (r0, rows, pose)
+        spans: list[tuple[int, int] | None] = []
+        for i, ((r0, rows, pose), tick) in enumerate(zip(constraints, ticks, strict=True)):
+            t = LEVELS + nlev + 1 + STRIDE * i
+            model[t + T_ROW], model[t + T_ROWS], model[t + T_POSE] = r0, rows, pose
+            model[t + T_RECORD] = -1
+            if tick is None:
+                spans.append(None)
+                continue
+            model[t + T_KIND], model[t + T_RECORD], model[t + T_LINK] = tick.kind, size, tick.link
+            model[t + T_SEL : t + T_SEL + len(tick.sel)] = tick.sel
+            spans.append((size, size + tick.size))
+            size += tick.size
         self.model = model
         self.rows = np.zeros(size)
         self.row_flags = np.zeros(4 * m, dtype=np.bool_)
         self.buffers = (model, self.joints, self.rows, self.joint_flags, self.row_flags)
+        self.records = [None if sp is None else self.rows[sp[0] : sp[1]] for sp in spans]
 
         def r(entry: int, cols: int = 1) -> Array:
             v = self.rows[model[entry] : model[entry] + m * cols]
@@ -252,9 +280,9 @@ def scene_rows(model, joints, rows, row_flags, u, clamp, limit):  # pragma: no c
     speeds, braking, steps, dtw = demand[0:2], demand[2:4], demand[4:6], demand[6:12]
     table = LEVELS + nlev + 1
     for i in range(k):
-        r0 = model[table + 3 * i]
-        r1 = r0 + model[table + 3 * i + 1]
-        pose = model[table + 3 * i + 2] != 0
+        r0 = model[table + STRIDE * i + T_ROW]
+        r1 = r0 + model[table + STRIDE * i + T_ROWS]
+        pose = model[table + STRIDE * i + T_POSE] != 0
         task_rhs(
             b[r0:r1], twist[i], ydot[r0:r1], rhs[r0:r1], asked[r0:r1], ff[r0:r1],
             par[i, 1] != 0.0, par[i, 2] != 0.0, wy[r0:r1], clamp and pose, orient[r0:r1],
@@ -419,6 +447,112 @@ def scene_solve(  # pragma: no cover - compiled
             break
 
 
+@njit(cache=True, nogil=True)
+def tick_rows(ints, floats, poses, full, cols, model, rows):  # pragma: no cover - compiled
+    """The rows of every constraint with a compiled tick, from the tree's computed ``poses``.
+
+    A pose task (:data:`TICK_POSE`): its effector's Jacobian and its rows
+    (:func:`~itasc_ros.core.constraints._features.copy_pose_tick`) on its record
+    (:func:`~itasc_ros.core.constraints._features.pose_record`), with its gain and weight of
+    the tick (``par``). ``ints``, ``floats``, ``full``, ``cols``: the tree's model, its work
+    array and its active columns (:meth:`~itasc_ros.core.kinematics.tree.KinematicTree.
+    kernel_arrays`).
+    """
+    n, m, k, nlev = model[N], model[M], model[K], model[NLEV]
+    a, b = _mat(rows, model, R_A, m, n), _mat(rows, model, R_B, m, 6)
+    y, ydot = _vec(rows, model, R_Y, m), _vec(rows, model, R_YDOT, m)
+    wy = _vec(rows, model, R_WY, m)
+    par = _mat(rows, model, R_PAR, k, PAR_SIZE)
+    table = LEVELS + nlev + 1
+    for i in range(k):
+        t = table + STRIDE * i
+        if model[t + T_KIND] != TICK_POSE:
+            continue
+        r0 = model[t + T_ROW]
+        r1 = r0 + model[t + T_ROWS]
+        o = model[t + T_RECORD]
+        frame, tt, ge, gt, xf, work, jac = pose_record(rows[o : o + POSE_RECORD_HEAD + 6 * n], n)
+        sel = model[t + T_SEL : t + T_SEL + r1 - r0]
+        copy_pose_tick(
+            model[t + T_LINK], ints, floats, poses, full, cols, tt, int(frame[0]), ge, gt, xf,
+            work, sel, jac, par[i, 0], par[i, 3], a[r0:r1], b[r0:r1], y[r0:r1], ydot[r0:r1],
+            wy[r0:r1],
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def scene_tick(  # pragma: no cover - compiled
+    ints,
+    floats,
+    poses,
+    full,
+    sel,
+    q_full,
+    model,
+    joints,
+    rows,
+    joint_flags,
+    row_flags,
+    motion,
+    motion_box,
+    held,
+    lim_par,
+    u,
+    dt,
+    clamp,
+    limit,
+    boxed,
+    method,
+    lam_max,
+    eps,
+    gamma_max,
+):
+    """A scene's whole tick in one call, when every constraint's tick is compiled.
+
+    The tree's forward kinematics at the scene's ``q`` (bounded as
+    :meth:`~itasc_ros.core.kinematics.tree.KinematicTree.compute` bounds it), every
+    constraint's rows (:func:`tick_rows`), then :func:`scene_solve`.
+
+    Args:
+        ints: the tree's model, its int buffer.
+        floats: its float buffer.
+        poses: (n_links, 4, 4) out: the tree's link poses.
+        full: (6, n_full) the tree's work array.
+        sel: (n,) its active joints' columns.
+        q_full: (n_full,) its full configuration (the active joints' written).
+        model: the scene's model, and the arguments after it: :func:`scene_solve`'s.
+        joints: likewise.
+        rows: likewise.
+        joint_flags: likewise.
+        row_flags: likewise.
+        motion: likewise.
+        motion_box: likewise.
+        held: likewise.
+        lim_par: likewise.
+        u: likewise.
+        dt: likewise.
+        clamp: likewise.
+        limit: likewise.
+        boxed: likewise.
+        method: likewise.
+        lam_max: likewise.
+        eps: likewise.
+        gamma_max: likewise.
+
+    Returns:
+        False (nothing solved) when a value of ``q`` is NaN, Inf or huge.
+    """
+    q = _vec(joints, model, J_Q, model[N])
+    if not forward_selected(q, sel, 1e150, q_full, ints, floats, poses):
+        return False
+    tick_rows(ints, floats, poses, full, sel, model, rows)
+    scene_solve(
+        model, joints, rows, joint_flags, row_flags, motion, motion_box, held, lim_par, u, dt,
+        clamp, limit, boxed, method, lam_max, eps, gamma_max,
+    )  # fmt: skip
+    return True
+
+
 __all__ = [
     "INEQUALITY_TOLERANCE",
     "LIMITS_SIZE",
@@ -428,4 +562,6 @@ __all__ = [
     "scene_limits",
     "scene_rows",
     "scene_solve",
+    "scene_tick",
+    "tick_rows",
 ]
