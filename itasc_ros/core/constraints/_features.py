@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import jacobian_selected, rot_log
+from ..kinematics._kernels import jacobian_selected, rot_log, view2, view3
 
 FRAME_ROOT = 0
 FRAME_TARGET = 1
@@ -188,12 +188,12 @@ def pose_record(rec, n):  # pragma: no cover - compiled
         ``(frame (1,), tt (4, 4), ge (6, 6), gt (6, 6), xf (6,), work (4, 3, 3), jac (6, n))``.
     """
     frame = rec[0:1]
-    tt = rec[1:17].reshape((4, 4))
-    ge = rec[17:53].reshape((6, 6))
-    gt = rec[53:89].reshape((6, 6))
+    tt = view2(rec, 1, 4, 4)
+    ge = view2(rec, 17, 6, 6)
+    gt = view2(rec, 53, 6, 6)
     xf = rec[89:95]
-    work = rec[95:POSE_RECORD_HEAD].reshape((4, 3, 3))
-    jac = rec[POSE_RECORD_HEAD : POSE_RECORD_HEAD + 6 * n].reshape((6, n))
+    work = view3(rec, 95, 4, 3, 3)
+    jac = view2(rec, POSE_RECORD_HEAD, 6, n)
     return frame, tt, ge, gt, xf, work, jac
 
 

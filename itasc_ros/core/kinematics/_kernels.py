@@ -28,6 +28,26 @@ import math
 
 import numpy as np
 from numba import njit
+from numpy.lib.stride_tricks import as_strided
+
+
+@njit(cache=True, nogil=True)
+def view2(buf, start, rows, cols):  # pragma: no cover - compiled
+    """The (rows, cols) row-major view of ``buf[start:start + rows * cols]`` (1-D, contiguous).
+
+    What ``reshape`` gives, without its run-time call (a packed buffer's views are made in
+    every tick).
+    """
+    s = buf.itemsize
+    return as_strided(buf[start : start + rows * cols], (rows, cols), (cols * s, s))
+
+
+@njit(cache=True, nogil=True)
+def view3(buf, start, d0, d1, d2):  # pragma: no cover - compiled
+    """The (d0, d1, d2) row-major view of ``buf[start:]`` (1-D, contiguous): see :func:`view2`."""
+    s = buf.itemsize
+    return as_strided(buf[start : start + d0 * d1 * d2], (d0, d1, d2), (d1 * d2 * s, d2 * s, s))
+
 
 #: Values of the int buffer before its arrays: nj, nl, width (see :func:`model_arrays`).
 MODEL_HEAD = 3
@@ -56,16 +76,16 @@ def model_arrays(ints, floats):  # pragma: no cover - compiled
     qidx = ints[i + 2 * nj : i + 3 * nj]
     i += 3 * nj
     chain_len = ints[i : i + nl]
-    chain = ints[i + nl : i + nl + nl * w].reshape((nl, w))
-    origin = floats[0 : 16 * nj].reshape((nj, 4, 4))
+    chain = view2(ints, i + nl, nl, w)
+    origin = view3(floats, 0, nj, 4, 4)
     f = 16 * nj
-    axis = floats[f : f + 3 * nj].reshape((nj, 3))
+    axis = view2(floats, f, nj, 3)
     f += 3 * nj
     mult = floats[f : f + nj]
     offs = floats[f + nj : f + 2 * nj]
     f += 2 * nj
     mass = floats[f : f + nl]
-    com = floats[f + nl : f + 4 * nl].reshape((nl, 3))
+    com = view2(floats, f + nl, nl, 3)
     return parent, origin, jtype, axis, qidx, mult, offs, chain, chain_len, mass, com
 
 

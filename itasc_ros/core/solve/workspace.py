@@ -29,7 +29,12 @@ from numpy.typing import NDArray
 
 from ..constraints._features import POSE_RECORD_HEAD, copy_pose_tick, pose_record
 from ..constraints.base import TICK_POSE, CompiledTick
-from ..kinematics._kernels import forward_selected, start_active_set, update_active_set
+from ..kinematics._kernels import (
+    forward_selected,
+    start_active_set,
+    update_active_set,
+    view2,
+)
 from .limits.base import intersect
 from .limits.joint_position import joint_box, position_sides_unmarked
 from .limits.motion import motion_box_within
@@ -242,8 +247,7 @@ def _vec(buf, model, entry, size):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _mat(buf, model, entry, rows, cols):  # pragma: no cover - compiled
     """The (rows, cols) view of ``buf`` at the model's offset ``entry``."""
-    o = model[entry]
-    return buf[o : o + rows * cols].reshape((rows, cols))
+    return view2(buf, model[entry], rows, cols)
 
 
 @njit(cache=True, nogil=True)

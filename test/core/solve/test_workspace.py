@@ -5,7 +5,10 @@
 * the scene's compiled solve on its box is the generic kernel's
   (:func:`~itasc_ros.core.solve.solver.solve_prioritized`) given that box, bit for bit;
 * a constraint in two scenes: its target twist, held in the solving scene's workspace, is the
-  one set, whichever scene solved last;
+  one set, whichever scene solved last; a pose task's target pose and tick record likewise;
+* a scene whose every constraint has a compiled tick solves in one call
+  (:func:`~itasc_ros.core.solve.workspace.scene_tick`) what the constraints' own updates give,
+  bit for bit, through live changes of targets, frames, gains, weights and axes;
 * the added limits the compiled solve applies from their records (the motion box, the held
   joints) give the box, its sides and the command their own calls give, bit for bit.
 """
@@ -13,8 +16,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from itasc_ros.core import CopyPose, JointValue, KinematicTree, Scene
+from itasc_ros.core import ConfigurationError, CopyPose, JointValue, KinematicTree, Scene
 from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.solve import solver as S
 from itasc_ros.core.solve.joint_limits import JointLimits
@@ -132,3 +136,99 @@ def test_the_compiled_motion_box_and_held_joints_are_their_own_calls_bit_for_bit
                 assert a.tobytes() == b.tobytes(), (held, tick)
             sides += bool(runs[0][0]._side.any())
         assert np.abs(runs[0][1].v).max() > 0.1 and sides > 5  # it moved, near the limits
+
+
+class _OwnUpdate(CopyPose):
+    """A CopyPose whose scene calls its update (no compiled tick)."""
+
+    def compiled_tick(self, tree: KinematicTree) -> None:
+        return None
+
+
+def _pose_tasks(
+    cls: type[CopyPose], limited: bool
+) -> tuple[Scene, list[CopyPose], MotionLimiter | None]:
+    hand = cls("hand", "panda_link8", gain=20.0)
+    elbow = cls("elbow", "panda_link4", rotation_axes="", reference="root", gain=5.0, weight=0.5)
+    elbow.set_priority(2)
+    for c, q in ((hand, HOME + 0.3), (elbow, HOME - 0.2)):
+        c.set_target(TREE.forward_kinematics(q, c.effector))
+    scene = Scene(TREE, [hand, elbow], velocity_scale=0.5)
+    limiter = None
+    if limited:
+        lower, upper = scene.position_limits
+        limiter = MotionLimiter(
+            scene.velocity_limits, [JointLimits(2.0, 3.0, 3.0, 60.0)] * N, lower, upper
+        )
+        scene.add_limit(MotionBox(limiter, DT, 0.1))
+    return scene, [hand, elbow], limiter
+
+
+def test_a_scene_of_compiled_ticks_solves_as_the_constraints_updates_bit_for_bit() -> None:
+    rng = np.random.default_rng(3)
+    for limited in (False, True):
+        runs = [_pose_tasks(cls, limited) for cls in (CopyPose, _OwnUpdate)]
+        assert runs[0][0]._compiled and not runs[1][0]._compiled
+        q, fastest = HOME.copy(), 0.0
+        for tick in range(240):
+            q += rng.normal(0.0, 0.01, N)
+            pose = TREE.forward_kinematics(HOME + rng.normal(0.0, 0.3, N), "panda_link8")
+            out = []
+            for scene, (hand, elbow), limiter in runs:
+                hand.set_target(pose)  # live changes: the record's values, not its layout
+                if tick == 60:
+                    hand.set_reference("effector")
+                    elbow.set_gain(12.0)
+                if tick == 120:
+                    hand.set_weight(0.3)
+                    elbow.set_axes("xz", "")
+                if tick == 180:
+                    hand.set_priority(2)
+                res = scene.solve(q, DT)
+                if limiter is not None:  # the command taken: the next tick's box from it
+                    cmd = np.zeros(N)
+                    limiter.take_clipped(res.qdot, limiter.vmax_hard, cmd, scene.box_lo,
+                                         scene.box_hi, DT)  # fmt: skip
+                out.append((res.qdot.copy(), res.errors.copy(), scene.box_lo.copy(),
+                            np.array([res.sigma_min, res.damping, *hand.pose_errors()]),
+                            scene.matrices(q)["A"]))  # fmt: skip
+            for a, b in zip(*out, strict=True):
+                assert a.tobytes() == b.tobytes(), (limited, tick)
+            fastest = max(fastest, float(np.abs(out[0][0]).max()))
+        assert fastest > 0.01  # it moved
+
+
+def test_a_compiled_tick_refuses_a_non_finite_q_as_the_updates_do() -> None:
+    messages = []
+    for cls in (CopyPose, _OwnUpdate):
+        scene, _, _ = _pose_tasks(cls, limited=False)
+        scene.solve(HOME, DT)
+        q = HOME.copy()
+        q[2] = np.nan
+        with pytest.raises(ConfigurationError, match="NaN, Inf or huge") as err:
+            scene.solve(q, DT)
+        messages.append(str(err.value))
+        assert np.isfinite(scene.solve(HOME, DT).qdot).all()  # the next good q solves
+    assert messages[0] == messages[1]
+
+
+def test_a_pose_task_in_two_scenes_keeps_its_target_and_its_record() -> None:
+    one, (hand, _), _ = _pose_tasks(CopyPose, limited=False)
+    other = Scene(TREE, [hand])
+    assert one._compiled and other._compiled
+    goals = [TREE.forward_kinematics(HOME + d, "panda_link8") for d in (0.1, -0.1, 0.2)]
+    for scene, goal in zip((one, other, one), goals, strict=True):
+        hand.set_target(goal)
+        res = scene.solve(HOME, DT)
+        assert np.array_equal(hand.target.pose, goal)
+        assert np.shares_memory(hand.target.pose, scene._ws.rows)
+        assert np.shares_memory(hand.jac, scene._ws.rows)
+        alone = Scene(TREE, [_copy_of(hand, goal)]).solve(HOME, DT)
+        if scene is other:
+            assert res.qdot.tobytes() == alone.qdot.tobytes()
+
+
+def _copy_of(hand: CopyPose, goal: np.ndarray) -> CopyPose:
+    c = CopyPose("copy", hand.effector, gain=hand.gain, weight=hand.weight)
+    c.set_target(goal)
+    return c
