@@ -52,8 +52,23 @@ SNAPSHOT_PER_JOINT = 5
 SNAPSHOT_EXTRA = 3
 
 
+#: The rows of a :class:`StatePrediction`'s (6, n) state: the tick's positions, the command
+#: sent, the modelled velocity, and each joint's prediction (the stamp it started from, the
+#: instant it reaches, the motion predicted since).
+Q, SENT, VELOCITY, BASE, UPTO, OFFSET = range(6)
+
+
 @njit(cache=True)
-def advance(q, measured, stamps, base, upto, offset, cmd, now, expected):  # pragma: no cover
+def advance(state, measured, stamps, now, expected):  # pragma: no cover - compiled
+    """:func:`advance_rows` on the rows of a prediction's (6, n) ``state``."""
+    return advance_rows(
+        state[Q], measured, stamps, state[BASE], state[UPTO], state[OFFSET], state[SENT], now,
+        expected,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def advance_rows(q, measured, stamps, base, upto, offset, cmd, now, expected):  # pragma: no cover
     """One tick of :class:`StatePrediction` in place; returns (largest lateness, instant) [s].
 
     Every joint is taken at one instant: the freshest joint's state, or ``now - expected`` when
@@ -131,15 +146,14 @@ class StatePrediction:
 
     def __init__(self, n: int, period: float) -> None:
         self.period = float(period)
-        self.q = np.zeros(n)
-        self.sent = np.zeros(n)
+        self._state = np.zeros((6, n))  # one record: a tick's kernel takes it whole
+        self.q, self.sent, self.velocity = self._state[Q], self._state[SENT], self._state[VELOCITY]
+        self._base, self._upto = self._state[BASE], self._state[UPTO]
+        self._offset = self._state[OFFSET]
+        self._base[:] = math.nan
         self.late = 0.0
         self.instant = -math.inf
         self.fresh_norm = 0.0
-        self.velocity = np.zeros(n)
-        self._base = np.full(n, math.nan)
-        self._upto = np.zeros(n)
-        self._offset = np.zeros(n)
         self.advance(self.q.copy(), np.full(n, -math.inf), 0.0, 0.0)  # compiled (or loaded) now
         lead(self.q, self.velocity, self.sent, 1.0, 0.0)
         self.reset()
@@ -152,10 +166,7 @@ class StatePrediction:
         """
         # before the states' interval is known (a second state), no state is judged late
         expected = LATE_AFTER * max(self.period, interval) if interval > 0.0 else math.inf
-        self.late, self.instant = advance(
-            self.q, measured, stamps, self._base, self._upto, self._offset, self.sent, now,
-            expected,
-        )  # fmt: skip
+        self.late, self.instant = advance(self._state, measured, stamps, now, expected)
         return self.q
 
     def lead(self, lag: float, dt: float) -> Array:
@@ -227,5 +238,6 @@ __all__ = [
     "SNAPSHOT_PER_JOINT",
     "StatePrediction",
     "advance",
+    "advance_rows",
     "lead",
 ]
