@@ -169,8 +169,8 @@ class Inputs:
                 unchanged. Other quaternions are normalised.
         """
         st = self.target_state(constraint)
-        p = as_array(position, f"target of {constraint!r}: position", self.reject)
-        qt = as_array(quat_xyzw, f"target of {constraint!r}: quaternion", self.reject)
+        p = as_array(position, "target of %r: position", self.reject, constraint)
+        qt = as_array(quat_xyzw, "target of %r: quaternion", self.reject, constraint)
         self._read_pose(constraint, st, p, qt, received)
         why = st.order.check(header_stamp, received, self._model.config.input_timeout)
         if why:

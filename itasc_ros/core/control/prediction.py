@@ -126,6 +126,23 @@ def lead(q, velocity, sent, lag, dt):  # pragma: no cover - compiled
         q[j] += lag * velocity[j]
 
 
+@njit(cache=True)
+def norm(v):  # pragma: no cover - compiled
+    """The Euclidean norm of ``v`` (n,), summed in order (a command's, for :meth:`cap`)."""
+    s = 0.0
+    for j in range(v.shape[0]):
+        s += v[j] * v[j]
+    return math.sqrt(s)
+
+
+@njit(cache=True)
+def take_sent(sent, qdot):  # pragma: no cover - compiled
+    """``sent`` = ``qdot`` (n,); returns its :func:`norm` (one call for a published command)."""
+    for j in range(qdot.shape[0]):
+        sent[j] = qdot[j]
+    return norm(qdot)
+
+
 class StatePrediction:
     """The tick's joint positions: the measured ones, advanced by the commands to one instant.
 
@@ -156,6 +173,7 @@ class StatePrediction:
         self.fresh_norm = 0.0
         self.advance(self.q.copy(), np.full(n, -math.inf), 0.0, 0.0)  # compiled (or loaded) now
         lead(self.q, self.velocity, self.sent, 1.0, 0.0)
+        take_sent(self.velocity, self.sent)  # both zero: compiled (or loaded) now, as norm
         self.reset()
 
     def advance(self, measured: Array, stamps: Array, now: float, interval: float) -> Array:
@@ -204,9 +222,9 @@ class StatePrediction:
 
     def publish(self, qdot: Array) -> None:
         """The command ``qdot`` (n,) was published: the robot follows it from now on."""
-        self.sent[:] = qdot
+        size = take_sent(self.sent, qdot)
         if self.late == 0.0:
-            self.fresh_norm = math.sqrt(qdot.dot(qdot))  # np.linalg.norm's, without its checks
+            self.fresh_norm = size
 
     def cap(self, qdot: Array, out: Array) -> Array:
         """``qdot`` (n,), or while a state is late, scaled into ``out`` to :attr:`fresh_norm`.
@@ -217,10 +235,10 @@ class StatePrediction:
         """
         if self.late == 0.0 or self.fresh_norm == 0.0:  # not late, or starting from rest
             return qdot
-        norm = math.sqrt(qdot.dot(qdot))
-        if norm <= self.fresh_norm:
+        size = norm(qdot)
+        if size <= self.fresh_norm:
             return qdot
-        np.multiply(qdot, self.fresh_norm / norm, out=out)
+        np.multiply(qdot, self.fresh_norm / size, out=out)
         return out
 
     def reset(self) -> None:
@@ -240,4 +258,6 @@ __all__ = [
     "advance",
     "advance_rows",
     "lead",
+    "norm",
+    "take_sent",
 ]

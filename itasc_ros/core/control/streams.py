@@ -134,17 +134,19 @@ class StampOrder:
         self.received = float(received)
 
 
-def as_array(value: ArrayLike, what: str, reject: Any) -> Array:
+def as_array(value: ArrayLike, what: str, reject: Any, *args: object) -> Array:
     """``value`` as a flat float array; ``reject(reason)`` -> the InputError to raise.
 
     A flat float64 array is taken as it is (the messages' arrays are: no conversion per input).
+    ``what % args`` (``what`` without ``args``) names the value in the reason (formatted
+    only then).
     """
     if type(value) is np.ndarray and value.ndim == 1 and value.dtype is F8:
         return value
     try:
         return np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError) as exc:
-        raise reject(f"{what} must be numbers: {exc}") from None
+        raise reject(f"{what % args if args else what} must be numbers: {exc}") from None
 
 
 def usable(v: Array) -> bool:
