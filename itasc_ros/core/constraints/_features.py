@@ -197,6 +197,53 @@ def pose_record(rec, n):  # pragma: no cover - compiled
     return frame, tt, ge, gt, xf, work, jac
 
 
+def joint_record_size(k: int) -> int:
+    """Values of a JointValue's tick record for ``k`` joints (see :func:`joint_record`)."""
+    return 4 * k
+
+
+@njit(cache=True, nogil=True)
+def joint_record(rec):  # pragma: no cover - compiled
+    """The arrays of a JointValue's tick record ``rec`` (4 k,): values, rates, vmax, joints.
+
+    Returns:
+        ``(values (k,) [rad or m], rates (k,) [/s], vmax (k,) [/s], idx (k,))``: the desired
+        positions and rates, the joints' velocity limits and their columns (integers, as
+        floats: one float64 record).
+    """
+    k = rec.shape[0] // 4
+    return rec[0:k], rec[k : 2 * k], rec[2 * k : 3 * k], rec[3 * k : 4 * k]
+
+
+@njit(cache=True)
+def joint_value_rows(
+    q, idx, values, rates, vmax, gain, weight, resolves, a, b, y, ydot, wy
+):  # pragma: no cover - compiled
+    """The rows of a JointValue (``y = q_i``, ``A`` a selection, ``B = 0``) in one call.
+
+    ``y'_d = rate + gain (value - q_i)`` for each joint ``idx[r]`` of ``q`` (n,); a term that
+    ``resolves`` redundancy asks no faster than the joints go: ``y'_d`` scaled so that no row
+    is above its joint's ``vmax``.
+    """
+    a[:, :] = 0.0
+    b[:, :] = 0.0
+    for r in range(idx.shape[0]):
+        j = int(idx[r])
+        a[r, j] = 1.0
+        qi = q[j]
+        y[r] = qi
+        ydot[r] = rates[r] + gain * (values[r] - qi)
+        wy[r] = weight
+    if resolves:  # a preference asks no faster than the joints go (scaled)
+        scale = 1.0
+        for r in range(idx.shape[0]):
+            if abs(ydot[r]) * scale > vmax[r]:
+                scale = vmax[r] / abs(ydot[r])
+        if scale < 1.0:
+            for r in range(idx.shape[0]):
+                ydot[r] *= scale
+
+
 @njit(cache=True)
 def copy_pose_tick(
     link,

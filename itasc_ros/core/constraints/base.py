@@ -70,17 +70,19 @@ class PoseGoal(NamedTuple):
 
 TICK_POSE = 1
 """The kind of :class:`CompiledTick` of a pose task toward a set pose (a CopyPose's)."""
+TICK_JOINTS = 2
+"""The kind of :class:`CompiledTick` of joint values (a JointValue's)."""
 
 
 class CompiledTick(NamedTuple):
     """How a scene's compiled tick writes a constraint's rows (:meth:`Constraint.compiled_tick`).
 
     Attributes:
-        kind: the kind of tick (:data:`TICK_POSE`).
+        kind: the kind of tick (:data:`TICK_POSE`, :data:`TICK_JOINTS`).
         size: the values of the constraint's tick record, the arrays its tick reads and
             writes (the scene keeps it in its buffer: :meth:`Constraint.keep_record`).
-        link: the effector link's index in the tree.
-        sel: the feature rows the constraint selects (at most 6).
+        link: the effector link's index in the tree (-1: none).
+        sel: the feature rows the constraint selects (at most 6; none for joint values).
     """
 
     kind: int

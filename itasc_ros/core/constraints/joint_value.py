@@ -11,7 +11,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConstraintError
 from ..kinematics.tree import KinematicTree
-from .base import Constraint
+from . import _features as F
+from .base import TICK_JOINTS, CompiledTick, Constraint
 from .schema import Field
 
 Array = NDArray[np.float64]
@@ -80,14 +81,20 @@ class JointValue(Constraint):
         given = np.atleast_1d(np.asarray(values, dtype=float))
         self._mid_range = given.size == 0  # the values come from the joints' ranges at bind
         self._bound_joints = list(self.joints)
-        self._values = np.zeros(len(self.joints))
-        self._rates = np.zeros(len(self.joints))
+        # the tick's arrays, views of one record (a scene's compiled tick keeps it: keep_record)
+        self._record = np.zeros(F.joint_record_size(len(self.joints)))
+        self._use_record(self._record)
         if self.joints and not self._mid_range:
             self.set_values(values)
         elif not self.joints and not self._mid_range:
             self._given = given  # checked against the active joints at bind
         self._idx = np.zeros(len(self.joints), dtype=np.int64)
-        self._vmax = np.full(len(self.joints), np.inf)
+        self._vmax[:] = np.inf
+
+    def _use_record(self, record: Array) -> None:
+        """Take the tick's arrays as views of ``record`` (:func:`._features.joint_record`)."""
+        self._record = record
+        self._values, self._rates, self._vmax, self._columns = F.joint_record(record)
 
     def set_values(self, values: ArrayLike, rates: ArrayLike | None = None) -> None:
         """Desired positions yd (one per joint) and optional rates yd'."""
@@ -137,12 +144,12 @@ class JointValue(Constraint):
         idx = np.array([tree.joint_index(j) for j in names], dtype=np.int64)
         if names != self._bound_joints or idx.shape != self._idx.shape:
             self._bound_joints = list(names)
-            self._values = np.zeros(len(names))
-            self._rates = np.zeros(len(names))
+            self._use_record(np.zeros(F.joint_record_size(len(names))))
             if not self.joints and not self._mid_range:
                 self.set_values(self._given)
         self._idx = idx
-        self._vmax = tree.velocity_limits[idx]
+        self._columns[:] = idx
+        self._vmax[:] = tree.velocity_limits[idx]
         if self._mid_range:
             self._values[:] = tree.neutral()[idx]
         self._structure_changed()
@@ -150,22 +157,24 @@ class JointValue(Constraint):
     def update(
         self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
     ) -> None:
-        """Write this constraint's rows (see :meth:`Constraint.update`)."""
-        a[:, :] = 0.0
-        b[:, :] = 0.0
-        for r in range(self._idx.shape[0]):
-            a[r, self._idx[r]] = 1.0
-            qi = q[self._idx[r]]
-            y[r] = qi
-            ydot[r] = self._rates[r] + self.gain * (self._values[r] - qi)
-            wy[r] = self.weight
-        if self.resolves_redundancy:  # a preference asks no faster than the joints go (scaled)
-            scale = 1.0
-            for r in range(self._idx.shape[0]):
-                if abs(ydot[r]) * scale > self._vmax[r]:
-                    scale = self._vmax[r] / abs(ydot[r])
-            if scale < 1.0:
-                ydot *= scale
+        """Write this constraint's rows (see :meth:`Constraint.update`), in one compiled call."""
+        F.joint_value_rows(
+            q, self._columns, self._values, self._rates, self._vmax, self.gain, self.weight,
+            self.resolves_redundancy, a, b, y, ydot, wy,
+        )  # fmt: skip
+
+    def compiled_tick(self, tree: KinematicTree) -> CompiledTick | None:
+        """Joint values on the bound tree's joints (see :class:`Constraint`)."""
+        if tree is not self.bound_tree:
+            return None
+        return CompiledTick(TICK_JOINTS, self._record.shape[0], -1, ())
+
+    def keep_record(self, record: Array) -> None:
+        """Hold the tick's arrays in ``record`` (see :class:`Constraint`)."""
+        if self._record is record:
+            return
+        record[:] = self._record
+        self._use_record(record)
 
     def error(self, y: Array) -> float:
         """Scalar error from this constraint's rows of y (see :class:`Constraint`)."""

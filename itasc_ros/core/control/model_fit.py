@@ -225,7 +225,10 @@ class FittedModel:
         """Run one solve now so that compiling/loading the kernels never delays a tick."""
         try:
             self.scene.solve(self.tree.neutral(), self.dt)
-            # a Jacobian of its own (the aim's; a pose task's is inside its rows' call)
+            # each constraint's own update, the tree's FK and a Jacobian (the held robots', the
+            # inputs', the aim's: a scene whose every constraint's tick is compiled does them
+            # inside its call)
+            self.scene.update(self.tree.neutral())
             self.tree.jacobian_into(0, np.zeros((6, self.tree.n_joints)))
         except Exception:  # a model that cannot be solved faults in step(), never crashes here
             pass

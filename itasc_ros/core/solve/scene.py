@@ -491,10 +491,10 @@ class Scene:
         self._tick_values()
 
     def _tick_values(self) -> None:
-        """Each constraint's values of the tick in ``par`` (gain, fed forward, aims, weight).
+        """Each constraint's values of the tick in ``par``.
 
-        Also its twist arrays and its tick record back in the workspace when another scene
-        took them.
+        Its gain, fed forward, aims, weight and whether it resolves redundancy; also its
+        twist arrays and its tick record back in the workspace when another scene took them.
         """
         engaged = self._engaged
         for c, *_, par, twist, seen, record in self._tick:
@@ -505,6 +505,7 @@ class Scene:
             par[1] = c.feedforward
             par[2] = c.has_target and (engaged or not c.resolves_redundancy)
             par[3] = c.weight
+            par[4] = c.resolves_redundancy
 
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].

@@ -27,14 +27,15 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ..constraints._features import POSE_RECORD_HEAD, copy_pose_tick, pose_record
-from ..constraints.base import TICK_POSE, CompiledTick
-from ..kinematics._kernels import (
-    forward_selected,
-    start_active_set,
-    update_active_set,
-    view2,
+from ..constraints._features import (
+    POSE_RECORD_HEAD,
+    copy_pose_tick,
+    joint_record,
+    joint_value_rows,
+    pose_record,
 )
+from ..constraints.base import TICK_JOINTS, TICK_POSE, CompiledTick
+from ..kinematics._kernels import forward_selected, start_active_set, update_active_set
 from .limits.base import intersect
 from .limits.joint_position import joint_box, position_sides_unmarked
 from .limits.motion import motion_box_within
@@ -62,9 +63,9 @@ DEMAND_SIZE = 12
 """The pose demand's values in the joints' buffer: speeds (2) [m/s, rad/s], braking (2)
 [m/s^2, rad/s^2], steps (2) [m/s, rad/s per tick], then its (6,) work array."""
 
-PAR_SIZE = 4
+PAR_SIZE = 5
 """Each constraint's tick values in the rows' buffer: gain [1/s], fed forward, aims (0/1),
-weight."""
+weight, resolves redundancy (0/1)."""
 
 # The model's entries (indices into SceneWorkspace.model): sizes, then offsets.
 N, M, K, NLEV, ACTIVE_SET = 0, 1, 2, 3, 4
@@ -247,7 +248,8 @@ def _vec(buf, model, entry, size):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _mat(buf, model, entry, rows, cols):  # pragma: no cover - compiled
     """The (rows, cols) view of ``buf`` at the model's offset ``entry``."""
-    return view2(buf, model[entry], rows, cols)
+    o = model[entry]  # reshape: a C-ordered array, for the solve's products (@)
+    return buf[o : o + rows * cols].reshape((rows, cols))
 
 
 @njit(cache=True, nogil=True)
@@ -452,17 +454,20 @@ def scene_solve(  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def tick_rows(ints, floats, poses, full, cols, model, rows):  # pragma: no cover - compiled
+def tick_rows(ints, floats, poses, full, cols, model, joints, rows):  # pragma: no cover
     """The rows of every constraint with a compiled tick, from the tree's computed ``poses``.
 
-    A pose task (:data:`TICK_POSE`): its effector's Jacobian and its rows
-    (:func:`~itasc_ros.core.constraints._features.copy_pose_tick`) on its record
-    (:func:`~itasc_ros.core.constraints._features.pose_record`), with its gain and weight of
+    A pose task (:data:`~itasc_ros.core.constraints.base.TICK_POSE`): its effector's
+    Jacobian and its rows (:func:`~itasc_ros.core.constraints._features.copy_pose_tick`) on
+    its record (:func:`~itasc_ros.core.constraints._features.pose_record`); joint values
+    (:data:`~itasc_ros.core.constraints.base.TICK_JOINTS`): their rows at the scene's ``q``
+    (:func:`~itasc_ros.core.constraints._features.joint_value_rows`); each with its values of
     the tick (``par``). ``ints``, ``floats``, ``full``, ``cols``: the tree's model, its work
     array and its active columns (:meth:`~itasc_ros.core.kinematics.tree.KinematicTree.
     kernel_arrays`).
     """
     n, m, k, nlev = model[N], model[M], model[K], model[NLEV]
+    q = _vec(joints, model, J_Q, n)
     a, b = _mat(rows, model, R_A, m, n), _mat(rows, model, R_B, m, 6)
     y, ydot = _vec(rows, model, R_Y, m), _vec(rows, model, R_YDOT, m)
     wy = _vec(rows, model, R_WY, m)
@@ -470,18 +475,26 @@ def tick_rows(ints, floats, poses, full, cols, model, rows):  # pragma: no cover
     table = LEVELS + nlev + 1
     for i in range(k):
         t = table + STRIDE * i
-        if model[t + T_KIND] != TICK_POSE:
-            continue
+        kind = model[t + T_KIND]
         r0 = model[t + T_ROW]
         r1 = r0 + model[t + T_ROWS]
         o = model[t + T_RECORD]
-        frame, tt, ge, gt, xf, work, jac = pose_record(rows[o : o + POSE_RECORD_HEAD + 6 * n], n)
-        sel = model[t + T_SEL : t + T_SEL + r1 - r0]
-        copy_pose_tick(
-            model[t + T_LINK], ints, floats, poses, full, cols, tt, int(frame[0]), ge, gt, xf,
-            work, sel, jac, par[i, 0], par[i, 3], a[r0:r1], b[r0:r1], y[r0:r1], ydot[r0:r1],
-            wy[r0:r1],
-        )  # fmt: skip
+        if kind == TICK_POSE:
+            frame, tt, ge, gt, xf, work, jac = pose_record(
+                rows[o : o + POSE_RECORD_HEAD + 6 * n], n
+            )
+            sel = model[t + T_SEL : t + T_SEL + r1 - r0]
+            copy_pose_tick(
+                model[t + T_LINK], ints, floats, poses, full, cols, tt, int(frame[0]), ge, gt,
+                xf, work, sel, jac, par[i, 0], par[i, 3], a[r0:r1], b[r0:r1], y[r0:r1],
+                ydot[r0:r1], wy[r0:r1],
+            )  # fmt: skip
+        elif kind == TICK_JOINTS:
+            values, rates, vmax, idx = joint_record(rows[o : o + 4 * (r1 - r0)])
+            joint_value_rows(
+                q, idx, values, rates, vmax, par[i, 0], par[i, 3], par[i, 4] != 0.0, a[r0:r1],
+                b[r0:r1], y[r0:r1], ydot[r0:r1], wy[r0:r1],
+            )  # fmt: skip
 
 
 @njit(cache=True)
@@ -549,7 +562,7 @@ def scene_tick(  # pragma: no cover - compiled
     q = _vec(joints, model, J_Q, model[N])
     if not forward_selected(q, sel, 1e150, q_full, ints, floats, poses):
         return False
-    tick_rows(ints, floats, poses, full, sel, model, rows)
+    tick_rows(ints, floats, poses, full, sel, model, joints, rows)
     scene_solve(
         model, joints, rows, joint_flags, row_flags, motion, motion_box, held, lim_par, u, dt,
         clamp, limit, boxed, method, lam_max, eps, gamma_max,

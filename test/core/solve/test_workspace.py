@@ -18,7 +18,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from itasc_ros.core import ConfigurationError, CopyPose, JointValue, KinematicTree, Scene
+from itasc_ros.core import (
+    ConfigurationError,
+    Constraint,
+    CopyPose,
+    JointValue,
+    KinematicTree,
+    Scene,
+)
 from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.solve import solver as S
 from itasc_ros.core.solve.joint_limits import JointLimits
@@ -145,15 +152,30 @@ class _OwnUpdate(CopyPose):
         return None
 
 
+class _OwnJointUpdate(JointValue):
+    """A JointValue whose scene calls its update (no compiled tick)."""
+
+    def compiled_tick(self, tree: KinematicTree) -> None:
+        return None
+
+
 def _pose_tasks(
-    cls: type[CopyPose], limited: bool
+    cls: type[CopyPose], limited: bool, posture: bool = False
 ) -> tuple[Scene, list[CopyPose], MotionLimiter | None]:
     hand = cls("hand", "panda_link8", gain=20.0)
     elbow = cls("elbow", "panda_link4", rotation_axes="", reference="root", gain=5.0, weight=0.5)
     elbow.set_priority(2)
     for c, q in ((hand, HOME + 0.3), (elbow, HOME - 0.2)):
         c.set_target(TREE.forward_kinematics(q, c.effector))
-    scene = Scene(TREE, [hand, elbow], velocity_scale=0.5)
+    terms: list[Constraint] = [hand, elbow]
+    if posture:  # a redundancy term below them, on every joint, toward the home pose
+        rest = (JointValue if cls is CopyPose else _OwnJointUpdate)(
+            "posture", [], HOME, weight=0.1, gain=3.0
+        )
+        rest.set_priority(3)
+        rest.resolves_redundancy = True
+        terms.append(rest)
+    scene = Scene(TREE, terms, velocity_scale=0.5)
     limiter = None
     if limited:
         lower, upper = scene.position_limits
@@ -166,8 +188,8 @@ def _pose_tasks(
 
 def test_a_scene_of_compiled_ticks_solves_as_the_constraints_updates_bit_for_bit() -> None:
     rng = np.random.default_rng(3)
-    for limited in (False, True):
-        runs = [_pose_tasks(cls, limited) for cls in (CopyPose, _OwnUpdate)]
+    for limited, posture in ((False, False), (True, False), (True, True)):
+        runs = [_pose_tasks(cls, limited, posture) for cls in (CopyPose, _OwnUpdate)]
         assert runs[0][0]._compiled and not runs[1][0]._compiled
         q, fastest = HOME.copy(), 0.0
         for tick in range(240):
@@ -184,6 +206,8 @@ def test_a_scene_of_compiled_ticks_solves_as_the_constraints_updates_bit_for_bit
                     elbow.set_axes("xz", "")
                 if tick == 180:
                     hand.set_priority(2)
+                    if posture:
+                        scene.get("posture").set_values(HOME + 0.1)
                 res = scene.solve(q, DT)
                 if limiter is not None:  # the command taken: the next tick's box from it
                     cmd = np.zeros(N)
@@ -193,7 +217,7 @@ def test_a_scene_of_compiled_ticks_solves_as_the_constraints_updates_bit_for_bit
                             np.array([res.sigma_min, res.damping, *hand.pose_errors()]),
                             scene.matrices(q)["A"]))  # fmt: skip
             for a, b in zip(*out, strict=True):
-                assert a.tobytes() == b.tobytes(), (limited, tick)
+                assert a.tobytes() == b.tobytes(), (limited, posture, tick)
             fastest = max(fastest, float(np.abs(out[0][0]).max()))
         assert fastest > 0.01  # it moved
 
