@@ -411,7 +411,7 @@ class Scene:
             for c in active
         ]
         ticks = [c.compiled_tick(self.tree) for c in active]
-        self._compiled = bool(active) and all(t is not None for t in ticks)
+        self._compiled = any(t is not None for t in ticks)
         if not self._compiled:
             ticks = []  # each constraint's update writes its rows
         ws.build(
@@ -422,6 +422,7 @@ class Scene:
         self._ineq, self._redundant, self._soft = ws.ineq, ws.redundant, ws.soft
         self._views = []
         self._tick = []
+        self._own_updates = []  # in a compiled tick, the constraints whose update runs first
         self._row_slices: dict[str, slice] = {}
         for i, c in enumerate(active):
             r = start[c]
@@ -439,6 +440,8 @@ class Scene:
             record = ws.records[i]
             if record is not None:
                 c.keep_record(record)
+            elif self._compiled:
+                self._own_updates.append((c, a, b, y, ydot, wy))
             self._tick.append((c, a, b, y, ydot, wy, ws.par[i], ws.twist[i], ws.seen[i], record))
         self.result.relayout([c.name for c in active])
         self._built_layout = self._layout_version
@@ -523,7 +526,12 @@ class Scene:
         qv = self._check(q, dt)
         if self._layout_changed():
             self._rebuild()
-        if self._compiled:  # the tree's FK and the rows in the compiled call (scene_tick)
+        if self._compiled:  # the rows of the compiled ticks in one call (scene_tick)
+            if self._own_updates:  # the others' first, from the tree's FK
+                tree = self.tree
+                tree.compute(qv)
+                for c, a, b, y, ydot, wy in self._own_updates:
+                    c.update(tree, qv, a, b, y, ydot, wy)
             self._tick_values()
         else:
             self._update_rows(qv)
@@ -562,6 +570,7 @@ class Scene:
                 self.sdls_gamma_max,
             )
         elif not scene_tick(
+            not self._own_updates,
             *self._tree_arrays,
             *ws.buffers,
             self._motion_rec,

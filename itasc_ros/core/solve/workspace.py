@@ -499,6 +499,7 @@ def tick_rows(ints, floats, poses, full, cols, model, joints, rows):  # pragma: 
 
 @njit(cache=True)
 def scene_tick(  # pragma: no cover - compiled
+    fk,
     ints,
     floats,
     poses,
@@ -524,13 +525,16 @@ def scene_tick(  # pragma: no cover - compiled
     eps,
     gamma_max,
 ):
-    """A scene's whole tick in one call, when every constraint's tick is compiled.
+    """A scene's tick in one call: its compiled ticks' rows and the solve.
 
-    The tree's forward kinematics at the scene's ``q`` (bounded as
-    :meth:`~itasc_ros.core.kinematics.tree.KinematicTree.compute` bounds it), every
-    constraint's rows (:func:`tick_rows`), then :func:`scene_solve`.
+    With ``fk``, first the tree's forward kinematics at the scene's ``q`` (bounded as
+    :meth:`~itasc_ros.core.kinematics.tree.KinematicTree.compute` bounds it: every
+    constraint's tick is compiled); without, the poses are computed (the other constraints'
+    updates wrote their rows from them). Then the rows of the constraints whose tick is
+    compiled (:func:`tick_rows`), then :func:`scene_solve`.
 
     Args:
+        fk: compute the tree's forward kinematics first.
         ints: the tree's model, its int buffer.
         floats: its float buffer.
         poses: (n_links, 4, 4) out: the tree's link poses.
@@ -560,7 +564,7 @@ def scene_tick(  # pragma: no cover - compiled
         False (nothing solved) when a value of ``q`` is NaN, Inf or huge.
     """
     q = _vec(joints, model, J_Q, model[N])
-    if not forward_selected(q, sel, 1e150, q_full, ints, floats, poses):
+    if fk and not forward_selected(q, sel, 1e150, q_full, ints, floats, poses):
         return False
     tick_rows(ints, floats, poses, full, sel, model, joints, rows)
     scene_solve(
