@@ -255,7 +255,7 @@ class Inputs:
             base = self.odom.pose
             dist = math.dist(pose[:3, 3], base[:3, 3])
             return self._check_reach(constraint, st, dist, pose)
-        ref = self._frame_pose(frame, f"target of {constraint!r}")
+        ref = self._frame_pose(frame, "target of %r", constraint)
         if ref is not None:
             pose = ref @ pose
         dist = math.sqrt(pose[0, 3] ** 2 + pose[1, 3] ** 2 + pose[2, 3] ** 2)
@@ -580,10 +580,16 @@ class Inputs:
         """True when ``frame`` is the world frame (``world_frame``, when set)."""
         return bool(frame) and frame == self._model.config.world_frame
 
-    def _frame_pose(self, frame: str, what: str) -> Array | None:
-        """Pose (4, 4) of a URDF link in the root frame at the current state; None = root."""
+    def _frame_pose(self, frame: str, what: str, *args: object) -> Array | None:
+        """Pose (4, 4) of a URDF link in the root frame at the current state; None = root.
+
+        ``what % args`` (``what`` without ``args``) names the input in a refusal (formatted
+        only then).
+        """
         if not frame or frame == self._model.tree.root_link:
             return None
+        if args:
+            what = what % args
         try:
             idx = self._model.tree.link_index(frame)
         except ItascError:
