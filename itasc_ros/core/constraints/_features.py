@@ -15,7 +15,14 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import jacobian_selected, rot_log, view2, view3
+from ..kinematics._kernels import (
+    center_of_mass,
+    jacobian_selected,
+    rot_log,
+    select_columns,
+    view2,
+    view3,
+)
 
 FRAME_ROOT = 0
 FRAME_TARGET = 1
@@ -242,6 +249,95 @@ def joint_value_rows(
         if scale < 1.0:
             for r in range(idx.shape[0]):
                 ydot[r] *= scale
+
+
+COM_RECORD_HEAD = 5
+"""Values of a CenterOfMass's tick record before its axes (see :func:`com_record`)."""
+
+
+def com_record_size(k: int, n: int, n_links: int, n_full: int) -> int:
+    """Values of a CenterOfMass's tick record (see :func:`com_record`).
+
+    Args:
+        k: its axes.
+        n: the tree's active joints.
+        n_links: the tree's links.
+        n_full: the tree's movable joints (its full configuration).
+    """
+    return COM_RECORD_HEAD + 6 * k + 3 * n + 4 * n_links + 3 * n_full
+
+
+@njit(cache=True, nogil=True)
+def com_record(rec, k, n, n_links, n_full):  # pragma: no cover - compiled
+    """The arrays of a CenterOfMass's tick record ``rec`` (:func:`com_record_size` values).
+
+    Returns:
+        ``(head (2,): tracking (0/1), k; com (3,) [m]; axes (6, k): the root axes' indices
+        (as floats), the target, the band's lower and upper bounds, its inner edges [m];
+        jac (3, n); sub (n_links, 4) and jfull (3, n_full): work arrays)``.
+    """
+    head = rec[0:2]
+    com = rec[2:5]
+    o = COM_RECORD_HEAD
+    axes = view2(rec, o, 6, k)
+    o += 6 * k
+    jac = view2(rec, o, 3, n)
+    o += 3 * n
+    sub = view2(rec, o, n_links, 4)
+    o += 4 * n_links
+    jfull = view2(rec, o, 3, n_full)
+    return head, com, axes, jac, sub, jfull
+
+
+@njit(cache=True, nogil=True)
+def smoothstep(h):  # pragma: no cover - compiled
+    """``3 h^2 - 2 h^3`` of ``h`` clipped to [0, 1]: 0 -> 0, 1 -> 1, zero slope at both ends."""
+    h = min(1.0, max(0.0, h))
+    return h * h * (3.0 - 2.0 * h)
+
+
+@njit(cache=True)
+def com_rows(
+    ints, floats, poses, cols, rec, gain, weight, a, b, y, ydot, wy
+):  # pragma: no cover - compiled
+    """The rows of a CenterOfMass on its record ``rec``, from the tree's computed ``poses``.
+
+    Its centre of mass and Jacobian (the tree's model ``ints``, ``floats``, its active columns
+    ``cols``), then one row per axis: toward the target (tracking), or, in band mode, from the
+    inner edge it is past, weighted by ``smoothstep`` of how far into the margin (0 inside).
+    """
+    k = a.shape[0]
+    n = cols.shape[0]
+    n_links = poses.shape[0]
+    n_full = (rec.shape[0] - COM_RECORD_HEAD - 6 * k - 3 * n - 4 * n_links) // 3
+    head, com, axes, jac, sub, jfull = com_record(rec, k, n, n_links, n_full)
+    center_of_mass(poses, ints, floats, sub, com, jfull)
+    select_columns(jfull, cols, jac)
+    b[:, :] = 0.0
+    for r in range(k):
+        ax = int(axes[0, r])
+        for j in range(n):
+            a[r, j] = jac[ax, j]
+        c = com[ax]
+        y[r] = c
+        if head[0] != 0.0:
+            ydot[r] = gain * (axes[1, r] - c)
+            wy[r] = weight
+            continue
+        lo, hi = axes[2, r], axes[3, r]
+        edge_lo, edge_hi = axes[4, r], axes[5, r]
+        if c < edge_lo:
+            edge = edge_lo
+            h = (edge_lo - c) / (edge_lo - lo) if edge_lo > lo else 1.0
+        elif c > edge_hi:
+            edge = edge_hi
+            h = (c - edge_hi) / (hi - edge_hi) if hi > edge_hi else 1.0
+        else:
+            ydot[r] = 0.0
+            wy[r] = 0.0
+            continue
+        ydot[r] = gain * (edge - c)
+        wy[r] = weight * smoothstep(h)
 
 
 @njit(cache=True)

@@ -72,13 +72,15 @@ TICK_POSE = 1
 """The kind of :class:`CompiledTick` of a pose task toward a set pose (a CopyPose's)."""
 TICK_JOINTS = 2
 """The kind of :class:`CompiledTick` of joint values (a JointValue's)."""
+TICK_COM = 3
+"""The kind of :class:`CompiledTick` of a centre of mass (a CenterOfMass's)."""
 
 
 class CompiledTick(NamedTuple):
     """How a scene's compiled tick writes a constraint's rows (:meth:`Constraint.compiled_tick`).
 
     Attributes:
-        kind: the kind of tick (:data:`TICK_POSE`, :data:`TICK_JOINTS`).
+        kind: the kind of tick (:data:`TICK_POSE`, :data:`TICK_JOINTS`, :data:`TICK_COM`).
         size: the values of the constraint's tick record, the arrays its tick reads and
             writes (the scene keeps it in its buffer: :meth:`Constraint.keep_record`).
         link: the effector link's index in the tree (-1: none).

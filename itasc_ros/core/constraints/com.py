@@ -10,8 +10,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConstraintError
 from ..kinematics.tree import KinematicTree
-from .base import Constraint, check_positive
-from .joint_limit_avoidance import smoothstep
+from . import _features as F
+from .base import TICK_COM, CompiledTick, Constraint, check_positive
 from .schema import Field
 
 Array = NDArray[np.float64]
@@ -148,11 +148,12 @@ class CenterOfMass(Constraint):
         self._ax = np.array([AXES.index(a) for a in axes], dtype=np.int64)
         k = len(axes)
         self.margin = check_positive(f"{name}: margin", margin)
-        self._target = np.zeros(k)
-        self._lo = np.zeros(k)
-        self._hi = np.zeros(k)
-        self._edge_lo = np.zeros(k)
-        self._edge_hi = np.zeros(k)
+        # the tick's arrays, views of one record (a scene's compiled tick keeps it: keep_record)
+        self._record = np.zeros(F.com_record_size(k, 0, 0, 0))
+        self._use_record(self._record, 0, 0, 0)
+        self._axes[0] = self._ax
+        self._tree_arrays: tuple[Array, ...] = ()  # the model, poses, columns of the tree
+        self._record_tree: KinematicTree | None = None  # the tree the record was made for
         self.tracking = False
         if len(target):
             self.set_com_target(target)
@@ -169,9 +170,26 @@ class CenterOfMass(Constraint):
             mid = 0.5 * (lo + hi)
             self._edge_lo[:] = np.minimum(lo + self.margin, mid)
             self._edge_hi[:] = np.maximum(hi - self.margin, mid)
-        self._com = np.zeros(3)
-        self._jac = np.zeros((3, 0))
         self._mass = 0.0
+
+    def _use_record(self, record: Array, n: int, n_links: int, n_full: int) -> None:
+        """Take the tick's arrays as views of ``record`` (:func:`._features.com_record`)."""
+        self._record = record
+        self._dims = (n, n_links, n_full)
+        k = self._ax.shape[0]
+        self._head, self._com, self._axes, self._jac, _, _ = F.com_record(
+            record, k, n, n_links, n_full
+        )
+        _, self._target, self._lo, self._hi, self._edge_lo, self._edge_hi = self._axes
+
+    @property
+    def tracking(self) -> bool:
+        """True when the CoM is driven to a target, False in band mode."""
+        return bool(self._head[0])
+
+    @tracking.setter
+    def tracking(self, on: bool) -> None:
+        self._head[0] = 1.0 if on else 0.0
 
     def _vector(self, what: str, values: ArrayLike) -> Array:
         v = np.asarray(values, dtype=float).reshape(-1)
@@ -223,9 +241,32 @@ class CenterOfMass(Constraint):
                 f"{self.name}: the URDF has no <inertial> masses; a com constraint needs them "
                 f"(robot {tree.name!r})"
             )
-        self._jac = np.zeros((3, tree.n_joints))
+        record = np.zeros(
+            F.com_record_size(
+                self._ax.shape[0], tree.n_joints, len(tree.link_names), len(tree.all_joint_names)
+            )
+        )
+        head = F.COM_RECORD_HEAD + 6 * self._ax.shape[0]  # the values kept: tracking, axes
+        record[:head] = self._record[:head]
+        self._use_record(record, tree.n_joints, len(tree.link_names), len(tree.all_joint_names))
+        ints, floats, poses, _, sel = tree.kernel_arrays()
+        self._tree_arrays = (ints, floats, poses, sel)
+        self._record_tree = tree
         self._mass = tree.mass
         self._structure_changed()
+
+    def compiled_tick(self, tree: KinematicTree) -> CompiledTick | None:
+        """A centre of mass on the tree it was bound to last (see :class:`Constraint`)."""
+        if tree is not self._record_tree or tree is not self.bound_tree:
+            return None
+        return CompiledTick(TICK_COM, self._record.shape[0], -1, ())
+
+    def keep_record(self, record: Array) -> None:
+        """Hold the tick's arrays in ``record`` (see :class:`Constraint`)."""
+        if self._record is record:
+            return
+        record[:] = self._record
+        self._use_record(record, *self._dims)
 
     def center_of_mass(self) -> Array:
         """(3,) the CoM of the last update [m, root frame] (a copy)."""
@@ -234,32 +275,16 @@ class CenterOfMass(Constraint):
     def update(
         self, tree: KinematicTree, q: Array, a: Array, b: Array, y: Array, ydot: Array, wy: Array
     ) -> None:
-        """Write this constraint's rows (see :meth:`Constraint.update`)."""
-        tree.center_of_mass_into(self._com, self._jac)
-        b[:, :] = 0.0
-        for r in range(self._ax.shape[0]):
-            ax = self._ax[r]
-            a[r, :] = self._jac[ax]
-            c = self._com[ax]
-            y[r] = c
-            if self.tracking:
-                ydot[r] = self.gain * (self._target[r] - c)
-                wy[r] = self.weight
-                continue
-            lo, hi = self._lo[r], self._hi[r]
-            edge_lo, edge_hi = self._edge_lo[r], self._edge_hi[r]
-            if c < edge_lo:
-                edge = edge_lo
-                h = (edge_lo - c) / (edge_lo - lo) if edge_lo > lo else 1.0
-            elif c > edge_hi:
-                edge = edge_hi
-                h = (c - edge_hi) / (hi - edge_hi) if hi > edge_hi else 1.0
-            else:
-                ydot[r] = 0.0
-                wy[r] = 0.0
-                continue
-            ydot[r] = self.gain * (edge - c)
-            wy[r] = self.weight * smoothstep(h)
+        """Write this constraint's rows (see :meth:`Constraint.update`), in one compiled call.
+
+        ``tree``: the tree it was bound to last (its record's work arrays are that tree's).
+        """
+        if tree is not self._record_tree:
+            raise ConstraintError(f"{self.name}: bound to another tree; bind it to this one")
+        ints, floats, poses, sel = self._tree_arrays
+        F.com_rows(
+            ints, floats, poses, sel, self._record, self.gain, self.weight, a, b, y, ydot, wy
+        )
 
     def outside(self, y: Array) -> Array:
         """(k,) how far the CoM is outside the band along each axis [m] (0 inside)."""

@@ -28,13 +28,15 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ..constraints._features import (
+    COM_RECORD_HEAD,
     POSE_RECORD_HEAD,
+    com_rows,
     copy_pose_tick,
     joint_record,
     joint_value_rows,
     pose_record,
 )
-from ..constraints.base import TICK_JOINTS, TICK_POSE, CompiledTick
+from ..constraints.base import TICK_COM, TICK_JOINTS, TICK_POSE, CompiledTick
 from ..kinematics._kernels import forward_selected, start_active_set, update_active_set
 from .limits.base import intersect
 from .limits.joint_position import joint_box, position_sides_unmarked
@@ -461,10 +463,11 @@ def tick_rows(ints, floats, poses, full, cols, model, joints, rows):  # pragma: 
     Jacobian and its rows (:func:`~itasc_ros.core.constraints._features.copy_pose_tick`) on
     its record (:func:`~itasc_ros.core.constraints._features.pose_record`); joint values
     (:data:`~itasc_ros.core.constraints.base.TICK_JOINTS`): their rows at the scene's ``q``
-    (:func:`~itasc_ros.core.constraints._features.joint_value_rows`); each with its values of
-    the tick (``par``). ``ints``, ``floats``, ``full``, ``cols``: the tree's model, its work
-    array and its active columns (:meth:`~itasc_ros.core.kinematics.tree.KinematicTree.
-    kernel_arrays`).
+    (:func:`~itasc_ros.core.constraints._features.joint_value_rows`); a centre of mass
+    (:data:`~itasc_ros.core.constraints.base.TICK_COM`: :func:`~itasc_ros.core.constraints.
+    _features.com_rows`); each with its values of the tick (``par``). ``ints``, ``floats``,
+    ``full``, ``cols``: the tree's model, its work array and its active columns
+    (:meth:`~itasc_ros.core.kinematics.tree.KinematicTree.kernel_arrays`).
     """
     n, m, k, nlev = model[N], model[M], model[K], model[NLEV]
     q = _vec(joints, model, J_Q, n)
@@ -493,6 +496,12 @@ def tick_rows(ints, floats, poses, full, cols, model, joints, rows):  # pragma: 
             values, rates, vmax, idx = joint_record(rows[o : o + 4 * (r1 - r0)])
             joint_value_rows(
                 q, idx, values, rates, vmax, par[i, 0], par[i, 3], par[i, 4] != 0.0, a[r0:r1],
+                b[r0:r1], y[r0:r1], ydot[r0:r1], wy[r0:r1],
+            )  # fmt: skip
+        elif kind == TICK_COM:
+            size = COM_RECORD_HEAD + 6 * (r1 - r0) + 3 * n + 4 * poses.shape[0] + 3 * full.shape[1]
+            com_rows(
+                ints, floats, poses, cols, rows[o : o + size], par[i, 0], par[i, 3], a[r0:r1],
                 b[r0:r1], y[r0:r1], ydot[r0:r1], wy[r0:r1],
             )  # fmt: skip
 

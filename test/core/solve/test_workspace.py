@@ -6,9 +6,10 @@
   (:func:`~itasc_ros.core.solve.solver.solve_prioritized`) given that box, bit for bit;
 * a constraint in two scenes: its target twist, held in the solving scene's workspace, is the
   one set, whichever scene solved last; a pose task's target pose and tick record likewise;
-* a scene whose every constraint has a compiled tick solves in one call
-  (:func:`~itasc_ros.core.solve.workspace.scene_tick`) what the constraints' own updates give,
-  bit for bit, through live changes of targets, frames, gains, weights and axes;
+* a scene whose constraints have compiled ticks (pose tasks, joint values, a centre of mass)
+  solves in one call (:func:`~itasc_ros.core.solve.workspace.scene_tick`) what the constraints'
+  own updates give, bit for bit, through live changes of targets, frames, gains, weights, axes
+  and priorities, alone or beside a constraint that updates its own rows;
 * the added limits the compiled solve applies from their records (the motion box, the held
   joints) give the box, its sides and the command their own calls give, bit for bit.
 """
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from robots import erd_urdf_path
 
 from itasc_ros.core import (
+    CenterOfMass,
     ConfigurationError,
     Constraint,
     CopyPose,
@@ -159,6 +162,13 @@ class _OwnJointUpdate(JointValue):
         return None
 
 
+class _OwnComUpdate(CenterOfMass):
+    """A CenterOfMass whose scene calls its update (no compiled tick)."""
+
+    def compiled_tick(self, tree: KinematicTree) -> None:
+        return None
+
+
 def _pose_tasks(
     cls: type[CopyPose], limited: bool, posture: bool = False, mixed: bool = False
 ) -> tuple[Scene, list[CopyPose], MotionLimiter | None]:
@@ -259,3 +269,33 @@ def _copy_of(hand: CopyPose, goal: np.ndarray) -> CopyPose:
     c = CopyPose("copy", hand.effector, gain=hand.gain, weight=hand.weight)
     c.set_target(goal)
     return c
+
+
+def test_a_centre_of_mass_compiled_solves_as_its_update_bit_for_bit() -> None:
+    """A UR5 (its inertials): a pose task under its centre of mass in a band, then on a target."""
+    tree = KinematicTree.from_urdf_file(erd_urdf_path("ur5"))
+    home = home_of("ur5")
+    mid = tree.center_of_mass(home)[0][:2]
+    runs = []
+    for com_cls, pose_cls in ((CenterOfMass, CopyPose), (_OwnComUpdate, _OwnUpdate)):
+        band = com_cls("com", "xy", mid - 0.01, mid + 0.02, margin=0.008, weight=2.0, gain=4.0)
+        hand = pose_cls("hand", tree.tip_link(), gain=10.0)
+        hand.set_target(tree.forward_kinematics(home + 0.5, tree.tip_link()))
+        hand.set_priority(2)
+        runs.append(Scene(tree, [band, hand], velocity_scale=0.5))
+    assert runs[0]._compiled and not runs[1]._compiled
+    q, banded = home.copy(), 0
+    for tick in range(300):
+        out = []
+        for scene in runs:
+            if tick == 200:
+                scene.get("com").set_com_target(mid + 0.01)
+            res = scene.solve(q, DT)
+            out.append((res.qdot.copy(), res.errors.copy(), scene._wy.copy()))
+        for a, b in zip(*out, strict=True):
+            assert a.tobytes() == b.tobytes(), tick
+        banded += bool(out[0][2][:2].any()) and tick < 200  # the band's rows acted
+        q += out[0][0] * DT
+    assert (
+        banded > 10 and np.abs(runs[0].get("com").center_of_mass()[:2] - mid - 0.01).max() < 0.01
+    )
