@@ -173,7 +173,8 @@ class StatePrediction:
         self.fresh_norm = 0.0
         self.advance(self.q.copy(), np.full(n, -math.inf), 0.0, 0.0)  # compiled (or loaded) now
         lead(self.q, self.velocity, self.sent, 1.0, 0.0)
-        take_sent(self.velocity, self.sent)  # both zero: compiled (or loaded) now, as norm
+        take_sent(self.velocity, self.sent)  # both zero: compiled (or loaded) now
+        norm(self.sent)  # and cap's, called only once a state is late: never in a tick
         self.reset()
 
     def advance(self, measured: Array, stamps: Array, now: float, interval: float) -> Array:
