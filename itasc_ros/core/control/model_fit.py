@@ -225,6 +225,7 @@ class FittedModel:
         """Run one solve now so that compiling/loading the kernels never delays a tick."""
         try:
             self.scene.solve(self.tree.neutral(), self.dt)
+            self.scene.warm_up(self.dt)  # the other kind of tick too (a live change's)
             # each constraint's own update, the tree's FK and a Jacobian (the held robots', the
             # inputs', the aim's: a scene whose every constraint's tick is compiled does them
             # inside its call)

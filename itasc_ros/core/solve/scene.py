@@ -597,6 +597,22 @@ class Scene:
         for i, (c, _a, _b, y, *_rest) in enumerate(self._views):
             out[i] = c.error(y)
 
+    def warm_up(self, dt: float) -> None:
+        """Load the compiled calls of both kinds of tick now, so that no tick waits for one.
+
+        A scene with a compiled tick solves through ``scene_tick``, one without through
+        ``scene_solve``; a live change (a constraint enabled or disabled) may take the other.
+        Run at the model's warm-up: the buffers' values are a solve's again at the next one.
+        """
+        ws, d = self._ws, self._demand
+        args = (
+            *ws.buffers, self._motion_rec, self._motion_box, self._held_box, self._lim_par,
+            self._zw, float(dt), d.clamps, d.limits, self._python_limits, self._method,
+            self.damping_max, self.damping_epsilon, self.sdls_gamma_max,
+        )  # fmt: skip
+        scene_solve(*args)
+        scene_tick(False, *self._tree_arrays, *args)
+
     def following(self, qdot: Array, out: Array) -> None:
         """How much of each constraint's asked velocity the command ``qdot`` (n,) gives.
 
