@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -540,8 +541,7 @@ class Scene:
         u = demand.last_command  # (n,) read with the demand limit on; else a work array's place
         if u is None or not limit:
             u = self._zw
-        extra = self._python_limits
-        if extra:
+        if self._python_limits:
             # the built-in velocity and position limits in one compiled call (what their Limit
             # objects intersect), then the added ones in order, which mark their position sides
             # (the solve marks the position limits' on the joints they leave unmarked)
@@ -552,41 +552,10 @@ class Scene:
                 lim.mark_sides(qv, self.box_lo, self.box_hi, self._side)
         elif self._held is not None:
             self._lim_par[L_HOLDING] = self._held.holding
+        args = self._kernel_args(u, dt, limit)
         if not self._compiled:
-            scene_solve(
-                *ws.buffers,
-                self._motion_rec,
-                self._motion_box,
-                self._held_box,
-                self._lim_par,
-                u,
-                dt,
-                demand.clamps,
-                limit,
-                extra,
-                self._method,
-                self.damping_max,
-                self.damping_epsilon,
-                self.sdls_gamma_max,
-            )
-        elif not scene_tick(
-            not self._own_updates,
-            *self._tree_arrays,
-            *ws.buffers,
-            self._motion_rec,
-            self._motion_box,
-            self._held_box,
-            self._lim_par,
-            u,
-            dt,
-            demand.clamps,
-            limit,
-            extra,
-            self._method,
-            self.damping_max,
-            self.damping_epsilon,
-            self.sdls_gamma_max,
-        ):
+            scene_solve(*args)
+        elif not scene_tick(not self._own_updates, *self._tree_arrays, *args):
             raise ConfigurationError(f"q has NaN, Inf or huge values: {qv.tolist()}")
         res = self.result
         res.defer(self._fill_errors, self._wy)  # sigma_min, ok, ...: read from self._info
@@ -597,6 +566,17 @@ class Scene:
         for i, (c, _a, _b, y, *_rest) in enumerate(self._views):
             out[i] = c.error(y)
 
+    def _kernel_args(self, u: Array, dt: float, limit: bool) -> tuple[Any, ...]:
+        """``scene_solve``'s arguments (``scene_tick``'s after the tree's) for a solve.
+
+        ``u``: the last command (n,) [rad/s], read with the demand ``limit``; ``dt`` [s].
+        """
+        return (
+            *self._ws.buffers, self._motion_rec, self._motion_box, self._held_box, self._lim_par,
+            u, dt, self._demand.clamps, limit, self._python_limits, self._method,
+            self.damping_max, self.damping_epsilon, self.sdls_gamma_max,
+        )  # fmt: skip
+
     def warm_up(self, dt: float) -> None:
         """Load the compiled calls of both kinds of tick now, so that no tick waits for one.
 
@@ -604,12 +584,7 @@ class Scene:
         ``scene_solve``; a live change (a constraint enabled or disabled) may take the other.
         Run at the model's warm-up: the buffers' values are a solve's again at the next one.
         """
-        ws, d = self._ws, self._demand
-        args = (
-            *ws.buffers, self._motion_rec, self._motion_box, self._held_box, self._lim_par,
-            self._zw, float(dt), d.clamps, d.limits, self._python_limits, self._method,
-            self.damping_max, self.damping_epsilon, self.sdls_gamma_max,
-        )  # fmt: skip
+        args = self._kernel_args(self._zw, float(dt), self._demand.limits)
         scene_solve(*args)
         scene_tick(False, *self._tree_arrays, *args)
 
