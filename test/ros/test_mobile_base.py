@@ -149,16 +149,20 @@ def _stop_times(log: str) -> list[float]:
 
 
 def _held(errors: list[float], what: str) -> None:
-    """The hand held within :data:`HELD` in the world: its median and 90th percentile.
+    """The hand held within :data:`HELD` in the world: its median, and its 90th percentile
+    within twice that.
 
     Not its maximum: the base moves on its own (its own process) while the node's inputs come
     over DDS; a starved node, or a DDS delivery pause to it (the node then stops, stale, as it
     promises), leaves the hand behind the moving base for that long (0.3 m/s: 20 mm after
-    66 ms), which says nothing of the control law. A hand not held (no feed-forward of the
-    base, a wrong frame) is off in most of its joint states.
+    66 ms), which says nothing of the control law; a slower machine's later ticks add a
+    fraction of a millimetre to every joint state (Talos swaying: p50 0.55 mm, p90 1.0 mm on a
+    machine half as fast, beside another test worker). A hand not held (no feed-forward of
+    the base, a wrong frame) is off in most of its joint states by the base's speed over the
+    pose task's gain (0.1 m/s at a gain of 20: 5 mm) or more.
     """
     p50, p90 = np.percentile(errors, 50), np.percentile(errors, 90)
-    assert p50 < 0.5 * HELD and p90 < HELD, (
+    assert p50 < HELD and p90 < 2.0 * HELD, (
         f"{what}: p50 {p50 * 1e3:.3f} mm, p90 {p90 * 1e3:.3f} mm, max {max(errors) * 1e3:.3f} mm"
     )
 
@@ -244,7 +248,9 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         f"mm RMS ({max(unfed) * 1e3:.3f} max) without; {len(fed)} + {len(unfed)} joint states; "
         f"reached in {t_reached:.2f} s"
     )
-    assert len(fed) > 500 and len(unfed) > 500  # 3 s and 2.5 s of joint states at 250 Hz
+    # 3 s and 2.5 s of joint states at 250 Hz asked (375 of the 2.5 s's on a machine half as
+    # fast, beside another worker: the simulated robot skips the ticks it is late for)
+    assert len(fed) > 250 and len(unfed) > 250
     # A stop the node made as it promises (its joint states stale: a starved simulated robot
     # or node, measured once beside a CPU burner: 148 mm behind the base) leaves the hand
     # behind the moving base until it has caught up: those joint states say nothing of the
@@ -427,5 +433,5 @@ def test_a_floating_base_humanoid_holds_its_hand_in_the_world_while_its_trunk_sw
         f"{np.median(errors) * 1e3:.3f}, p99 {np.percentile(errors, 99) * 1e3:.3f}) in the world "
         f"over {len(errors)} joint states; reached in {held:.2f} s"
     )
-    assert len(errors) > 500  # 3 s of joint states at 250 Hz
+    assert len(errors) > 250  # 3 s of joint states at 250 Hz asked (fewer on a slow machine)
     _held(errors, "Talos's hand, its trunk swaying")

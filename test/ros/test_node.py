@@ -426,20 +426,24 @@ def test_journal_records_each_tick_while_subscribed(
 def test_live_control_rate_change(
     client: RosTestClient, module_node: dict[str, Any], tree: KinematicTree
 ) -> None:
-    def commands_per_second(seconds: float = 0.6) -> float:
+    def command_interval(seconds: float = 1.0) -> float:
+        """The median interval between the commands received [s]: a stall of this process
+        or of the node's (a loaded machine) lengthens a few intervals, not the median."""
         client.clear("/m/commands")
         time.sleep(seconds)
-        return len(client.received("/m/commands")) / seconds
+        with client.lock:
+            stamps = [t for t, _ in client.messages["/m/commands"]]
+        return float(np.median(np.diff(stamps)))
 
     # a target of its own: the test runs alone too (make test runs a failed one again alone)
     send_goal(module_node, goal_pose(tree, HOME, [0.01, 0.0, 0.0], [0, 0, 0]))
     fresh_commands(client)  # moving: one command per tick
     try:
         assert [r.successful for r in set_params(client, "/m/itasc_node", control_rate=50.0)]
-        assert 35.0 < commands_per_second() < 60.0
+        assert 1.0 / 65.0 < command_interval() < 1.0 / 38.0  # 50 Hz
     finally:
         set_params(client, "/m/itasc_node", control_rate=200.0)
-    assert commands_per_second() > 120.0
+    assert command_interval() < 1.0 / 120.0  # 200 Hz again
 
 
 # =========================================================================== own processes
@@ -742,13 +746,16 @@ def test_joint_states_trigger_one_command_per_state_then_one_zero(
     ns = "/trig"
     params = ("control_rate:=1000.0", "control_trigger:=joint_states")
     with moving_node(client, tree, ns, *params) as (node, robot, cmds):
+        states = client.collect(JointState, f"{ns}/joint_states")
         time.sleep(0.3)
-        client.clear(f"{ns}/commands")
         t0 = time.monotonic()
         time.sleep(2.0)
         n = sum(1 for t, _ in list(cmds) if t0 <= t <= t0 + 2.0)
-        # The timer trigger would send ~2000 commands in 2 s; one per state is ~200.
-        assert 120 <= n <= 230, n
+        n_states = sum(1 for t, _ in list(states) if t0 <= t <= t0 + 2.0)
+        # The timer trigger would send ~2000 commands in 2 s; one per state is as many as the
+        # states this process published (~200 asked; fewer on a loaded machine, and a state
+        # that comes while the node still ticks the last one is taken by the next tick).
+        assert n_states > 50 and 0.6 * n_states <= n <= n_states + 5, (n, n_states)
         robot.stop()
         stopped = time.monotonic()
         time.sleep(0.6)  # input_timeout 0.1 s, then 0.5 s of silence
@@ -769,15 +776,16 @@ def test_joint_states_trigger_keeps_to_control_rate(
     """States faster than control_rate (250 Hz vs 100 Hz): ticks at control_rate on average."""
     ns = "/trigfast"
     params = ("control_rate:=100.0", "control_trigger:=joint_states")
-    with moving_node(client, tree, ns, *params, robot_rate=250.0) as (_, _, cmds):
+    with moving_node(client, tree, ns, *params, robot_rate=500.0) as (_, _, cmds):
         states = client.collect(JointState, f"{ns}/joint_states")
         time.sleep(0.3)
         t0 = time.monotonic()
         time.sleep(2.0)
         n = sum(1 for t, _ in list(cmds) if t0 <= t <= t0 + 2.0)
         n_states = sum(1 for t, _ in list(states) if t0 <= t <= t0 + 2.0)
-        # the fake robot (this process, 250 Hz asked; ~145 Hz measured under load) really is
-        # faster than control_rate, so one command per state would be more than 215
+        # the fake robot (this process, 500 Hz asked; ~145 Hz measured under load for 250 Hz
+        # asked) really is faster than control_rate, so one command per state would be more
+        # than 215
         assert n_states > 250, n_states
         # Not one command per state (> 215), and ticking: the rate itself, exactly 100 Hz on
         # average for any faster state rate, is checked on exact times in test_tick_spacing.py;

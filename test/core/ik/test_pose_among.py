@@ -31,7 +31,8 @@ def test_the_pose_loop_solutions_keep_every_pair_at_its_margin(panda: Any) -> No
     assert not pose_among.among_inequalities([hand, coll])  # no target yet: not a pose
     hand.set_target(tree.forward_kinematics(tree.neutral(), "panda_hand"))
     assert pose_among.among_inequalities([hand, coll])
-    check_solutions(tree, coll, ref, aim, dict(timeout=0.005))
+    # the margins kept, not the speed (itasc-bench ik measures it): no time budget
+    check_solutions(tree, coll, ref, aim, dict(timeout=None, max_iterations=3000))
 
 
 def test_a_repair_of_every_broken_pose_keeps_them_too(
