@@ -674,6 +674,7 @@ def test_a_robots_refused_state_names_it_and_the_other_robot_goes_on(
             _publish_targets(client, targets, hands, 0.06 * np.sin(2 * t), 0.0)
             time.sleep(0.01)
     finally:
+        ended = time.monotonic()
         stop_processes([node, *sims])
     log = read_log(node)
     assert "Traceback" not in log, log[-3000:]
@@ -685,4 +686,8 @@ def test_a_robots_refused_state_names_it_and_the_other_robot_goes_on(
     late = {r: [np.array(m.data) for t, m in cmds[r] if t > refused_at + 0.6] for r in cmds}
     assert late["b"] and not np.any(late["b"][-1]), "b ended on a zero"
     a_late = np.array(late["a"])
-    assert len(a_late) > 200 and np.abs(a_late).max() > 0.02, "a went on following its target"
+    # a went on: moving, and commanded through the window (~475 ticks at 250 Hz; 186 on a
+    # machine half as fast beside another worker, the node taking b's refused states too)
+    window = ended - (refused_at + 0.6)
+    assert len(a_late) > 0.25 * 250.0 * window, ("a went on", len(a_late), window)
+    assert np.abs(a_late).max() > 0.02, "a went on following its target"

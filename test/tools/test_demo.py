@@ -59,9 +59,11 @@ def _finite_numbers(obj: Any, path: str = "") -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def demo(tmp_path_factory: pytest.TempPathFactory, dds_domain: int) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("demo") / "out"
-    env = local_dds_env()  # the demo sets its own private domain too; this keeps the parent's
+    # the module's own domain, as a user's ROS_DOMAIN_ID (not the session's: a process killed in
+    # a domain can leave its shared-memory ports unusable to the next participants for a while)
+    env = local_dds_env(dds_domain)
     t0 = time.monotonic()
     proc = subprocess.run(
         [*_demo_command(), "--physics", "mujoco", "--duration", "40", "--json", "--out", str(out)],
@@ -97,7 +99,7 @@ def test_healthy_verdict_and_the_users_domain(demo: dict[str, Any]) -> None:
         assert lines[-2].startswith("itasc-demo: verdict: NOT healthy: "), lines[-6:]
 
 
-def test_an_unreachable_circle_is_not_healthy(tmp_path: Path) -> None:
+def test_an_unreachable_circle_is_not_healthy(tmp_path: Path, dds_domain: int) -> None:
     """A 2 m circle (``--radius 2.0``) in the shortest run: flagged phases, exit status 1."""
     from itasc_ros.tools.demo import min_duration
 
@@ -110,11 +112,11 @@ def test_an_unreachable_circle_is_not_healthy(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=180,
-        env=local_dds_env(),
+        env=local_dds_env(dds_domain),
         cwd=ROOT,
     )
-    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-4000:]
     lines = proc.stdout.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) > 2, proc.stdout[-4000:] + proc.stderr[-4000:]
     verdict = lines[-2]
     assert verdict.startswith("itasc-demo: verdict: NOT healthy: "), lines[-8:]
     for phase in ("circle_ff", "circle_fb", "figure8_ff", "figure8_fb"):

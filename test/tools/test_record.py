@@ -20,7 +20,7 @@ import pytest
 
 import itasc_ros
 from itasc_ros.tools.bagio import bag_summary, read_bag, stamp_to_ns
-from itasc_ros.tools.dds_env import apply_local_dds_env, local_dds_env
+from itasc_ros.tools.dds_env import local_dds_env
 from itasc_ros.tools.record import DEFAULT_TOPICS
 
 pytestmark = pytest.mark.dds
@@ -30,8 +30,10 @@ MATCH_TIMEOUT = 10.0  # [s]
 
 
 @pytest.fixture(scope="module")
-def ros() -> Iterator[tuple[int, Any]]:
-    domain = apply_local_dds_env()
+def ros(dds_domain: int) -> Iterator[tuple[int, Any]]:
+    """This module's own domain (not the session's: a process killed in a domain can leave its
+    shared-memory ports unusable to the next participants for a while), and a publisher node."""
+    domain = dds_domain
     import rclpy
 
     context = rclpy.Context()

@@ -373,12 +373,19 @@ class Probe:
             return t[sel], np.array(self.positions)[sel], np.array(self.velocities)[sel]
 
     def drive(self, msg: Any, duration: float, period: float = 0.02) -> tuple[float, float]:
-        """Publish ``msg`` every ``period`` for ``duration``; returns wall-clock (start, end)."""
-        start = time.time()
-        while time.time() - start < duration:
+        """Publish ``msg`` every ``period`` for ``duration``.
+
+        Returns:
+            The wall-clock times of the first and of the last publish [s] (not of the end of
+            the last sleep: a loaded machine may overrun it by tens of milliseconds).
+        """
+        start = last = now = time.time()
+        while now - start < duration:
+            last = now
             self.pub.publish(msg)
             time.sleep(period)
-        return start, time.time()
+            now = time.time()
+        return start, last
 
     def slope(self, t0: float, t1: float) -> np.ndarray:
         """(n,) least-squares rate of change of the positions over [t0, t1] [rad/s]."""
