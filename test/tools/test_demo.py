@@ -22,7 +22,9 @@ from rosbags.rosbag2 import Reader
 import itasc_ros
 from itasc_ros.tools.dds_env import local_dds_env
 
-pytestmark = [pytest.mark.dds, pytest.mark.slow]
+# alone: the physics demo's verdict judges a real-time run (its step overshoot 0.6 % with the
+# machine to itself, 6-24 % beside another test worker on a 2-CPU machine half as fast)
+pytestmark = [pytest.mark.dds, pytest.mark.slow, pytest.mark.alone]
 
 ROOT = Path(itasc_ros.__file__).resolve().parents[1]
 EXPECTED_TOPICS = {
