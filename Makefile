@@ -44,12 +44,14 @@ demo: $(STAMP)
 # else each test process and node of a fresh clone compiles them beside the others. Then the
 # tests marked `alone` (the physics demo, whose verdict judges a real-time run: beside another
 # worker on a slow 2-CPU machine its robot and node are starved) with the machine to themselves.
-# A test passes the first time or fails the run: there are no reruns. The run ends with its
-# fifteen slowest tests (keep the whole under ~12 minutes on 2 CPUs).
+# Both runs run; a test passes the first time or fails make test: there are no reruns. Each run
+# ends with its slowest tests (keep the whole under ~12 minutes on 2 CPUs).
 test: $(STAMP)
 	$(PY) -m itasc_ros.tools.warm_cache
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15 -m "not alone"
-	$(PY) -m pytest --durations=5 -m alone
+	status=0; \
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15 -m "not alone" || status=1; \
+	$(PY) -m pytest --durations=5 -m alone || status=1; \
+	exit $$status
 
 # The documentation: doc/ built by Sphinx (MyST Markdown, autodoc of itasc_ros.core), every
 # warning an error; the site in doc/_build/html.

@@ -478,6 +478,7 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
             publish(t)
             time.sleep(0.02)
     finally:
+        ended = time.monotonic()
         if recorder is None:
             stop_processes([node, *sims])
         else:
@@ -500,7 +501,11 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     moving_b = [i for i, v in enumerate(b_after) if np.any(v)]
     assert not moving_b or moving_b[-1] < (0.1 + 0.5) * 250.0, (moving_b[-1], len(b_after))
     a_late = np.array([v for _, v in late["a"]])
-    assert len(a_late) > 200 and np.abs(a_late).max() > 0.02, "a went on following its target"
+    # a went on: moving, and commanded through the window (~625 ticks at 250 Hz; 195 on a
+    # machine half as fast beside another worker)
+    window = ended - (stopped_at + 0.5)
+    assert len(a_late) > 0.25 * 250.0 * window, ("a went on", len(a_late), window)
+    assert np.abs(a_late).max() > 0.02, "a went on following its target"
     fresh = start_ros(dds_domain, *args, params_files=[limits], name="itasc_node_online")
     try:
         rc, res, out = replay_online(
