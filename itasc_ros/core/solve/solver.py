@@ -24,9 +24,11 @@ Solves ``q' = A# b`` for a stacked task matrix ``A`` (m, n) and right-hand side 
   ``P = I - V diag(f(s)) V^T`` from the SVD of the stacked weighted rows of levels 1..k-1 and
   ``f(s) = s^2 / (s^2 + lambda(s)^2)``, ``lambda(s)^2 = (1 - (s / epsilon)^2) damping_max^2``
   below ``epsilon`` (else f = 1): an exact null-space projector away from singularities that
-  lets a near-singular direction of a higher level go to the lower ones smoothly. Within a
-  lower level each singular direction is damped by its own ``lambda(s)``. When no bound
-  binds, one level is the plain weighted damped solve.
+  lets a near-singular direction of a higher level go to the lower ones smoothly. A level
+  whose rows only resolve redundancy (a posture) acts in the exact null space instead
+  (``lambda`` 0): it never changes the task velocity of a level above, near a singularity
+  neither. Within a lower level each singular direction is damped by its own ``lambda(s)``.
+  When no bound binds, one level is the plain weighted damped solve.
 * undamped (``damping_max`` 0, or a direction at or above ``epsilon``): a singular value at or
   below :data:`~itasc_ros.core.solve.damped_inverse.RCOND` (1e-12) times the largest is
   rounding noise (an exact singularity), and with ``damping_max`` 0 one below ``epsilon`` and at
@@ -110,6 +112,24 @@ def _fade_soft(bw, r1, soft, smin, eps):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _redundant_level(soft, r0, r1):  # pragma: no cover - compiled
+    """True when rows ``r0:r1`` (a level) are all ``soft``: terms that only resolve redundancy.
+
+    Such a level acts in the exact null space of the levels above it (a projector without
+    damping): it never moves a task above it. Through the damped projector a near-singular
+    direction of a task above is partly the lower level's, and a posture there, faded to ask
+    for no motion (:func:`_fade_soft`), would hold the task still along that direction: the
+    hand stopped millimetres off its target, followed at 0 %.
+    """
+    if r1 <= r0:
+        return False
+    for r in range(r0, r1):
+        if not soft[r]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _solve_levels(
     aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk, ineq, side, soft
 ):
@@ -178,12 +198,14 @@ def _solve_levels(
                 first = False
                 _fade_soft(bw, r1, soft, s0, lam[1])
             if lev == 0 and method == 0 and lev + 1 < nlev:
-                _projector(sv, vt, lam[0], lam[1], proj)  # level 1's SVD gives it
+                plam = 0.0 if _redundant_level(soft, r1, levels[lev + 2]) else lam[0]
+                _projector(sv, vt, plam, lam[1], proj)  # level 1's SVD gives it
                 projected = True
         if lev + 1 < nlev and r1 > 0 and not projected:
             # Null space of levels 0..lev: P = I - V diag(f) V^T of their stacked rows.
             _, sv, vt = thin_svd(aw[:r1])
-            _projector(sv, vt, lam[0], lam[1], proj)
+            plam = 0.0 if _redundant_level(soft, r1, levels[lev + 2]) else lam[0]
+            _projector(sv, vt, plam, lam[1], proj)
     if moving:
         _least_motion(aw, levels[nlev], lo, hi, lam, x, held, proj, cw, cl, side, sv1, vt1)
     return scale, iters, smin, lm
