@@ -1,21 +1,21 @@
 """itasc_node's position IK: ``~/ik_request`` in, ``~/ik_solution`` and ``~/ik_result`` out.
 
-Every request (geometry_msgs/PoseStamped, the pose of the first target constraint's effector)
-gets exactly one ``~/ik_result`` (diagnostic_msgs/DiagnosticStatus): level OK for a solution,
-ERROR with the reason otherwise -- refused (a frame that is not a link, NaN, an unreachable
-target), not solved within the budget, superseded by a newer request before it started, no robot
-model (after waiting :data:`MODEL_WAIT` for one). A solution keeps the node's enabled one-sided
-constraints as the control loop does (a ``collision`` constraint: every pair at its margin; see
-``solve_ik``'s ``keep``). A solution is published on ``~/ik_solution`` (sensor_msgs/JointState)
-first. Both carry
-the request's header: the solution as its ``header`` (stamp and frame_id), the result as the
-values ``request_stamp`` (``<sec>.<nanosec>``) and ``frame_id``, so that a client matches them to
-its request. The requests wait in their DDS reader (a queue of :data:`QUEUE_DEPTH`) for a
-thread of their own that takes them, solves and answers (the control tick never waits, and no
-executor callback runs per request). A round answers every waiting request: the latest is
-solved, the older ones are superseded. Under a flood, requests replaced in the full queue before
-the thread took them get no answer (counted in ``/diagnostics`` as ``ik_requests_unanswered``),
-and the thread rests between rounds at least as long as a round took.
+Every request (geometry_msgs/PoseStamped, the pose of the first target constraint's effector) gets
+exactly one ``~/ik_result`` (diagnostic_msgs/DiagnosticStatus): level OK for a solution, ERROR with
+the reason otherwise -- refused (a frame that is not a link, NaN, an unreachable target), not
+solved within the budget, superseded by a newer request before it started, no robot model (after
+waiting :data:`MODEL_WAIT` for one, and for as long as a URDF that arrived is made a model). A
+solution keeps the node's enabled one-sided constraints as the control loop does (a ``collision``
+constraint: every pair at its margin; see ``solve_ik``'s ``keep``). A solution is published on
+``~/ik_solution`` (sensor_msgs/JointState) first. Both carry the request's header: the solution as
+its ``header`` (stamp and frame_id), the result as the values ``request_stamp``
+(``<sec>.<nanosec>``) and ``frame_id``, so that a client matches them to its request. The requests
+wait in their DDS reader (a queue of :data:`QUEUE_DEPTH`) for a thread of their own that takes
+them, solves and answers (the control tick never waits, and no executor callback runs per request).
+A round answers every waiting request: the latest is solved, the older ones are superseded. Under a
+flood, requests replaced in the full queue before the thread took them get no answer (counted in
+``/diagnostics`` as ``ik_requests_unanswered``), and the thread rests between rounds at least as
+long as a round took.
 """
 
 from __future__ import annotations
@@ -122,6 +122,8 @@ class IkRequests:
         timeout: time budget of one request [s].
         lock: held while a request is read from the controller (its seed, tree and kept
             constraints): the lock the control tick holds, so that the seed is one tick's.
+        model_coming: True while a URDF that arrived is parsed and its model built: a
+            request without a model waits for it beyond :data:`MODEL_WAIT`.
     """
 
     def __init__(
@@ -130,9 +132,11 @@ class IkRequests:
         controller: Callable[[], Controller | None],
         timeout: float = DEFAULT_TIMEOUT,
         lock: AbstractContextManager[Any] | None = None,
+        model_coming: Callable[[], bool] = lambda: False,
     ) -> None:
         self._node = node
         self._controller = controller
+        self._model_coming = model_coming
         self._lock = lock if lock is not None else nullcontext()
         self._name = f"{node.get_name()}: ik"
         self._solutions = node.create_publisher(JointState, "~/ik_solution", 10)
@@ -183,7 +187,8 @@ class IkRequests:
     def _round(self) -> bool:
         """Answer the waiting requests: the older ones superseded, the latest solved.
 
-        Without a model the latest waits for one, :data:`MODEL_WAIT` at most.
+        Without a model the latest waits for one, :data:`MODEL_WAIT` at most, or longer while
+        a URDF that arrived is made a model.
         """
         batch: list[tuple[PoseStamped, float]] = [(m, 0.0) for m, _ in self._reader.take_all()]
         if self._waiting is not None:
@@ -199,7 +204,8 @@ class IkRequests:
         if ctrl is None:
             now = time.monotonic()
             since = since or now
-            if now - since < MODEL_WAIT and not self._closed.is_set():
+            waits = now - since < MODEL_WAIT or self._model_coming()
+            if waits and not self._closed.is_set():
                 self._waiting = (msg, since)
                 return False
             self._fail(msg.header, "", "", NO_MODEL)

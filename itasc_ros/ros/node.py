@@ -188,7 +188,13 @@ class ItascNode(Node):
             bool(P.value(self, "publish_markers")),
         )
         # Position IK on request, solved in a thread of its own (never in the control tick).
-        self._ik = IkRequests(self, lambda: self._models.controller, lock=self._lock)
+        source = self._source
+        self._ik = IkRequests(
+            self,
+            lambda: self._models.controller,
+            lock=self._lock,
+            model_coming=lambda: source.model_coming,
+        )
         self.create_service(SetBool, "~/enable", self._on_enable)
         add_pre_set_parameters_callback(self, self._params.before_set_parameters)
         self.add_on_set_parameters_callback(self._params.on_set_parameters)

@@ -149,6 +149,12 @@ class ModelSource:
             ),
         )
 
+    @property
+    def model_coming(self) -> bool:
+        """True while a URDF from a topic is parsed and its model built, until installed."""
+        worker = self._worker
+        return worker is not None and worker.pending
+
     def close(self) -> None:
         """Stop the thread parsing the topic's URDFs."""
         if self._worker is not None:

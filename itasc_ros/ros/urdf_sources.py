@@ -50,20 +50,34 @@ class UrdfWorker:
         self._current = current
         self._config = config
         self.results: deque[Parsed] = deque()
-        self._worker: LatestWorker[tuple[str, str]] = LatestWorker(
+        self._submitted = 0  # requests submitted, and the last one parsed (their numbers)
+        self._parsed = 0
+        self._worker: LatestWorker[tuple[str, str, int]] = LatestWorker(
             self._parse, "itasc_urdf_parser"
         )
 
     def submit(self, xml: str, source: str) -> None:
         """Parse ``xml`` (replacing a request not yet started)."""
-        self._worker.submit((xml, source))
+        self._submitted += 1
+        self._worker.submit((xml, source, self._submitted))
+
+    @property
+    def pending(self) -> bool:
+        """True from a submit until its result is taken from :attr:`results`."""
+        return self._parsed != self._submitted or bool(self.results)
 
     def close(self) -> None:
         """Stop the thread (a parse in progress finishes first, up to 1 s is waited)."""
         self._worker.close(1.0)
 
-    def _parse(self, request: tuple[str, str]) -> None:
-        xml, source = request
+    def _parse(self, request: tuple[str, str, int]) -> None:
+        xml, source, number = request
+        try:
+            self._parse_one(xml, source)
+        finally:
+            self._parsed = number
+
+    def _parse_one(self, xml: str, source: str) -> None:
         demote_current_thread()  # a long parse must not hold a real-time core
         digest = urdf_digest(xml)
         cfg = self._config()

@@ -257,7 +257,10 @@ def test_an_ik_solution_keeps_the_node_collision_constraint(
 def test_a_request_before_the_model_is_solved_once_the_urdf_arrives(
     client: RosTestClient, dds_domain: int
 ) -> None:
-    """A request that comes before the node has a model waits for it (``MODEL_WAIT``)."""
+    """A request that comes before the node has a model waits for it (``MODEL_WAIT``), and
+    beyond while a URDF that arrived is made a model: the URDF here comes 1.5 s after the
+    request (a loaded machine built its model in 1.7 s: the request was refused, 58 ms before
+    the model came, when only ``MODEL_WAIT`` counted)."""
     ns = "/ikwait"
     tree = KinematicTree.from_urdf_file(PANDA)
     client.collect(DiagnosticStatus, f"{ns}/itasc_node/ik_result")
@@ -278,7 +281,7 @@ def test_a_request_before_the_model_is_solved_once_the_urdf_arrives(
         client.wait_for_subscribers(requests, 1, TIMEOUT)
         goal = tree.forward_kinematics(HOME + 0.2, "panda_hand")
         requests.publish(stamped(pose_msg(goal, "panda_link0"), 77, 0))
-        time.sleep(0.3)  # the request waits in the node, without a model
+        time.sleep(1.5)  # the request waits in the node, without a model
         assert not client.received(f"{ns}/itasc_node/ik_result")
         client.wait_for_subscribers(description, 1, TIMEOUT)
         description.publish(String(data=PANDA.read_text()))

@@ -433,13 +433,16 @@ def test_fwd_publishes_home_pose_at_rate(fwd: Probe, panda: KinematicTree) -> No
     time.sleep(1.0)
     t, q, v = fwd.window(now, now + 1.0)
     rate = (len(t) - 1) / (t[-1] - t[0])
-    # The machine is shared: allow a loaded scheduler to drop some ticks, never to add any.
-    assert 0.8 * 500.0 < rate < 1.05 * 500.0, f"joint_states at {rate:.1f} Hz"
+    period = float(np.median(np.diff(t)))  # [s] the loop's own period: a dropped tick aside
+    # The machine is shared: a loaded scheduler may drop ticks (each a longer interval, not a
+    # shorter median), never add any.
+    assert abs(period - 1.0 / 500.0) < 0.05 / 500.0, f"joint_states every {period * 1e3:.3f} ms"
+    assert 0.5 * 500.0 < rate < 1.05 * 500.0, f"joint_states at {rate:.1f} Hz"
     assert np.all(np.diff(t) > 0.0)
     assert np.allclose(q, HOME_POSES["panda"]) and np.all(v == 0.0)
     # The simulator's own count of steps agrees with what arrived here.
     stats = fwd.wait_stats(lambda s: s["steps"] > 0, skip=n_stats + 1)  # a full 1 s window
-    assert 0.8 * 500.0 < stats["rate_hz"] < 1.05 * 500.0, stats
+    assert 0.5 * 500.0 < stats["rate_hz"] < 1.05 * 500.0, stats
     assert stats["rate_target_hz"] == 500.0
 
 
