@@ -52,7 +52,6 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ..constraints._features import clamp_pose_feedback, limit_pose_demand_seen
 from .damped_inverse import RCOND, UNDAMPED_RCOND, _projector, _solve_once
 from .saturation import BOUND_TOL, _scale_bounds, _sns_level
 from .small_svd import thin_svd
@@ -486,63 +485,6 @@ def solve_prioritized(
         side,
         soft,
     )
-
-
-@njit(cache=True, nogil=True)
-def task_rhs(
-    b,
-    twist,
-    ydot,
-    rhs,
-    asked,
-    ff,
-    fed,
-    has_target,
-    wy,
-    clamp,
-    orient,
-    speeds,
-    braking,
-    gain,
-    limit,
-    a,
-    u,
-    seen,
-    dtw,
-    steps,
-):  # pragma: no cover - compiled
-    """A task's right-hand side ``rhs = y'_d + B Xu'`` (m,) after its update, in place.
-
-    With ``clamp``, first the pose feedback's clamp (:func:`~itasc_ros.core.constraints.
-    _features.clamp_pose_feedback`; ``orient`` (m,) its rotation rows, ``speeds`` and
-    ``braking`` (linear, angular) pairs). Without a target the rows' weights ``wy`` are zeroed;
-    without feed-forward (``fed`` False) ``rhs`` is ``y'_d`` and ``ff`` (m,) is left as it is.
-    ``asked`` (m,): ``rhs`` as it is then, the task's asked velocity.
-    With ``limit``, last the pose demand's limit (:func:`~itasc_ros.core.constraints._features.
-    limit_pose_demand_seen`: ``rhs`` within ``steps`` (linear, angular) [per tick] of what the
-    last command ``u`` (n,) gives the rows ``a`` (m, n), beyond the change of ``twist`` since
-    ``seen`` (6,), which then becomes ``twist``; ``dtw`` (6,) work), as
-    :class:`~itasc_ros.core.solve.pose_demand.PoseDemand` sets it. A scene calls it for each
-    of its tasks in one compiled call (:func:`~itasc_ros.core.solve.workspace.scene_rows`).
-    """
-    if clamp:
-        clamp_pose_feedback(
-            ydot, orient, speeds[0], speeds[1], twist, gain, braking[0], braking[1], fed
-        )
-    if not has_target:
-        wy[:] = 0.0
-    if fed:
-        for r in range(ydot.shape[0]):
-            s = 0.0
-            for t in range(6):
-                s += b[r, t] * twist[t]
-            ff[r] = s
-            rhs[r] = ydot[r] + s
-    else:
-        rhs[:] = ydot
-    asked[:] = rhs
-    if limit:
-        limit_pose_demand_seen(rhs, a, u, b, twist, seen, dtw, orient, steps[0], steps[1])
 
 
 @njit(cache=True, nogil=True)

@@ -42,14 +42,8 @@ from .limits.base import intersect
 from .limits.joint_position import joint_box, position_sides_unmarked
 from .limits.motion import motion_box_within
 from .motion_limits import braking_sides
-from .solver import (
-    INFO_SCALE,
-    INFO_SIZE,
-    _scaled_box,
-    _solve_weighted,
-    _weigh_rows,
-    task_rhs,
-)
+from .pose_demand import task_rhs
+from .solver import INFO_SCALE, INFO_SIZE, _scaled_box, _solve_weighted, _weigh_rows
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -256,7 +250,7 @@ def _mat(buf, model, entry, rows, cols):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def scene_rows(model, joints, rows, row_flags, u, clamp, limit):  # pragma: no cover
-    """Every constraint's right-hand side after its update (:func:`.solver.task_rhs`).
+    """Every constraint's right-hand side after its update (:func:`.pose_demand.task_rhs`).
 
     In the constraints' order, each on its rows of the packed buffers, with its values of the
     tick (``par``: gain, fed forward, aims) and the demand's (speeds, braking, steps).
