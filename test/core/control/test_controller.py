@@ -697,6 +697,18 @@ def test_a_posture_never_moves_the_hand_near_a_singularity(tree: KinematicTree) 
             velocities.append(tree.jacobian(q, "panda_hand") @ out.qdot)
         np.testing.assert_allclose(velocities[0], velocities[1], rtol=1e-7, atol=1e-10)
         assert np.dot(velocities[0][:3], target - hand[:3, 3]) > 0.0  # toward the target
+        limited = []  # with the shipped motion limits: five ticks from rest, the box binding
+        for posture in (True, False):
+            cfg = load_config(REPO / "config" / "panda.yaml")
+            cfg.constraints = cfg.constraints if posture else cfg.constraints[:1]
+            c = Controller(tree, cfg)
+            for k in range(5):
+                t = 1.0 + 0.004 * k
+                c.set_joint_state(names, q, t, t)
+                c.set_target("ee", "", target, quat, t, t)
+                out = c.step(t)
+            limited.append(tree.jacobian(q, "panda_hand") @ out.qdot)
+        np.testing.assert_allclose(limited[0], limited[1], rtol=1e-7, atol=1e-10)
 
 
 def test_the_hand_reaches_a_target_millimetres_away_beside_a_singularity(
