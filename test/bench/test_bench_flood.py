@@ -71,8 +71,13 @@ def test_floods_do_not_stall_the_loop(tmp_path: Path, dds_domain: int) -> None:
         assert r["commands_out_of_limits"] == 0, what
         assert r["exit_codes"].startswith("sim_robot=0,node=0"), what
         # The loop goes on: most of its ticks under the flood (0.07-0.25 missed beside two
-        # burners, the benchmark's worst case).
-        assert r["missed_tick_fraction"] < MISSED_MAX, what
+        # burners, the benchmark's worst case), but for the ticks it could not run because the
+        # rest of the machine took the CPUs: a thread of the node waited on a run queue for that
+        # share of the window (measured: 0.52 of the ticks missed while a thread of the node
+        # waited 1.73 s of 3 s, load average 4.1 on 2 CPUs). A flood that held the loop in the
+        # node (the GIL, a callback hogging the executor) is not such a wait: it stays bounded.
+        starved_share = r["node_runqueue_wait_max_ms"] / (1e3 * r["duration_s"])
+        assert r["missed_tick_fraction"] < MISSED_MAX + starved_share, what
         # A gap of half input_timeout or more only with the stop the node promises when its
         # joint states stall (its log: stale, a zero command sent), or with the machine paused
         # by the hypervisor (steal time) as long: no process ran, the node neither. Not "only

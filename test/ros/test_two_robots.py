@@ -472,7 +472,16 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
         # participant was seen to leave the node's joint-state readers without a sample
         # (doc/replay.md, "Start the recorder once the node runs").
         recorder = start_recorder(dds_domain, bag, [*inputs, *outputs])
-        publish_until(lambda: "recording /itasc_node/journal" in read_log(recorder), "recorder")
+        # and matched by the targets' writers (node and recorder): subscribed is not matched
+        # (measured: a loaded machine's recorder took the targets 2.1 s after it subscribed,
+        # the online node then waited those 2.1 s for a target the bag did not have)
+        publish_until(
+            lambda: (
+                "recording /itasc_node/journal" in read_log(recorder)
+                and all(p.get_subscription_count() >= 2 for p in pubs.values())
+            ),
+            "the recorder",
+        )
         t0 = time.monotonic()
         while time.monotonic() - t0 < 6.0:
             t = time.monotonic() - t0
@@ -529,7 +538,11 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     finally:
         stop_processes([fresh])
     assert rc == 0 and res["exact"] and res["max_abs_diff"] == 0.0, out + read_log(fresh)
-    assert res["compared"] > 1000, out  # both robots' commands, recomputed from its journal
+    # every command of both robots recomputed from its journal; each robot commanded (a node
+    # starved beside other tests ticks at 150 Hz of 250: counts, not a rate)
+    counts = res["online_counts"]
+    assert res["compared"] == res["commands"] == counts["/a/commands"] + counts["/b/commands"], out
+    assert min(counts["/a/commands"], counts["/b/commands"]) > 100, out
     tr = res["tracking"]  # a's hand to its target, the recording beside the online run
     print(f"\nonline replay of two robots: tracking {tr}")
     assert tr["ok"] and tr["recorded"]["ticks"] > 100 and tr["replayed"]["ticks"] > 100, tr

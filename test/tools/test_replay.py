@@ -444,6 +444,7 @@ def test_online_replay_into_a_fresh_node(recorded: dict[str, Any]) -> None:
     assert res["parameter_changes"] == 1  # the gain change was made again on the fresh node
     # the tracking error of the recording and of the online run, side by side, alike
     tr = res["tracking"]
+    print(f"\nonline replay: tracking {tr}")
     assert tr["ok"] and res["ok"], out
     assert tr["recorded"]["ticks"] > 100 and tr["replayed"]["ticks"] > 100, tr
     assert tr["rms_difference_mm"] <= tr["tolerance_mm"] == ONLINE_TRACKING_TOLERANCE_MM

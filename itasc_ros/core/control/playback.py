@@ -126,6 +126,8 @@ class Tick:
         followed: the smallest fraction of a task's asked velocity the replay's command gave
             (:class:`~itasc_ros.core.control.following.Following`; NaN: no task judged).
         position_error, rotation_error: first target constraint's effector to target [m, rad].
+        state_stamp, target_stamp: header stamps [s] of the joint state and of the first target
+            constraint's pose that the tick used (NaN: none, or no such target).
     """
 
     t: float
@@ -145,6 +147,8 @@ class Tick:
     followed: float = math.nan
     position_error: float = math.nan
     rotation_error: float = math.nan
+    state_stamp: float = math.nan
+    target_stamp: float = math.nan
 
     @property
     def diff(self) -> float:
@@ -323,6 +327,7 @@ class Playback:
             recomputed=out.qdot if out.publish else np.zeros(n),
             q=out.q,
             revision=int(p[3]),
+            state_stamp=float(p[5]),
         )
         res = out.result
         if res is not None:
@@ -331,6 +336,8 @@ class Playback:
             tick.locked = int(np.count_nonzero(res.locked))
             tick.followed = ctrl.following.least()
         target = self.first_target or next(iter(self._names), None)
+        if target in self._names:
+            tick.target_stamp = float(p[9 + n + self._names.index(target) * TICK_TARGET_SIZE])
         if target is not None and ctrl.has_joint_state:
             tick.position_error, tick.rotation_error = pose_errors(ctrl, target)
         self.ticks.append(tick)

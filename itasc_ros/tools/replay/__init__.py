@@ -106,6 +106,7 @@ if TYPE_CHECKING:
     from itasc_ros.tools.replay.tracking import (
         DEFAULT_TRACKING_TOLERANCE_MM,
         TrackingComparison,
+        TrackingPair,
         stamp_offset,
         tracking_pair,
     )
@@ -138,8 +139,8 @@ __getattr__ = lazy_exports(
         ".report": ["side_by_side"],
         ".result": ["ReplayResult"],
         ".tracking": [
-            "DEFAULT_TRACKING_TOLERANCE_MM", "TrackingComparison", "stamp_offset",
-            "tracking_pair",
+            "DEFAULT_TRACKING_TOLERANCE_MM", "TrackingComparison", "TrackingPair",
+            "stamp_offset", "tracking_pair",
         ],
     },
 )  # fmt: skip
@@ -157,6 +158,7 @@ __all__ = [
     "ReplayResult",
     "Replayer",
     "TrackingComparison",
+    "TrackingPair",
     "align",
     "bag_commands",
     "bag_parameters",

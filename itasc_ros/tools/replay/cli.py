@@ -28,7 +28,12 @@ from itasc_ros.tools.replay.offline import replay_offline
 from itasc_ros.tools.replay.online import replay_online
 from itasc_ros.tools.replay.plots import write_replay_plots
 from itasc_ros.tools.replay.report import print_json, print_replay
-from itasc_ros.tools.replay.tracking import TrackingComparison, stamp_offset, tracking_pair
+from itasc_ros.tools.replay.tracking import (
+    TrackingComparison,
+    TrackingPair,
+    stamp_offset,
+    tracking_pair,
+)
 from itasc_ros.tools.replay.what_if import what_if
 
 
@@ -55,16 +60,18 @@ def _tracking(
     orig_bag, orig_setup = original
     recorded_pb = play_journal(orig_bag, orig_setup) if args.online else playback
     empty = {"rms_mm": math.nan, "max_mm": math.nan, "ticks": 0}
-    recorded, replayed = empty, empty
+    pair = TrackingPair(empty, empty)
     if recorded_pb is not None and playback is not None:
         offset = stamp_offset(orig_bag, bag, setup) if args.online else 0.0
-        recorded, replayed = tracking_pair(recorded_pb, playback, offset, not args.online)
+        pair = tracking_pair(recorded_pb, playback, offset, not args.online)
     if args.online:
         label = f"the recording {orig_bag}", f"the online run {bag}"
     else:
         label = "the recording", "the offline replay"
     active = 0 if recorded_pb is None else sum(t.status == "active" for t in recorded_pb.ticks)
-    return TrackingComparison(recorded, replayed, args.tracking_tolerance, label, active)
+    return TrackingComparison(
+        pair.recorded, pair.replayed, args.tracking_tolerance, label, active, pair.out_of_step
+    )
 
 
 def _compare(

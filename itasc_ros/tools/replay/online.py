@@ -1,7 +1,8 @@
 """``itasc-replay --online``: a bag's inputs republished into a running node, recorded anew.
 
 The bag's joint states (each robot's, with ``robots``) and targets are republished over DDS
-with the bag's timing (header stamps shifted to now, intervals kept) while the node's commands
+with the recorded timing (at the times they were made: :func:`_scheduled`; header stamps
+shifted to now, intervals kept) while the node's commands
 (on every robot's command topic) and journal are recorded into a new bag, which ``--compare``
 then checks offline like any other bag. rclpy is imported only
 when :func:`replay_online` or :func:`fetch_node_parameters` runs; setting a local DDS
@@ -109,7 +110,43 @@ def _messages(bag: str | Path, setup: NodeSetup) -> list[tuple[str, int, Any]]:
     ]
     if not messages:
         raise ReplayError(f"bag {str(bag)!r} has no messages on {topics}")
-    return messages
+    return _scheduled(messages)
+
+
+def _stamp_ns(msg: Any) -> int:
+    """A typestore message's header stamp [ns] (0: no header, or a zero stamp)."""
+    h = getattr(msg, "header", None)
+    return 0 if h is None else int(h.stamp.sec) * 1_000_000_000 + int(h.stamp.nanosec)
+
+
+def _scheduled(messages: list[tuple[str, int, Any]]) -> list[tuple[str, int, Any]]:
+    """The messages at the times they were made: (topic, time [ns], message), in that order.
+
+    A bag's time is when its recorder took a message. A recorder that fell behind (a loaded
+    machine: 2.6 s behind a 250 Hz joint-state stream while it took the targets at once) wrote
+    them later than the node had them: republished at those times, the joint states reached
+    the online node seconds after the targets that came with them. A stamped message's time is
+    its stamp plus its topic's least latency (bag time minus stamp: a constant offset between
+    the two clocks is kept; the third smallest of a topic of 30 messages or more, so that two
+    stamps far ahead do not move it), never later than its bag time and never before the last
+    of its topic (its order kept: a stamp out of order, or leaping ahead, is republished as it
+    came); a message without a stamp (or a zero stamp) keeps its bag time.
+    """
+    lags: dict[str, list[int]] = {}
+    stamps = [_stamp_ns(msg) for _, _, msg in messages]
+    for (topic, t, _), stamp in zip(messages, stamps, strict=True):
+        if stamp:
+            lags.setdefault(topic, []).append(t - stamp)
+    least = {topic: sorted(v)[min(2, len(v) // 10)] for topic, v in lags.items()}
+    last: dict[str, int] = {}
+    out = []
+    for (topic, t, msg), stamp in zip(messages, stamps, strict=True):
+        made = t if not stamp else min(stamp + least[topic], t)
+        made = max(made, last.get(topic, made))
+        last[topic] = made
+        out.append((topic, made, msg))
+    out.sort(key=lambda m: m[1])  # stable: each topic's order is kept
+    return out
 
 
 def _recorded_topics(setup: NodeSetup) -> dict[str, str | None]:
