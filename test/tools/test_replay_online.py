@@ -31,7 +31,8 @@ def _recording(backlog_s: float, clock_offset_ns: int = 0) -> list[tuple[str, in
     out = []
     for k in range(750):
         stamp = 100 * NS + k * 4_000_000
-        out.append((JS, stamp + clock_offset_ns + int(2e6 + backlog_s * NS * k / 750), _msg(stamp)))
+        late = int(2e6 + backlog_s * NS * k / 750)  # [ns]
+        out.append((JS, stamp + clock_offset_ns + late, _msg(stamp)))
     for k in range(150):
         stamp = 100 * NS + k * 20_000_000
         out.append((TARGET, stamp + clock_offset_ns + 3_000_000, _msg(stamp)))
