@@ -70,8 +70,8 @@ SETTLED_FOR = 0.5  # [s]
 SETTLE_TIMEOUT = 60.0  # [s] the longest the node may take to be seen tracking the stream
 BASELINE = 1.0  # [s] quiet window before the first event: its largest error is the baseline
 BASELINE_MAX = 0.02  # [m] the tracking works (not tracking: the circle's radius, 0.1 m)
-MAX_STREAM_STALL = 0.08  # [s] a longer gap between two stream ticks invalidates the run
-STREAM_ATTEMPTS = 3
+MAX_STREAM_STALL = 0.08  # [s] a longer gap between two stream ticks disturbs what follows
+MIN_JUDGED = 3  # events judged (not disturbed by a stall of the stream) of the five
 SPACING = 2.0  # [s] between two hostile inputs (and after the last one)
 RECOVERY_BAND = 0.005  # [m] above the baseline error
 RECOVERY_TIME = 1.0  # [s] to get back within the band after an event
@@ -141,6 +141,7 @@ class RunResult:
     good_sent: list[float] = field(default_factory=list)  # ROS times of the good poses
     ticks: list[float] = field(default_factory=list)  # ROS times of every stream tick
     stream_overruns: int = 0  # stream ticks more than one period late
+    stalls: list[tuple[float, float]] = field(default_factory=list)  # ticks > MAX_STREAM_STALL
 
 
 def ros_now(client: RosTestClient) -> float:
@@ -322,50 +323,47 @@ def run(rig: Rig) -> RunResult:
     client, tree = rig.client, rig.tree
     home = tree.forward_kinematics(home_pose(tree), EFFECTOR)  # (4, 4)
     quat = spatial.matrix_to_quat(home)
-    for attempt in range(1, STREAM_ATTEMPTS + 1):
-        events = [  # due once the hand is seen on the circle (below)
-            Event("x = 1e149 m", "outlier", 1e149, math.inf),
-            Event("x = 1e12 m", "outlier", 1e12, math.inf),
-            Event("x = 1e6 m", "outlier", 1e6, math.inf),
-            Event(f"jump {JUMP_OFFSET:g} m", "jump", JUMP_OFFSET, math.inf),
-            Event(f"twist {TWIST_SPEED:g} m/s", "twist", TWIST_SPEED, math.inf),
-        ]
-        t0 = ros_now(client)
-        stream = TargetStream(rig, home[:3, 3].copy(), quat, t0, events)
-        gc.collect()  # not in the middle of the stream: a full collection here stalls it
-        gc.freeze()
-        stream.start()
-        try:
-            # The baseline window starts once the hand is seen on the circle, not a fixed time
-            # after the stream's start: the node's target reader may match this process's
-            # writer seconds after the writer matched it (a discovery announcement lost when
-            # participants start together, doc/replay.md "Start the recorder once the node
-            # runs"), and the targets sent before are lost: the hand then stayed at the
-            # circle's centre, a "baseline" of 100 mm (the radius).
-            settled = _wait_on_the_circle(rig, stream, t0 + SETTLE)
-            first = settled - t0 + BASELINE
-            for i, ev in enumerate(events):
-                ev.due = first + i * SPACING
-            duration = events[-1].due + SPACING
-            while ros_now(client) - t0 < duration:
-                assert rig.node.poll() is None, read_log(rig.node)[-6000:]
-                time.sleep(0.1)
-        finally:
-            stream.stop()
-            gc.unfreeze()
-        end = ros_now(client)
-        time.sleep(2.0 * 0.5 + 0.2)  # two more /diagnostics (2 Hz) with the final counters
-        stall = float(np.diff(stream.ticks).max())
-        if stall <= MAX_STREAM_STALL:
-            break
-        # This process's publisher thread was descheduled (2 shared cores): the pose stamped
-        # before the stall arrives late, the node rightly holds the target meanwhile, and the
-        # next punctual poses are "a stamp in the future" against it for input_timeout. That
-        # measures the rig, not the node: run the stream again.
-        print(f"\nattempt {attempt}: the target stream stalled {stall * 1e3:.0f} ms; again")
-    else:
-        pytest.fail(f"the target stream stalled in each of {STREAM_ATTEMPTS} attempts")
-
+    events = [  # due once the hand is seen on the circle (below)
+        Event("x = 1e149 m", "outlier", 1e149, math.inf),
+        Event("x = 1e12 m", "outlier", 1e12, math.inf),
+        Event("x = 1e6 m", "outlier", 1e6, math.inf),
+        Event(f"jump {JUMP_OFFSET:g} m", "jump", JUMP_OFFSET, math.inf),
+        Event(f"twist {TWIST_SPEED:g} m/s", "twist", TWIST_SPEED, math.inf),
+    ]
+    t0 = ros_now(client)
+    stream = TargetStream(rig, home[:3, 3].copy(), quat, t0, events)
+    gc.collect()  # not in the middle of the stream: a full collection here stalls it
+    gc.freeze()
+    stream.start()
+    try:
+        # The baseline window starts once the hand is seen on the circle, not a fixed time
+        # after the stream's start: the node's target reader may match this process's
+        # writer seconds after the writer matched it (a discovery announcement lost when
+        # participants start together, doc/replay.md "Start the recorder once the node
+        # runs"), and the targets sent before are lost: the hand then stayed at the
+        # circle's centre, a "baseline" of 100 mm (the radius).
+        settled = _wait_on_the_circle(rig, stream, t0 + SETTLE)
+        first = settled - t0 + BASELINE
+        for i, ev in enumerate(events):
+            ev.due = first + i * SPACING
+        duration = events[-1].due + SPACING
+        while ros_now(client) - t0 < duration:
+            assert rig.node.poll() is None, read_log(rig.node)[-6000:]
+            time.sleep(0.1)
+    finally:
+        stream.stop()
+        gc.unfreeze()
+    end = ros_now(client)
+    time.sleep(2.0 * 0.5 + 0.2)  # two more /diagnostics (2 Hz) with the final counters
+    # This process's publisher thread descheduled (2 shared cores) for longer than a few
+    # periods: the pose stamped before the stall arrives late and the node rightly holds the
+    # target meanwhile, while the circle moves on. The stream is not rerun: the joint states
+    # from such a stall until RECOVERY_TIME after it measure the rig, not the node, and are
+    # left out of the judgement (:func:`disturbed`).
+    gaps = np.diff(stream.ticks)
+    stalls = [
+        (stream.ticks[k], stream.ticks[k + 1]) for k in np.flatnonzero(gaps > MAX_STREAM_STALL)
+    ]
     names = tree.joint_names
     rows = []
     for _, msg in list(rig.js):
@@ -381,6 +379,8 @@ def run(rig: Rig) -> RunResult:
     error = np.linalg.norm(effector - target, axis=1)
     quiet = (stamps >= settled) & (stamps < t0 + first)
     assert np.count_nonzero(quiet) > 0.5 * SIM_RATE * BASELINE, "too few joint states"
+    calm = quiet & ~_disturbed(stamps, stalls)
+    assert np.any(calm), f"the target stream stalled over the whole quiet window: {stalls}"
     return RunResult(
         t0=t0,
         settled=settled,
@@ -391,11 +391,26 @@ def run(rig: Rig) -> RunResult:
         effector=effector,
         target=target,
         error=error,
-        baseline=float(error[quiet].max()),
+        baseline=float(error[calm].max()),
         good_sent=stream.good_sent,
         ticks=stream.ticks,
         stream_overruns=stream.overruns,
+        stalls=stalls,
     )
+
+
+def _disturbed(stamps: np.ndarray, stalls: list[tuple[float, float]]) -> np.ndarray:
+    """(k,) True where a stall of the stream (ROS times [s] of the ticks around it) still acts
+    at ``stamps`` (k,): from the stall until ``RECOVERY_TIME`` after it."""
+    out = np.zeros(stamps.shape, dtype=bool)
+    for before, after in stalls:
+        out |= (stamps >= before) & (stamps <= after + RECOVERY_TIME)
+    return out
+
+
+def disturbed(r: RunResult) -> np.ndarray:
+    """(k,) True at the run's joint states that a stall of the target stream disturbed."""
+    return _disturbed(r.stamps, r.stalls)
 
 
 def _wait_on_the_circle(rig: Rig, stream: TargetStream, earliest: float) -> float:
@@ -523,10 +538,17 @@ def test_the_robot_goes_where_the_accepted_inputs_ask(run: RunResult, rig: Rig) 
     )
     failures = []
     whole_bound = 0.0
+    stalled = disturbed(r)
+    judged = 0
     for i, ev in enumerate(r.events):
         extra, back, dx = recovery(r, i)
         bound, how = event_bound(r, rig, ev)
         whole_bound = max(whole_bound, bound)
+        start, stop = event_window(r, i)
+        if np.any(stalled[(r.stamps >= start) & (r.stamps <= stop)]):
+            print(f"{ev.name:<18}{ev.sent - r.t0:>7.2f}  not judged: the target stream stalled")
+            continue
+        judged += 1
         print(
             f"{ev.name:<18}{ev.sent - r.t0:>7.2f}{extra * 1e3:>12.2f}{bound * 1e3:>12.1f}"
             f"{back:>13.3f}{dx * 1e3:>10.1f}  {how}"
@@ -543,11 +565,13 @@ def test_the_robot_goes_where_the_accepted_inputs_ask(run: RunResult, rig: Rig) 
         # count in /diagnostics. The capped twist acts for input_timeout: ~75 mm.)
         if ev.kind == "twist" and dx < RECOVERY_BAND:
             failures.append(f"{ev.name}: accepted, yet only {dx * 1e3:.1f} mm along +x")
-    during = r.stamps >= r.events[0].sent
+    assert judged >= MIN_JUDGED, f"{judged} events judged: the stream stalled {r.stalls}"
+    during = (r.stamps >= r.events[0].sent) & ~stalled
     whole = float(r.error[during].max() - r.baseline)
     print(
         f"whole run: largest extra error {whole * 1e3:.2f} mm (bound {whole_bound * 1e3:.1f} mm, "
-        f"the largest event bound)"
+        f"the largest event bound); stream stalls (> {MAX_STREAM_STALL * 1e3:.0f} ms) "
+        + (", ".join(f"{(b - a) * 1e3:.0f} ms at {a - r.t0:.2f} s" for a, b in r.stalls) or "none")
     )
     assert whole <= whole_bound, f"largest extra error {whole * 1e3:.2f} mm"
     assert not failures, failures
@@ -561,7 +585,7 @@ def test_diagnostics_report_refusals_jumps_and_capped_twists(run: RunResult, rig
     last_before, final = before[-1], statuses[-1][1]
     key_jumps, key_capped = f"target_jumps.{CONSTRAINT}", f"target_twists_capped.{CONSTRAINT}"
     zero = {"rejections": "0", key_jumps: "0", key_capped: "0"}
-    start = ([v for t, v in statuses if t < run.t0] or [zero])[-1]  # counters of earlier tries
+    start = ([v for t, v in statuses if t < run.t0] or [zero])[-1]  # counters before the stream
     rejections = int(final["rejections"]) - int(last_before["rejections"])
     jumps = int(final[key_jumps]) - int(last_before[key_jumps])
     capped = int(final[key_capped]) - int(last_before[key_capped])
