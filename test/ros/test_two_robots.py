@@ -112,6 +112,29 @@ def _positions(msg: JointState) -> np.ndarray:
     return np.array([msg.position[list(msg.name).index(j)] for j in ARM])
 
 
+def _went_on(
+    cmds: list[tuple[float, Any]], window: tuple[float, float], before: tuple[float, float]
+) -> tuple[bool, str]:
+    """Robot a commanded through ``window`` while b was stopped or lost: at a quarter of the
+    nominal 250 Hz at least, or at half the rate a was commanded at over ``before`` (times [s]
+    of this process's clock): a node starved beside other tests ticks slower all along
+    (measured: 80 Hz of 250), which says nothing of a going on without b.
+
+    Returns:
+        (went on, the figures).
+    """
+
+    times = np.array([t for t, _ in list(cmds)])  # [s] this process's reception times
+
+    def rate(span: tuple[float, float]) -> float:
+        inside = np.count_nonzero((times > span[0]) & (times < span[1]))
+        return float(inside) / max(span[1] - span[0], 1e-9)
+
+    after, earlier = rate(window), rate(before)
+    ok = after > 0.25 * 250.0 or after > 0.5 * earlier
+    return ok, f"a commanded at {after:.0f} Hz, {earlier:.0f} Hz before"
+
+
 def _publish_targets(
     client: RosTestClient, pubs: dict[str, Any], hands: dict[str, np.ndarray], dy: float, dz: float
 ) -> None:
@@ -531,8 +554,8 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     a_late = np.array([v for _, v in late["a"]])
     # a went on: moving, and commanded through the window (~625 ticks at 250 Hz; 195 on a
     # machine half as fast beside another worker)
-    window = ended - (stopped_at + 0.5)
-    assert len(a_late) > 0.25 * 250.0 * window, ("a went on", len(a_late), window)
+    went_on, figures = _went_on(cmds["a"], (stopped_at + 0.5, ended), (t0, stopped_at))
+    assert went_on, f"a went on: {figures}"
     assert np.abs(a_late).max() > 0.02, "a went on following its target"
     fresh = start_ros(dds_domain, *args, params_files=[limits], name="itasc_node_online")
     try:
@@ -622,6 +645,7 @@ def test_a_robots_urdf_comes_from_its_description_topic(
             assert time.monotonic() < deadline, "the node never commanded"
             follow(0.2)
         a_description = client.publisher(String, "/a/robot_description", latched)
+        started = time.monotonic()  # both robots commanded: a's rate before b is lost
         follow(1.5)
         for what, xml in (
             ("unparsable", "<robot name='broken'><link name="),
@@ -655,8 +679,8 @@ def test_a_robots_urdf_comes_from_its_description_topic(
         late = {r: [m.data for t, m in list(cmds[r]) if t_lost + 0.8 < t < t_end] for r in cmds}
         # a went on: moving, and commanded through the window (~175 ticks at 250 Hz; 67 when a
         # model was built beside the loop on a machine half as fast, beside another worker)
-        window = t_end - (t_lost + 0.8)
-        assert len(late["a"]) > 0.25 * 250.0 * window, f"a went on ({what}): {len(late['a'])}"
+        went_on, figures = _went_on(cmds["a"], (t_lost + 0.8, t_end), (started, phases[0][1]))
+        assert went_on, f"a went on ({what}): {figures}"
         assert np.abs(late["a"]).max() > 0.02, f"a moved on ({what})"
         if what == "panda":  # b back: following its target again
             assert np.abs(late["b"]).max() > 0.02, "b moves again"
@@ -726,6 +750,6 @@ def test_a_robots_refused_state_names_it_and_the_other_robot_goes_on(
     a_late = np.array(late["a"])
     # a went on: moving, and commanded through the window (~475 ticks at 250 Hz; 186 on a
     # machine half as fast beside another worker, the node taking b's refused states too)
-    window = ended - (refused_at + 0.6)
-    assert len(a_late) > 0.25 * 250.0 * window, ("a went on", len(a_late), window)
+    went_on, figures = _went_on(cmds["a"], (refused_at + 0.6, ended), (t0, refused_at))
+    assert went_on, f"a went on: {figures}"
     assert np.abs(a_late).max() > 0.02, "a went on following its target"
