@@ -109,12 +109,24 @@ def stop_process(p: subprocess.Popen, sig: int = signal.SIGINT, timeout: float =
     """Send ``sig`` and wait; escalate to SIGKILL after ``timeout`` [s]. Returns the exit code."""
     if p.poll() is None:
         p.send_signal(sig)
-        try:
-            p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(5.0)
+        _wait_or_kill(p, timeout)
     return int(p.returncode)
+
+
+def _wait_or_kill(p: subprocess.Popen, timeout: float) -> None:
+    """Wait ``timeout`` [s] for ``p``; then SIGKILL it, its threads' stacks in its log first.
+
+    A node dumps every thread's stack on SIGUSR1 (``faulthandler``): the log of a process that
+    hung on its way out says where.
+    """
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        if p.args[:3] == [sys.executable, "-m", NODE_MODULE]:
+            p.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
+        p.kill()
+        p.wait(5.0)
 
 
 def stop_processes(
@@ -126,11 +138,7 @@ def stop_processes(
             p.send_signal(sig)
     codes = []
     for p in procs:  # one signal each: a second SIGINT during Python's exit gives -2
-        try:
-            p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(5.0)
+        _wait_or_kill(p, timeout)
         codes.append(int(p.returncode))
     return codes
 

@@ -83,6 +83,10 @@ from .slack_gc import SlackCollector
 from .swap_times import SwapTimes
 
 NODE_NAME = "itasc_node"
+#: Longest teardown after a stop is asked [s]: longer than all its bounded waits together (the
+#: controlled stop, the zero command's delivery, the threads' joins); past it the process dumps
+#: every thread's stack to its log and exits with status 1.
+EXIT_WATCHDOG = 20.0
 
 Array = NDArray[np.float64]
 
@@ -494,6 +498,8 @@ def main(args: list[str] | None = None) -> int:
     import faulthandler
 
     faulthandler.enable()  # a crash in native code (DDS, numba) leaves its stacks in the log
+    # `kill -USR1 <pid>`: every thread's stack in the log, the node goes on (a hang explained).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     argv = list(sys.argv if args is None else args)
     ros_args = argv.index("--ros-args") if "--ros-args" in argv else len(argv)
     if {"-h", "--help"} & set(argv[1:ros_args]):
@@ -515,6 +521,7 @@ def main(args: list[str] | None = None) -> int:
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, on_signal)
     node: ItascNode | None = None
+    executor: Any = None
     code = 0
     stopped = False
     route_warnings(rclpy.logging.get_logger(NODE_NAME))  # e.g. while the model loads
@@ -535,6 +542,9 @@ def main(args: list[str] | None = None) -> int:
         shorten_switch_interval()  # the loop's thread waits for the executor's at most this
         node.start_loop()
         spin_until(executor, stop)
+        # A teardown that hangs (a native call that never returns) ends the process after
+        # EXIT_WATCHDOG seconds, every thread's stack in the log, instead of waiting for a kill.
+        faulthandler.dump_traceback_later(EXIT_WATCHDOG, exit=True)
         if rclpy.ok():
             stopped = node.stop_smoothly(executor)
         node.stop_loop()
@@ -543,13 +553,18 @@ def main(args: list[str] | None = None) -> int:
     except (ItascError, ParameterException) as exc:  # e.g. control_rate:=5000.0 at start-up
         code = refuse(NODE_NAME, exc)
     finally:
-        # In order: the node (its threads, then its handles), then the context. A refused
-        # start-up never commanded: no zero command (nor its log line) then.
+        # In order: the zero command, the executor (it lets go of the node's entities), the
+        # node (its threads, then its handles), then the context. A refused start-up never
+        # commanded: no zero command (nor its log line) then.
         if node is not None:
             if rclpy.ok() and code == 0:
                 node.shutdown_zero(already_stopped=stopped)
+            if executor is not None:
+                executor.shutdown(timeout_sec=1.0)  # no spin is left to wait for
             node.destroy_node()
         rclpy.try_shutdown()
+        del executor  # its destructor now, with nothing left to tear down
+    faulthandler.cancel_dump_traceback_later()
     return code
 
 

@@ -458,7 +458,10 @@ def last_command_is_zero(cmds: list[tuple[float, Float64MultiArray]]) -> bool:
 def test_signals_publish_a_zero_command_before_exit(
     client: RosTestClient, tree: KinematicTree
 ) -> None:
-    """Two nodes (started together to save time): one gets SIGINT, the other SIGTERM."""
+    """Two nodes (started together to save time): one gets SIGINT, the other SIGTERM.
+
+    The first gets SIGUSR1 before: its threads' stacks go to its log and it goes on commanding.
+    """
     runs = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         ns = f"/sig{int(sig)}"
@@ -477,6 +480,16 @@ def test_signals_publish_a_zero_command_before_exit(
         for r in runs:
             client.wait_for_subscribers(r["target"], 1, TIMEOUT)
             r["target"].publish(pose_msg(goal_pose(tree, HOME, [0.05, 0, 0], [0, 0, 0])))
+        # SIGUSR1 first: every thread's stack in the log, and the node goes on commanding.
+        first = runs[0]
+        client.wait_for(partial(last_command_moves, first["cmds"]), TIMEOUT, "motion commands")
+        first["node"].send_signal(signal.SIGUSR1)
+        dumped = partial(lambda p: "(most recent call first)" in read_log(p), first["node"])
+        client.wait_for(dumped, TIMEOUT, "the threads' stacks in the log")
+        assert "spin_until" in read_log(first["node"])  # the executor's thread among them
+        before = len(first["cmds"])
+        client.wait_for(lambda: len(first["cmds"]) > before + 10, TIMEOUT, "commands after it")
+        assert first["node"].poll() is None
         for r in runs:
             cmds: list[tuple[float, Float64MultiArray]] = r["cmds"]
             moving = partial(last_command_moves, cmds)
