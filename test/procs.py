@@ -296,6 +296,7 @@ class RosTestClient:
         self.messages: dict[str, list[tuple[float, Any]]] = defaultdict(list)
         self._fed: set[str] = set()  # the topics whose messages go to self.messages already
         self._stores: dict[str, list[list[tuple[float, Any]]]] = defaultdict(list)  # collect's
+        self._subs: dict[str, list[Any]] = defaultdict(list)  # collect's subscriptions
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._stop = threading.Event()
         self._thread.start()
@@ -346,7 +347,7 @@ class RosTestClient:
             if callback is not None:
                 callback(msg)
 
-        self.node.create_subscription(msg_type, topic, cb, qos)
+        self._subs[topic].append(self.node.create_subscription(msg_type, topic, cb, qos))
         return store
 
     def received(self, topic: str) -> list[Any]:
@@ -371,6 +372,18 @@ class RosTestClient:
             lambda: pub.get_subscription_count() >= count,
             timeout,
             f"subscribers of {pub.topic_name}",
+        )
+
+    def wait_for_publishers(self, topic: str, count: int = 1, timeout: float = 10.0) -> None:
+        """Wait until every subscription :meth:`collect` made on ``topic`` is matched by
+        ``count`` publishers: from then on, what they publish is heard (the graph seeing a
+        publisher, ``count_publishers``, can come seconds before the match under load)."""
+        subs = self._subs[topic]
+        assert subs, f"nothing collects {topic}"
+        self.wait_for(
+            lambda: all(s.get_publisher_count() >= count for s in subs),
+            timeout,
+            f"publishers of {topic} matched",
         )
 
     # ------------------------------------------------------------------ services

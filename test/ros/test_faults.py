@@ -278,7 +278,8 @@ def nodes(client: RosTestClient, trees: dict[str, KinematicTree]) -> Iterator[di
         for ns, n in out.items():
             checker: CommandChecker = n["checker"]
             assert checker.bad == [], (ns, checker.bad[:5])  # no bad command, ever
-        assert codes == [0] * len(out), codes  # every node was still up and exited cleanly
+        exited = dict(zip(out, codes, strict=True))  # every node was still up and exited cleanly
+        assert set(exited.values()) == {0}, exited
 
 
 def wait_moving(client: RosTestClient, node: dict[str, Any], t0: float, what: str) -> Any:

@@ -484,9 +484,10 @@ def test_signals_publish_a_zero_command_before_exit(
         first = runs[0]
         client.wait_for(partial(last_command_moves, first["cmds"]), TIMEOUT, "motion commands")
         first["node"].send_signal(signal.SIGUSR1)
-        dumped = partial(lambda p: "(most recent call first)" in read_log(p), first["node"])
-        client.wait_for(dumped, TIMEOUT, "the threads' stacks in the log")
-        assert "spin_until" in read_log(first["node"])  # the executor's thread among them
+        # faulthandler writes one thread after another: wait for the executor's (spin_until)
+        dumped = partial(lambda p: "spin_until" in read_log(p), first["node"])
+        client.wait_for(dumped, TIMEOUT, "the executor thread's stack in the log")
+        assert "(most recent call first)" in read_log(first["node"])
         before = len(first["cmds"])
         client.wait_for(lambda: len(first["cmds"]) > before + 10, TIMEOUT, "commands after it")
         assert first["node"].poll() is None
@@ -600,9 +601,9 @@ class TestClosedLoop:
         p = closed_loop_pairs[kind]
         client.wait_for_subscribers(p["target"], 1, TIMEOUT)
         client.wait_for(lambda: p["js"], TIMEOUT, "joint states of the simulated robot")
-        # the node's command publisher discovered before the target: the whole motion is heard
+        # the node's command publisher matched before the target: the whole motion is heard
         topic = p["target"].topic_name.replace("itasc_node/target_pose", "commands")
-        client.wait_for(lambda: client.node.count_publishers(topic) > 0, TIMEOUT, topic)
+        client.wait_for_publishers(topic, 1, TIMEOUT)
         goal = goal_pose(tree, HOME, [0.1, -0.08, 0.06], [0.2, -0.15, 0.25])
         p["target"].publish(pose_msg(goal))
 
