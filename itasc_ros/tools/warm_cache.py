@@ -11,11 +11,12 @@ started meanwhile, beside the others.
 
 This tool builds a controller for each parameters file of ``config/`` on its robot (a tick's
 kernels: the scene's rows of every constraint type shipped, the solve, the motion limits, the
-journal, the aim and the odometry) and runs the IK paths (a pose on a chain, a constraint set,
-the node's request worker), in two processes at once (the control tick's kernels here, the IK
-ones in a child). ``make test`` runs it first; on a robot, run it once after installing or
-updating, before the first launch. A parameters file whose robot is not installed (the
-example-robot-data wheel) is reported and skipped: nothing fails for it.
+journal, the aim and the odometry), and runs the IK paths (a pose on a chain, constraint sets,
+the node's request worker) and the core's public solves: two processes at once (the control
+tick's kernels here, the IK's and the solves' in a child, which ends well before). ``make
+test`` runs it first; on a robot, run it once after installing or updating, before the first
+launch. A parameters file whose robot is not installed (the example-robot-data wheel) is
+reported and skipped: nothing fails for it.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def warm_control(config_dir: Path) -> list[str]:
 
 
 def warm_ik() -> list[str]:
-    """Run the IK paths once: a chain's pose, a constraint set, the node's request worker."""
+    """Run the IK paths once: a chain's pose, constraint sets, the node's request worker."""
     from itasc_ros.core import CopyPose, KinematicTree, solve_ik
     from itasc_ros.core.ik.worker import warm_up_ik
     from itasc_ros.tools.resources import robot_urdf
@@ -122,8 +123,49 @@ def warm_ik() -> list[str]:
     solve_ik(tree, hand, "panda_hand", seed=q, timeout=0.5)
     pose = CopyPose("ee", "panda_hand")
     pose.set_target(hand)
-    solve_ik(tree, constraints=[pose], seed=q, timeout=0.5)
+    solve_ik(tree, constraints=[pose], seed=q, timeout=0.5)  # one pose: the chain's loop
+    # constraint sets: full poses of two links (the compiled attempts of a whole-body IK's
+    # feet and hands), then the position of one and the orientation of the other (the general
+    # set's steps)
+    seven = tree.forward_kinematics(q + 0.1, "panda_link7")
+    for hand_rotation, seven_position in (("xyz", "xyz"), ("", "")):
+        hand_c = CopyPose("hand", "panda_hand", rotation_axes=hand_rotation)
+        hand_c.set_target(hand)
+        seven_c = CopyPose("seven", "panda_link7", position_axes=seven_position)
+        seven_c.set_target(seven)
+        solve_ik(tree, constraints=[hand_c, seven_c], seed=q, timeout=0.5)
     return [f"ik: {time.perf_counter() - t0:.1f} s"]
+
+
+def warm_solves() -> list[str]:
+    """Run the core's public solves once, on float64 C arrays (a 6x7 Jacobian).
+
+    ``solve_limited``, ``solve_prioritized`` (one level and two) and ``damped_pinv_solve``.
+    The control tick does not call them (its scene solves through its own kernels); a program
+    that uses them does, and would compile them on its first call.
+    """
+    import math
+
+    import numpy as np
+
+    from itasc_ros.core.solve import solver as S
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    m, n = 6, 7
+    a, b = rng.normal(size=(m, n)), rng.normal(size=m)
+    limits = [-np.ones(n), np.ones(n), np.ones(n)]
+    args = [a, b, np.ones(m), np.ones(n), np.zeros(n), *limits, 0.01, 0, 0.1, 0.02, math.pi]
+    args += [np.zeros(n), np.zeros(n, dtype=np.bool_), np.zeros((m, n)), np.zeros(m)]
+    args += [np.zeros(n), np.zeros(n), np.zeros(S.INFO_SIZE)]
+    S.solve_limited(*args)
+    for levels in (np.array([0, m], dtype=np.int64), np.array([0, 3, m], dtype=np.int64)):
+        work = [levels, len(levels) - 1, np.zeros((n, n)), np.zeros((m, n)), np.zeros(m)]
+        work += [np.zeros(n), np.full(n, -np.inf), np.full(n, np.inf)]  # the motion box
+        work += [np.zeros(m, dtype=np.bool_), np.zeros(n), np.zeros(m, dtype=np.bool_)]
+        S.solve_prioritized(*args, *work)
+    S.damped_pinv_solve(a, b)
+    return [f"solves: {time.perf_counter() - t0:.1f} s"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,8 +193,8 @@ def main(argv: list[str] | None = None) -> int:
 
             config_dir = share_dir() / "config"
         lines += warm_control(config_dir)
-    if args.part == "ik":
-        lines += warm_ik()
+    if args.part == "ik":  # beside the control tick's, which take longer: the solves too
+        lines += warm_ik() + warm_solves()
     if child is not None:
         child.wait()
     for line in lines:

@@ -34,7 +34,21 @@ def test_a_file_whose_robot_cannot_be_built_is_reported_not_fatal(tmp_path: Path
     assert len(lines) == 1 and lines[0].startswith("broken.yaml: skipped ("), lines
 
 
-def test_the_ik_paths_run(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_ik_paths_and_the_public_solves_run(capsys: pytest.CaptureFixture[str]) -> None:
+    from itasc_ros.core.ik import _frames_kernels, _ik_kernels, _pose_kernel
+    from itasc_ros.core.solve import solver
+
     assert warm_cache.main(["--part", "ik"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("warm_cache: ik: ") and out.rstrip().endswith(" s"), out
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[1].strip() for line in lines] == ["ik", "solves"], lines
+    assert all(line.endswith(" s") for line in lines), lines
+    # each path's kernel is loaded (or compiled) in this process: the chain's loop, the
+    # constraint sets' compiled attempts and steps, the public solves
+    for kernel in (
+        _pose_kernel.ik_solve,
+        _frames_kernels.frames_newton,
+        _ik_kernels.bounded_step,
+        solver.solve_limited,
+        solver.solve_prioritized,
+    ):
+        assert kernel.signatures, kernel

@@ -244,7 +244,7 @@ def test_the_top_levels_held_increment_equals_the_general_one() -> None:
     from itasc_ros.core.solve.saturation import _held_increment
 
     rng = np.random.default_rng(7)
-    n, lam = 7, np.array([0.1, 0.05, 10.0])
+    n, lam = 7, (0.1, 0.05, 10.0)  # as the solve passes it: its compiled code
     cw = np.zeros((0, n))
     compared = 0
     for _ in range(300):
@@ -287,7 +287,7 @@ def test_the_least_motion_shortcut_equals_the_saturating_level() -> None:
     from itasc_ros.core.solve.small_svd import thin_svd
 
     rng = np.random.default_rng(11)
-    n, lam = 7, np.array([0.1, 0.05, 10.0])
+    n, lam = 7, (0.1, 0.05, 10.0)  # as the solve passes it: its compiled code
     cw, cl, side = np.zeros((0, n)), np.zeros(0), np.zeros(n)
     whole = saturated = 0
     for k in range(400):
