@@ -5,8 +5,8 @@ Processes: ``itasc_node`` (config/panda.yaml, the bundled urdf/panda.urdf as its
 over shared-memory DDS in a private domain. This process streams a good target at 50 Hz (a slow
 circle around the home hand pose, orientation held) and slips hostile inputs into the stream, one
 every ``SPACING`` seconds: three poses with a huge x (1e149, 1e12, 1e6 m: beyond the reach, to be
-refused), one pose 1 m off the stream but within reach (a jump: followed, without feed-forward,
-for one stream period) and one 1e6 m/s TwistStamped (capped to ``max_target_speed``).
+refused), the stream moved 1 m off but within reach (a jump: followed, without feed-forward,
+for ``JUMP_HOLD`` stream periods) and one 1e6 m/s TwistStamped (capped to ``max_target_speed``).
 
 Oracles: the effector position computed here with the core tree's forward kinematics from the
 simulator's own ``joint_states``, against the good target at the same instant (the tracking error
@@ -76,6 +76,9 @@ SPACING = 2.0  # [s] between two hostile inputs (and after the last one)
 RECOVERY_BAND = 0.005  # [m] above the baseline error
 RECOVERY_TIME = 1.0  # [s] to get back within the band after an event
 JUMP_OFFSET = 1.0  # [m] of the within-reach jump, along +x (across the circle's plane)
+# [stream periods] the jump lasts: a node's tick takes it even when the node's executor
+# delivers a few poses at once (one jumped pose could be replaced by the next before any tick)
+JUMP_HOLD = 3
 TWIST_SPEED = 1e6  # [m/s] of the hostile twist, along +x
 EDGE = 0.1  # [s] an event's window ends this long before the next event
 
@@ -93,8 +96,8 @@ class Event:
         name: label of the printed table.
         kind: 'outlier' (a pose with ``position.x = value``, sent instead of the good pose of
             its stream tick), 'jump' (the good pose moved by ``value`` [m] along +x, instead of
-            the good pose of its tick) or 'twist' (a TwistStamped of ``value`` [m/s] along +x,
-            sent besides the good pose of its tick).
+            the good poses of its tick and the ``JUMP_HOLD - 1`` next) or 'twist' (a
+            TwistStamped of ``value`` [m/s] along +x, sent besides the good pose of its tick).
         value: see ``kind``.
         due: when to send it [s] after the stream's start.
         sent: ROS time [s] it was published (NaN until then).
@@ -174,6 +177,8 @@ class TargetStream(threading.Thread):
         self.overruns = 0
         self._stop_event = threading.Event()
         self._awaiting_good: Event | None = None
+        self._jump_left = 0  # stream ticks the jump still lasts
+        self._jump_offset = 0.0  # [m] along +x
 
     def good_position(self, t: float) -> np.ndarray:
         """(3,) the good target at ROS time ``t`` [s]."""
@@ -208,10 +213,15 @@ class TargetStream(threading.Thread):
                 bad[0] = event.value
                 self.rig.pose_pub.publish(self._pose(bad, now))
                 self._awaiting_good = event  # the next good pose ends its effect too
-            elif event is not None and event.kind == "jump":
-                moved = position + np.array([event.value, 0.0, 0.0])
+            elif (event is not None and event.kind == "jump") or (
+                event is None and self._jump_left > 0
+            ):
+                if event is not None:  # the jump starts
+                    self._jump_left, self._jump_offset = JUMP_HOLD, float(event.value)
+                    self._awaiting_good = event
+                self._jump_left -= 1
+                moved = position + np.array([self._jump_offset, 0.0, 0.0])
                 self.rig.pose_pub.publish(self._pose(moved, now))
-                self._awaiting_good = event
             else:
                 self.rig.pose_pub.publish(self._pose(position, now))
                 self.good_sent.append(t)
@@ -560,9 +570,9 @@ def test_the_robot_goes_where_the_accepted_inputs_ask(run: RunResult, rig: Rig) 
         # Refused: the robot does not go toward it; accepted (jump, twist along +x): it does.
         if ev.kind == "outlier" and abs(dx) > RECOVERY_BAND:
             failures.append(f"{ev.name}: refused, yet moved {dx * 1e3:.1f} mm along +x")
-        # (A jump acts for one stream period only, ~13 mm on a quiet machine but less when
-        # the next good pose is delivered early: its acceptance is shown by the target_jumps
-        # count in /diagnostics. The capped twist acts for input_timeout: ~75 mm.)
+        # (A jump acts for JUMP_HOLD stream periods only, and less when the next good pose is
+        # delivered early: its acceptance is shown by the target_jumps count in /diagnostics.
+        # The capped twist acts for input_timeout: ~75 mm.)
         if ev.kind == "twist" and dx < RECOVERY_BAND:
             failures.append(f"{ev.name}: accepted, yet only {dx * 1e3:.1f} mm along +x")
     assert judged >= MIN_JUDGED, f"{judged} events judged: the stream stalled {r.stalls}"
