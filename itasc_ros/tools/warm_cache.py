@@ -140,7 +140,7 @@ def warm_ik() -> list[str]:
 def warm_solves() -> list[str]:
     """Run the core's public solves once, on float64 C arrays (a 6x7 Jacobian).
 
-    ``solve_limited``, ``solve_prioritized`` (one level and two) and ``damped_pinv_solve``.
+    ``solve_limited``, ``solve_prioritized`` and ``damped_pinv_solve``.
     The control tick does not call them (its scene solves through its own kernels); a program
     that uses them does, and would compile them on its first call.
     """
@@ -159,11 +159,11 @@ def warm_solves() -> list[str]:
     args += [np.zeros(n), np.zeros(n, dtype=np.bool_), np.zeros((m, n)), np.zeros(m)]
     args += [np.zeros(n), np.zeros(n), np.zeros(S.INFO_SIZE)]
     S.solve_limited(*args)
-    for levels in (np.array([0, m], dtype=np.int64), np.array([0, 3, m], dtype=np.int64)):
-        work = [levels, len(levels) - 1, np.zeros((n, n)), np.zeros((m, n)), np.zeros(m)]
-        work += [np.zeros(n), np.full(n, -np.inf), np.full(n, np.inf)]  # the motion box
-        work += [np.zeros(m, dtype=np.bool_), np.zeros(n), np.zeros(m, dtype=np.bool_)]
-        S.solve_prioritized(*args, *work)
+    levels = np.array([0, 3, m], dtype=np.int64)  # two levels (one compile serves any number)
+    work = [levels, len(levels) - 1, np.zeros((n, n)), np.zeros((m, n)), np.zeros(m)]
+    work += [np.zeros(n), np.full(n, -np.inf), np.full(n, np.inf)]  # the motion box
+    work += [np.zeros(m, dtype=np.bool_), np.zeros(n), np.zeros(m, dtype=np.bool_)]
+    S.solve_prioritized(*args, *work)
     S.damped_pinv_solve(a, b)
     return [f"solves: {time.perf_counter() - t0:.1f} s"]
 
