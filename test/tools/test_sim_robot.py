@@ -608,3 +608,43 @@ def test_thread_priority_puts_the_tick_and_the_executor_on_sched_fifo(
             )
     finally:
         assert stop_sim(sim) == 0, sim.output()
+
+
+class _Clocks:
+    """Stand-in for the ``time`` module of the simulated robot: a monotonic and a system clock
+    that the test moves, and readings that a scheduling delay splits on request."""
+
+    def __init__(self) -> None:
+        self.mono, self.offset, self.split = 100.0, 1.7e9, 0.0
+
+    def monotonic(self) -> float:
+        return self.mono
+
+    def time(self) -> float:
+        wall = self.mono + self.offset
+        self.mono += self.split  # the process stood still between this and the next reading
+        return wall
+
+
+def test_state_stamps_are_the_system_clock_and_never_go_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from itasc_ros.tools.sim_robot import node as sim_node
+
+    real = sim_node.WallStamps()
+    assert abs(real.at(time.monotonic()) - time.time()) < 0.05
+    clocks = _Clocks()
+    monkeypatch.setattr(sim_node, "time", clocks)
+    w = sim_node.WallStamps()
+    stamps = []
+    for k in range(6):
+        clocks.split = 0.005 if k == 2 else 0.0  # a reading split by 5 ms is not taken
+        instant = clocks.mono
+        stamps.append(w.at(instant))
+        assert stamps[-1] == pytest.approx(instant + 1.7e9, abs=1e-6)
+        clocks.mono += 0.004
+    clocks.offset -= 0.1  # the system clock stepped back: the stamps hold, then follow it
+    held = [w.at(clocks.mono + 0.004 * k) for k in range(3)]
+    assert np.all(np.diff(stamps + held) > 0.5 * sim_node.WallStamps.STEP)  # float64 of 1.7e9 s
+    clocks.mono += 1.0
+    assert w.at(clocks.mono) == pytest.approx(clocks.mono + clocks.offset, abs=1e-6)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import threading
 import time
 from dataclasses import asdict
@@ -60,6 +61,51 @@ MAX_LAG_PERIODS = 5.0
 WARN_PERIOD = 1.0
 
 _D = Parameter.Type
+
+
+class WallStamps:
+    """Header stamps on the system clock for instants of ``time.monotonic()``, increasing.
+
+    The system clock's offset from the monotonic one is taken from a reading of the system
+    clock between two monotonic readings at most :attr:`TIGHT` apart; a reading that a
+    scheduling delay split (a starved process: the offset off by the delay, a stamp earlier
+    than the one before) is not taken, and the last offset stands. A stamp is never earlier
+    than :attr:`STEP` after the one before (a system clock stepped back).
+    """
+
+    TIGHT = 1e-4
+    """[s] The longest pair of monotonic readings whose system clock reading is taken."""
+    STEP = 1e-6
+    """[s] The least step between two stamps (a float64 of seconds since 1970 resolves 0.24 us)."""
+
+    def __init__(self) -> None:
+        self.offset = self._read(tries=100)
+        self._last = -math.inf
+
+    def _read(self, tries: int = 1) -> float:
+        """The system clock minus the monotonic one [s], from the tightest of ``tries`` readings.
+
+        NaN when ``tries`` is 1 and that reading was not tight (at start-up, the tightest of
+        many is taken however long it was).
+        """
+        best, offset = math.inf, math.nan
+        for _ in range(tries):
+            m0 = time.monotonic()
+            wall = time.time()
+            m1 = time.monotonic()
+            if m1 - m0 < best:
+                best, offset = m1 - m0, wall - 0.5 * (m0 + m1)
+            if best <= self.TIGHT:
+                return offset
+        return offset if tries > 1 else math.nan
+
+    def at(self, instant: float) -> float:
+        """The stamp [s since 1970] of ``instant`` (``time.monotonic()``)."""
+        offset = self._read()
+        if not math.isnan(offset):  # a tight reading: the clocks as they are now
+            self.offset = offset
+        self._last = max(instant + self.offset, self._last + self.STEP)
+        return self._last
 
 
 class SimRobotNode(Node):
@@ -124,6 +170,7 @@ class SimRobotNode(Node):
         self._dt_max = 0.0  # [s] largest measured step
         self._window_steps = 0
         self._window_start = time.monotonic()
+        self._wall = WallStamps()  # the states' stamps
 
         reliable = QoSProfile(
             history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE
@@ -390,7 +437,7 @@ class SimRobotNode(Node):
         clock = self.get_clock()
         if isinstance(clock, ROSClock) and clock.ros_time_is_active:
             return clock.now().to_msg()
-        wall = time.time() - (time.monotonic() - instant)
+        wall = self._wall.at(instant)
         return Time(sec=int(wall // 1), nanosec=int((wall % 1.0) * 1e9) % 1_000_000_000)
 
     def _publish_odometry(self, t: float, stamp: Any) -> None:
