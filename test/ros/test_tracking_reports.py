@@ -278,7 +278,7 @@ def _late_ticks(
     messages: list[Any], period: float, timeout: float
 ) -> list[tuple[float, float, bool]]:
     """(norm of the command, norm of the last command published on a fresh state, late) of each
-    published tick of a journal of one robot's joints (its first record a SNAPSHOT).
+    published tick of a journal of one robot's joints, from its first SNAPSHOT on.
 
     The rule the node promises, on its own clock: a joint state is late once older than
     :data:`LATE_AFTER` times the larger of the control ``period`` [s] and the states' usual
@@ -292,33 +292,33 @@ def _late_ticks(
         """(the states' interval [s], the last fresh command's norm) of a SNAPSHOT."""
         return float(p[-tail - 1]), float(p[-3])
 
-    first = messages[0].records[0]
-    assert first.code == Code.SNAPSHOT
+    every = [r for m in messages for r in m.records]
+    start = next(i for i, r in enumerate(every) if r.code == Code.SNAPSHOT)
+    first = every[start]  # the first a new subscriber is sent, or the next second's
     interval, fresh_norm = snapshot(first.payload)
     received = float(first.payload[8]) if first.payload[7] else math.nan  # has a state: its time
     out = []
-    for m in messages:
-        for r in m.records:
-            if r.code == Code.SNAPSHOT:  # one a second: the node's own values, to check these
-                held = snapshot(r.payload)
-                assert held[0] == interval, (held, interval)
-                assert math.isclose(held[1], fresh_norm, rel_tol=1e-12), (held, fresh_norm)
-            elif r.code == Code.JOINT_STATE:
-                rx = float(r.payload[0])
-                if not math.isnan(received):
-                    gap = min(max(rx - received, 0.0), timeout)
-                    interval = (
-                        gap if interval == 0.0 else interval + INTERVAL_FILTER * (gap - interval)
-                    )
-                received = rx
-            elif r.code == Code.TICK and r.payload[2]:
-                now, rx = float(r.payload[0]), float(r.payload[4])
-                expected = LATE_AFTER * max(period, interval) if interval > 0.0 else math.inf
-                is_late = rx < now - expected
-                size = float(np.linalg.norm(r.payload[-n:]))
-                out.append((size, fresh_norm, is_late))
-                if not is_late:
-                    fresh_norm = size
+    for r in every[start:]:
+        if r.code == Code.SNAPSHOT:  # one a second: the node's own values, to check these
+            held = snapshot(r.payload)
+            assert held[0] == interval, (held, interval)
+            assert math.isclose(held[1], fresh_norm, rel_tol=1e-12), (held, fresh_norm)
+        elif r.code == Code.JOINT_STATE:
+            rx = float(r.payload[0])
+            if not math.isnan(received):
+                gap = min(max(rx - received, 0.0), timeout)
+                interval = (
+                    gap if interval == 0.0 else interval + INTERVAL_FILTER * (gap - interval)
+                )
+            received = rx
+        elif r.code == Code.TICK and r.payload[2]:
+            now, rx = float(r.payload[0]), float(r.payload[4])
+            expected = LATE_AFTER * max(period, interval) if interval > 0.0 else math.inf
+            is_late = rx < now - expected
+            size = float(np.linalg.norm(r.payload[-n:]))
+            out.append((size, fresh_norm, is_late))
+            if not is_late:
+                fresh_norm = size
     return out
 
 
