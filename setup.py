@@ -86,7 +86,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "itasc_node = itasc_ros.ros.node:main",
+            "itasc_node = itasc_ros.ros.itasc_node:main",
             "itasc_sim_robot = itasc_ros.tools.sim_robot:main",
             "itasc-demo = itasc_ros.tools.demo:main",
             "itasc-record = itasc_ros.tools.record:main",

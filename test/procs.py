@@ -48,7 +48,7 @@ from itasc_ros.tools.dds_env import LOCAL_DDS_KEYS, apply_local_dds_env, local_d
 LOG_DIR = Path(tempfile.gettempdir()) / "itasc_test_logs"
 REPO = Path(__file__).resolve().parents[1]
 PANDA_URDF = REPO / "urdf" / "panda.urdf"
-NODE_MODULE = "itasc_ros.ros.node"
+NODE_MODULE = "itasc_ros.ros.itasc_node"
 SIM_ROBOT_MODULE = "itasc_ros.tools.sim_robot"
 #: Console script module -> the program's name (the stem of its log files).
 PROGRAMS = {NODE_MODULE: "itasc_node", SIM_ROBOT_MODULE: "itasc_sim_robot"}
@@ -62,7 +62,7 @@ def start_process(
     """Start a process with stdout+stderr captured to a log file (``p.log_path``).
 
     Args:
-        args: the command line (e.g. ``[sys.executable, '-m', 'itasc_ros.ros.node', ...]``).
+        args: the command line (e.g. ``[sys.executable, '-m', 'itasc_ros.ros.itasc_node', ...]``).
         env: its environment (from ``local_dds_env``).
         name: log file stem (default: the module or program name).
     """

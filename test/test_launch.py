@@ -51,7 +51,7 @@ def test_launch_file_declares_the_plan_arguments_and_starts_the_plan() -> None:
         assert "ros__parameters" in params["/**"]
     assert RVIZ.is_file()
     setup = (REPO / "setup.py").read_text()
-    assert "itasc_node = itasc_ros.ros.node:main" in setup
+    assert "itasc_node = itasc_ros.ros.itasc_node:main" in setup
     assert "itasc_sim_robot = itasc_ros.tools.sim_robot:main" in setup
 
 

@@ -18,7 +18,7 @@ Usage::
 
     ros2 run itasc_ros itasc_node [-h] [--ros-args --params-file my_itasc.yaml -p ...]
     ros2 run itasc_ros itasc_node --ros-args --params-file config/panda.yaml -p urdf_file:=my.urdf
-    python -m itasc_ros.ros.node --ros-args ...
+    python -m itasc_ros.ros.itasc_node --ros-args ...
 
 The URDF comes from the ``robot_description`` parameter, else the ``robot_description`` topic
 (robot_state_publisher), else the ``urdf_file`` parameter. ``-h``/``--help`` prints this and
@@ -487,13 +487,15 @@ class ItascNode(Node):
         super().destroy_node()
 
 
-def main(args: list[str] | None = None) -> int:
+def main(args: list[str] | None = None, stop: threading.Event | None = None) -> int:
     """Run the node until SIGINT/SIGTERM; publish a zero command before exiting.
 
     Args:
         args: the command line with the program name (default ``sys.argv``); ``-h`` or
             ``--help`` before any ``--ros-args`` prints the usage and returns 0 without
             initialising rclpy (no DDS).
+        stop: set by the signals (:mod:`itasc_ros.ros.itasc_node` installs them before this
+            module loads); already set, the node does not start and 0 is returned.
     """
     import faulthandler
 
@@ -505,12 +507,14 @@ def main(args: list[str] | None = None) -> int:
     if {"-h", "--help"} & set(argv[1:ros_args]):
         print(f"usage: itasc_node [-h] [--ros-args ...]\n\n{__doc__}")
         return 0
+    stop = threading.Event() if stop is None else stop
+    if stop.is_set():  # a stop asked while the node's modules loaded: nothing started
+        return 0
     try:
         non_ros_args(argv)  # a missing params file, a malformed --ros-args: one line
         quiet_init(args)
     except (ItascError, RCLError) as exc:  # a missing params file, a malformed -p
         return refuse(NODE_NAME, exc)
-    stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
         stop.set()

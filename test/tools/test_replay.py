@@ -105,7 +105,7 @@ def _node_args() -> list[str]:
     return [
         sys.executable,
         "-m",
-        "itasc_ros.ros.node",
+        "itasc_ros.ros.itasc_node",
         "--ros-args",
         "--params-file",
         str(PARAMS),

@@ -1,7 +1,7 @@
 """``itasc-demo``: the main job on a fresh machine, end to end over real DDS.
 
 Starts the simulated robot (``python -m itasc_ros.tools.sim_robot``) and the iTaSC node
-(``python -m itasc_ros.ros.node`` with config/<robot>.yaml) as separate processes on
+(``python -m itasc_ros.ros.itasc_node`` with config/<robot>.yaml) as separate processes on
 shared-memory DDS in a private domain; in this process a target generator, the recorder
 (:class:`~itasc_ros.tools.record.Recorder` into an MCAP bag) and the metrics. Phases (scaled to
 ``--duration``):

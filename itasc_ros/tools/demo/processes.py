@@ -64,7 +64,7 @@ def process_commands(
     sim += ["-p", f"rate:={SIM_RATE}", "-p", "joints:=[" + ",".join(joints) + "]"]
     if ph.kind != "ideal":
         sim += ["-p", f"physics:={ph.kind}", "-p", f"actuator_lag:={ph.lag!r}"]
-    node = ["itasc_ros.ros.node", "--ros-args", "--params-file", str(params_file)]
+    node = ["itasc_ros.ros.itasc_node", "--ros-args", "--params-file", str(params_file)]
     node += ["-p", f"urdf_file:={urdf}"]
     if ph.node_lag > 0.0:
         node += ["-p", f"actuator_lag:={ph.node_lag!r}"]
