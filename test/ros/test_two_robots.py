@@ -194,13 +194,18 @@ STARVED = 0.025
 NODE_STALLED = 0.05
 
 
-def _node_stalls(bag: Path) -> list[tuple[float, float]]:
+def _node_stalls(journal: Path | list[Any]) -> list[tuple[float, float]]:
     """(start, end) ROS times [s] of the gaps longer than :data:`NODE_STALLED` between the
-    node's ticks, from the journal of a recording (the ticks' own times, on the node's clock)."""
+    node's ticks (their own times, on the node's clock), from the node's journal: a
+    recording's, or the ``Float64MultiArray`` messages a client collected."""
+    if isinstance(journal, Path):
+        data = [m.data for _, _, m in read_bag(journal, topics=["/itasc_node/journal"])]
+    else:
+        data = [m.data for _, m in journal]
     ticks = [
         float(r.payload[0])
-        for _, _, msg in read_bag(bag, topics=["/itasc_node/journal"])
-        for r in decode(np.asarray(msg.data)).records
+        for d in data
+        for r in decode(np.asarray(d)).records
         if r.code == Code.TICK
     ]
     assert len(ticks) > 100, f"{len(ticks)} ticks in the journal"
@@ -427,11 +432,14 @@ def test_linked_robots_keep_their_grasp_while_one_robots_states_pause(
     node, grasp = _box_node(dds_domain, tmp_path)
     sims = [_sim(dds_domain, r) for r in ("a", "b")]
     states = {r: client.collect(JointState, f"/{r}/joint_states", 20000) for r in ("a", "b")}
+    reliable = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
+    journal = client.collect(Float64MultiArray, "/itasc_node/journal", reliable)
     box = client.publisher(PoseStamped, "/box")
     quat = spatial.matrix_to_quat(hand_a)
     pause = (math.inf, math.inf)
     try:
         msg = _box_ready(client, node, box, states, quat)
+        client.wait_for(lambda: journal, TIMEOUT, "the node's journal")
         t0 = time.monotonic()
         w = 2.0 * np.pi / 6.0
         service = "/sim_b/set_parameters"  # robot b's simulated driver
@@ -462,16 +470,26 @@ def test_linked_robots_keep_their_grasp_while_one_robots_states_pause(
     steady = np.median(np.stack([around[:-2], around[1:-1], around[2:]]), axis=0)
     ts = np.array([t for t, _ in errors if t >= start])
     paused_at = ts[int(np.argmax(np.diff(ts)))]  # b's last state before the pause
-    worst_at = ts[1 + int(np.argmax(steady))] - paused_at  # [s] from the pause
+    # The node's own stalls (its ticks more than NODE_STALLED apart: both robots go on with
+    # their last commands, the grasp drifts whatever the node does) are left out, with 0.5 s
+    # after them, as in the carry test; the pause and the restart after it must be judged.
+    stalls = _node_stalls(list(journal))
+    kept = np.array(
+        [not any(t0 <= t <= t1 + 0.5 for t0, t1 in stalls) for t in ts[1:-1]], dtype=bool
+    )
+    judged = ts[1:-1][kept] - paused_at  # [s] from the pause
+    assert np.count_nonzero((judged > 0.3) & (judged < 1.3)) > 50, (stalls, paused_at)
+    worst_at = judged[int(np.argmax(steady[kept]))]
     print(
-        f"\nb's states paused 0.4 s: the grasp held to {1e3 * steady.max():.3f} mm (median of "
-        f"3; raw max {1e3 * around.max():.3f} mm; at {worst_at:+.3f} s from the pause) over "
-        f"{len(around)} states of b"
+        f"\nb's states paused 0.4 s: the grasp held to {1e3 * steady[kept].max():.3f} mm "
+        f"(median of 3; raw max {1e3 * around.max():.3f} mm; at {worst_at:+.3f} s from the "
+        f"pause) over {np.count_nonzero(kept)} of {len(around)} states of b (the node stalled "
+        f"{[(a, round(b - a, 3)) for a, b in stalls]})"
     )
     # 4 mm: the delivery of the commands on a loaded 2-CPU machine (2.11 mm measured, 0.77 s
     # after the pause began: the robots' restart from the common stop), far from the 17 mm
     # without the prediction and the common stop ramp.
-    assert steady.max() < 4e-3, (steady.max(), worst_at)
+    assert steady[kept].max() < 4e-3, (steady[kept].max(), worst_at, stalls)
 
 
 def _set_bool(client: RosTestClient, service: str, name: str, value: bool) -> None:
