@@ -20,11 +20,11 @@ REGISTRY: dict[str, type[Constraint]] = {}
 WEIGHT = Field("weight", "double", 1.0, "Task weight Wy of every row.", 0.0, 1e6, live=True)
 GAIN = Field("gain", "double", 20.0, "Feedback gain K [1/s].", 0.0, 1000.0, live=True)
 MAX_PRIORITY = 100
+"""Largest (lowest) priority level accepted."""
 
 #: Counts every change of any constraint's layout (rows, links, enabled): a scene whose last
 #: rebuild saw the current count needs no look at its constraints (one compare per solve).
 LAYOUT_EPOCH = [0]
-"""Largest (lowest) priority level accepted."""
 PRIORITY = Field(
     "priority",
     "integer",

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
-from ..kinematics._kernels import all_finite, any_nonzero, gather_within, rot_log
+from ..kinematics._kernels import INPUT_VECTOR, all_finite, any_nonzero, gather_within, rot_log
 
 #: Return codes of :func:`pose_from_position_quat`.
 POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3
@@ -22,7 +22,10 @@ POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3
 MIN_QUAT_NORM = 1e-6
 
 
-@njit(cache=True)
+@njit(
+    types.int64(INPUT_VECTOR, INPUT_VECTOR, types.float64, types.Array(types.float64, 2, "C")),
+    cache=True,
+)
 def pose_from_position_quat(p, qt, huge, out):
     """Write the pose (4, 4) of position ``p`` (3,) [m] and quaternion ``qt`` (x, y, z, w).
 

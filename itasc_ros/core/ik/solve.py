@@ -124,7 +124,9 @@ def solve_ik(
     check_settings(
         timeout, tolerance, rotation_tolerance, max_iterations, prefer, random_seed, options
     )
-    rot_tol = tolerance if rotation_tolerance is None else rotation_tolerance
+    # floats for the compiled loops (an int, accepted here, would compile another variant)
+    tolerance = float(tolerance)
+    rot_tol = tolerance if rotation_tolerance is None else float(rotation_tolerance)
     seed_arr = seed_array(tree, seed)
     budget = (math.inf if timeout is None else float(timeout), max_iterations)
     if target is None and len(constraints) == 1 and not (secondary or keep):

@@ -27,8 +27,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numpy.lib.stride_tricks import as_strided
+
+INPUT_VECTOR = types.Array(types.float64, 1, "A", readonly=True, aligned=False)
+"""The type of an input's values in the kernels that check them (any (m,) float64 array): one
+compiled variant takes what callers give (a message's read-only buffer, a column of a matrix, a
+slice, a plain vector), so a node's first message of a new kind never compiles in its callback
+and ``python -m itasc_ros.tools.warm_cache`` covers them all."""
+_VECTOR = types.Array(types.float64, 1, "C")
+_INDICES = types.Array(types.int64, 1, "C")
 
 
 @njit(cache=True, nogil=True)
@@ -287,7 +295,7 @@ def center_of_mass(poses, ints, floats, sub, out_c, out_j):  # pragma: no cover 
     return com_full(poses, mass, com, parent, jtype, axis, qidx, mult, sub, out_c, out_j)
 
 
-@njit(cache=True)
+@njit(types.boolean(INPUT_VECTOR, _INDICES, types.float64, _VECTOR), cache=True)
 def gather_within(values, idx, bound, out):
     """``out[i] = values[idx[i]]``; False when one of them is NaN, Inf or above ``bound``."""
     ok = True
@@ -299,7 +307,7 @@ def gather_within(values, idx, bound, out):
     return ok
 
 
-@njit(cache=True, nogil=True)
+@njit(types.boolean(INPUT_VECTOR, types.float64), cache=True, nogil=True)
 def all_finite(q, bound):
     """True when every value is finite and |value| <= bound."""
     for x in q:

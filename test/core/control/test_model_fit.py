@@ -42,25 +42,47 @@ def _signatures() -> dict[str, int]:
     return out
 
 
+def _read_only(values: list[float]) -> np.ndarray:
+    """``values`` as a read-only float64 buffer, as a deserialized message's array is."""
+    return np.frombuffer(np.array(values, dtype=float).tobytes(), dtype=np.float64)
+
+
 def _drive(ctrl: Controller) -> None:
-    """300 ticks at 250 Hz: states, targets, twists, a jog, disable/enable, a jump, late states."""
+    """300 ticks at 250 Hz: states, targets, twists, a jog, disable/enable, a jump, late states.
+
+    Every input comes in turn as a plain vector, a read-only buffer (a message's) and a strided
+    view (a matrix's column): one compiled variant takes them all.
+    """
     names = ctrl.full_tree.all_joint_names
-    q = np.zeros(len(names))
+    states = (
+        np.zeros(len(names)),
+        _read_only([0.0] * len(names)),
+        np.zeros((len(names), 2))[:, 0],
+    )
     ee = ctrl.pose_constraints[0]
     link = ctrl.constraint(ee).effector_link
     goal = ctrl.tree.forward_kinematics(ctrl.tree.neutral(), link)
     quat = matrix_to_quat(goal)
+    quats = (quat, _read_only(list(quat)), np.repeat(quat, 2)[::2])
+    columns = np.zeros((3, 40))  # each target position a column (strided)
+    twist, jog = [0.01, 0.0, 0.0, 0.0, 0.0, 0.1], [0.05, 0.0, 0.0, 0.0, 0.0, 0.2]
     t = 100.0
     for k in range(300):
         t += 0.004
         if not 240 < k < 250:  # late for a while (not stale): the prediction caps the command
-            ctrl.set_joint_state(names, q, t, t)
+            ctrl.set_joint_state(names, states[k % 3], t, t)
         if k == 5 or 10 < k < 40:  # a step, then a stream
-            ctrl.set_target(ee, "", goal[:3, 3] + [0.1, 0.001 * k, 0.0], quat, t, t)
+            position = goal[:3, 3] + [0.1, 0.001 * k, 0.0]
+            if k % 3 == 1:
+                position = _read_only(list(position))
+            elif k % 3 == 2:
+                columns[:, k] = position
+                position = columns[:, k]
+            ctrl.set_target(ee, "", position, quats[k % 3], t, t)
         if 50 < k < 60:
-            ctrl.set_target_twist(ee, "", [0.01, 0.0, 0.0, 0.0, 0.0, 0.1], t, t)
+            ctrl.set_target_twist(ee, "", twist if k % 2 else _read_only(twist), t, t)
         if 80 < k < 120:
-            ctrl.set_jog_twist(ee, "", [0.05, 0.0, 0.0, 0.0, 0.0, 0.2], t, t)
+            ctrl.set_jog_twist(ee, "", jog if k % 2 else _read_only(jog), t, t)
         if k in (150, 170):
             ctrl.set_enabled(k == 170)
         if k == 200:  # in a link's frame, as a jump

@@ -33,6 +33,7 @@ from itasc_ros.core import (
     solve_ik,
 )
 from itasc_ros.core.constraints.align_axis import AlignAxis
+from itasc_ros.core.ik import _pose_kernel
 from itasc_ros.core.ik.worker import IkOutcome, IkWorker
 from itasc_ros.tools import ik as ik_cli
 
@@ -165,7 +166,10 @@ def test_settings_and_targets_are_checked_on_every_call_of_the_compiled_path() -
     """Settings that passed once pass at once, by value and type; the pose loop checks poses."""
     tree, pin = _setup("panda", "panda_hand")
     target = pin.fk(tree.neutral() + 0.1)
+    assert solve_ik(tree, target, "panda_hand", **NO_CLOCK).success
+    signatures = len(_pose_kernel.ik_solve.signatures)
     assert solve_ik(tree, target, "panda_hand", tolerance=1, **NO_CLOCK).success
+    assert len(_pose_kernel.ik_solve.signatures) == signatures  # an int: no variant compiled
     with pytest.raises(SolverError, match="tolerance"):  # True == 1, but not a tolerance
         solve_ik(tree, target, "panda_hand", tolerance=True, **NO_CLOCK)
     with pytest.raises(SolverError, match="speed, distance"):  # unhashable: refused, named
@@ -179,9 +183,6 @@ def test_settings_and_targets_are_checked_on_every_call_of_the_compiled_path() -
     far[0, 3] = 100.0  # beyond the reach and not rigid: the pose is named first
     with pytest.raises(ConfigurationError, match="rigid"):
         solve_ik(tree, far, "panda_hand")
-    from itasc_ros.core.ik import _pose_kernel
-
-    signatures = len(_pose_kernel.ik_solve.signatures)
     read_only = target.copy()
     read_only.flags.writeable = False
     strided = np.repeat(tree.neutral(), 2)[::2]  # not contiguous
