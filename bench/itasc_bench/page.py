@@ -51,8 +51,9 @@ ABOUT: dict[str, str] = {
     "(PyKDL) and Pinocchio [us per call].",
     "tick": "One control tick of the Panda (FK, Jacobian, 6-D pose task, damping, limits) beside "
     "KDL's WDLS tick, and beside PlaCo and Drake, which solve with the same limits inside their "
-    "program; the node's whole tick, a Talos tick, and two priority levels against one "
-    "[us per call].",
+    "program; the node's whole tick (with its parts: the joint state's and the target's "
+    "acceptance, the step and the scene's solve in it), a Talos tick, and two priority levels "
+    "against one [us per call].",
     "tracking": "A target on a 0.1 m circle at 0.25 m/s, with and without feed-forward "
     "(the controller closed on an ideal velocity robot) [m].",
     "paths": "Long circles, lines and spirals (20 s each) under Franka's motion limits: the "

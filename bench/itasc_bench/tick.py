@@ -16,12 +16,15 @@ import argparse
 import contextlib
 import copy
 import functools
+import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from itasc_ros.core import (
     ConstraintConfig,
@@ -31,6 +34,7 @@ from itasc_ros.core import (
     JointValue,
     KinematicTree,
     Scene,
+    SolveResult,
 )
 from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.kinematics.home_poses import HOME_POSES
@@ -41,6 +45,19 @@ from itasc_ros.tools.resources import robot_urdf, share_file
 from .harness import TALOS_URDF, TimedElsewhere, erd_urdf, time_interleaved
 from .peers import DrakePeer, KdlPeer, PeerUnavailable, PlacoPeer
 from .report import print_table
+
+
+def _node_tick_configs() -> tuple[ControllerConfig, ControllerConfig]:
+    """A pose task on ``panda_link8`` at 1 kHz, without and with Franka's motion limits.
+
+    The limits are config/panda.yaml's ``joint_limits`` (acceleration and jerk).
+    """
+    config = ControllerConfig(
+        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_link8")], control_rate=1000.0
+    )
+    limited = copy.deepcopy(config)  # with Franka's acceleration and jerk limits
+    limited.joint_limits = load_config(share_file("config", "panda.yaml")).joint_limits
+    return config, limited
 
 
 def _controller_ticks(
@@ -55,11 +72,7 @@ def _controller_ticks(
     ``~/journal`` subscribed); ``live_gain_change`` is a live change of the pose task's gain
     on that controller (set on the running scene, nothing rebuilt).
     """
-    config = ControllerConfig(
-        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_link8")], control_rate=1000.0
-    )
-    limited = copy.deepcopy(config)  # with Franka's acceleration and jerk limits
-    limited.joint_limits = load_config(share_file("config", "panda.yaml")).joint_limits
+    config, limited = _node_tick_configs()
     p, quat = target[:3, 3].copy(), matrix_to_quat(target)
     names = tree.joint_names
     funcs: dict[str, Callable[[], Any]] = {}
@@ -94,6 +107,76 @@ def _controller_ticks(
 
     funcs["live_gain_change"] = gain_change
     return funcs
+
+
+def bench_node_tick_parts(
+    tree: KinematicTree, q: np.ndarray, target: np.ndarray, number: int, repeats: int
+) -> dict[str, float]:
+    """Where the node's tick goes: its inputs' acceptance, the step, the scene's solve in it.
+
+    The tick of ``controller_node_tick`` (Franka's motion limits, a journal), each part timed
+    by ``perf_counter_ns`` around its call; the scene's solve inside the step through a wrapper
+    of the scene's ``solve`` (its time counts in ``step_us`` too).
+
+    Args:
+        tree: the Panda's tree.
+        q: (n,) its joint positions [rad].
+        target: (4, 4) the target pose of ``panda_link8``.
+        number: ticks per block.
+        repeats: blocks (the median of each part's mean per block is taken).
+
+    Returns:
+        ``joint_state_us``, ``target_us``, ``step_us``, ``solve_us`` and
+        ``step_without_solve_us`` [us per tick]; ``solve_share``, the solve's part of the
+        three parts' sum (a ratio within the same ticks: a slower or busier machine moves it
+        less than the times).
+    """
+    _, limited = _node_tick_configs()
+    ctrl = Controller(tree, limited)
+    ctrl.attach_journal(Journal())
+    scene = ctrl.scene
+    solve = scene.solve
+    solving = [0]
+    clock = time.perf_counter_ns
+
+    def timed_solve(qv: ArrayLike, dt: float) -> SolveResult:
+        t0 = clock()
+        try:
+            return solve(qv, dt)
+        finally:
+            solving[0] += clock() - t0
+
+    scene.solve = timed_solve  # type: ignore[method-assign,assignment]  # this scene only
+    p, quat = target[:3, 3].copy(), matrix_to_quat(target)
+    names, now = tree.joint_names, 1000.0
+    blocks: dict[str, list[float]] = {"joint_state": [], "target": [], "step": [], "solve": []}
+    for block in range(repeats + 1):  # the first block warms up: not kept
+        spent = dict.fromkeys(blocks, 0)
+        solving[0] = 0
+        for _ in range(number):
+            now += 0.001
+            t0 = clock()
+            ctrl.set_joint_state(names, q, now, now)
+            t1 = clock()
+            ctrl.set_target("ee", "", p, quat, now, now)
+            t2 = clock()
+            ctrl.step(now)
+            t3 = clock()
+            spent["joint_state"] += t1 - t0
+            spent["target"] += t2 - t1
+            spent["step"] += t3 - t2
+            j = ctrl.journal
+            if j is not None and j.size > 2000:
+                j.take()
+        spent["solve"] = solving[0]
+        if block:
+            for k, v in spent.items():
+                blocks[k].append(v / number / 1e3)
+    out = {f"{k}_us": statistics.median(v) for k, v in blocks.items()}
+    out["step_without_solve_us"] = out["step_us"] - out["solve_us"]
+    whole = out["joint_state_us"] + out["target_us"] + out["step_us"]
+    out["solve_share"] = out["solve_us"] / whole  # of the same ticks: the machine's pace cancels
+    return out
 
 
 #: The Panda's tick period [s] (``Scene.solve``'s ``dt``, the peers' time step).
@@ -244,7 +327,8 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     Returns:
         The summary figures, then the rows ``panda``, ``priorities`` and (where
         example-robot-data is installed) ``talos``; times in [us per call]; the node's tick's
-        compiled and Python calls per tick (``node_tick_calls``).
+        compiled and Python calls per tick (``node_tick_calls``) and where its time goes
+        (``node_tick_parts``: :func:`bench_node_tick_parts`).
     """
     out: dict[str, Any] = {}
     xml = robot_urdf("panda").read_text()
@@ -257,6 +341,7 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     node_tick = funcs["controller_node_tick"]
     assert callable(node_tick)
     out["node_tick_calls"] = calls_per_call(node_tick, "itasc_ros")
+    out["node_tick_parts"] = bench_node_tick_parts(tree, q, target, number, repeats)
     out["priorities"] = bench_priorities(tree, q, target, number, repeats)
     talos = erd_urdf(TALOS_URDF)
     if talos is not None:
@@ -334,4 +419,4 @@ def tick_command(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-__all__ = ["bench_priorities", "bench_tick", "tick_command"]
+__all__ = ["bench_node_tick_parts", "bench_priorities", "bench_tick", "tick_command"]

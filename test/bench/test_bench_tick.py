@@ -74,3 +74,19 @@ def test_tick_json_counts_the_node_ticks_calls(tick_json) -> None:
     if "pykdl_us" in tick["panda"]:
         ratio = tick["panda"]["controller_node_tick_us"] / tick["panda"]["pykdl_us"]
         assert math.isclose(tick_json["node_tick_ratio_vs_pykdl"], ratio, rel_tol=1e-12)
+
+
+def test_tick_json_says_where_the_node_tick_goes(tick_json) -> None:
+    """The node's tick in parts: its inputs' acceptance, the step and the scene's solve in it."""
+    parts = tick_json["tick"]["node_tick_parts"]
+    assert set(parts) == {
+        "joint_state_us", "target_us", "step_us", "solve_us", "step_without_solve_us",
+        "solve_share",
+    }  # fmt: skip
+    assert all(0.0 < parts[k] < 1e5 for k in ("joint_state_us", "target_us", "step_us"))
+    whole = parts["joint_state_us"] + parts["target_us"] + parts["step_us"]
+    assert math.isclose(parts["solve_share"], parts["solve_us"] / whole, rel_tol=1e-12)
+    assert 0.0 < parts["solve_us"] < parts["step_us"]  # the solve is part of the step
+    assert math.isclose(
+        parts["step_without_solve_us"], parts["step_us"] - parts["solve_us"], rel_tol=1e-12
+    )
