@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from numba import njit, types
 
+from ..kinematics._kernels import INPUT_VECTOR
 from .journal import TICK_TARGET_SIZE, Code
 
 TICK = float(Code.TICK)
@@ -22,9 +23,7 @@ TICK_HEAD = 7
 """Values of a TICK payload before the joint positions."""
 
 _BUF = types.Array(types.float64, 1, "C")
-_DATA = types.Array(types.float64, 1, "A", readonly=True, aligned=False)
-"""Any (m,) float64 array: the inputs' writers take what callers give (a column of a matrix, a
-read-only message buffer) without compiling another variant in the control thread."""
+_DATA = INPUT_VECTOR  # a column of a matrix, a read-only message buffer: one variant
 _I, _F = types.int64, types.float64
 
 
