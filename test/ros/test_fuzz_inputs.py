@@ -569,6 +569,33 @@ START = [
         ),
     ],
 )
+@example(  # undamped, the elbow at its limit: what the pose task left the posture was rounding
+    # (1e-10), which a rank relative to its own largest took for 6 directions (gains of 1e16)
+    joints=[*JOINTS[:5], JOINTS[6], JOINTS[5]],
+    start=True,
+    sequence=[
+        ClockEvent(0.15, True),
+        TargetEvent(
+            "", [0.30701957005161057, -6.5e-17, 0.5902695582766445], [0, 0, 0, 1.0], "now"
+        ),
+        JointStateEvent(
+            [JOINTS[0], JOINTS[3], JOINTS[2], JOINTS[4], JOINTS[1], JOINTS[5], JOINTS[6]],
+            [0.0, -2.106, 0.0, 1e-05, -0.785, 1.571, 0.785],
+            "past",
+        ),
+        JointStateEvent(
+            ["panda_finger_joint1", *JOINTS],
+            [0.0, 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
+            "now",
+        ),
+        TargetEvent(
+            "", [0.30701957005161057, -6.5e-17, 0.5902695582766445], [0, 0, 0, 1.0], "now"
+        ),
+        JointStateEvent(JOINTS, [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785], "now"),
+        TwistEvent("", [0.0] * 6, "now"),
+        ParamEvent("damping_max", 0.0),
+    ],
+)
 def test_any_input_sequence_publishes_only_safe_commands(
     joints: list[str], start: bool, sequence: list[Any]
 ) -> None:

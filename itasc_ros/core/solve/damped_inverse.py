@@ -61,9 +61,30 @@ def _acting(aw, k):
 
 
 @njit(cache=True, nogil=True)
-def _floors(s):
-    """(:data:`RCOND`, :data:`UNDAMPED_RCOND`) times the largest of ``s``: see :func:`_skipped`."""
+def _scale(ak):
+    """The scale of a level's task matrix ``ak`` (m, n) that rounding is judged against.
+
+    Its Frobenius norm: at least its largest singular value, at most sqrt(min(m, n)) times it.
+    """
+    acc = 0.0
+    for i in range(ak.shape[0]):
+        for j in range(ak.shape[1]):
+            acc += ak[i, j] * ak[i, j]
+    return math.sqrt(acc)
+
+
+@njit(cache=True, nogil=True)
+def _floors(s, scale):
+    """(:data:`RCOND`, :data:`UNDAMPED_RCOND`) times ``max(s[0], scale)``: see :func:`_skipped`.
+
+    ``scale``: the level's own task matrix's scale (:func:`_scale`) when ``s`` are the singular
+    values of what is left of it in the null space of the levels above or of held joints, 0
+    for the task matrix itself. A projection that leaves the task (almost) nothing leaves a
+    matrix of rounding, whose singular values are all far below the task's own: relative to
+    their own largest they would look like a full rank to invert, with gains of 1e15.
+    """
     top = s[0] if s.shape[0] > 0 else 0.0
+    top = max(top, scale)
     return RCOND * top, UNDAMPED_RCOND * top
 
 
@@ -89,7 +110,7 @@ def _dls(u, s, vt, bw, lam_max, eps, out, kk):
     k = s.shape[0]
     smin = s[kk - 1]
     lam_max2 = lam_max * lam_max
-    floors = _floors(s)
+    floors = _floors(s, 0.0)
     for i in range(k):
         lam2 = 0.0
         if s[i] < eps:
@@ -118,7 +139,7 @@ def _projector(sv, vt, lam_max, eps, proj):
     """P = I - V diag(f(s)) V^T into proj (n, n): the null space of rows with SVD (sv, vt)."""
     n = proj.shape[0]
     lam_max2 = lam_max * lam_max
-    floors = _floors(sv)
+    floors = _floors(sv, 0.0)
     for i in range(n):
         for j in range(n):
             proj[i, j] = 1.0 if i == j else 0.0
@@ -188,8 +209,8 @@ def _solve_once(aw, bw, method, lam_max, eps, gamma_max, out):
 
 
 @njit(cache=True, nogil=True)
-def _dls_lower(u, sv, vt, rk, lam_max, eps, zw):
-    """DLS of a lower level: zw += A# rk.
+def _dls_lower(u, sv, vt, rk, lam_max, eps, zw, scale):
+    """DLS of a lower level: zw += A# rk (``scale``: see :func:`_floors`).
 
     Returns (sigma_min, lambda) of its smallest non-zero singular value (0, 0 if none).
     """
@@ -198,7 +219,7 @@ def _dls_lower(u, sv, vt, rk, lam_max, eps, zw):
     lam_max2 = lam_max * lam_max
     s0 = 1e300
     l0 = 0.0
-    floors = _floors(sv)
+    floors = _floors(sv, scale)
     for i in range(sv.shape[0]):
         lam2 = 0.0
         if sv[i] < eps:
@@ -220,10 +241,11 @@ def _dls_lower(u, sv, vt, rk, lam_max, eps, zw):
 
 
 @njit(cache=True, nogil=True)
-def _apply(u, s, vt, mat, rhs, method, top, lam_max, eps, gamma_max, out):
+def _apply(u, s, vt, mat, rhs, method, top, lam_max, eps, gamma_max, out, scale):
     """Damped ``out = mat# rhs``, from the SVD ``u s vt`` of mat; returns (sigma_min, lambda).
 
-    ``top``: the highest level (DLS as the one-level solve computes it).
+    ``top``: the highest level (DLS as the one-level solve computes it). ``scale``: the scale
+    of the level's task matrix when ``mat`` is what is left of it (see :func:`_floors`), else 0.
     """
     out[:] = 0.0
     if method != 0:
@@ -232,17 +254,18 @@ def _apply(u, s, vt, mat, rhs, method, top, lam_max, eps, gamma_max, out):
         return (s[kk - 1] if s.shape[0] > 0 else 0.0), 0.0
     if top:
         return _dls(u, s, vt, rhs, lam_max, eps, out, _acting(mat, s.shape[0]))
-    return _dls_lower(u, s, vt, rhs, lam_max, eps, out)
+    return _dls_lower(u, s, vt, rhs, lam_max, eps, out, scale)
 
 
 @njit(cache=True, nogil=True)
-def _rank(s):
-    """Singular values above :data:`RCOND` times the largest."""
+def _rank(s, scale):
+    """Singular values above :data:`RCOND` times ``max(s[0], scale)`` (see :func:`_floors`)."""
+    floor = _floors(s, scale)[0]
     if s.shape[0] == 0 or s[0] <= 0.0:
         return 0
     k = 0
     for v in s:
-        if v > RCOND * s[0]:
+        if v > floor:
             k += 1
     return k
 

@@ -314,3 +314,32 @@ def test_the_least_motion_shortcut_equals_the_saturating_level() -> None:
         whole += bool(inside)
         saturated += not inside
     assert whole > 100 and saturated > 100
+
+
+def test_an_undamped_lower_level_left_only_rounding_by_the_levels_above_is_not_inverted() -> None:
+    """What the levels above (and held joints) leave of a lower level is ``M = ak Z``; when they
+    leave it nothing, ``M`` is rounding of ``ak``'s scale. Its singular values are then judged
+    against ``ak``'s scale, not against its own largest: undamped, none is inverted (relative to
+    its own largest they looked like a full rank, with gains of 1e16); damped, the damping
+    bounds it; a task that is small in its own right is still inverted."""
+    from itasc_ros.core.solve.damped_inverse import _apply, _scale
+    from itasc_ros.core.solve.small_svd import thin_svd
+
+    rng = np.random.default_rng(5)
+    ak = np.eye(N)  # a posture level
+    nz = np.linalg.qr(rng.normal(size=(N, N - 1)))[0]  # a basis of what is left free
+    rounding = 1e-10 * rng.normal(size=(N, N - 1))  # nothing left of ak, but rounding
+    r = rng.normal(size=N)
+    u, s, vt = thin_svd(rounding)
+    w = np.empty(N - 1)
+    _apply(u, s, vt, rounding, r, 0, False, 0.0, EPS, np.pi, w, _scale(ak))
+    assert not w.any()
+    _apply(u, s, vt, rounding, r, 0, False, 0.0, EPS, np.pi, w, 0.0)  # its own scale: inverted
+    assert np.abs(w).max() > 1e8
+    _apply(u, s, vt, rounding, r, 0, False, LAM, EPS, np.pi, w, _scale(ak))  # damped: bounded
+    assert np.abs(w).max() < 1e-6
+    small = 1e-10 * ak  # a task small in its own right: its own scale, inverted
+    m = small @ nz
+    u, s, vt = thin_svd(m)
+    _apply(u, s, vt, m, r, 0, False, 0.0, EPS, np.pi, w, _scale(small))
+    np.testing.assert_allclose(m @ w, (nz @ nz.T) @ r, atol=1e-12)
