@@ -129,6 +129,25 @@ def _wait_or_kill(p: subprocess.Popen, timeout: float) -> None:
         p.wait(5.0)
 
 
+def exit_report(procs: dict[str, subprocess.Popen], codes: list[int], tail: int = 3000) -> str:
+    """The processes that did not exit with 0: each one's exit code and the end of its log.
+
+    Use as an assertion's message: a node killed after its stop timeout has its threads' stacks
+    at the end of its log (:func:`stop_process` has it dump them first), so the failure itself
+    says where the node hung.
+
+    Args:
+        procs: the processes by name.
+        codes: their exit codes, in the same order.
+        tail: characters of each log.
+    """
+    return "\n".join(
+        f"{name} exited with {code}; the end of its log:\n{read_log(p)[-tail:]}"
+        for (name, p), code in zip(procs.items(), codes, strict=True)
+        if code != 0
+    )
+
+
 def stop_processes(
     procs: list[subprocess.Popen], sig: int = signal.SIGINT, timeout: float = 10.0
 ) -> list[int]:

@@ -49,6 +49,7 @@ from procs import (
     RosTestClient,
     allocate_domain,
     client_fixture,
+    exit_report,
     read_log,
     start_ros,
     stop_processes,
@@ -279,7 +280,9 @@ def nodes(client: RosTestClient, trees: dict[str, KinematicTree]) -> Iterator[di
             checker: CommandChecker = n["checker"]
             assert checker.bad == [], (ns, checker.bad[:5])  # no bad command, ever
         exited = dict(zip(out, codes, strict=True))  # every node was still up and exited cleanly
-        assert set(exited.values()) == {0}, exited
+        assert set(exited.values()) == {0}, exit_report(
+            {ns: n["proc"] for ns, n in out.items()}, codes
+        )
 
 
 def wait_moving(client: RosTestClient, node: dict[str, Any], t0: float, what: str) -> Any:

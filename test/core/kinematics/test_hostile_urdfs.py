@@ -35,6 +35,7 @@ from geometry_msgs.msg import PoseStamped
 from procs import (
     CommandChecker,
     RosTestClient,
+    exit_report,
     node_command,
     read_log,
     ros_client,
@@ -396,7 +397,7 @@ def test_node_started_with_a_hostile_urdf_stays_idle_then_takes_a_good_one(
         for ns, node in nodes.items():
             print(ns, read_log(node)[-1500:])
     exited = dict(zip(nodes, codes, strict=True))
-    assert set(exited.values()) == {0}, exited
+    assert set(exited.values()) == {0}, exit_report(nodes, codes)
 
 
 @pytest.mark.dds
