@@ -258,14 +258,13 @@ def _apply(u, s, vt, mat, rhs, method, top, lam_max, eps, gamma_max, out, scale)
 
 
 @njit(cache=True, nogil=True)
-def _rank(s, scale):
-    """Singular values above :data:`RCOND` times ``max(s[0], scale)`` (see :func:`_floors`)."""
-    floor = _floors(s, scale)[0]
+def _rank(s):
+    """Singular values above :data:`RCOND` times the largest."""
     if s.shape[0] == 0 or s[0] <= 0.0:
         return 0
     k = 0
     for v in s:
-        if v > floor:
+        if v > RCOND * s[0]:
             k += 1
     return k
 

@@ -110,12 +110,11 @@ def _scale_bounds(a, bb, lo, hi, sat, cw, cl):
 
 
 @njit(cache=True, nogil=True)
-def _held_too_hard(s, rank0, smin0, eps, scale):
+def _held_too_hard(s, rank0, smin0, eps):
     """The reduced task (singular values ``s``) lost rank, or needs damping it did not need free.
 
     ``rank0``, ``smin0``: the task's rank and smallest kept singular value with every joint
-    free; ``eps``: the damping's threshold (:func:`_held_increment` stops the level then);
-    ``scale``: the level's task matrix's (ranks are judged against it, see ``_floors``).
+    free; ``eps``: the damping's threshold (:func:`_held_increment` stops the level then).
     """
     if rank0 == 0:
         sr = 1.0
@@ -123,24 +122,23 @@ def _held_too_hard(s, rank0, smin0, eps, scale):
         sr = s[rank0 - 1]
     else:  # fewer free directions than the task's rank: it lost rank
         sr = 0.0
-    return _rank(s, scale) < rank0 or (sr < eps and sr < STOP_SIGMA * smin0)
+    return _rank(s) < rank0 or (sr < eps and sr < STOP_SIGMA * smin0)
 
 
 @njit(cache=True, nogil=True)
-def _too_hard(s, ref, stop, eps, scale):
+def _too_hard(s, ref, stop, eps):
     """With ``stop``: the reduced task (singular values ``s``) is held too hard (``ref``).
 
     ``ref`` (3,): the reference task's rank and smallest kept singular value, and a flag. With
     the flag set, ``s`` becomes the reference (the flag is cleared) and it is not too hard.
-    ``scale``: the level's task matrix's (see ``_floors``).
     """
     if ref[2] != 0.0:
-        rank = _rank(s, scale)
+        rank = _rank(s)
         ref[0] = rank
         ref[1] = s[rank - 1] if rank > 0 else 0.0
         ref[2] = 0.0
         return False
-    return stop and _held_too_hard(s, int(ref[0]), ref[1], eps, scale)
+    return stop and _held_too_hard(s, int(ref[0]), ref[1], eps)
 
 
 @njit(cache=True, nogil=True)
@@ -201,7 +199,7 @@ def _held_increment(ak, r, xprev, nmat, ident, sat, satval, ref, stop, method, l
         bb[:] = xprev + z0
         return True
     sc = _scale(ak)
-    if _too_hard(s, ref, stop, lam[1], sc):
+    if _too_hard(s, ref, stop, lam[1]):
         return False
     w = np.empty(nz.shape[1])
     _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w, sc)
@@ -239,7 +237,7 @@ def _held_joints_top(ak, r, xprev, sat, satval, ref, stop, method, lam, a, bb):
             mz[i, k] = ak[i, free[k]]
     u, s, vt = thin_svd(mz)
     sc = _scale(ak)
-    if _too_hard(s, ref, stop, lam[1], sc):
+    if _too_hard(s, ref, stop, lam[1]):
         return False
     w = np.empty(nf)
     _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w, sc)
@@ -365,7 +363,7 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl, side):
         u, s0, vt0 = thin_svd(m0)
         sc = 0.0 if top else _scale(ak)  # a lower level: what the levels above leave of it
         smin, lm = _apply(u, s0, vt0, m0, r, method, top, lam[0], lam[1], lam[2], g, sc)
-        rank0 = _rank(s0, sc)
+        rank0 = _rank(s0)
     else:  # no task: only the rows to keep
         s0 = np.zeros(0)
         vt0 = np.zeros((0, n))
