@@ -182,6 +182,12 @@ def _grasp_errors(
     return out
 
 
+# Tests marked `alone`: the grasp's millimetres and a robot's command rate are judged on a
+# real-time run of three processes at 250 Hz. Beside another test worker on a 2-CPU machine (six
+# nodes starting at once) the node ticked at 50 Hz of 250 and a robot's driver starved for
+# 100 ms: the grasp or the rate measured the machine. They run with the machine to themselves
+# (`make test`'s `alone` run); the starvation left is left out of the judgement.
+
 #: [s] A gap in a simulated robot's joint states longer than this (6 periods at 250 Hz): its
 #: process was starved, and took the commands sent meanwhile late.
 STARVED = 0.025
@@ -211,6 +217,12 @@ def _node_stalls(journal: Path | list[Any]) -> list[tuple[float, float]]:
     assert len(ticks) > 100, f"{len(ticks)} ticks in the journal"
     t = np.array(ticks)
     return [(float(t[k]), float(t[k + 1])) for k in np.flatnonzero(np.diff(t) > NODE_STALLED)]
+
+
+def _last_tick(msg: Float64MultiArray) -> float:
+    """The time [s, ROS time] of the last tick a journal message records (-inf: none)."""
+    ticks = [r.payload[0] for r in decode(np.asarray(msg.data)).records if r.code == Code.TICK]
+    return float(ticks[-1]) if ticks else -math.inf
 
 
 def _stamps(states: Any) -> np.ndarray:
@@ -276,6 +288,7 @@ def _box_ready(
     return msg
 
 
+@pytest.mark.alone  # a real-time run's timing judged: see the note on `alone` above
 def test_two_robots_carry_a_box_and_stop_together(
     client: RosTestClient, dds_domain: int, tmp_path: Path
 ) -> None:
@@ -302,6 +315,8 @@ def test_two_robots_carry_a_box_and_stop_together(
             msg.header.stamp = client.node.get_clock().now().to_msg()
             box.publish(msg)
             time.sleep(0.02)
+        end = client.node.get_clock().now().nanoseconds * 1e-9
+        client.wait_until_heard([states["a"], states["b"]], end, TIMEOUT)  # the client may lag
         errors = _grasp_errors(tree, list(states["a"]), list(states["b"]), grasp, t0 + 1.0)
         moving = {r: len(cmds[r]) for r in ("a", "b")}
         stop_processes([sims[1]])  # robot b's joint states stop
@@ -411,6 +426,7 @@ def _grasp_at_b(
     return out
 
 
+@pytest.mark.alone  # a real-time run's timing judged: see the note on `alone` above
 def test_linked_robots_keep_their_grasp_while_one_robots_states_pause(
     client: RosTestClient, dds_domain: int, tmp_path: Path
 ) -> None:
@@ -426,7 +442,9 @@ def test_linked_robots_keep_their_grasp_while_one_robots_states_pause(
     measured with a busy loop beside the suite, 2.11 mm on a loaded 2-CPU machine, at the
     restart). The model's own error is bounded at 0.2 mm
     in process, where nothing is delivered late (``test_loop_closure.py``): b's state taken as
-    fresh when it was older was 1.4 mm there, 1.1-2.1 mm here."""
+    fresh when it was older was 1.4 mm there, 1.1-2.1 mm here. A simulated robot's process
+    starved beside other tests takes the commands late by the starvation itself (7.3 mm once at
+    the restart): as in the carry test, the states around it are left out."""
     tree, q0 = _tree()
     hand_a = tree.forward_kinematics(q0, "a_panda_hand")
     node, grasp = _box_node(dds_domain, tmp_path)
@@ -456,6 +474,10 @@ def test_linked_robots_keep_their_grasp_while_one_robots_states_pause(
                 _set_bool(client, service, "publish_states", True)
                 pause = (pause[0], time.monotonic())
             time.sleep(0.02)
+        # every state and tick until the motion's end taken by this client (it may lag)
+        end = client.node.get_clock().now().nanoseconds * 1e-9
+        client.wait_until_heard([states["a"], states["b"]], end, TIMEOUT)
+        client.wait_until_heard([journal], end, TIMEOUT, stamp=_last_tick)
     finally:
         stop_processes([node, *sims])
     log = read_log(node)
@@ -474,22 +496,38 @@ def test_linked_robots_keep_their_grasp_while_one_robots_states_pause(
     # their last commands, the grasp drifts whatever the node does) are left out, with 0.5 s
     # after them, as in the carry test; the pause and the restart after it must be judged.
     stalls = _node_stalls(list(journal))
+    # A simulated robot's process starved (a gap of more than STARVED in its states' stamps,
+    # b's pause aside) takes the commands sent meanwhile late and moves on the old one until
+    # then: the grasp is off by the command's change times the delay, whatever the node
+    # commands. As in the carry test, the states from 0.2 s before to 0.5 s after are left out.
+    starved = [
+        float(st[1:][k])
+        for st in (_stamps(states["a"]), _stamps(states["b"]))
+        for k in np.flatnonzero(np.diff(st) > STARVED)
+        if st[k] != paused_at
+    ]
     kept = np.array(
-        [not any(t0 <= t <= t1 + 0.5 for t0, t1 in stalls) for t in ts[1:-1]], dtype=bool
+        [
+            not any(t0 <= t <= t1 + 0.5 for t0, t1 in stalls)
+            and not any(s - 0.2 <= t <= s + 0.5 for s in starved)
+            for t in ts[1:-1]
+        ],
+        dtype=bool,
     )
     judged = ts[1:-1][kept] - paused_at  # [s] from the pause
-    assert np.count_nonzero((judged > 0.3) & (judged < 1.3)) > 50, (stalls, paused_at)
+    assert np.count_nonzero((judged > 0.3) & (judged < 1.3)) > 50, (stalls, starved, paused_at)
     worst_at = judged[int(np.argmax(steady[kept]))]
     print(
         f"\nb's states paused 0.4 s: the grasp held to {1e3 * steady[kept].max():.3f} mm "
         f"(median of 3; raw max {1e3 * around.max():.3f} mm; at {worst_at:+.3f} s from the "
         f"pause) over {np.count_nonzero(kept)} of {len(around)} states of b (the node stalled "
-        f"{[(a, round(b - a, 3)) for a, b in stalls]})"
+        f"{[(a, round(b - a, 3)) for a, b in stalls]}; a robot's driver starved at "
+        f"{[round(s - paused_at, 3) for s in starved]} s from the pause)"
     )
     # 4 mm: the delivery of the commands on a loaded 2-CPU machine (2.11 mm measured, 0.77 s
     # after the pause began: the robots' restart from the common stop), far from the 17 mm
     # without the prediction and the common stop ramp.
-    assert steady[kept].max() < 4e-3, (steady[kept].max(), worst_at, stalls)
+    assert steady[kept].max() < 4e-3, (steady[kept].max(), worst_at, stalls, starved)
 
 
 def _set_bool(client: RosTestClient, service: str, name: str, value: bool) -> None:
@@ -499,6 +537,7 @@ def _set_bool(client: RosTestClient, service: str, name: str, value: bool) -> No
     assert res.results[0].successful, res.results[0].reason
 
 
+@pytest.mark.alone  # a real-time run's timing judged: see the note on `alone` above
 def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     client: RosTestClient, dds_domain: int, tmp_path: Path
 ) -> None:
