@@ -52,7 +52,7 @@ MARKER = "ee"  # the pose constraint of config/panda.yaml
 EFFECTOR = "panda_hand"
 ROOT = "panda_link0"
 CLIENT_ID = "/rviz_like_client"
-TIMEOUT = 15.0  # [s]
+TIMEOUT = 60.0  # [s] a hang's bound: a start-up beside six starting nodes took > 15 s
 REACH_TOL = 0.002  # [m]
 ROT_TOL = 0.005  # [rad]
 

@@ -49,7 +49,7 @@ from itasc_ros.tools.dds_env import local_dds_env
 pytestmark = pytest.mark.dds
 
 DOMAIN = allocate_domain()  # this module's own, held for the session (used at import)
-TIMEOUT = 20.0  # [s] generous: the machine is shared
+TIMEOUT = 60.0  # [s] a hang's bound: a start-up beside six starting nodes took > 15 s
 START_TIMEOUT = 60.0  # [s] a refused start-up (imports included)
 LATCHED = QoSProfile(
     depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
