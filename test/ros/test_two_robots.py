@@ -443,8 +443,9 @@ def test_linked_robots_keep_their_grasp_while_one_robots_states_pause(
     restart). The model's own error is bounded at 0.2 mm
     in process, where nothing is delivered late (``test_loop_closure.py``): b's state taken as
     fresh when it was older was 1.4 mm there, 1.1-2.1 mm here. A simulated robot's process
-    starved beside other tests takes the commands late by the starvation itself (7.3 mm once at
-    the restart): as in the carry test, the states around it are left out."""
+    starved beside other tests takes the commands late by the starvation itself: as in the
+    carry test, the states around it are left out (beside another test worker, where this test
+    no longer runs, 7.3 mm was measured once at the restart)."""
     tree, q0 = _tree()
     hand_a = tree.forward_kinematics(q0, "a_panda_hand")
     node, grasp = _box_node(dds_domain, tmp_path)
