@@ -267,10 +267,12 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
     # (medians: a stall of either run moves its median little).
     assert np.median(unfed) > 3.0 * np.median(fed), (np.median(unfed), np.median(fed))
     assert "odometry" in log and "rejected" in log  # the hostile ones, warned about
-    assert checker.total > 1000 and checker.bad == [], checker.bad[:3]  # finite, within limits
+    # Every command finite and within limits; the count says the 7 s ran, not at which rate
+    # (1750 at 250 Hz; a node starved beside another test worker sent 954).
+    assert checker.total > 500 and checker.bad == [], checker.bad[:3]
     # The recording replays exactly: every command recomputed from its odometry and targets.
     res, out = replay_compare(bag)
-    assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 1000, out
+    assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 500, out
     assert res["compare"]["state_mismatches"] == 0, out
 
 
