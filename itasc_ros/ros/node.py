@@ -64,6 +64,7 @@ from ..core.control.model_manager import ModelManager
 from . import parameters as P
 from .control_loop import ControlLoop, shorten_switch_interval
 from .executors import make_executor, spin_until
+from .exit_deadline import ExitDeadline
 from .ik_requests import IkRequests
 from .journal_publisher import JournalPublisher
 from .log_throttle import log_throttled
@@ -87,6 +88,11 @@ NODE_NAME = "itasc_node"
 #: controlled stop, the zero command's delivery, the threads' joins); past it the process dumps
 #: every thread's stack to its log and exits with status 1.
 EXIT_WATCHDOG = 20.0
+#: Longest teardown of the node's DDS resources once its last command is sent [s] (the executor,
+#: the node's handles, the context): past it the process writes why on stderr and ends with the
+#: status it would have had (:class:`~.exit_deadline.ExitDeadline`, which runs while a native
+#: call keeps the GIL: a DDS deadlock when many participants leave at once).
+TEARDOWN_DEADLINE = 5.0
 
 Array = NDArray[np.float64]
 
@@ -526,6 +532,7 @@ def main(args: list[str] | None = None, stop: threading.Event | None = None) -> 
         signal.signal(s, on_signal)
     node: ItascNode | None = None
     executor: Any = None
+    deadline = ExitDeadline()  # armed once the last command is sent
     code = 0
     stopped = False
     route_warnings(rclpy.logging.get_logger(NODE_NAME))  # e.g. while the model loads
@@ -563,6 +570,14 @@ def main(args: list[str] | None = None, stop: threading.Event | None = None) -> 
         if node is not None:
             if rclpy.ok() and code == 0:
                 node.shutdown_zero(already_stopped=stopped)
+            try:
+                deadline.arm(
+                    TEARDOWN_DEADLINE, code,
+                    f"{NODE_NAME}: the DDS teardown did not end within {TEARDOWN_DEADLINE:g} s "
+                    f"of the last command; exiting without it (status {code})",
+                )  # fmt: skip
+            except RuntimeError as exc:  # no thread for it: the teardown goes on unbounded
+                node.get_logger().warning(f"no exit deadline: {exc}")
             if executor is not None:
                 executor.shutdown(timeout_sec=1.0)  # no spin is left to wait for
             node.destroy_node()

@@ -168,6 +168,14 @@ def warm_solves() -> list[str]:
     return [f"solves: {time.perf_counter() - t0:.1f} s"]
 
 
+def warm_exit() -> list[str]:
+    """The node's exit deadline's compiled thread (:mod:`itasc_ros.ros.exit_deadline`)."""
+    t0 = time.perf_counter()
+    import itasc_ros.ros.exit_deadline  # noqa: F401  (compiled, or loaded, at its import)
+
+    return [f"exit: {time.perf_counter() - t0:.1f} s"]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Warm the kernels' cache and print what was warmed; 0 (a skipped file is no error)."""
     parser = argparse.ArgumentParser(
@@ -194,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             config_dir = share_dir() / "config"
         lines += warm_control(config_dir)
     if args.part == "ik":  # beside the control tick's, which take longer: the solves too
-        lines += warm_ik() + warm_solves()
+        lines += warm_ik() + warm_solves() + warm_exit()
     if child is not None:
         child.wait()
     for line in lines:

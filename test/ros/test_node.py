@@ -201,14 +201,27 @@ def test_command_order_follows_joints_with_extra_and_reordered_joint_states(
 ) -> None:
     dx = np.array([0.01, -0.005, 0.004])
     send_goal(module_node, goal_pose(tree, HOME, list(dx), [0, 0, 0]))
-    cmds = fresh_commands(client, 80)  # once the step's straight-line reference has arrived
-    qdot_cmd = np.asarray(cmds[-1].data)
+    jac = tree.jacobian(HOME, "panda_hand")
+
+    def moves_at_k_dx() -> tuple[np.ndarray] | None:
+        """The last command, once read back in the URDF order by name it moves the hand at
+        K * dx (K = 20, no rotation): the step's straight-line reference has arrived (waited
+        for: beside another test worker the 80th command once did not move it so yet)."""
+        cmds = client.received("/m/commands")
+        if not cmds:
+            return None
+        data = np.asarray(cmds[-1].data)
+        if data.shape != (7,) or not np.all(np.isfinite(data)):
+            return (data,)  # judged below
+        twist = jac @ np.array([data[JOINT_ORDER.index(n)] for n in tree.joint_names])
+        near = np.allclose(twist[:3], 20.0 * dx, atol=2e-3) and np.allclose(
+            twist[3:], 0.0, atol=2e-3
+        )
+        return (data,) if near else None
+
+    fresh_commands(client, 5)
+    (qdot_cmd,) = client.wait_for(moves_at_k_dx, TIMEOUT, "a command moving the hand at K dx")
     assert qdot_cmd.shape == (7,) and np.all(np.isfinite(qdot_cmd))
-    # Back to the URDF order by name; the hand must then move at K * dx (K = 20, no rotation).
-    qdot = np.array([qdot_cmd[JOINT_ORDER.index(n)] for n in tree.joint_names])
-    twist = tree.jacobian(HOME, "panda_hand") @ qdot
-    np.testing.assert_allclose(twist[:3], 20.0 * dx, atol=2e-3)
-    np.testing.assert_allclose(twist[3:], 0.0, atol=2e-3)
     # The same command read in the URDF order would move the hand elsewhere.
     wrong = tree.jacobian(HOME, "panda_hand") @ qdot_cmd
     assert np.linalg.norm(wrong[:3] - 20.0 * dx) > 0.05

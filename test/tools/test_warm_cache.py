@@ -40,7 +40,7 @@ def test_the_ik_paths_and_the_public_solves_run(capsys: pytest.CaptureFixture[st
 
     assert warm_cache.main(["--part", "ik"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[1].strip() for line in lines] == ["ik", "solves"], lines
+    assert [line.split(":")[1].strip() for line in lines] == ["ik", "solves", "exit"], lines
     assert all(line.endswith(" s") for line in lines), lines
     # each path's kernel is loaded (or compiled) in this process: the chain's loop, the
     # constraint sets' compiled attempts and steps, the public solves

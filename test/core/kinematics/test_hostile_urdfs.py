@@ -159,9 +159,9 @@ def test_core_rejects_hostile_urdf_quickly_with_a_named_error(
 @pytest.mark.parametrize("name", ACCEPTED)
 def test_accepted_hostile_urdfs_are_inert_and_quick(name: str) -> None:
     case = make_hostile.CASES[name]
-    t0 = time.perf_counter()
+    t0 = time.thread_time()  # the parser's CPU time, as timed_error's: not the host's load
     tree = KinematicTree.from_urdf(document(name))
-    seconds = time.perf_counter() - t0
+    seconds = time.thread_time() - t0
     assert seconds < PARSE_BOUND, f"{seconds:.2f} s"
     assert sorted(tree.link_names) == sorted(case.links)  # nothing included, nothing lost
     q = np.full(tree.n_joints, 0.3)
