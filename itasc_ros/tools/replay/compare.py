@@ -8,9 +8,10 @@ recorded before the journal's first covered command or after its last (a recordi
 before the node's journal, or stopped before the node) are reported, not compared; a command
 within the journal's span that it does not cover (a lost message) fails the check, as does
 any difference above the tolerance or a tick whose status differs. A command received twice
-(the same values again before the node's next published tick was computed: DDS delivered one
-message twice, as measured once at a recorder's first match) is a duplicate delivery: counted
-and reported, not a command of its own.
+(the same values again, received before any later tick with these values was computed: DDS
+delivered one message twice, as measured at a recorder's first match, in a burst up to 12 ms
+after the node's next tick) is a duplicate delivery: counted and reported, not a command of
+its own.
 A bag without a journal cannot be compared exactly: the report says so and claims nothing.
 """
 
@@ -179,7 +180,7 @@ def align(
     out: list[int | None] = [None] * len(commands)
     j = 0
     for c, cmd in enumerate(commands):
-        if cmd.qdot is None or _redelivered(commands, out, c, ticks, published):
+        if cmd.qdot is None or _redelivered(commands, out, c, ticks, published, part):
             continue
         for k in range(j, len(published)):
             tick = ticks[published[k]]
@@ -198,14 +199,18 @@ def _compare_matched(
     matched: Sequence[int | None],
     ticks: Sequence[Tick],
     joints: Sequence[str],
+    part: Any = slice(None),
 ) -> None:
-    """Count the commands outside the journal or not covered; compare the matched ones."""
+    """Count the commands outside the journal or not covered; compare the matched ones.
+
+    ``part``: the joints of a tick's command the messages carry (see :func:`align`).
+    """
     covered = [c for c, i in enumerate(matched) if i is not None]
     first, last = (covered[0], covered[-1]) if covered else (len(commands), -1)
     published = [k for k, t in enumerate(ticks) if t.published]
     for c, (cmd, i) in enumerate(zip(commands, matched, strict=True)):
         if i is None:
-            if _redelivered(commands, matched, c, ticks, published):
+            if _redelivered(commands, matched, c, ticks, published, part):
                 rep.duplicates += 1
             elif cmd.qdot is not None and first < c < last:
                 rep.not_covered += 1
@@ -228,12 +233,16 @@ def _redelivered(
     c: int,
     ticks: Sequence[Tick],
     published: Sequence[int],
+    part: Any = slice(None),
 ) -> bool:
     """Command ``c`` is an earlier one delivered again (see the module docstring).
 
     Its values are those of the last command before it that was matched with a tick (the
-    commands between, if any, being deliveries of it again), and it was received before the
-    node computed its next published tick: no other tick's command could be it.
+    commands between, if any, being deliveries of it again), and no later published tick
+    computed before it was received has these values (its ``part``): no other tick's command
+    could be it. (Received before the next tick was computed, as a burst at a recorder's late
+    first match mostly is; or after it, when those ticks' commands differ: a burst arrived
+    12 ms after the next tick was computed, measured.)
     """
     last = next((b for b in range(c - 1, -1, -1) if matched[b] is not None), None)
     cmd = commands[c]
@@ -244,8 +253,12 @@ def _redelivered(
         return False
     if not np.array_equal(cmd.qdot, before):
         return False
-    nxt = bisect.bisect_right(published, prev)  # the next published tick after ``prev``
-    return nxt == len(published) or cmd.t < ticks[published[nxt]].t
+    for k in published[bisect.bisect_right(published, prev) :]:  # the ticks after ``prev``
+        if ticks[k].t > cmd.t:
+            break  # computed after the command arrived: it cannot be theirs
+        if np.array_equal(ticks[k].recorded[part], cmd.qdot):
+            return False  # this tick's command, as far as its values tell
+    return True
 
 
 def _compare_statuses(rep: CompareReport, ticks: Sequence[Tick]) -> None:
@@ -295,7 +308,7 @@ def compare_commands(
     for commands, part in streams:
         matched = align(commands, ticks, part)
         rep.matched += matched
-        _compare_matched(rep, commands, matched, ticks, joints)
+        _compare_matched(rep, commands, matched, ticks, joints, part)
     rep.lost_messages = playback.log.lost_messages
     rep.state_mismatches = playback.log.state_mismatches
     rep.problems = list(playback.log.problems)
