@@ -42,9 +42,9 @@ demo: $(STAMP)
 # The whole suite, a test file per pytest-xdist worker (a DDS test module's node process is
 # shared by its tests), after every compiled kernel is compiled once (or found in the cache):
 # else each test process and node of a fresh clone compiles them beside the others. Then the
-# tests marked `alone` (the physics demo and the two robots' grasp, whose verdicts judge a
-# real-time run: beside another worker on a slow 2-CPU machine their robots and node are
-# starved) with the machine to themselves.
+# tests marked `alone` (the physics demo, the two robots' grasp and the hostile inputs' tracking,
+# whose verdicts judge a real-time run: beside another worker on a slow 2-CPU machine their
+# robots and node are starved) with the machine to themselves.
 # Both runs run; a test passes the first time or fails make test: there are no reruns. Each run
 # ends with its slowest tests (keep the whole under ~12 minutes on 2 CPUs).
 test: $(STAMP)

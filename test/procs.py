@@ -51,6 +51,15 @@ PANDA_URDF = REPO / "urdf" / "panda.urdf"
 NODE_MODULE = "itasc_ros.ros.itasc_node"
 SIM_ROBOT_MODULE = "itasc_ros.tools.sim_robot"
 #: Console script module -> the program's name (the stem of its log files).
+HANG = 60.0
+"""[s] the default bound of a wait for a service's answer or a match: a hang's bound, not a
+budget: a passing test waits no longer, and a starved machine takes seconds more."""
+
+STOP_TIMEOUT = 25.0
+"""[s] a stopped process's exit, then SIGKILL: beyond the node's own bounds (its zero command
+within ~3 s, its DDS teardown cut 5 s later, its exit watchdog at 20 s), so a slow exit on a
+loaded machine ends by itself with its status; a hang's bound, not a budget."""
+
 PROGRAMS = {NODE_MODULE: "itasc_node", SIM_ROBOT_MODULE: "itasc_sim_robot"}
 #: itasc_node's parameters in the tests' Panda nodes: commands on <ns>/commands, ee at the hand.
 PANDA_NODE_PARAMS = ("command_out_topic:=commands", "constraints.ee.link:=panda_hand")
@@ -105,7 +114,9 @@ def fifo_permitted() -> bool:
     return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
 
 
-def stop_process(p: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
+def stop_process(
+    p: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = STOP_TIMEOUT
+) -> int:
     """Send ``sig`` and wait; escalate to SIGKILL after ``timeout`` [s]. Returns the exit code."""
     if p.poll() is None:
         p.send_signal(sig)
@@ -149,7 +160,7 @@ def exit_report(procs: dict[str, subprocess.Popen], codes: list[int], tail: int 
 
 
 def stop_processes(
-    procs: list[subprocess.Popen], sig: int = signal.SIGINT, timeout: float = 10.0
+    procs: list[subprocess.Popen], sig: int = signal.SIGINT, timeout: float = STOP_TIMEOUT
 ) -> list[int]:
     """:func:`stop_process` for several processes at once: signal them all, then wait."""
     for p in procs:
@@ -373,7 +384,7 @@ class RosTestClient:
         self,
         stores: Sequence[list[tuple[float, Any]]],
         until: float,
-        timeout: float = 10.0,
+        timeout: float = HANG,
         stamp: Callable[[Any], float] | None = None,
     ) -> None:
         """Wait until each of ``stores`` (lists :meth:`collect` returned) holds a message from
@@ -413,7 +424,7 @@ class RosTestClient:
         """A publisher of the client node."""
         return self.node.create_publisher(msg_type, topic, qos)
 
-    def wait_for_subscribers(self, pub: Any, count: int = 1, timeout: float = 10.0) -> None:
+    def wait_for_subscribers(self, pub: Any, count: int = 1, timeout: float = HANG) -> None:
         """Wait until ``pub`` is matched by ``count`` subscriptions (discovery done)."""
         self.wait_for(
             lambda: pub.get_subscription_count() >= count,
@@ -421,7 +432,7 @@ class RosTestClient:
             f"subscribers of {pub.topic_name}",
         )
 
-    def wait_for_publishers(self, topic: str, count: int = 1, timeout: float = 10.0) -> None:
+    def wait_for_publishers(self, topic: str, count: int = 1, timeout: float = HANG) -> None:
         """Wait until every subscription :meth:`collect` made on ``topic`` is matched by
         ``count`` publishers: from then on, what they publish is heard (the graph seeing a
         publisher, ``count_publishers``, can come seconds before the match under load)."""
@@ -434,7 +445,7 @@ class RosTestClient:
         )
 
     # ------------------------------------------------------------------ services
-    def call(self, srv_type: Any, name: str, request: Any, timeout: float = 5.0) -> Any:
+    def call(self, srv_type: Any, name: str, request: Any, timeout: float = HANG) -> Any:
         """Call a service and wait for the answer (the client thread spins)."""
         client: Any = self.node.create_client(srv_type, name)
         try:
@@ -469,7 +480,7 @@ class RosTestClient:
     @staticmethod
     def wait_for(
         predicate: Callable[[], Any],
-        timeout: float = 10.0,
+        timeout: float = HANG,
         what: str = "condition",
         period: float = 0.01,
     ) -> Any:
@@ -585,7 +596,7 @@ def spin_through_destruction(
 
 
 def wait_until(
-    pred: Callable[[], object], timeout: float = 10.0, what: str = "", period: float = 0.005
+    pred: Callable[[], object], timeout: float = HANG, what: str = "", period: float = 0.005
 ) -> None:
     """Poll ``pred`` every ``period`` [s] until it is truthy; AssertionError after ``timeout`` [s].
 

@@ -73,4 +73,4 @@ def test_a_loop_run_reports_where_its_cpu_went(
     for part in parts:
         found = re.search(rf"^cpu {re.escape(part)}: (\d+) calls, ", log, re.MULTILINE)
         assert found, f"no line for {part!r} in {log[-2000:]}"
-        assert int(found[1]) >= 100, found[0]  # >= 1.3 s at 250 Hz: the loop ran through them
+        assert int(found[1]) >= 20, found[0]  # ~325 at 250 Hz: the loop ran through them

@@ -205,16 +205,15 @@ def test_after_the_fuzz_the_node_moves_on_good_input_and_stops_cleanly(
         TIMEOUT,
         "motion commands on good input",
     )
-    before = checker.snapshot()[0]
-    time.sleep(0.3)
-    assert checker.snapshot()[0] - before > 20  # ~200 Hz, one command per tick
-    assert time.monotonic() - t_good < TIMEOUT
+    before = checker.snapshot()[0]  # commands go on: one per tick (~200 Hz; fewer when starved)
+    client.wait_for(lambda: checker.snapshot()[0] - before > 20, TIMEOUT, "commands going on")
+    assert time.monotonic() - t_good < 2.0 * TIMEOUT
 
     # Still alive; SIGINT: a zero command, then exit 0.
     assert proc.poll() is None
-    assert stop_process(proc, signal.SIGINT, timeout=10.0) == 0
+    assert stop_process(proc, signal.SIGINT) == 0
     client.wait_for(
-        lambda: checker.last is not None and not np.any(checker.last), 2.0, "the zero command"
+        lambda: checker.last is not None and not np.any(checker.last), TIMEOUT, "the zero command"
     )
     assert "shutdown: zero command sent" in read_log(proc)
     assert checker.bad == [] and checker.bad_count == 0

@@ -746,7 +746,7 @@ def test_the_node_still_answers_tracks_and_stops_cleanly(node: NodeUnderTest) ->
     cosine = twist[:3] @ offset / (np.linalg.norm(twist[:3]) * np.linalg.norm(offset))
     assert cosine > 0.999 and np.linalg.norm(twist[3:]) < 0.01 * np.linalg.norm(twist[:3])
     assert node.checker.bad == [] and node.checker.bad_count == 0
-    assert stop_process(node.proc, signal.SIGINT, timeout=10.0) == 0
+    assert stop_process(node.proc, signal.SIGINT) == 0
     log = read_log(node.proc)
     assert "Traceback" not in log and "FATAL" not in log, log[-3000:]
     assert "internal error" not in log, log[-3000:]

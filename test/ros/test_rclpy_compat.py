@@ -211,7 +211,7 @@ def test_a_node_on_humbles_rclpy_commands_takes_parameters_and_journals(
             client.wait_for(lambda: checker.total > 50, TIMEOUT, "50 commands")
         finally:
             robot.close()
-        assert stop_process(proc, signal.SIGINT, timeout=10.0) == 0
+        assert stop_process(proc, signal.SIGINT) == 0
     log = read_log(proc)
     assert "SingleThreadedExecutor" in log and "matched events: no" in log, log[-3000:]
     assert "pre set parameters callbacks: no" in log, log[-3000:]

@@ -56,11 +56,15 @@ def check_alive(procs: dict[str, subprocess.Popen[bytes]], logs: Path, stage: st
 
 
 def stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> dict[str, int | None]:
-    """SIGINT to every process, then SIGKILL to those still running after 5 s; exit codes."""
+    """SIGINT to every process, then SIGKILL to those still running after 25 s; exit codes.
+
+    25 s is beyond the node's own bounds (its zero command within ~3 s, its DDS teardown cut
+    5 s later, its exit watchdog at 20 s): a slow exit on a loaded machine ends by itself.
+    """
     for proc in procs.values():
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + 5.0
+    deadline = time.monotonic() + 25.0
     for proc in procs.values():
         try:
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
