@@ -327,14 +327,23 @@ def test_joint_state_publisher_stops_and_restarts(
         wait_moving(client, node, time.monotonic(), "commands")
         js.close()  # the publisher's process dies
         t_stop = time.monotonic()
-        time.sleep(INPUT_TIMEOUT + 1.0)
-        cmds = [(t, m) for t, m in list(node["cmds"]) if t > t_stop]
+
+        def since_stop() -> list[tuple[float, Any]]:
+            return [(t, m) for t, m in list(node["cmds"]) if t > t_stop]
+
+        # waited for: this process may take the commands late (starved beside another worker)
+        client.wait_for(lambda: since_stop() and is_zero(since_stop()[-1][1]), TIMEOUT, "a zero")
+        time.sleep(1.0)
+        cmds = since_stop()
         zeros = [i for i, (_, m) in enumerate(cmds) if is_zero(m)]
         assert zeros == [len(cmds) - 1], [list(m.data) for _, m in cmds][-5:]  # one, the last
-        assert cmds[-1][0] - t_stop < INPUT_TIMEOUT + 0.5  # zero soon after the timeout
-        assert time.monotonic() - cmds[-1][0] > 0.8  # then silence
-        st = last_json(node["status"])
-        assert st is not None and st["status"] == "stale", st
+        # zero soon after the timeout (as this process took it: up to 1.5 s late measured)
+        assert cmds[-1][0] - t_stop < INPUT_TIMEOUT + 2.5
+        client.wait_for(
+            lambda: (st := last_json(node["status"])) is not None and st["status"] == "stale",
+            TIMEOUT,
+            "the status stale",
+        )
         js = Stream(JointState, "/js/joint_states", joint_states(PANDA_JOINTS, PANDA_HOME), 100)
         t_restart = time.monotonic()
         first = wait_moving(client, node, t_restart, "commands from the restarted publisher")
@@ -363,8 +372,9 @@ def test_target_publisher_restarts_with_older_stamps(
         target.close()  # the target publisher's process dies: the target is held
         t_gone = time.monotonic()
         time.sleep(0.6)
+        client.wait_for(lambda: len(after(node["cmds"], t_gone)) > 20, TIMEOUT, "commands")
         held = after(node["cmds"], t_gone)
-        assert len(held) > 20 and not any(is_zero(m) for m in held)
+        assert not any(is_zero(m) for m in held)
         direction = commanded_direction(tree, PANDA_HOME, "panda_hand", held[-1].data)
         assert direction @ np.array([1.0, 0.0, 0.0]) > 0.99  # still towards goal A
         # The restarted publisher stamps an hour in the past (another clock): accepted anyway.
@@ -376,7 +386,7 @@ def test_target_publisher_restarts_with_older_stamps(
             last = node["checker"].last
             return commanded_direction(tree, PANDA_HOME, "panda_hand", last) @ want > 0.99
 
-        client.wait_for(towards_b, 5.0, "commands towards the restarted publisher's target")
+        client.wait_for(towards_b, TIMEOUT, "commands towards the restarted publisher's target")
         st = last_json(node["status"])
         assert st is not None and st["status"] == "active", st
     finally:

@@ -182,11 +182,12 @@ def _grasp_errors(
     return out
 
 
-# Tests marked `alone`: the grasp's millimetres and a robot's command rate are judged on a
-# real-time run of three processes at 250 Hz. Beside another test worker on a 2-CPU machine (six
-# nodes starting at once) the node ticked at 50 Hz of 250 and a robot's driver starved for
-# 100 ms: the grasp or the rate measured the machine. They run with the machine to themselves
-# (`make test`'s `alone` run); the starvation left is left out of the judgement.
+# Tests marked `alone`: the grasp's millimetres, a robot's command rate and windows of commands
+# by the time this process received them are judged on a real-time run of three processes at
+# 250 Hz. Beside another test worker on a 2-CPU machine (six nodes starting at once) the node
+# ticked at 50 Hz of 250 and a robot's driver starved for 100 ms: the grasp or the rate measured
+# the machine. They run with the machine to themselves (`make test`'s `alone` run); the
+# starvation left is left out of the judgement.
 
 #: [s] A gap in a simulated robot's joint states longer than this (6 periods at 250 Hz): its
 #: process was starved, and took the commands sent meanwhile late.
@@ -667,6 +668,7 @@ def test_an_unlinked_robot_goes_on_when_the_other_goes_stale(
     assert "robot b" in read_log(fresh) and "stale" in read_log(fresh)  # b stopped again
 
 
+@pytest.mark.alone  # windows of commands judged by their reception times: see above
 def test_a_robots_urdf_comes_from_its_description_topic(
     client: RosTestClient, dds_domain: int
 ) -> None:
@@ -781,6 +783,7 @@ def cmds_b_after(cmds: list[tuple[float, Any]], t: float) -> list[tuple[float, n
     return [(tc, np.array(m.data)) for tc, m in list(cmds) if tc > t]
 
 
+@pytest.mark.alone  # windows of commands judged by their reception times: see above
 def test_a_robots_refused_state_names_it_and_the_other_robot_goes_on(
     client: RosTestClient, dds_domain: int
 ) -> None:
