@@ -123,9 +123,14 @@ def test_the_node_keeps_every_pair_at_the_margin_over_dds(
         while time.monotonic() - t0 < 4.0:  # a target stream at 20 Hz, as a marker sends
             target.publish(msg)
             time.sleep(0.05)
+        # the states up to the stream's end (ROS time: the system clock), however late this
+        # process takes them
+        client.wait_until_heard([states], time.time(), TIMEOUT)
         seen = [m for t, m in list(states) if t >= t0]
         if physics:  # a report after the approach
-            client.wait_for(lambda: any(t > time.monotonic() - 0.5 for t, _ in stats), 5.0, "")
+            client.wait_for(
+                lambda: any(t > time.monotonic() - 0.5 for t, _ in stats), TIMEOUT, "a report"
+            )
     finally:
         stop_processes([sim, node])
     log = read_log(node)

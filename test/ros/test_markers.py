@@ -252,7 +252,7 @@ def test_marker_ends_on_the_last_topic_target_however_fast_they_come(
         moved = [p for u in client.updates[n0:] for p in u.poses if p.name == MARKER]
         return bool(moved) and pose_error(pose_to_matrix(moved[-1].pose), goals[-1])[0] < 1e-6
 
-    wait_until(on_last, timeout=2.0, what="the marker on the second target")
+    wait_until(on_last, timeout=TIMEOUT, what="the marker on the second target")
     wait_reached(system, goals[-1], "the second target")
     client.node.destroy_publisher(pub)
     assert client.gaps == []

@@ -341,8 +341,13 @@ def test_a_stale_stop_brings_the_physical_arm_to_rest_and_it_does_not_sag(
     try:
         _start(client, node, pubs, states, home)
         muted = _circle_then_mute(client, ns, pubs, home, 2.5, 4.0)  # at speed: states stop
-        client.wait_for(lambda: len([1 for t, _ in list(stats) if t > muted + 3.5]) >= 1, 5.0,
-                        "the simulator's reports after the stop")  # fmt: skip
+
+        def at_rest() -> bool:  # two reports 1 s after the last motion, as this process took them
+            moving = [t for t, m in list(cmds) if np.any(m.data)]
+            since = max(moving, default=muted) + 1.0
+            return len([1 for t, _ in list(stats) if t > max(since, muted + 3.5)]) >= 2
+
+        client.wait_for(at_rest, TIMEOUT, "the simulator's reports after the stop")
     finally:
         stop_processes([node, sim])
     log = read_log(node)
