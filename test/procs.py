@@ -279,7 +279,7 @@ def replay_online(
         (exit code, the last JSON line or {}, the output).
     """
     args = [str(bag), "--online", "--online-out", str(out_bag), "--compare", "--no-plots", *extra]
-    code, out, res = run_replay(*args, "--wait", "30", timeout=180, env=local_dds_env(domain))
+    code, out, res = run_replay(*args, "--wait", "60", timeout=180, env=local_dds_env(domain))
     return code, res, out
 
 

@@ -195,7 +195,7 @@ class _Client:
         fut = client.call_async(
             SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
         )
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + 60.0  # a hang's bound
         while not fut.done() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert fut.done() and fut.result().results[0].successful
@@ -205,7 +205,7 @@ class _Client:
 
         client = self._service(SetBool, "/itasc_node/enable")
         fut = client.call_async(SetBool.Request(data=flag))
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + 60.0  # a hang's bound
         while not fut.done() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert fut.done() and fut.result().success
@@ -425,7 +425,7 @@ def test_online_replay_into_a_fresh_node(recorded: dict[str, Any]) -> None:
             str(out_bag),
             "--compare",
             "--wait",
-            "30",
+            "60",  # a hang's bound: a node starting beside another worker takes > 15 s
             "--tracking-tolerance",
             f"{ONLINE_TRACKING_TOLERANCE_MM:g}",
             env=env,
@@ -463,7 +463,7 @@ def test_online_replay_into_a_node_tracking_another_link_fails(recorded: dict[st
         rc, out, res = run_replay(
             str(recorded["bags"]["mcap"]),
             *("--online", "--online-out", str(tmp / "online_link7"), "--compare"),
-            *("--wait", "30"),
+            *("--wait", "60"),
             env=env,
         )
     finally:
