@@ -151,9 +151,13 @@ class ModelSource:
 
     @property
     def model_coming(self) -> bool:
-        """True while a URDF from a topic is parsed and its model built, until installed."""
+        """True while a URDF is parsed and its model built, until installed.
+
+        The start-up's URDF (the parameter, the file, the robots' files) until :meth:`start`
+        has loaded it, a topic's until its model is installed.
+        """
         worker = self._worker
-        return worker is not None and worker.pending
+        return self._starting or (worker is not None and worker.pending)
 
     def close(self) -> None:
         """Stop the thread parsing the topic's URDFs."""

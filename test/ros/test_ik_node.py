@@ -98,6 +98,9 @@ def test_ik_request_answers_with_a_joint_state_and_survives_bad_requests(
         states = client.publisher(JointState, "/ik/joint_states", 10)
         requests = client.publisher(PoseStamped, "/ik/itasc_node/ik_request", 10)
         client.wait_for_subscribers(requests, 1, TIMEOUT)
+        # the seed reaches the node (its reader matched); a request taken while the node
+        # still loads its URDF waits for the model (more than 2 s on a loaded machine)
+        client.wait_for_subscribers(states, 1, TIMEOUT)
         js = JointState(name=tree.joint_names, position=[float(v) for v in HOME])
         for _ in range(20):  # the seed: the arm at home
             states.publish(js)
@@ -235,6 +238,9 @@ def test_an_ik_solution_keeps_the_node_collision_constraint(
         states = client.publisher(JointState, "/obst/joint_states", 10)
         requests = client.publisher(PoseStamped, "/obst/itasc_node/ik_request", 10)
         client.wait_for_subscribers(requests, 1, TIMEOUT)
+        # the seed reaches the node (its reader matched); a request taken while the node
+        # still loads its URDF waits for the model (more than 2 s on a loaded machine)
+        client.wait_for_subscribers(states, 1, TIMEOUT)
         js = JointState(name=tree.joint_names, position=[float(v) for v in HOME])
         for _ in range(20):
             states.publish(js)

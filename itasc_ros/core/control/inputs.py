@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..constraints import Constraint
 from ..errors import InputError, ItascError, TargetNotSet, echo
 from ..kinematics import spatial
+from ._input_kernels import REFUSED, STEP, take_target_pose
 from ._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
@@ -41,7 +42,7 @@ from .model_fit import FittedModel
 from .odometry import Odometry, place_in_base, world_of_base
 from .recorder import Recorder
 from .robot_groups import RobotGroups
-from .streams import HUGE, StampOrder, TargetStream, as_array, fresh, usable
+from .streams import F8, HUGE, StampOrder, TargetStream, as_array, fresh, usable
 
 Array = NDArray[np.float64]
 
@@ -168,6 +169,37 @@ class Inputs:
                 a position farther from the root than :meth:`target_reach`; the target is
                 unchanged. Other quaternions are normalised.
         """
+        st = self.targets.get(constraint)
+        if (
+            st is not None
+            and not jump
+            and not st.world
+            and (not frame or frame == self._model.tree.root_link)
+            and not self._model.base_joints
+            and type(position) is np.ndarray
+            and type(quat_xyzw) is np.ndarray
+            and position.dtype is F8
+            and quat_xyzw.dtype is F8
+            and position.shape == (3,)
+            and quat_xyzw.shape == (4,)
+            and type(received) is float
+            and (header_stamp is None or type(header_stamp) is float)
+        ):  # a root-frame pose: taken in one compiled call, else refused below with its reason
+            cfg, stamped = self._model.config, header_stamp is not None
+            taken = take_target_pose(
+                position, quat_xyzw, HUGE, st.s, received, header_stamp if stamped else 0.0,
+                stamped, cfg.input_timeout, st.reach, self._model.dt, cfg.max_target_speed,
+                cfg.max_target_angular_speed, cfg.twist_filter_time_constant, st.new_pose,
+                st.pose, st.rel, st.raw, st.estimate,
+            )  # fmt: skip
+            if taken != REFUSED:
+                self._take_target(constraint, st, st.new_pose, taken == STEP)
+                if self._recorder.journal is not None:
+                    self._recorder.target(
+                        self._stream_index[constraint], received, st.header, -1, False,
+                        position, quat_xyzw,
+                    )  # fmt: skip
+                return
         st = self.target_state(constraint)
         p = as_array(position, "target of %r: position", self.reject, constraint)
         qt = as_array(quat_xyzw, "target of %r: quaternion", self.reject, constraint)

@@ -17,8 +17,18 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import InputError
 from ..kinematics._kernels import gather_within
 from ..kinematics.tree import KinematicTree
+from ._input_kernels import (
+    JS_HAS_STATE,
+    JS_HEADER,
+    JS_INTERVAL,
+    JS_ORDER,
+    JS_SIZE,
+    JS_STAMP,
+    REFUSED,
+    take_joint_state,
+)
 from .journal import stamp_value
-from .streams import HUGE, StampOrder, as_array
+from .streams import F8, HUGE, StampOrder, as_array
 
 Array = NDArray[np.float64]
 
@@ -62,11 +72,14 @@ class JointStateInput:
         # (n,) each commanded joint's state's reception time; the implicit joints are never late
         self.stamps = np.full(implicit + n, -math.inf)
         self.stamps[:implicit] = math.inf
+        # packed: has a state, its reception time [s], its header stamp [s], the usual interval
+        # [s], the stamp order (:mod:`._input_kernels`' layout)
+        self.s = np.zeros(JS_SIZE)
         self.has_state = False
         self.interval = 0.0  # [s] the joint states' usual interval (0 before two)
         self.stamp = -math.inf
         self.header = math.nan
-        self.order = StampOrder()
+        self.order = StampOrder(self.s[JS_ORDER : JS_ORDER + 3])
         self._names_cache: list[str] | None = None
         self._idx = np.zeros(n, dtype=np.int64)  # message index of each commanded joint
         self._held_idx: list[tuple[int, int]] = []  # (message index, q_full index) of held
@@ -99,6 +112,25 @@ class JointStateInput:
         Raises:
             InputError: the reason; nothing is changed.
         """
+        if (
+            type(names) is list
+            and names == self._names_cache
+            and type(positions) is np.ndarray
+            and positions.ndim == 1
+            and positions.dtype is F8
+            and positions.shape[0] == len(names)
+            and type(received) is float
+            and (header_stamp is None or type(header_stamp) is float)
+            and not self._held_idx
+        ):  # the usual state: taken in one compiled call, else refused below with its reason
+            stamped = header_stamp is not None
+            taken = take_joint_state(
+                positions, self._idx, HUGE, self._gathered, self.q, self._implicit,
+                self.stamps, self.s, received, header_stamp if stamped else 0.0, stamped,
+                timeout, INTERVAL_FILTER,
+            )  # fmt: skip
+            if taken != REFUSED:
+                return
         if type(names) is not list:
             names = list(names)
         # a float64 vector as it is; anything else converted (or refused)
@@ -129,6 +161,42 @@ class JointStateInput:
         self.stamps[self._implicit :] = self.stamp
         self.header = stamp_value(header_stamp)
         self.order.accept(header_stamp, received)
+
+    @property
+    def has_state(self) -> bool:
+        """A joint state was accepted."""
+        return self.s.item(JS_HAS_STATE) != 0.0
+
+    @has_state.setter
+    def has_state(self, value: bool) -> None:
+        self.s[JS_HAS_STATE] = 1.0 if value else 0.0
+
+    @property
+    def stamp(self) -> float:
+        """Reception time [s] of the last accepted joint state (-inf before the first)."""
+        return self.s.item(JS_STAMP)
+
+    @stamp.setter
+    def stamp(self, value: float) -> None:
+        self.s[JS_STAMP] = value
+
+    @property
+    def header(self) -> float:
+        """Its header stamp [s] (NaN: unstamped)."""
+        return self.s.item(JS_HEADER)
+
+    @header.setter
+    def header(self, value: float) -> None:
+        self.s[JS_HEADER] = value
+
+    @property
+    def interval(self) -> float:
+        """The joint states' usual interval [s] (0 before two)."""
+        return self.s.item(JS_INTERVAL)
+
+    @interval.setter
+    def interval(self, value: float) -> None:
+        self.s[JS_INTERVAL] = value
 
     def _unusable(self, q: Array) -> str:
         """Why positions ``q`` (n,) of the commanded joints are refused: NaN/Inf, or huge."""

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..kinematics._kernels import all_finite
+from ._input_kernels import T_HAS_POSE, T_HEADER, T_JUMPS, T_ORDER, T_STAMP, TARGET_SIZE
 from .cartesian_reference import CartesianReference
 
 Array = NDArray[np.float64]
@@ -59,6 +60,13 @@ class StampOrder:
     The state depends on the accepted messages only (a journal of them replays it). Unstamped
     messages (``None``) are not compared.
 
+    The state is packed in a (3,) float64 array (``state``, a view of its owner's packed state
+    when one is given): the compiled acceptance of the usual inputs reads and writes it
+    (:mod:`._input_kernels`).
+
+    Args:
+        state: (3,) where the state is kept (its values are reset); None: an array of its own.
+
     Attributes:
         source: header stamp [s] of the last accepted stamped message (None: none yet).
         received: its reception time [s] (-inf: never).
@@ -66,10 +74,39 @@ class StampOrder:
             stream last re-anchored on an older stamp (inf: none).
     """
 
-    def __init__(self) -> None:
-        self.source: float | None = None
-        self.received = -math.inf
-        self.offset = math.inf
+    __slots__ = ("state",)
+
+    def __init__(self, state: Array | None = None) -> None:
+        self.state = np.empty(3) if state is None else state
+        self.state[:] = (math.nan, -math.inf, math.inf)
+
+    @property
+    def source(self) -> float | None:
+        """Header stamp [s] of the last accepted stamped message (None: none yet)."""
+        v = self.state.item(0)
+        return None if v != v else v
+
+    @source.setter
+    def source(self, value: float | None) -> None:
+        self.state[0] = math.nan if value is None else value
+
+    @property
+    def received(self) -> float:
+        """Its reception time [s] (-inf: never)."""
+        return self.state.item(1)
+
+    @received.setter
+    def received(self, value: float) -> None:
+        self.state[1] = value
+
+    @property
+    def offset(self) -> float:
+        """The smallest delivery offset [s] since the stream last re-anchored (inf: none)."""
+        return self.state.item(2)
+
+    @offset.setter
+    def offset(self, value: float) -> None:
+        self.state[2] = value
 
     def state_into(self, out: Array) -> None:
         """Write the (3,) SNAPSHOT values: source (NaN: none), received and offset [s]."""
@@ -162,10 +199,13 @@ class TargetStream:
     """
 
     def __init__(self) -> None:
+        # packed: the last pose's reception time [s] and header stamp [s] (NaN: unstamped),
+        # has a pose, jumps counted, the poses' stamp order (:mod:`._input_kernels`' layout)
+        self.s = np.zeros(TARGET_SIZE)
         self.pose = np.eye(4)  # (4, 4) the stream's frame: the root's, or the world's (world)
         self.stamp = -math.inf  # [s] reception time of the last pose
         self.header = math.nan  # [s] its header stamp (NaN: unstamped)
-        self.order = StampOrder()  # header stamps of the poses
+        self.order = StampOrder(self.s[T_ORDER : T_ORDER + 3])  # header stamps of the poses
         self.has_pose = False
         self.estimate = np.zeros(6)  # (6,) filtered root-frame twist from successive poses
         self.raw = np.zeros(6)  # (6,) work array: the unfiltered finite-difference twist
@@ -204,6 +244,42 @@ class TargetStream:
         self.pose_fresh = False  # a pose received within input_timeout
         self.twist_fresh = False  # an explicit twist received within input_timeout
         self.jog_fresh = False  # a jog twist received within jog_valid
+
+    @property
+    def stamp(self) -> float:
+        """[s] reception time of the last pose (-inf: none)."""
+        return self.s.item(T_STAMP)
+
+    @stamp.setter
+    def stamp(self, value: float) -> None:
+        self.s[T_STAMP] = value
+
+    @property
+    def header(self) -> float:
+        """[s] the last pose's header stamp (NaN: unstamped)."""
+        return self.s.item(T_HEADER)
+
+    @header.setter
+    def header(self, value: float) -> None:
+        self.s[T_HEADER] = value
+
+    @property
+    def has_pose(self) -> bool:
+        """A pose was accepted."""
+        return self.s.item(T_HAS_POSE) != 0.0
+
+    @has_pose.setter
+    def has_pose(self, value: bool) -> None:
+        self.s[T_HAS_POSE] = 1.0 if value else 0.0
+
+    @property
+    def jumps(self) -> int:
+        """Poses that implied a target faster than the speed limits."""
+        return int(self.s.item(T_JUMPS))
+
+    @jumps.setter
+    def jumps(self, value: int) -> None:
+        self.s[T_JUMPS] = value
 
 
 __all__ = ["F8", "HUGE", "StampOrder", "TargetStream", "as_array", "fresh", "usable"]
