@@ -568,13 +568,25 @@ def _self_assigned(c: ClassInfo) -> set[str]:
 
 
 def _is_record(c: ClassInfo) -> bool:
-    """A dataclass, or a class with no method but its constructor: its fields are data."""
+    """A dataclass, or a class with no method but its constructor and its fields' accessors
+    (properties over a packed array of its own, a compiled kernel's view): its fields are
+    data."""
     for d in c.node.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
         if _base_name(target) == "dataclass":
             return True
     methods = [f for f in c.node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return all(f.name == "__init__" for f in methods)
+    return all(f.name == "__init__" or _is_accessor(f) for f in methods)
+
+
+def _is_accessor(f: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A property's getter or setter."""
+    for d in f.decorator_list:
+        if isinstance(d, ast.Name) and d.id == "property":
+            return True
+        if isinstance(d, ast.Attribute) and d.attr == "setter":
+            return True
+    return False
 
 
 def _setters(c: ClassInfo) -> set[str]:
