@@ -426,11 +426,21 @@ class RosTestClient:
 
     def wait_for_subscribers(self, pub: Any, count: int = 1, timeout: float = HANG) -> None:
         """Wait until ``pub`` is matched by ``count`` subscriptions (discovery done)."""
-        self.wait_for(
-            lambda: pub.get_subscription_count() >= count,
-            timeout,
-            f"subscribers of {pub.topic_name}",
-        )
+        try:
+            self.wait_for(
+                lambda: pub.get_subscription_count() >= count,
+                timeout,
+                f"subscribers of {pub.topic_name}",
+            )
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}; {self.graph()}") from None
+
+    def graph(self) -> str:
+        """What this client sees of the DDS graph, and its domain (a failed match's context)."""
+        nodes = self.node.get_node_names_and_namespaces()
+        domain = self.node.context.get_domain_id()
+        env = os.environ.get("ROS_DOMAIN_ID")
+        return f"this client's domain {domain} (ROS_DOMAIN_ID {env}) sees the nodes {nodes}"
 
     def wait_for_publishers(self, topic: str, count: int = 1, timeout: float = HANG) -> None:
         """Wait until every subscription :meth:`collect` made on ``topic`` is matched by
@@ -438,11 +448,14 @@ class RosTestClient:
         publisher, ``count_publishers``, can come seconds before the match under load)."""
         subs = self._subs[topic]
         assert subs, f"nothing collects {topic}"
-        self.wait_for(
-            lambda: all(s.get_publisher_count() >= count for s in subs),
-            timeout,
-            f"publishers of {topic} matched",
-        )
+        try:
+            self.wait_for(
+                lambda: all(s.get_publisher_count() >= count for s in subs),
+                timeout,
+                f"publishers of {topic} matched",
+            )
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}; {self.graph()}") from None
 
     # ------------------------------------------------------------------ services
     def call(self, srv_type: Any, name: str, request: Any, timeout: float = HANG) -> Any:
