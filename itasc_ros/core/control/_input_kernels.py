@@ -27,7 +27,7 @@ import math
 
 from numba import njit, types
 
-from ..kinematics._kernels import INPUT_VECTOR
+from ..kinematics._kernels import INPUT_VECTOR, gather_within
 from ._target_kernels import POSE_OK, pose_from_position_quat, stream_step
 
 #: Stamp-order verdicts of :func:`order_refusal`.
@@ -126,15 +126,9 @@ def take_joint_state(
     Returns:
         :data:`SMOOTH` (accepted) or :data:`REFUSED`.
     """
-    if not math.isfinite(received):
+    if not math.isfinite(received) or not gather_within(pos, idx, huge, work):
         return REFUSED
-    ok = True
-    for i in range(idx.shape[0]):
-        v = pos[idx[i]]
-        work[i] = v
-        if not (abs(v) <= huge):  # False for NaN too
-            ok = False
-    if not ok or order_refusal(s, JS_ORDER, source, stamped, received, timeout) != IN_ORDER:
+    if order_refusal(s, JS_ORDER, source, stamped, received, timeout) != IN_ORDER:
         return REFUSED
     for i in range(idx.shape[0]):
         q[implicit + i] = work[i]
