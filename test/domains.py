@@ -7,8 +7,13 @@ run. :func:`allocate_domain` hands out an id of :data:`DOMAIN_POOL` and holds an
 kernel drops the locks of a process that ends, however it ends). Another process asks for the
 same lock without waiting and moves on to the next id.
 
-Within a process, ids it has never held come first: the modules of one session get distinct
-domains for as long as the pool lasts, and a module never inherits the domain of the one before.
+Free ids are handed out least recently used first, across processes: a lock file's modification
+time says when an id was last taken or given back (by any process). The modules of one session
+get distinct domains for as long as the pool lasts, a module never inherits the domain of the one
+before, and a session (or the other worker of a parallel run) never takes the domain another
+process has just left: processes killed in a domain can leave Fast DDS's shared-memory ports of
+that domain behind, and a participant that reuses such a port may not hear, or be heard, for a
+while.
 
 This module uses the standard library only (a child process can import it quickly).
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,7 +58,8 @@ class DomainPool:
         """An id that no other holder has; held until :meth:`release` or the process's end.
 
         Returns:
-            The lowest free id never held here before, else the lowest free id.
+            The free id used longest ago by any process (never used first; then, among equals,
+            one never held here, then the lowest).
 
         Raises:
             NoFreeDomainError: every id is held.
@@ -62,6 +69,7 @@ class DomainPool:
             if fd is not None:
                 self._held[domain] = fd
                 self._used.add(domain)
+                self._touch(domain)
                 return domain
         raise NoFreeDomainError(
             f"all {len(self.ids)} test domains ({self.ids.start}-{self.ids.stop - 1}) are held; "
@@ -72,6 +80,7 @@ class DomainPool:
         """Let others have ``domain`` (its processes must have stopped). No-op if not held."""
         fd = self._held.pop(domain, None)
         if fd is not None:
+            self._touch(domain)  # last used now: the back of every process's queue
             os.close(fd)  # closing the only descriptor drops the lock
 
     def held(self) -> list[int]:
@@ -79,9 +88,24 @@ class DomainPool:
         return sorted(self._held)
 
     def _candidates(self) -> list[int]:
-        """The ids not held here: never held first, then released ones."""
+        """The ids not held here, least recently used (by any process) first."""
         free = [d for d in self.ids if d not in self._held]
-        return [d for d in free if d not in self._used] + [d for d in free if d in self._used]
+        return sorted(free, key=lambda d: (self._last_used(d), d in self._used, d))
+
+    def _last_used(self, domain: int) -> int:
+        """When ``domain`` was last taken or released [ns since 1970]; -1 if never."""
+        try:
+            return (self.lock_dir / f"{domain}.lock").stat().st_mtime_ns
+        except OSError:
+            return -1
+
+    def _touch(self, domain: int) -> None:
+        """Mark ``domain`` used now (its lock file's modification time)."""
+        now = time.time_ns()  # the kernel's own "now" for files is a few ms coarse
+        try:
+            os.utime(self.lock_dir / f"{domain}.lock", ns=(now, now))
+        except OSError:  # another user's lock file: its order stays as it is
+            pass
 
     def _try_lock(self, domain: int) -> int | None:
         """A descriptor holding the lock of ``domain``; None if another holder has it."""

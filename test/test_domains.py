@@ -137,3 +137,19 @@ def test_a_released_id_is_free_for_another_process(small: DomainPool, tmp_path: 
         assert theirs == taken[1]
     finally:
         _stop(proc)
+
+
+def test_an_id_another_process_left_comes_back_last(small: DomainPool, tmp_path: Path) -> None:
+    """A process killed in a domain may leave its shared-memory ports: others take it last."""
+    proc, theirs = _holder(str(tmp_path / "locks"), str(SMALL.start), str(SMALL.stop))
+    _stop(proc)  # killed: its lock is dropped, its use is remembered
+    got = _drain(small)
+    assert sorted(got) == list(SMALL)
+    assert got[-1] == theirs  # the ids nobody used first, though theirs is the lowest
+
+
+def test_ids_come_back_least_recently_used_first(small: DomainPool) -> None:
+    taken = [small.allocate() for _ in SMALL]
+    for domain in (taken[2], taken[0], taken[1]):
+        small.release(domain)
+    assert _drain(small) == [taken[2], taken[0], taken[1]]
