@@ -20,6 +20,7 @@ from itasc_ros.tools.demo.health import (
     limit_flags,
     phase_flags,
     stale_cause,
+    stale_stops,
     verdict_line,
 )
 from itasc_ros.tools.demo.json_output import finite_or_none, metrics_line
@@ -130,11 +131,17 @@ def test_limit_flags_find_the_cause_in_the_journal() -> None:
     assert flags[0].startswith("max joint acceleration 150 % of its limit: the stale-input zero")
     assert "at t=1.42 s (circle_ff): the simulated robot" in flags[0]  # the command reaching it
     assert re.search(r"published no joint state for 30\d ms", flags[0]), flags[0]
-    assert flags[1].startswith("3 stale-input stop(s) at 1.34 s, 1.38 s, 1.42 s: ")
+    assert flags[1].startswith("1 stale-input stop(s) at 1.34 s: ")  # one stop, its 3 commands
     assert len(flags) == 2
     late = JointStateTimes(np.arange(100.0, 101.0, 0.002), np.arange(100.0, 101.0, 0.002))
     late.received[late.received > 100.5] += 0.2  # delivery held up, stamps continuous
     assert stale_cause(100.8, late, 0.1).startswith("joint states arrived 202 ms apart")
+    # the recorder heard every state on time; the node's newest is 150 ms old: its alone
+    steady = JointStateTimes(np.arange(100.0, 101.0, 0.004), np.arange(100.0, 101.0, 0.004) + 1e-3)
+    why = stale_cause(100.8, steady, 0.1, node_stamp=100.65)
+    assert why.startswith("the node's newest joint state was stamped 150 ms before"), why
+    assert "recorder had received 12 newer ones from 147 ms before" in why, why
+    assert stale_cause(100.8, steady, 0.1) == "joint states older than input_timeout 100 ms"
     assert verdict_line("itasc-demo", []) == "itasc-demo: verdict: healthy"
     assert verdict_line("itasc-demo", ["a", "b"]) == "itasc-demo: verdict: NOT healthy: a; b"
 
@@ -148,3 +155,12 @@ def test_metrics_json_has_no_nan() -> None:
         "c": 2.5,
         "d": [0, 1],
     }
+
+
+def test_a_stop_is_a_run_of_stale_commands() -> None:
+    """Under motion limits a stale stop publishes its ramp: one stop, several commands."""
+    status = ["active", "stale", "stale", "stale", "active", "stale", "", "stale", "stale"]
+    ticks = CommandTicks(np.arange(len(status)) * 0.004, status)
+    assert stale_stops(ticks) == [1, 5, 7]
+    assert stale_stops(CommandTicks(np.zeros(2), ["stale", "stale"])) == [0]
+    assert stale_stops(None) == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,10 +53,17 @@ class CommandTicks:
         t: (k,) the ticks' times [s]. status: (k,) the tick's recorded status ('active',
             'stale', ...) or, for a zero outside a tick, its kind ('shutdown', ...); '' when
             the journal does not cover the command.
+        state_stamp: (k,) the header stamp [s] of the joint state the tick used (NaN: none or
+            not known; empty: not known for any).
     """
 
     t: Array
     status: list[str]
+    state_stamp: Array = field(default_factory=lambda: np.zeros(0))
+
+    def state_stamp_at(self, i: int) -> float:
+        """The header stamp [s] of the joint state command ``i``'s tick used (NaN: unknown)."""
+        return float(self.state_stamp[i]) if 0 <= i < self.state_stamp.size else math.nan
 
 
 @dataclass
@@ -67,12 +74,17 @@ class JointStateTimes:
     received: Array
 
 
-def stale_cause(t: float, js: JointStateTimes, input_timeout: float) -> str:
+def stale_cause(
+    t: float, js: JointStateTimes, input_timeout: float, node_stamp: float = math.nan
+) -> str:
     """Why the joint states were stale at ``t`` [s]: the publisher stopped, or delivery did.
 
     Looks at the second before ``t``: a gap in the stamps means the simulated robot published
     nothing (its process did not run); continuous stamps with a gap in the reception times
-    mean the messages were held up on the way.
+    mean the messages were held up on the way to every reader. Neither, and the node's newest
+    state (``node_stamp``, the header stamp [s] its journal gives) older than states the
+    recorder had received more than ``input_timeout`` before ``t``: they were held up on the
+    way to the node alone, or the node refused them.
     """
     sel = (js.received >= t - 1.0) & (js.received <= t + 0.05)
     if np.count_nonzero(sel) < 2:
@@ -89,6 +101,15 @@ def stale_cause(t: float, js: JointStateTimes, input_timeout: float) -> str:
         return (
             f"joint states arrived {1e3 * recv_gap:.0f} ms apart with continuous stamps (held "
             "up between the simulated robot and the node)"
+        )
+    newer = (js.stamp > node_stamp) & (js.received < t - input_timeout)  # False for NaN
+    if np.any(newer):
+        first = float(np.min(js.received[newer]))
+        return (
+            f"the node's newest joint state was stamped {1e3 * (t - node_stamp):.0f} ms "
+            f"before, while the recorder had received {np.count_nonzero(newer)} newer ones "
+            f"from {1e3 * (t - first):.0f} ms before, with continuous stamps: held up on the "
+            "way to the node alone, or refused by it ('input rejected' in its log)"
         )
     return f"joint states older than input_timeout {1e3 * input_timeout:.0f} ms"
 
@@ -115,17 +136,25 @@ def command_cause(
         if status in ZERO_CAUSES:
             t = float(ticks.t[i])
             where = f" at t={t - phases[0].start_ns * 1e-9:.2f} s ({_phase_at(t, phases)})"
-            why = f": {stale_cause(t, js, input_timeout)}" if status == "stale" else ""
+            why = ""
+            if status == "stale":
+                why = f": {stale_cause(t, js, input_timeout, ticks.state_stamp_at(i))}"
             return ZERO_CAUSES[status] + where + why
     seen = sorted({ticks.status[i] for i in indices if 0 <= i < len(ticks.status)})
     return f"the controller's own commands (tick status {', '.join(seen) or 'unknown'})"
 
 
-def stale_events(ticks: CommandTicks | None) -> list[float]:
-    """Times [s] of the published stale-input zeros (one per stale period)."""
+def stale_stops(ticks: CommandTicks | None) -> list[int]:
+    """The first command of each stale-input stop: a run of commands of status 'stale'.
+
+    A stop publishes one zero, or, under motion limits, the ramp down to rest: one stop.
+    """
     if ticks is None:
         return []
-    return [float(t) for t, s in zip(ticks.t, ticks.status, strict=True) if s == "stale"]
+    status = ticks.status
+    return [
+        i for i, s in enumerate(status) if s == "stale" and (i == 0 or status[i - 1] != "stale")
+    ]
 
 
 def phase_flags(m: dict[str, Any], offline: dict[str, dict[str, float]]) -> list[str]:
@@ -186,12 +215,13 @@ def limit_flags(
             flags.append(f"{label} {100 * ratio:.0f} % of its limit: {cause}")
     if m.get("max_joint_speed_ratio", 0.0) > 1.0 + RATIO_SLACK:
         flags.append(f"max joint speed {100 * m['max_joint_speed_ratio']:.1f} % of its limit")
-    stale = stale_events(ticks)
-    if stale:
+    stops = stale_stops(ticks)
+    if stops and ticks is not None:
         t0 = phases[0].start_ns * 1e-9
-        when = ", ".join(f"{t - t0:.2f} s" for t in stale[:5])
-        why = stale_cause(stale[0], js, input_timeout)
-        flags.append(f"{len(stale)} stale-input stop(s) at {when}: {why}")
+        when = ", ".join(f"{float(ticks.t[i]) - t0:.2f} s" for i in stops[:5])
+        first = stops[0]
+        why = stale_cause(float(ticks.t[first]), js, input_timeout, ticks.state_stamp_at(first))
+        flags.append(f"{len(stops)} stale-input stop(s) at {when}: {why}")
     if not m.get("joints_within_limits", False):
         flags.append("a joint state outside the position limits")
     if not m.get("commands_finite", False):
@@ -245,6 +275,6 @@ __all__ = [
     "limit_flags",
     "phase_flags",
     "stale_cause",
-    "stale_events",
+    "stale_stops",
     "verdict_line",
 ]

@@ -14,7 +14,7 @@ from itasc_ros.tools.demo.health import (
     health_notes,
     limit_flags,
     phase_flags,
-    stale_events,
+    stale_stops,
     verdict_line,
 )
 from itasc_ros.tools.demo.json_output import metrics_line, write_metrics
@@ -29,8 +29,8 @@ def health_flags(
     d: DemoSetup, metrics: dict[str, Any], data: BagData, trace: SolveTrace | None
 ) -> list[str]:
     """Every phase that did not settle and every figure over a limit, with its cause."""
-    ticks = None if trace is None else CommandTicks(trace.t, trace.status)
-    metrics["stale_events"] = None if ticks is None else len(stale_events(ticks))
+    ticks = None if trace is None else CommandTicks(trace.t, trace.status, trace.state_stamp)
+    metrics["stale_events"] = None if ticks is None else len(stale_stops(ticks))
     js = JointStateTimes(data.js_t, data.js_recv)
     timeout = d.config.input_timeout
     return phase_flags(metrics, metrics["offline"]) + limit_flags(

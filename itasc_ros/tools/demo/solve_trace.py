@@ -26,6 +26,8 @@ class SolveTrace:
             ('shutdown', ...); '' where not reproduced.
         followed: (k,) the smallest fraction of a task's asked velocity the command gave
             (NaN: no task judged, or not reproduced).
+        state_stamp: (k,) the header stamp [s] of the joint state the tick used (NaN: none,
+            or not reproduced).
     """
 
     t: Array
@@ -35,6 +37,7 @@ class SolveTrace:
     source: str
     status: list[str] = field(default_factory=list)
     followed: Array = field(default_factory=lambda: np.zeros(0))
+    state_stamp: Array = field(default_factory=lambda: np.zeros(0))
 
     def reordered(self, order: NDArray[np.intp]) -> SolveTrace:
         """The same trace with its commands in ``order`` ((k,) indices)."""
@@ -46,6 +49,7 @@ class SolveTrace:
             self.source,
             [self.status[i] for i in order],
             self.followed[order],
+            self.state_stamp[order] if self.state_stamp.size else self.state_stamp,
         )
 
 
@@ -75,6 +79,7 @@ def solve_trace(report: Any, playback: Any) -> SolveTrace | None:
         "itasc-replay --compare (the node's journal played back exactly)",
         status,
         col("followed"),
+        col("state_stamp"),
     )
 
 
