@@ -686,3 +686,65 @@ def test_the_foreign_assignments_are_still_there() -> None:
         for t in _assigned_targets(_parsed(path)):
             found.add(f"{rel}: {ast.unparse(t)}")
     assert not set(FOREIGN_ASSIGNMENTS) - found
+
+
+#: Private attributes read on another object than ``self``, each with why it is not a part's
+#: state read from outside (``rclpy_compat.py`` is the one module that reaches into rclpy).
+FOREIGN_PRIVATE_READS = {
+    "itasc_ros/core/solve/solve_result.py: obj._info": "SolveResult's own fields' descriptor",
+}
+PRIVATE_OK_MODULES = ("itasc_ros/ros/rclpy_compat.py",)
+PRIVATE_OK_NAMES = ("etree._Element",)  # lxml's element type, its public name
+
+
+def _private_reads(tree: ast.AST) -> list[ast.Attribute]:
+    """``x._name`` (not a dunder) on anything but ``self``, ``cls`` or ``super()``."""
+    out = []
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Attribute) and n.attr.startswith("_")):
+            continue
+        if n.attr.startswith("__") or _is_self(n.value):
+            continue
+        v = n.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
+            continue
+        out.append(n)
+    return out
+
+
+def test_no_private_attribute_is_read_outside_its_class() -> None:
+    """A part's private state is its own: another object reads it through its interface.
+
+    Allowed: another instance of the class's own (``old._model`` in ``Controller``), the
+    exceptions of :data:`FOREIGN_PRIVATE_READS`, and rclpy's private attributes in the one
+    module that may use them (see :mod:`itasc_ros.ros.rclpy_compat`).
+    """
+    inside: dict[int, ClassInfo] = {}  # a read's node -> the class whose body has it
+    for defs in project_classes().values():
+        for c in defs:
+            for a in _private_reads(c.node):
+                inside[id(a)] = c
+    bad = []
+    for path in _source_files():
+        rel = str(path.relative_to(REPO))
+        if rel in PRIVATE_OK_MODULES:
+            continue
+        for a in _private_reads(_parsed(path)):
+            text = ast.unparse(a)
+            c = inside.get(id(a))
+            if c is not None and a.attr in _self_assigned(c):  # its own class's state
+                continue
+            if text in PRIVATE_OK_NAMES or f"{rel}: {text}" in FOREIGN_PRIVATE_READS:
+                continue
+            bad.append(f"{rel}:{a.lineno}: {text}")
+    assert not bad, "private attributes read outside their class:\n" + "\n".join(bad)
+
+
+def test_the_foreign_private_reads_are_still_there() -> None:
+    """Each exception of :data:`FOREIGN_PRIVATE_READS` still names a read of the source."""
+    found = {
+        f"{path.relative_to(REPO)}: {ast.unparse(a)}"
+        for path in _source_files()
+        for a in _private_reads(_parsed(path))
+    }
+    assert not set(FOREIGN_PRIVATE_READS) - found

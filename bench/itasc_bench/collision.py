@@ -66,7 +66,7 @@ def _along_path(
     for q in path:
         tree.compute(q)
         coll.update_distances(tree)
-        queried += int(coll._queried.sum())
+        queried += int(coll.pairs_queried.sum())
 
     def ours() -> None:
         for q in path:
@@ -122,7 +122,7 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
         qp = ref.q_of(q)
         tree.compute(q)
         every.update_distances(tree)
-        err = float(np.abs(every._dist - ref.distances(qp)).max())
+        err = float(np.abs(every.pair_distances - ref.distances(qp)).max())
 
         def ours(q: Array = q) -> None:
             tree.compute(q)
@@ -151,8 +151,8 @@ def bench_collision(number: int, repeats: int) -> dict[str, Any]:
         row: dict[str, Any] = {f"{k}_us": v * 1e6 for k, v in t.items()}
         row["queries_ratio_vs_pinocchio"] = t["itasc_ros"] / t["pinocchio"]
         row["max_distance_difference_m"] = err
-        row["min_distance_m"] = float(every._dist.min())
-        row["pairs_queried_culled"] = int(culled._queried.sum())
+        row["min_distance_m"] = float(every.pair_distances.min())
+        row["pairs_queried_culled"] = int(culled.pairs_queried.sum())
         row["tick_collision_overhead_us"] = (t["tick_collision"] - t["tick_plain"]) * 1e6
         row["tick_fits_1khz"] = bool(t["tick_collision"] < 1e-3)
         out[label] = row

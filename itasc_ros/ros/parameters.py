@@ -37,6 +37,7 @@ from ..core.control.settings import (
 from ..core.errors import ConfigError
 from ..core.solve.joint_limits import LIMIT_FIELDS
 from ..params import CONTROLLER_KEYS, config_from_parameters, robot_defaults
+from .rclpy_compat import parameter_overrides, set_parameter_overrides
 
 try:  # rclpy >= Humble
     from rclpy.exceptions import ParameterUninitializedException
@@ -226,8 +227,7 @@ def declare_parameters(node: Node) -> list[str]:
             not one of its choices, a constraint of an unknown type (one line, naming what is
             valid).
     """
-    overrides: dict[str, Parameter] = getattr(node, "_parameter_overrides", None) or {}
-    node._parameter_overrides = check_overrides(overrides)
+    set_parameter_overrides(node, check_overrides(parameter_overrides(node)))
     for spec in NODE_PARAMS:
         _declare(node, spec)
     names = [str(n) for n in value(node, "constraint_names")]
@@ -286,7 +286,8 @@ def read_config(node: Node) -> ControllerConfig:
         ConfigError: invalid values (e.g. an unknown constraint type), naming the choices.
     """
     flat: dict[str, Any] = {k: _plain(value(node, k)) for k in CONTROLLER_KEYS}
-    flat.update({k: value(node, k) for k in node._parameters if k.startswith("joint_limits.")})
+    limits = [f"joint_limits.{k}" for k in node.get_parameters_by_prefix("joint_limits")]
+    flat.update({k: value(node, k) for k in limits})
     for name in flat["constraint_names"]:
         prefix = f"constraints.{name}."
         kind = _kind(name, str(value(node, prefix + "type")))
@@ -463,7 +464,8 @@ def coerce_request(node: Node, params: list[Parameter]) -> tuple[list[Parameter]
     errors: dict[str, str] = {}
     for p in params:
         if not node.has_parameter(p.name):
-            errors[p.name] = unknown_choice("parameter", p.name, list(node._parameters), limit=12)
+            declared = list(node.get_parameters_by_prefix(""))  # every name
+            errors[p.name] = unknown_choice("parameter", p.name, declared, limit=12)
             out.append(node.get_parameter(STAND_IN))  # refused whole with that line
             continue
         if p.type_ == _T.NOT_SET:

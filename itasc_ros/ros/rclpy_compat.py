@@ -1,7 +1,8 @@
 """The one place where rclpy's distributions differ for itasc_ros: Humble, Jazzy and Kilted.
 
-Every private rclpy API the node uses, and every public one that not all three distributions
-have, is reached through this module; nothing else in the package imports
+Every private rclpy API the node uses (rcl's subscription and wait set, the start-up parameter
+overrides), and every public one that not all three distributions have, is reached through this
+module; nothing else in the package imports
 ``rclpy.impl``, ``rclpy._rclpy_pybind11``, ``rclpy.event_handler`` or ``rclpy.experimental``.
 Each name chooses its path by what the installed rclpy offers (feature detection, never a
 version number), once, when this module is imported:
@@ -147,6 +148,24 @@ def _before(method: Callable[..., Any], callback: PreSetCallback) -> Callable[..
     return wrapped
 
 
+def parameter_overrides(node: Node) -> dict[str, Parameter]:
+    """The parameter values ``node`` was started with, by name (a copy).
+
+    ``--ros-args -p``, parameters files and the constructor's ``parameter_overrides``: what
+    ``declare_parameter`` takes instead of a default. rclpy keeps them in a private attribute of
+    the node (``_parameter_overrides``, on every distribution) and has no public getter.
+    """
+    return dict(getattr(node, "_parameter_overrides", None) or {})
+
+
+def set_parameter_overrides(node: Node, overrides: dict[str, Parameter]) -> None:
+    """Replace the values ``node`` was started with (see :func:`parameter_overrides`).
+
+    The parameters declared from now on take these instead of their defaults.
+    """
+    node._parameter_overrides = overrides
+
+
 def events_executor(context: Any) -> Any:
     """The EventsExecutor of rclpy for ``context``, or None where rclpy has none (Humble)."""
     if _EventsExecutor is None:
@@ -168,6 +187,8 @@ __all__ = [
     "guard_condition",
     "matched_callbacks",
     "matched_publishers",
+    "parameter_overrides",
     "rcl_subscription",
+    "set_parameter_overrides",
     "wait_set",
 ]

@@ -407,6 +407,16 @@ class Constraint(ABC):
         """
         raise TargetNotSet(f"{self.name}: a {self.type_name} constraint has no target pose")
 
+    def take_run_state(self, old: Constraint) -> None:
+        """Take over what ``old`` had at run time: :meth:`carry_over`'s, and its last twist.
+
+        ``old`` is the instance of the same name before a live change rebuilt the constraint:
+        the target twist its last solve saw goes on here (a pose task's demand limit goes on
+        from there).
+        """
+        self.carry_over(old)
+        self._twist_seen[:] = old._twist_seen
+
     def carry_over(self, old: Constraint) -> None:
         """Take over the state set at run time (e.g. a streamed target) from ``old``.
 

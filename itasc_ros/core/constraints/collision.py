@@ -345,6 +345,23 @@ class Collision(Constraint):
         return 0 if self.model is None else len(self.model.pairs)
 
     @property
+    def pair_distances(self) -> Array:
+        """(p,) each pair's distance at the last update [m], in the pairs' order.
+
+        Exact where it was queried, else a lower bound (the broad phase's). Read only; valid
+        until the next update.
+        """
+        return self._dist
+
+    @property
+    def pairs_queried(self) -> NDArray[np.bool_]:
+        """(p,) the pairs whose distance the last update queried exactly.
+
+        The others were culled by the broad phase. Read only; valid until the next update.
+        """
+        return self._queried
+
+    @property
     def n_rows(self) -> int:
         """Number of output rows m (see :class:`Constraint`)."""
         return self._rows

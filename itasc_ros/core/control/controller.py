@@ -717,8 +717,7 @@ class Controller:
         assert scene is not None and limiter is not None  # a structural change has both
         for old in self._model.scene.constraints:  # carry the targets over
             new = scene.get(old.name)
-            new.carry_over(old)
-            new._twist_seen[:] = old._twist_seen  # the demand limit goes on from there
+            new.take_run_state(old)  # its streamed target, the twist its demand limit saw
         for st in self._inputs.targets.values():
             st.applied[:] = 0.0  # the new constraints start without a twist
             for tw in (st.estimate, st.twist):  # within the (new) speed limits

@@ -8,6 +8,8 @@ the tree's view moved) and kept in the tree's ``solver_work``.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -53,8 +55,9 @@ class PoseChain:
     def __init__(self, tree: KinematicTree, link: str) -> None:
         self.link = link
         self.joint_names = tree.joint_names
-        self.arrays, nk = _chain_arrays(tree, link)
-        self.q_full = tree._q_full.copy()
+        arrays, nk = tree.chain_arrays(link)
+        self.arrays = cast(ChainArrays, arrays)
+        self.q_full = tree.fixed_positions()
         self.held = bool(np.any(self.arrays[1] < 0))
         n = self.n = tree.n_joints
         self.reach = tree.reach(link)
@@ -90,46 +93,6 @@ class PoseChain:
         return sel
 
 
-def _chain_arrays(tree: KinematicTree, link: str) -> tuple[ChainArrays, int]:
-    """The chain arrays ``(jt, col, org, ax, mult, offs, tip)`` of ``link`` and their length."""
-    m = tree._m
-    li = tree.link_index(link)
-    view_col = {int(full): i for i, full in enumerate(tree._sel)}
-    q_full = tree._q_full
-    jt, col, org, ax, mult, offs = [], [], [], [], [], []
-    acc = np.eye(4)
-    for k in m.chain[li, : m.chain_len[li]]:
-        k = int(k)
-        if m.jtype[k] == 0:
-            acc = acc @ m.origin[k]
-            continue
-        frame = acc @ m.origin[k]
-        acc = np.eye(4)
-        full = int(m.qidx[k])
-        jt.append(int(m.jtype[k]))
-        org.append(frame[:3])
-        ax.append(m.axis[k])
-        if full in view_col:
-            col.append(view_col[full])
-            mult.append(float(m.mult[k]))
-            offs.append(float(m.offs[k]))
-        else:  # held at its set position in this view
-            col.append(-1)
-            mult.append(0.0)
-            offs.append(float(m.mult[k] * q_full[full] + m.offs[k]))
-    nk = len(jt)
-    arrays: ChainArrays = (
-        np.array(jt, dtype=np.int64),
-        np.array(col, dtype=np.int64),
-        np.ascontiguousarray(np.array(org, dtype=float).reshape(nk, 3, 4)),
-        np.ascontiguousarray(np.array(ax, dtype=float).reshape(nk, 3)),
-        np.array(mult, dtype=float),
-        np.array(offs, dtype=float),
-        np.ascontiguousarray(acc[:3]),
-    )
-    return arrays, nk
-
-
 def chain_of(tree: KinematicTree, link: str) -> tuple[PoseChain, bool]:
     """The chain of ``link`` (kept in ``tree.solver_work``) and whether it was built just now.
 
@@ -140,7 +103,7 @@ def chain_of(tree: KinematicTree, link: str) -> tuple[PoseChain, bool]:
     if per_tree is None:
         per_tree = tree.solver_work["pose_chains"] = {}
     ch = per_tree.get(link)
-    if ch is None or (ch.held and not np.array_equal(ch.q_full, tree._q_full)):
+    if ch is None or (ch.held and not tree.holds_fixed_positions(ch.q_full)):
         ch = per_tree[link] = PoseChain(tree, link)
         return ch, True
     return ch, False

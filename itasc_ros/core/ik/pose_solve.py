@@ -117,8 +117,7 @@ def solve_pose(
         ch.seed_in[:] = ch.mid if seed is None else seed
     except (TypeError, ValueError) as exc:
         raise ConfigurationError(f"the seed must be {ch.n} numbers: {exc}") from None
-    if random_seed != ch._random_seed:
-        ch.seed_restarts(random_seed)
+    ch.seed_restarts(random_seed)  # a change of seed only
     params = ch.params if options is None else options.to_array()
     out = np.empty(sel.shape[0])
     timeout, max_iters = budget

@@ -130,7 +130,7 @@ def _behind_virtual_joints(
         ConfigError: the URDF already has a link or joint of those names.
     """
     names = [j[0] for j in joints]
-    spec: RobotSpec = tree._m.spec
+    spec: RobotSpec = tree.spec
     links = [BASE_LINK] + [f"{BASE_LINK}_{j}" for j in names[:-1]]
     clash = [n for n in (*links, *names) if n in spec.links or n in tree.all_joint_names]
     if clash:
@@ -162,7 +162,7 @@ def _behind_virtual_joints(
             spec.free_root_joint,
         )
     )
-    model.xml = tree._m.xml
+    model.xml = tree.urdf_xml
     return KinematicTree(model)
 
 

@@ -218,6 +218,72 @@ class KinematicTree:
         self._q_full[:] = q
         self._dirty = True
 
+    def fixed_positions(self) -> Array:
+        """(n_full,) a copy of every joint's position the tree holds (``all_joint_names`` order).
+
+        The joints that are not active in this view are at :meth:`set_fixed_positions`'s
+        positions; the active ones at the last :meth:`compute`'s.
+        """
+        return self._q_full.copy()
+
+    def holds_fixed_positions(self, q_full: Array) -> bool:
+        """True when the tree holds every joint at ``q_full`` (n_full,); no copy.
+
+        See :meth:`fixed_positions`.
+        """
+        return bool(np.array_equal(q_full, self._q_full))
+
+    def chain_arrays(self, link: str) -> tuple[tuple[NDArray[Any], ...], int]:
+        """The joints from the root to ``link`` as arrays, and their number ``nk``.
+
+        Fixed joints are folded into the next joint's origin; a joint that is not active in
+        this view is held at its fixed position (folded into ``offs``, column -1).
+
+        Returns:
+            ``(jt, col, org, ax, mult, offs, tip)``: each joint's type (nk,) int64, its column
+            in this view's ``q`` (nk,) int64 (-1: held), its origin (nk, 3, 4) and axis (nk, 3)
+            in its parent's frame, its mimic multiplier and offset (nk,) each, and the fixed
+            transform (3, 4) after the last joint; then ``nk``.
+
+        Raises:
+            UnknownLinkError: ``link`` is not a link of the tree.
+        """
+        m = self._m
+        li = self.link_index(link)
+        view_col = {int(full): i for i, full in enumerate(self._sel)}
+        jt, col, org, ax, mult, offs = [], [], [], [], [], []
+        acc = np.eye(4)
+        for k in m.chain[li, : m.chain_len[li]]:
+            k = int(k)
+            if m.jtype[k] == 0:
+                acc = acc @ m.origin[k]
+                continue
+            frame = acc @ m.origin[k]
+            acc = np.eye(4)
+            full = int(m.qidx[k])
+            jt.append(int(m.jtype[k]))
+            org.append(frame[:3])
+            ax.append(m.axis[k])
+            if full in view_col:
+                col.append(view_col[full])
+                mult.append(float(m.mult[k]))
+                offs.append(float(m.offs[k]))
+            else:  # held at its set position in this view
+                col.append(-1)
+                mult.append(0.0)
+                offs.append(float(m.mult[k] * self._q_full[full] + m.offs[k]))
+        nk = len(jt)
+        arrays = (
+            np.array(jt, dtype=np.int64),
+            np.array(col, dtype=np.int64),
+            np.ascontiguousarray(np.array(org, dtype=float).reshape(nk, 3, 4)),
+            np.ascontiguousarray(np.array(ax, dtype=float).reshape(nk, 3)),
+            np.array(mult, dtype=float),
+            np.array(offs, dtype=float),
+            np.ascontiguousarray(acc[:3]),
+        )
+        return arrays, nk
+
     # ----------------------------------------------------------------------- description
     @property
     def joint_names(self) -> list[str]:
@@ -248,6 +314,11 @@ class KinematicTree:
     def free_root_joint(self) -> str:
         """The URDF's free (floating / planar) root joint left out, '' when there was none."""
         return self._m.spec.free_root_joint
+
+    @property
+    def spec(self) -> RobotSpec:
+        """The robot's description the tree was built from (links, joints, inertials)."""
+        return self._m.spec
 
     @property
     def urdf_xml(self) -> str | bytes | None:
