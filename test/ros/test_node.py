@@ -860,9 +860,9 @@ def test_joint_states_trigger_one_command_per_state_then_one_zero(
 def test_joint_states_trigger_keeps_to_control_rate(
     client: RosTestClient, tree: KinematicTree
 ) -> None:
-    """States faster than control_rate (250 Hz vs 100 Hz): ticks at control_rate on average."""
+    """States faster than control_rate (500 Hz asked, 50 Hz): ticks at control_rate on average."""
     ns = "/trigfast"
-    params = ("control_rate:=100.0", "control_trigger:=joint_states")
+    params = ("control_rate:=50.0", "control_trigger:=joint_states")
     with moving_node(client, tree, ns, *params, robot_rate=500.0) as (_, _, cmds):
         states = client.collect(JointState, f"{ns}/joint_states")
         time.sleep(0.3)
@@ -870,15 +870,14 @@ def test_joint_states_trigger_keeps_to_control_rate(
         time.sleep(2.0)
         n = sum(1 for t, _ in list(cmds) if t0 <= t <= t0 + 2.0)
         n_states = sum(1 for t, _ in list(states) if t0 <= t <= t0 + 2.0)
-        # the fake robot (this process, 500 Hz asked; ~145 Hz measured under load for 250 Hz
-        # asked) really is faster than control_rate, so one command per state would be more
-        # than 215
-        assert n_states > 250, n_states
-        # Not one command per state (> 215), and ticking: the rate itself, exactly 100 Hz on
-        # average for any faster state rate, is checked on exact times in test_tick_spacing.py;
-        # here a loaded machine may starve the node's process (147 commands measured with a
-        # second test suite running beside this one).
-        assert 100 <= n <= 215, (n, n_states)
+        # The fake robot (this process: 500 Hz asked, 121-145 Hz measured beside another
+        # worker) is faster than control_rate by far, so one command per state would be more
+        # than 110: the premise, with the window's edges.
+        assert n_states > 115, n_states
+        # Not one command per state (> 110), and ticking: the rate itself, exactly control_rate
+        # on average for any faster state rate, is checked on exact times in
+        # test_tick_spacing.py; here a loaded machine may starve the node's process.
+        assert 50 <= n <= 110, (n, n_states)
 
 
 def test_unknown_control_trigger_is_refused_at_start_up() -> None:
