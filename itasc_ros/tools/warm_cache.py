@@ -68,15 +68,59 @@ def _tree_for(path: Path, flat: dict[str, Any]) -> KinematicTree:
     return KinematicTree.from_urdf_file(robot_urdf(robot))
 
 
+def warm_controller(tree: KinematicTree, config: Any) -> None:
+    """Build a controller of ``config`` on ``tree`` and run three ticks: its kernels compiled.
+
+    With a journal (its records' kernels too), a joint state at the neutral pose, the base's
+    odometry when there is a world frame, and each pose constraint's target where its link is.
+    A kernel already in the cache is loaded instead.
+    """
+    from itasc_ros.core import Controller
+    from itasc_ros.core.control.journal import Journal
+    from itasc_ros.core.kinematics.spatial import matrix_to_quat
+
+    ctrl = Controller(tree, config)
+    ctrl.attach_journal(Journal())  # its records' kernels too
+    q = tree.neutral()
+    ctrl.set_joint_state(tree.joint_names, q, 1.0, 1.0)
+    if config.world_frame:  # a mobile base: at the world's origin, at rest
+        odom = [0.0] * 13
+        odom[6] = 1.0
+        ctrl.set_odometry(config.world_frame, "", odom, 1.0, 1.0)
+    for name in ctrl.pose_constraints:
+        link = ctrl.constraint(name).effector_link
+        if link is None:
+            continue
+        pose = tree.forward_kinematics(q, link)
+        ctrl.set_target(name, "", pose[:3, 3].copy(), matrix_to_quat(pose), 1.0, 1.0)
+    for k in range(3):
+        ctrl.step(1.0 + k * ctrl.period)
+
+
+def warm_node(tree: KinematicTree, config: Any) -> float:
+    """What a node of ``config`` on ``tree`` compiles at its start, compiled now.
+
+    Its controller's tick (:func:`warm_controller`), its IK request worker's and its exit
+    deadline's kernels: a node started next loads them from the cache.
+
+    Returns:
+        The time it took [s] (seconds when every kernel was in the cache).
+    """
+    from itasc_ros.core.ik.worker import warm_up_ik
+
+    t0 = time.perf_counter()
+    warm_controller(tree, config)
+    warm_up_ik()
+    warm_exit()
+    return time.perf_counter() - t0
+
+
 def warm_control(config_dir: Path) -> list[str]:
     """Build a controller for each parameters file of ``config_dir`` and run one tick.
 
     Returns:
         One line per file: warmed, or why not.
     """
-    from itasc_ros.core import Controller
-    from itasc_ros.core.control.journal import Journal
-    from itasc_ros.core.kinematics.spatial import matrix_to_quat
     from itasc_ros.params import config_from_parameters, read_params_file
 
     lines = []
@@ -85,24 +129,7 @@ def warm_control(config_dir: Path) -> list[str]:
         try:
             flat = read_params_file(path)
             config = config_from_parameters(flat)
-            tree = _tree_for(path, flat)
-            ctrl = Controller(tree, config)
-            ctrl.attach_journal(Journal())  # its records' kernels too
-            q = tree.neutral()
-            ctrl.set_joint_state(tree.joint_names, q, 1.0, 1.0)
-            if config.world_frame:  # a mobile base: at the world's origin, at rest
-                odom = [0.0] * 13
-                odom[6] = 1.0
-                ctrl.set_odometry(config.world_frame, "", odom, 1.0, 1.0)
-            for name in ctrl.pose_constraints:
-                c = ctrl.constraint(name)
-                link = c.effector_link
-                if link is None:
-                    continue
-                pose = tree.forward_kinematics(q, link)
-                ctrl.set_target(name, "", pose[:3, 3].copy(), matrix_to_quat(pose), 1.0, 1.0)
-            for k in range(3):
-                ctrl.step(1.0 + k * ctrl.period)
+            warm_controller(_tree_for(path, flat), config)
             lines.append(f"{path.name}: {time.perf_counter() - t0:.1f} s")
         except Exception as exc:  # a robot not installed here: said, not fatal
             lines.append(f"{path.name}: skipped ({type(exc).__name__}: {exc})")

@@ -21,6 +21,7 @@ from itasc_ros.tools.demo.processes import (
 from itasc_ros.tools.demo.report import report
 from itasc_ros.tools.demo.tap_writer import TapWriter
 from itasc_ros.tools.replay import write_parameters_snapshot
+from itasc_ros.tools.warm_cache import warm_node
 
 
 def run_live(d: DemoSetup, wall0: float) -> None:
@@ -33,6 +34,10 @@ def run_live(d: DemoSetup, wall0: float) -> None:
     Raises:
         RuntimeError: a process died or did not come up.
     """
+    # the node's kernels compiled here first (the first run after an install or an update): the
+    # node then loads them at its start instead of compiling beside the robot for minutes
+    print("itasc-demo: the node's compiled kernels (compiled once after an install)", flush=True)
+    print(f"itasc-demo: kernels ready after {warm_node(d.tree, d.config):.1f} s", flush=True)
     env = child_env(d.domain)
     logs = {name: d.out / log for name, log in LOG_NAMES.items()}
     procs: dict[str, subprocess.Popen[bytes]] = {}
