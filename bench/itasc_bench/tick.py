@@ -34,8 +34,8 @@ from itasc_ros.core import (
     JointValue,
     KinematicTree,
     Scene,
-    SolveResult,
 )
+from itasc_ros.core.control import controller as controller_module
 from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.kinematics.home_poses import HOME_POSES
 from itasc_ros.core.kinematics.spatial import matrix_to_quat
@@ -115,8 +115,10 @@ def bench_node_tick_parts(
     """Where the node's tick goes: its inputs' acceptance, the step, the scene's solve in it.
 
     The tick of ``controller_node_tick`` (Franka's motion limits, a journal), each part timed
-    by ``perf_counter_ns`` around its call; the scene's solve inside the step through a wrapper
-    of the scene's ``solve`` (its time counts in ``step_us`` too).
+    by ``perf_counter_ns`` around its call; the scene's solve inside the step through wrappers
+    of what makes it, the scene's ``prepare`` and the compiled command that solves
+    (``solve_command``: the solve, the limits' take of its command, the send); its time counts
+    in ``step_us`` too.
 
     Args:
         tree: the Panda's tree.
@@ -135,18 +137,46 @@ def bench_node_tick_parts(
     ctrl = Controller(tree, limited)
     ctrl.attach_journal(Journal())
     scene = ctrl.scene
-    solve = scene.solve
+    prepare, kernel = scene.prepare, controller_module.solve_command
     solving = [0]
     clock = time.perf_counter_ns
 
-    def timed_solve(qv: ArrayLike, dt: float) -> SolveResult:
+    def timed_prepare(qv: ArrayLike, dt: float) -> tuple[Any, ...]:
         t0 = clock()
         try:
-            return solve(qv, dt)
+            return prepare(qv, dt)
         finally:
             solving[0] += clock() - t0
 
-    scene.solve = timed_solve  # type: ignore[method-assign,assignment]  # this scene only
+    def timed_command(*args: Any) -> Any:
+        t0 = clock()
+        try:
+            return kernel(*args)
+        finally:
+            solving[0] += clock() - t0
+
+    scene.prepare = timed_prepare  # type: ignore[method-assign,assignment]  # this scene only
+    controller_module.solve_command = timed_command  # type: ignore[assignment]  # restored below
+    try:
+        return _timed_parts(ctrl, tree, q, target, number, repeats, solving)
+    finally:
+        controller_module.solve_command = kernel
+
+
+def _timed_parts(
+    ctrl: Controller,
+    tree: KinematicTree,
+    q: np.ndarray,
+    target: np.ndarray,
+    number: int,
+    repeats: int,
+    solving: list[int],
+) -> dict[str, float]:
+    """:func:`bench_node_tick_parts`'s blocks of ``ctrl``'s ticks.
+
+    ``solving``: the solve's time [ns], counted by its wrappers.
+    """
+    clock = time.perf_counter_ns
     p, quat = target[:3, 3].copy(), matrix_to_quat(target)
     names, now = tree.joint_names, 1000.0
     blocks: dict[str, list[float]] = {"joint_state": [], "target": [], "step": [], "solve": []}

@@ -57,6 +57,7 @@ def test_the_ik_paths_and_the_public_solves_run(capsys: pytest.CaptureFixture[st
 def test_a_node_s_kernels_are_ready_after_warm_node() -> None:
     """What itasc-demo runs before it starts its node: the tick's and the IK worker's kernels."""
     from itasc_ros.core import KinematicTree
+    from itasc_ros.core.control import _command_kernels
     from itasc_ros.core.ik import _pose_kernel
     from itasc_ros.core.solve import workspace
     from itasc_ros.params import config_from_parameters, read_params_file
@@ -67,6 +68,7 @@ def test_a_node_s_kernels_are_ready_after_warm_node() -> None:
     spent = warm_cache.warm_node(tree, config)
     assert spent >= 0.0
     assert workspace.scene_tick.signatures  # compiled or loaded in this process
+    assert _command_kernels.solve_command.signatures  # the active tick's command
     compiled = [
         f for f in vars(_pose_kernel).values() if getattr(f, "signatures", None) is not None
     ]

@@ -48,6 +48,14 @@ from ..kinematics.robots import SEPARATOR
 from ..kinematics.tree import KinematicTree
 from ..solve.motion_limits import MotionLimiter
 from ..solve.scene import Scene, SolveResult
+from ._command_kernels import (
+    NOT_FINITE,
+    NOT_SOLVED,
+    OUTSIDE,
+    SENT,
+    solve_command,
+    take_solved,
+)
 from ._target_kernels import cap_twist
 from .aim import TargetAim
 from .config import ControllerConfig, apply_updates
@@ -391,31 +399,34 @@ class Controller:
         if status is Status.ACTIVE:
             self._aim.update(now, self._elapsed)
             held = self._hold_stopped_robots(now) if self._inputs.robots.any_stale else None
-            out = self._limit(self._solve(), status)
+            out, sent = self._command(status)
             if held is not None and out.status is Status.ACTIVE:
                 out.reason, out.held = held
-            self._judge_following(now, out)
+            self._judge_following(now, out, sent)
         elif self._can_stop_smoothly():
-            out = self._stop(status, reason)
+            out, sent = self._stop(status, reason), False
         else:
-            out = self._zero(status, reason, None)
+            out, sent = self._zero(status, reason, None), False
         if out.result is None:
             self.following.idle()
-        if out.publish:
+        if out.publish and not sent:
             self._prediction.publish(out.qdot)
         if self._recorder.journal is not None:
             self._recorder.tick(now, out, js.stamp, js.header, js.q)
         return out
 
-    def _judge_following(self, now: float, out: StepOutput) -> None:
-        """How much of each task the command gives (:class:`Following`); its report in ``out``."""
+    def _judge_following(self, now: float, out: StepOutput, measured: bool) -> None:
+        """How much of each task the command gives (:class:`Following`); its report in ``out``.
+
+        ``measured``: the fractions of ``out.qdot`` are in the following's already (the
+        compiled command's, :meth:`_command`).
+        """
         res = out.result
         if res is None or out.status is not Status.ACTIVE:
             self.following.idle()
             return
-        if self.following.source is not res.constraint_names:  # the scene's tasks changed
-            self.following = Following(res.constraint_names)
-        self._model.scene.following(out.qdot, self.following.fraction)
+        if not measured:
+            self._model.scene.following(out.qdot, self._following_of(res).fraction)
         causes = self._model.scene.limiting if not out.held else self._held_causes(out.held)
         self.following.update(now, self._elapsed, causes, out.qdot)
         out.shortfall = self.following.report
@@ -547,45 +558,55 @@ class Controller:
         )
         return why, tuple(stopped)
 
-    def _solve(self) -> SolveResult | str:
-        """The scene's solve at the last joint state, or why it failed.
+    def _following_of(self, res: SolveResult) -> Following:
+        """The :class:`Following` of ``res``'s tasks (a new one once the scene's tasks changed)."""
+        if self.following.source is not res.constraint_names:
+            self.following = Following(res.constraint_names)
+        return self.following
+
+    def _command(self, status: Status) -> tuple[StepOutput, bool]:
+        """This tick's solve at the predicted joint positions and its command, or a fault.
 
         The scene's limits include this tick's motion box (:class:`~itasc_ros.core.solve.limits.
         MotionBox`: the acceleration, jerk and braking limits from the last command at the
         nominal period), so every priority level of the solve keeps them (a lower level cannot
-        take a higher one's share of a limit).
+        take a higher one's share of a limit). Its command is taken in one compiled call
+        (:func:`~itasc_ros.core.control._command_kernels.take_solved`): no faster than the last
+        fresh one while a joint state is late, clipped to the hard velocity limits, taken by
+        the limiter (the limiter makes it when it is outside the box: the box and the collision
+        rows could not both be kept), sent, and the tasks' fractions of it measured. A scene
+        whose tick is compiled makes the solve inside that call (:func:`solve_command`).
+
+        Returns:
+            The output, and whether its command was sent and its fractions measured.
         """
+        scene, pred, model = self._model.scene, self._prediction, self._model
+        lim = model.limiter
         try:
-            return self._model.scene.solve(self._prediction.q, self._model.dt)
+            args = scene.prepare(pred.q, model.dt)
+            take = (
+                pred.cap_norm, self._capped, model.vmax_hard, self._qdot, lim.v, lim.a,
+                lim.active, pred.sent, self._following_of(scene.result).fraction,
+            )  # fmt: skip
+            if scene.compiled_tick:
+                code, size = solve_command(*args, *take)  # type: ignore[call-arg]
+                res = scene.solved(code != NOT_SOLVED)
+            else:
+                res = scene.run(args)
+                code, size = take_solved(*scene.solve_buffers, model.dt, *take)
         except ItascError as exc:
-            return f"solve failed: {exc}"
+            return self._fault(f"solve failed: {exc}", None), False
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
-            return f"solve failed: {type(exc).__name__}: {exc}"
-
-    def _limit(self, res: SolveResult | str, status: Status) -> StepOutput:
-        """The command of a solve: finite, within the velocity and motion limits; else a fault.
-
-        The solve kept the motion box: its command is taken as it is. The limiter is the guard
-        of a command outside the box (the box and the collision rows could not both be kept):
-        it holds the limits then.
-        """
-        if isinstance(res, str):
-            return self._fault(res, None)
-        lim, scene, out = self._model.limiter, self._model.scene, self._qdot
-        # clipped to the velocity limits and taken as the last command (without motion
-        # limits: as it is, as a snapshot of the journal keeps it), in one compiled call
-        taken = -1
-        if res.ok:
-            qdot = self._prediction.cap(res.qdot, self._capped)  # a late state: no faster
-            taken = lim.take_clipped(
-                qdot, self._model.vmax_hard, out, scene.box_lo, scene.box_hi, self._model.dt
-            )
-        if taken < 0:
-            return self._fault("solve produced non-finite joint velocities", res)
-        if taken == 0:  # outside the box: the limiter makes the command
-            lim.step(out, self._prediction.q, self._model.dt, 2.0 * self._model.dt, out)
+            return self._fault(f"solve failed: {type(exc).__name__}: {exc}", None), False
+        if code == NOT_FINITE:
+            return self._fault("solve produced non-finite joint velocities", res), False
+        if code == OUTSIDE:  # outside the box: the limiter makes the command
+            lim.step(self._qdot, pred.q, model.dt, 2.0 * model.dt, self._qdot)
+        else:
+            pred.took(size)
         self._halted = False
-        return StepOutput(status, True, out.copy(), self._inputs.joints.q.copy(), res, "")
+        out = StepOutput(status, True, self._qdot.copy(), self._inputs.joints.q.copy(), res, "")
+        return out, code == SENT
 
     def _fault(self, reason: str, res: SolveResult | None) -> StepOutput:
         """A failed solve: the command ramps to zero within the limits (else an immediate zero)."""

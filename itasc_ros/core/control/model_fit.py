@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +27,7 @@ from ..solve.limits import HeldJoints, MotionBox
 from ..solve.motion_limits import MotionLimiter
 from ..solve.scene import Scene
 from ..solve.shortfall import warm_up as warm_up_shortfall
+from ._command_kernels import solve_command, take_solved
 from ._target_kernels import warm_up_kernels
 from .config import ControllerConfig
 from .following import warm_up as warm_up_following
@@ -225,7 +227,8 @@ class FittedModel:
         """Run one solve now so that compiling/loading the kernels never delays a tick."""
         try:
             self.scene.solve(self.tree.neutral(), self.dt)
-            self.scene.warm_up(self.dt)  # the other kind of tick too (a live change's)
+            tick = self.scene.warm_up(self.dt)  # the other kind of tick too (a live change's)
+            self._warm_command(tick)
             # each constraint's own update, the tree's FK and a Jacobian (the held robots', the
             # inputs', the aim's: a scene whose every constraint's tick is compiled does them
             # inside its call)
@@ -239,6 +242,21 @@ class FittedModel:
         warm_up_following()
         if self.config.world_frame:
             warm_up_odometry()
+
+    def _warm_command(self, tick: tuple[Any, ...]) -> None:
+        """Load the tick's command kernels, after ``tick`` (a ``scene_tick``'s arguments).
+
+        :func:`~itasc_ros.core.control._command_kernels.solve_command` and
+        :func:`~itasc_ros.core.control._command_kernels.take_solved`, on copies of the
+        command's arrays: nothing is taken or sent.
+        """
+        n, k, lim = self.n_joints, len(self.scene.result.constraint_names), self.limiter
+        take = (
+            0.0, np.zeros(n), self.vmax_hard, np.zeros(n), lim.v.copy(), lim.a.copy(),
+            lim.active, np.zeros(n), np.zeros(k),
+        )  # fmt: skip
+        solve_command(*tick, *take)  # type: ignore[call-arg]  # numba's stub: one argument
+        take_solved(*self.scene.solve_buffers, self.dt, *take)
 
     @property
     def n_joints(self) -> int:

@@ -223,9 +223,23 @@ class StatePrediction:
 
     def publish(self, qdot: Array) -> None:
         """The command ``qdot`` (n,) was published: the robot follows it from now on."""
-        size = take_sent(self.sent, qdot)
+        self.took(take_sent(self.sent, qdot))
+
+    def took(self, size: float) -> None:
+        """The rest of :meth:`publish` once a command of norm ``size`` [rad/s] became :attr:`sent`.
+
+        For a caller whose own compiled call ran :func:`take_sent`.
+        """
         if self.late == 0.0:
             self.fresh_norm = size
+
+    @property
+    def cap_norm(self) -> float:
+        """The norm [rad/s] :meth:`cap` scales a larger command to; 0: none.
+
+        None while no state is late, or when the robot starts from rest.
+        """
+        return 0.0 if self.late == 0.0 else self.fresh_norm
 
     def cap(self, qdot: Array, out: Array) -> Array:
         """``qdot`` (n,), or while a state is late, scaled into ``out`` to :attr:`fresh_norm`.
@@ -234,12 +248,13 @@ class StatePrediction:
         robot starts from rest: the prediction holds its position) or ``qdot`` is not larger,
         else ``out``.
         """
-        if self.late == 0.0 or self.fresh_norm == 0.0:  # not late, or starting from rest
+        cap = self.cap_norm
+        if cap == 0.0:  # not late, or starting from rest
             return qdot
         size = norm(qdot)
-        if size <= self.fresh_norm:
+        if size <= cap:
             return qdot
-        np.multiply(qdot, self.fresh_norm / size, out=out)
+        np.multiply(qdot, cap / size, out=out)
         return out
 
     def reset(self) -> None:

@@ -75,6 +75,8 @@ def layout_signature(c: Constraint) -> int:
 
 
 Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 
 class Scene:
@@ -524,6 +526,31 @@ class Scene:
         Raises:
             ConfigurationError: q of the wrong length or non-finite; dt not > 0.
         """
+        return self.run(self.prepare(q, dt))
+
+    def run(self, args: tuple[Any, ...]) -> SolveResult:
+        """The solve :meth:`prepare` readied (``args``, its result), then :meth:`solved`."""
+        if not self._compiled:
+            scene_solve(*args)
+            return self.solved(True)
+        return self.solved(scene_tick(*args))
+
+    def prepare(self, q: ArrayLike, dt: float) -> tuple[Any, ...]:
+        """A solve at ``q`` (n,) [rad or m] and ``dt`` [s] up to its one compiled call.
+
+        For a caller that makes that call itself, inside a compiled call of its own (the
+        controller's tick: :func:`~itasc_ros.core.control._command_kernels.solve_command`),
+        then gives its outcome to :meth:`solved`. :meth:`solve` is ``prepare`` then
+        :meth:`run` (the call, then ``solved``).
+
+        Returns:
+            With :attr:`compiled_tick`: :func:`~itasc_ros.core.solve.workspace.scene_tick`'s
+            arguments (True when it computes the tree's forward kinematics, the tree's arrays,
+            then the scene's); else :func:`~itasc_ros.core.solve.workspace.scene_solve`'s.
+
+        Raises:
+            ConfigurationError: q of the wrong length or non-finite; dt not > 0.
+        """
         qv = self._check(q, dt)
         if self._layout_changed():
             self._rebuild()
@@ -536,7 +563,7 @@ class Scene:
             self._tick_values()
         else:
             self._update_rows(qv)
-        ws, demand, dt = self._ws, self._demand, float(dt)
+        demand, dt = self._demand, float(dt)
         limit = demand.limits
         u = demand.last_command  # (n,) read with the demand limit on; else a work array's place
         if u is None or not limit:
@@ -545,6 +572,7 @@ class Scene:
             # the built-in velocity and position limits in one compiled call (what their Limit
             # objects intersect), then the added ones in order, which mark their position sides
             # (the solve marks the position limits' on the joints they leave unmarked)
+            ws = self._ws
             scene_box(ws.model, ws.joints, dt)
             for lim in self._extra_limits:
                 lim.apply(qv, dt, self.box_lo, self.box_hi)
@@ -554,9 +582,36 @@ class Scene:
             self._lim_par[L_HOLDING] = self._held.holding
         args = self._kernel_args(u, dt, limit)
         if not self._compiled:
-            scene_solve(*args)
-        elif not scene_tick(not self._own_updates, *self._tree_arrays, *args):
-            raise ConfigurationError(f"q has NaN, Inf or huge values: {qv.tolist()}")
+            return args
+        return (not self._own_updates, *self._tree_arrays, *args)
+
+    @property
+    def solve_buffers(self) -> tuple[IntArray, Array, Array, BoolArray]:
+        """The workspace's buffers a compiled call reads a solve's result from.
+
+        ``(model, joints, rows, row_flags)`` (:class:`~itasc_ros.core.solve.workspace.
+        SceneWorkspace`): after a solve, its ``q'``, box, info and rows.
+        """
+        ws = self._ws
+        return ws.model, ws.joints, ws.rows, ws.row_flags
+
+    @property
+    def compiled_tick(self) -> bool:
+        """True when :meth:`prepare` readies ``scene_tick``'s call (else ``scene_solve``'s)."""
+        return self._compiled
+
+    def solved(self, finite: bool) -> SolveResult:
+        """The result of the solve :meth:`prepare` readied, once its compiled call ran.
+
+        Args:
+            finite: what that call returned (``scene_tick``: False when a value of ``q`` was
+                NaN, Inf or huge and nothing was solved; ``scene_solve``: True).
+
+        Raises:
+            ConfigurationError: ``finite`` is False.
+        """
+        if not finite:
+            raise ConfigurationError(f"q has NaN, Inf or huge values: {self._q.tolist()}")
         res = self.result
         res.defer(self._fill_errors, self._wy)  # sigma_min, ok, ...: read from self._info
         return res
@@ -577,16 +632,22 @@ class Scene:
             self.damping_max, self.damping_epsilon, self.sdls_gamma_max,
         )  # fmt: skip
 
-    def warm_up(self, dt: float) -> None:
+    def warm_up(self, dt: float) -> tuple[Any, ...]:
         """Load the compiled calls of both kinds of tick now, so that no tick waits for one.
 
         A scene with a compiled tick solves through ``scene_tick``, one without through
         ``scene_solve``; a live change (a constraint enabled or disabled) may take the other.
         Run at the model's warm-up: the buffers' values are a solve's again at the next one.
+
+        Returns:
+            The ``scene_tick`` arguments it ran (for a compiled call that makes that call:
+            :meth:`prepare`).
         """
         args = self._kernel_args(self._zw, float(dt), self._demand.limits)
         scene_solve(*args)
-        scene_tick(False, *self._tree_arrays, *args)
+        tick = (False, *self._tree_arrays, *args)
+        scene_tick(*tick)
+        return tick
 
     def following(self, qdot: Array, out: Array) -> None:
         """How much of each constraint's asked velocity the command ``qdot`` (n,) gives.

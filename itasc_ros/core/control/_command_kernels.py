@@ -1,0 +1,183 @@
+"""Compiled command of an active tick: the solve to the command sent, in one call (numba).
+
+Internal: the public API is :meth:`itasc_ros.core.control.Controller.step`. Taken through its
+parts one by one (the scene's compiled solve, the cap of a late state, the clip and take of the
+motion limits, the command sent, the tasks' fractions), an active tick paid each part's
+compiled-call dispatch and its Python around it, more than the work. :func:`solve_command`
+makes the same calls, in the same order, on the same arrays, inside one compiled call: the
+controller's Python path (:meth:`~itasc_ros.core.control.Controller.step` through
+:meth:`~itasc_ros.core.solve.scene.Scene.solve`) gives the same command bit for bit, and
+stays the path of a scene whose tick is not compiled.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ..solve.motion_limits import take_clipped
+from ..solve.shortfall import task_fractions
+from ..solve.solver import INFO_FINITE
+from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_QDOT, N, scene_tick
+from .prediction import norm, take_sent
+
+#: Results of :func:`solve_command`: nothing solved (a value of q NaN, Inf or huge), the solve
+#: not finite (nothing taken), the command outside the motion box (nothing taken: the
+#: limiter's step makes it), the command taken and sent.
+NOT_SOLVED, NOT_FINITE, OUTSIDE, SENT = -2, -1, 0, 1
+
+
+@njit(cache=True)
+def solve_command(  # pragma: no cover - compiled
+    fk,
+    ints,
+    floats,
+    poses,
+    full,
+    sel,
+    q_full,
+    model,
+    joints,
+    rows,
+    joint_flags,
+    row_flags,
+    motion,
+    motion_box,
+    held,
+    lim_par,
+    u,
+    dt,
+    clamp,
+    limit,
+    boxed,
+    method,
+    lam_max,
+    eps,
+    gamma_max,
+    cap,
+    capped,
+    vmax,
+    out,
+    v,
+    a,
+    active,
+    sent,
+    fractions,
+):
+    """A scene's solve, then its command (:func:`take_solved`).
+
+    :func:`~itasc_ros.core.solve.workspace.scene_tick`, then :func:`take_solved` of its
+    result.
+
+    Args:
+        fk: :func:`~itasc_ros.core.solve.workspace.scene_tick`'s arguments, from the
+            scene's :meth:`~itasc_ros.core.solve.scene.Scene.prepare`.
+        ints: likewise.
+        floats: likewise.
+        poses: likewise.
+        full: likewise.
+        sel: likewise.
+        q_full: likewise.
+        model: likewise.
+        joints: likewise.
+        rows: likewise.
+        joint_flags: likewise.
+        row_flags: likewise.
+        motion: likewise.
+        motion_box: likewise.
+        held: likewise.
+        lim_par: likewise.
+        u: likewise.
+        dt: likewise (the nominal period [s], also the motion limits').
+        clamp: likewise.
+        limit: likewise.
+        boxed: likewise.
+        method: likewise.
+        lam_max: likewise.
+        eps: likewise.
+        gamma_max: likewise.
+        cap: :func:`take_solved`'s.
+        capped: likewise.
+        vmax: likewise.
+        out: likewise.
+        v: likewise.
+        a: likewise.
+        active: likewise.
+        sent: likewise.
+        fractions: likewise.
+
+    Returns:
+        :data:`NOT_SOLVED` (and 0) when a value of ``q`` is NaN, Inf or huge (nothing
+        solved), else :func:`take_solved`'s.
+    """
+    if not scene_tick(
+        fk, ints, floats, poses, full, sel, q_full, model, joints, rows, joint_flags, row_flags,
+        motion, motion_box, held, lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps,
+        gamma_max,
+    ):  # fmt: skip
+        return NOT_SOLVED, 0.0
+    return take_solved(
+        model, joints, rows, row_flags, dt, cap, capped, vmax, out, v, a, active, sent, fractions
+    )
+
+
+@njit(cache=True)
+def take_solved(  # pragma: no cover - compiled
+    model, joints, rows, row_flags, dt, cap, capped, vmax, out, v, a, active, sent, fractions
+):
+    """The command of a scene's last solve: capped, clipped, taken, then sent.
+
+    :func:`solve_command` after its solve; the controller's call after a solve of its own
+    (a scene whose tick is not compiled). The solve's ``q'`` scaled to the norm ``cap`` when it
+    is larger (a late joint state: no faster than the last fresh command;
+    :meth:`~itasc_ros.core.control.prediction.StatePrediction.cap`);
+    :func:`~itasc_ros.core.solve.motion_limits.take_clipped` into ``out``; once taken, ``out``
+    sent (:func:`~itasc_ros.core.control.prediction.take_sent`) and each task's fraction of it
+    (:func:`~itasc_ros.core.solve.shortfall.task_fractions`).
+
+    Args:
+        model: the scene's model (:class:`~itasc_ros.core.solve.workspace.SceneWorkspace`).
+        joints: its joints' buffer (the solve's ``q'``, box and info).
+        rows: its rows' buffer.
+        row_flags: its rows' flags.
+        dt: the nominal period [s] (the motion limits').
+        cap: the norm a command is capped to [rad/s]; 0: none.
+        capped: (n,) work: the capped command.
+        vmax: (n,) the hard velocity limits [rad/s].
+        out: (n,) out: the command [rad/s] (undefined unless :data:`SENT` or
+            :data:`OUTSIDE`).
+        v: (n,) in/out: the motion limiter's last command [rad/s].
+        a: (n,) in/out: its acceleration [rad/s^2].
+        active: the motion limits are on.
+        sent: (n,) out: the command the robot follows from now on (once :data:`SENT`).
+        fractions: (k,) out: each task's fraction of the command (once :data:`SENT`).
+
+    Returns:
+        (one of :data:`NOT_FINITE`, :data:`OUTSIDE`, :data:`SENT`; the sent command's norm
+        [rad/s], 0 unless :data:`SENT`).
+    """
+    n = model[N]
+    if joints[model[J_INFO] + INFO_FINITE] == 0.0:
+        return NOT_FINITE, 0.0
+    o = model[J_QDOT]
+    qdot = joints[o : o + n]
+    if cap != 0.0:
+        size = norm(qdot)
+        if size > cap:
+            scale = cap / size
+            for j in range(n):
+                capped[j] = qdot[j] * scale
+            qdot = capped
+    lo, hi = model[J_BOX_LO], model[J_BOX_HI]
+    taken = take_clipped(
+        qdot, vmax, out, joints[lo : lo + n], joints[hi : hi + n], v, a, max(dt, 1e-6), active
+    )
+    if taken < 0:
+        return NOT_FINITE, 0.0
+    if taken == 0:
+        return OUTSIDE, 0.0
+    size = take_sent(sent, out)
+    task_fractions(model, rows, row_flags, out, fractions)
+    return SENT, size
+
+
+__all__ = ["NOT_FINITE", "NOT_SOLVED", "OUTSIDE", "SENT", "solve_command", "take_solved"]
