@@ -35,8 +35,7 @@ PARTS: tuple[tuple[str, str, str, str], ...] = (
     ("itasc_ros.core.control.joint_input", "JointStateInput", "accept", "apply: check, keep"),
     ("itasc_ros.core.control.controller", "Controller", "step", "step"),
     ("itasc_ros.core.control.aim", "TargetAim", "update", "step: aim"),
-    ("itasc_ros.core.control.controller", "Controller", "_solve", "step: solve"),
-    ("itasc_ros.core.control.controller", "Controller", "_limit", "step: limit"),
+    ("itasc_ros.core.control.controller", "Controller", "_command", "step: solve, command"),
     ("itasc_ros.ros.node_outputs", "NodeOutputs", "send", "send the command"),
     ("itasc_ros.ros.node", "ItascNode", "_housekeeping", "housekeeping"),
 )
