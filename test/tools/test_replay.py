@@ -475,3 +475,54 @@ def test_online_replay_into_a_node_tracking_another_link_fails(recorded: dict[st
     assert tr["replayed"]["rms_mm"] > tr["recorded"]["rms_mm"] + 50.0, tr  # link7 vs the hand
     assert "FAILED: the runs do not track alike" in out
     assert "itasc-replay: compare: FAILED (tracking)" in out
+
+
+def test_a_parameter_request_lost_on_the_way_is_sent_again(dds_domain: int) -> None:
+    """A request whose answer never comes is sent again by ``call_with_resends``.
+
+    As a request sent after ``wait_for_service`` but before the server's answer writer matched
+    the client (a ROS 2 service is two topics: its answer goes into the void): a real
+    ``ListParameters`` server over DDS whose first request is never answered in time (its
+    callback is held until the test ends), the next ones at once.
+    """
+    import rclpy
+    from procs import ros_context
+    from rcl_interfaces.srv import ListParameters
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+
+    resend = 0.5  # [s]
+    release, requests = threading.Event(), []
+
+    def serve(request: Any, response: Any) -> Any:
+        requests.append(time.monotonic())
+        if len(requests) == 1:
+            release.wait(30.0)  # the first answer is lost: it comes after the test
+        response.result.names = ["served"]
+        return response
+
+    with ros_context(dds_domain) as (context, executor):
+        server = rclpy.create_node("answerer", context=context)
+        server.create_service(
+            ListParameters, "/answerer/list", serve, callback_group=ReentrantCallbackGroup()
+        )
+        serving = MultiThreadedExecutor(num_threads=2, context=context)
+        serving.add_node(server)
+        spin = threading.Thread(target=serving.spin, daemon=True)
+        spin.start()
+        asker = rclpy.create_node("asker", context=context)
+        executor.add_node(asker)
+        client = asker.create_client(ListParameters, "/answerer/list")
+        try:
+            assert client.wait_for_service(timeout_sec=20.0)
+            t0 = time.monotonic()
+            answer = replay.call_with_resends(
+                client, ListParameters.Request(depth=0), t0 + 20.0, resend=resend
+            )
+            elapsed = time.monotonic() - t0
+        finally:
+            release.set()
+            serving.shutdown(timeout_sec=2.0)
+            spin.join(timeout=2.0)
+    assert answer is not None and list(answer.result.names) == ["served"]
+    assert len(requests) >= 2 and elapsed >= resend  # answered when sent again

@@ -214,6 +214,8 @@ class DemoRun:
         from rcl_interfaces.srv import SetParameters
         from rclpy.parameter import Parameter
 
+        from itasc_ros.tools.replay import call_with_resends
+
         if self._param_client is None:
             self._param_client = self.node.create_client(SetParameters, f"{NODE}/set_parameters")
         client = self._param_client
@@ -221,11 +223,7 @@ class DemoRun:
             raise RuntimeError(f"{NODE}/set_parameters is not available")
         name = f"constraints.{self.constraint}.feedforward"
         req = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
-        fut = client.call_async(req)
-        deadline = time.monotonic() + timeout
-        while not fut.done() and time.monotonic() < deadline:
-            time.sleep(0.005)
-        res = fut.result() if fut.done() else None
+        res = call_with_resends(client, req, time.monotonic() + timeout)  # the same value
         if res is None or not res.results or not res.results[0].successful:
             reason = res.results[0].reason if res is not None and res.results else "timeout"
             raise RuntimeError(f"setting {name}={value} failed: {reason}")

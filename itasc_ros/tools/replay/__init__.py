@@ -87,7 +87,11 @@ if TYPE_CHECKING:
     )
     from itasc_ros.tools.replay.metrics import replay_metrics
     from itasc_ros.tools.replay.node_setup import NodeSetup, load_setup
-    from itasc_ros.tools.replay.online import fetch_node_parameters, replay_online
+    from itasc_ros.tools.replay.online import (
+        call_with_resends,
+        fetch_node_parameters,
+        replay_online,
+    )
     from itasc_ros.tools.replay.plots import write_replay_plots, write_what_if_plots
     from itasc_ros.tools.replay.recorded_parameters import (
         NODE_DEFAULTS,
@@ -129,7 +133,7 @@ __getattr__ = lazy_exports(
         ],
         ".metrics": ["replay_metrics"],
         ".node_setup": ["NodeSetup", "load_setup"],
-        ".online": ["fetch_node_parameters", "replay_online"],
+        ".online": ["call_with_resends", "fetch_node_parameters", "replay_online"],
         ".plots": ["write_replay_plots", "write_what_if_plots"],
         ".recorded_parameters": [
             "NODE_DEFAULTS", "PARAMETER_EVENTS_TOPIC", "PARAMS_TOPIC", "bag_parameters",
@@ -163,6 +167,7 @@ __all__ = [
     "bag_commands",
     "bag_parameters",
     "bag_seconds",
+    "call_with_resends",
     "check_bag",
     "compare_commands",
     "config_history",

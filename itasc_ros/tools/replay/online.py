@@ -52,26 +52,43 @@ def fetch_node_parameters(
             lst.wait_for_service(timeout_sec=timeout) and get.wait_for_service(timeout_sec=timeout)
         ):
             raise ReplayError(f"the parameter services of {target} do not answer")
-        fut = lst.call_async(ListParameters.Request(depth=0))
         deadline = time.monotonic() + timeout
-        while not fut.done() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if not fut.done() or fut.result() is None:
+        listed = call_with_resends(lst, ListParameters.Request(depth=0), deadline)
+        if listed is None:
             raise ReplayError(f"{target}/list_parameters timed out")
-        names = list(fut.result().result.names)
+        names = list(listed.result.names)
 
         def call(request_names: list[str]) -> list[Any]:
-            fut2 = get.call_async(GetParameters.Request(names=request_names))
-            while not fut2.done() and time.monotonic() < deadline:
-                time.sleep(0.005)
-            if not fut2.done() or fut2.result() is None:
+            got = call_with_resends(get, GetParameters.Request(names=request_names), deadline)
+            if got is None:
                 raise ReplayError(f"{target}/get_parameters timed out")
-            return [parameter_value(v) for v in fut2.result().values]
+            return [parameter_value(v) for v in got.values]
 
         return _all_values(names, call)
     finally:
         node.destroy_client(lst)
         node.destroy_client(get)
+
+
+def call_with_resends(client: Any, request: Any, deadline: float, resend: float = 1.0) -> Any:
+    """The answer of a service ``client`` to an idempotent ``request``, or None by ``deadline``.
+
+    The request is sent again every ``resend`` [s] until an answer comes or ``deadline``
+    (``time.monotonic()``) [s] passes. A ROS 2 service is two topics: a client sees the service
+    (``wait_for_service``) once the server's request reader has matched, possibly before the
+    server's answer writer has matched the client's reader, and a request sent in between is
+    answered into the void (rmw_fastrtps). Only for requests that may be served twice (a list,
+    a get, a set to the same value). The caller's executor spins the client's node.
+    """
+    while True:
+        future = client.call_async(request)
+        until = min(deadline, time.monotonic() + resend)
+        while not future.done() and time.monotonic() < until:
+            time.sleep(0.005)
+        if future.done() and future.result() is not None:
+            return future.result()
+        if time.monotonic() >= deadline:
+            return None
 
 
 def _all_values(names: list[str], call: Callable[[list[str]], list[Any]]) -> dict[str, Any]:
