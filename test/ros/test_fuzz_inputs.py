@@ -21,7 +21,9 @@ Definitions (the oracle is :class:`Model`, an independent statement of the rules
   *stamped* message was received within ``input_timeout`` (either side of now) and the stamp is
   older than that one's (out of order) or its delivery offset (reception time minus stamp) is
   smaller than the smallest offset of the stream's accepted messages by more than
-  ``input_timeout`` (a stamp in the future). Older anchors are not compared with (re-anchoring:
+  ``input_timeout`` (a stamp in the future; while the stream holds its anchor alone, the one
+  accepted message since it started or re-anchored, against the anchor's offset or zero, the
+  smaller: the anchor may have come late). Older anchors are not compared with (re-anchoring:
   the smallest offset restarts from the message's own when its stamp is older than the anchor's).
 * The inputs are *unusable* at a tick at time ``now`` when the output is disabled, or no joint
   state was ever accepted, or the last accepted joint state was received more than
@@ -381,7 +383,8 @@ class NodePath:
 
 # ------------------------------------------------------------------------------ the model
 Anchor = tuple[float, float, float]
-"""A stream's last accepted stamp, its reception time, the smallest delivery offset [s]."""
+"""A stream's last accepted stamp, its reception time, the smallest delivery offset [s] of the
+messages accepted since it (re-)anchored (inf: the anchor alone)."""
 
 
 def stamp_problem(anchor: Anchor | None, src: float | None, now: float, timeout: float) -> str:
@@ -394,6 +397,8 @@ def stamp_problem(anchor: Anchor | None, src: float | None, now: float, timeout:
         return ""
     if src < anchor_src:
         return "out of order"
+    if offset == math.inf:  # the anchor alone
+        offset = min(anchor_received - anchor_src, 0.0)
     if offset - (now - src) > timeout:
         return "in the future"
     return ""
@@ -401,9 +406,9 @@ def stamp_problem(anchor: Anchor | None, src: float | None, now: float, timeout:
 
 def anchored(anchor: Anchor | None, src: float, now: float) -> Anchor:
     """The stream's anchor once a message stamped ``src`` received at ``now`` is accepted."""
-    offset = now - src
-    if anchor is not None and src >= anchor[0]:
-        offset = min(offset, anchor[2])
+    if anchor is None or src < anchor[0]:
+        return (src, now, math.inf)
+    offset = min(now - src, anchor[2], anchor[1] - anchor[0])
     return (src, now, offset)
 
 

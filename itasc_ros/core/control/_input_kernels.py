@@ -14,7 +14,7 @@ Packed states (float64 arrays the input objects own; their attributes read them)
 
 - a stamp order (:class:`~itasc_ros.core.control.streams.StampOrder`), 3 values from
   ``at``: the last accepted header stamp [s] (NaN: none), its reception time [s], the
-  smallest delivery offset [s];
+  smallest delivery offset [s] (inf: none, or the anchor alone);
 - a joint-state input (:data:`JS_SIZE`): has a state (1.0/0.0), reception time [s], header
   stamp [s] (NaN: unstamped), the states' usual interval [s], its stamp order;
 - a target stream (:data:`TARGET_SIZE`): reception time [s], header stamp [s] (NaN:
@@ -74,7 +74,10 @@ def order_refusal(s, at, source, stamped, received, timeout):
         return IN_ORDER  # nothing recent to compare with: re-anchor
     if source < last:
         return OUT_OF_ORDER
-    if s[at + ORDER_OFFSET] - (received - source) > timeout:
+    kept = s[at + ORDER_OFFSET]
+    if kept == math.inf:  # the anchor alone: it may have come late
+        kept = min(s[at + ORDER_RECEIVED] - last, 0.0)
+    if kept - (received - source) > timeout:
         return AHEAD
     return IN_ORDER
 
@@ -90,9 +93,12 @@ def order_accept(s, at, source, stamped, received):
         return
     offset = received - source
     last = s[at + ORDER_SOURCE]
+    kept = s[at + ORDER_OFFSET]
     if last != last or source < last:
-        s[at + ORDER_OFFSET] = offset  # another clock: its own delivery only
-    elif offset < s[at + ORDER_OFFSET]:
+        s[at + ORDER_OFFSET] = math.inf  # another clock: its anchor alone
+    elif kept == math.inf:  # the anchor's own delivery, then this one's
+        s[at + ORDER_OFFSET] = min(s[at + ORDER_RECEIVED] - last, offset)
+    elif offset < kept:
         s[at + ORDER_OFFSET] = offset
     s[at + ORDER_SOURCE] = source
     s[at + ORDER_RECEIVED] = received

@@ -121,7 +121,8 @@ def stream_layout() -> dict[str, slice]:
 
     ``order``, ``twist_order`` and ``jog_order`` are a
     :class:`~itasc_ros.core.control.streams.StampOrder`: the last accepted header stamp [s]
-    (NaN: none), its reception time [s] and the smallest delivery offset [s] (inf: none).
+    (NaN: none), its reception time [s] and the smallest delivery offset [s] (inf: none, or
+    the anchor alone).
     ``twist_time`` and ``accel`` are the explicit twists' time and filtered change rate;
     ``given_twist`` the twist the constraint was given at the last solve (aimed ahead or not)
     and ``aiming`` 1.0 when its target was aimed ahead then. ``world`` is 1.0 for a stream in

@@ -57,8 +57,16 @@ class StampOrder:
     it is the smaller (a clock that jumped forward); otherwise (a pause) the smaller stays. So
     a run of refusals ends within ``input_timeout`` of the last accepted message: a single bad
     stamp, a restarted publisher or a clock that jumped can never lock a stream out for longer.
-    The state depends on the accepted messages only (a journal of them replays it). Unstamped
-    messages (``None``) are not compared.
+
+    A stream's first message (or the first on a new clock) is its *anchor alone*: it may itself
+    have come late (a first publish, a publisher descheduled right after stamping it), and the
+    punctual message after it would then look ahead by that lateness. So while the offset rests
+    on the anchor alone, the next message is measured against the anchor's offset or zero,
+    whichever is the smaller: it leaps ahead only when its stamp is ahead of both the anchor's
+    delivery and its own reception time by more than ``input_timeout``. The packed offset is
+    inf meanwhile (:attr:`offset` gives the anchor's own). The state depends on the accepted
+    messages only (a journal of them replays it). Unstamped messages (``None``) are not
+    compared.
 
     The state is packed in a (3,) float64 array (``state``, a view of its owner's packed state
     when one is given): the compiled acceptance of the usual inputs reads and writes it
@@ -72,6 +80,8 @@ class StampOrder:
         received: its reception time [s] (-inf: never).
         offset: the smallest delivery offset [s] of the stamped messages accepted since the
             stream last re-anchored on an older stamp (inf: none).
+        state: (3,) the packed source (NaN: none), received and offset (inf: none, or the
+            anchor alone).
     """
 
     __slots__ = ("state",)
@@ -102,25 +112,22 @@ class StampOrder:
     @property
     def offset(self) -> float:
         """The smallest delivery offset [s] since the stream last re-anchored (inf: none)."""
-        return self.state.item(2)
-
-    @offset.setter
-    def offset(self, value: float) -> None:
-        self.state[2] = value
+        kept, source = self.state.item(2), self.state.item(0)
+        if kept == math.inf and source == source:  # the anchor alone: its own
+            return self.state.item(1) - source
+        return kept
 
     def state_into(self, out: Array) -> None:
-        """Write the (3,) SNAPSHOT values: source (NaN: none), received and offset [s]."""
-        out[0] = math.nan if self.source is None else self.source
-        out[1], out[2] = self.received, self.offset
+        """Write the (3,) SNAPSHOT values: the packed state (:attr:`state`)."""
+        out[:3] = self.state
 
     def state_from(self, v: Array) -> None:
         """Set the state from its (3,) SNAPSHOT values (the inverse of :meth:`state_into`)."""
-        self.source = None if math.isnan(v[0]) else float(v[0])
-        self.received, self.offset = float(v[1]), float(v[2])
+        self.state[:] = v[:3]
 
     def take(self, other: StampOrder) -> None:
         """Go on from ``other``'s state (the same stream, kept by a new owner)."""
-        self.source, self.received, self.offset = other.source, other.received, other.offset
+        self.state[:] = other.state
 
     def check(self, source: float | None, received: float, timeout: float) -> str:
         """Why a message stamped ``source`` [s] received at ``received`` [s] is refused.
@@ -144,7 +151,10 @@ class StampOrder:
                 f"stamp {source:.6f} s is older than the last accepted {self.source:.6f} s "
                 "(out of order)"
             )
-        lead = self.offset - (received - source)
+        kept = self.state.item(2)
+        if kept == math.inf:  # the anchor alone: it may have come late
+            kept = min(self.received - self.source, 0.0)
+        lead = kept - (received - source)
         if lead > timeout:
             return (
                 f"stamp {source:.6f} s is {lead:.3f} s further ahead of its reception time than "
@@ -163,10 +173,13 @@ class StampOrder:
         if source is None:
             return
         offset = float(received) - float(source)
+        kept = self.state.item(2)
         if self.source is None or source < self.source:
-            self.offset = offset  # another clock: its own delivery only
-        elif offset < self.offset:
-            self.offset = offset
+            self.state[2] = math.inf  # another clock: its anchor alone
+        elif kept == math.inf:  # the anchor's own delivery, then this one's
+            self.state[2] = min(self.received - self.source, offset)
+        elif offset < kept:
+            self.state[2] = offset
         self.source = float(source)
         self.received = float(received)
 

@@ -2,9 +2,9 @@
 
 A stream is measured by its delivery offset (reception time minus stamp): a stamp is ahead when
 its offset is smaller than the stream's most punctual one by more than ``input_timeout``. A
-stalled publisher (late messages, a burst, a pause) is never refused; a stamp in the future, an
-out-of-order stamp and a clock that jumped are refused at most ``input_timeout``; the state
-travels in the journal's SNAPSHOT and replays exactly.
+stalled publisher (late messages, a burst, a pause, a first message come late) is never
+refused; a stamp in the future, an out-of-order stamp and a clock that jumped are refused at
+most ``input_timeout``; the state travels in the journal's SNAPSHOT and replays exactly.
 """
 
 from __future__ import annotations
@@ -94,6 +94,47 @@ def test_a_stream_paused_longer_than_input_timeout_resumes_at_once() -> None:
     assert offer(order, 14.0, 14.5) == ""
     assert order.offset == pytest.approx(LATENCY)  # kept across the pause
     assert punctual(order, 14.5, 20) == [""] * 20
+
+
+@pytest.mark.parametrize("late", [0.0, 0.05, 0.3, 2.0])
+def test_a_stream_whose_first_message_came_late_is_never_refused(late: float) -> None:
+    """The first message comes ``late`` [s] late (a first publish, a publisher descheduled
+    right after stamping it), the ones after it punctually: measured from the late anchor, the
+    punctual stamps looked ahead by its lateness and were refused for input_timeout; none is."""
+    order = StampOrder()
+    assert offer(order, 100.0, 100.0 + late + LATENCY) == ""
+    assert order.offset == pytest.approx(late + LATENCY)  # the anchor's own, alone
+    assert punctual(order, 100.0 + late + PERIOD, 50) == [""] * 50
+    assert order.offset == pytest.approx(LATENCY)
+
+
+@pytest.mark.parametrize("clock", [0.0, 10.0, -10.0])
+def test_the_message_after_a_lone_anchor_is_ahead_when_ahead_of_its_own_reception(
+    clock: float,
+) -> None:
+    """While the anchor is alone, the next message is measured against the anchor's offset or
+    zero, the smaller: on a publisher's clock ``clock`` [s] ahead of the node's or on the
+    node's, a stamp ahead of the anchor's delivery by more than input_timeout is refused; on a
+    clock behind, one ahead of its own reception time by more than input_timeout is."""
+
+    def anchored() -> StampOrder:
+        order = StampOrder()
+        assert offer(order, 100.0 + clock, 100.0 + LATENCY) == ""
+        return order
+
+    t = 100.0 + PERIOD
+    reference = min(LATENCY - clock, 0.0)  # the anchor's offset or zero
+    for ahead in (0.05, 0.5, 10.5, 20.5):  # [s] ahead of a punctual stamp
+        why = offer(anchored(), t + clock + ahead, t + LATENCY)
+        lead = reference - (LATENCY - clock - ahead)
+        assert ("in the future" in why) == (lead > TIMEOUT), (ahead, why)
+        if clock >= 0.0:
+            assert bool(why) == (ahead > TIMEOUT)
+    order = anchored()
+    assert offer(order, t + clock, t + LATENCY) == ""  # punctual: taken
+    assert order.offset == pytest.approx(LATENCY - clock)
+    why = offer(order, t + PERIOD + clock + 0.5, t + PERIOD + LATENCY)  # two in the stream
+    assert "in the future" in why
 
 
 def test_a_stamp_in_the_future_is_refused_and_the_stream_goes_on() -> None:
@@ -195,6 +236,43 @@ def test_the_snapshot_carries_each_stream_s_offset(tree: KinematicTree) -> None:
         c.set_joint_state(c.joint_names, HOME, 10.52, 10.52 - LATENCY)
         with pytest.raises(InputError, match="in the future"):
             c.set_joint_state(c.joint_names, HOME, 10.53, 10.53 + 0.2)
+
+
+def test_the_snapshot_carries_a_lone_anchor(tree: KinematicTree) -> None:
+    """A controller restored from a SNAPSHOT taken after one late joint state decides as the
+    original: the punctual state after it is taken, one stamped in its future refused."""
+    a, b = Controller(tree, config()), Controller(tree, config())
+    a.set_joint_state(a.joint_names, HOME, 10.3, 10.0)  # the first, 0.3 s late
+    values = a.state_values()
+    assert values[7:10].tolist() == [10.0, 10.3, math.inf]  # the anchor alone
+    b.restore_state(np.concatenate([[0.0, 0.0, 0.0], values]))
+    assert b.state_values().tobytes() == values.tobytes()
+    for c in (a, b):
+        with pytest.raises(InputError, match="in the future"):
+            c.set_joint_state(c.joint_names, HOME, 10.304, 10.304 + 0.2)
+        c.set_joint_state(c.joint_names, HOME, 10.308, 10.308 - LATENCY)  # punctual
+    assert a.state_values().tobytes() == b.state_values().tobytes()
+    assert a.state_values()[9] == pytest.approx(LATENCY)
+
+
+def test_the_robot_follows_a_target_whose_first_pose_came_late(tree: KinematicTree) -> None:
+    """The first target pose comes 0.28 s late, the next ones punctually: all are taken."""
+    ctrl = Controller(tree, config())
+    goal = tree.forward_kinematics(HOME, "panda_hand")
+    quat = spatial.matrix_to_quat(goal)
+    now = 100.0
+    for k in range(100):
+        now += PERIOD
+        ctrl.set_joint_state(ctrl.joint_names, HOME, now, now - LATENCY)
+        p = goal[:3, 3] + [0.05 * math.sin(2.0 * k * PERIOD), 0.0, 0.0]
+        stamp = now - 0.28 if k == 0 else now - LATENCY
+        ctrl.set_target("ee", "", p, quat, now, stamp)
+        out = ctrl.step(now)
+        assert out.status == "active", (k, out.reason)
+    assert ctrl.rejections == 0
+    _, target = ctrl.poses("ee")
+    assert target is not None
+    np.testing.assert_array_equal(target[:3, 3], p)
 
 
 class StalledPublisher:
