@@ -18,7 +18,7 @@ from ..solve.motion_limits import take_clipped
 from ..solve.shortfall import task_fractions
 from ..solve.solver import INFO_FINITE
 from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_QDOT, N, scene_tick
-from .prediction import norm, take_sent
+from .prediction import cap_into, take_sent
 
 #: Results of :func:`solve_command`: nothing solved (a value of q NaN, Inf or huge), the solve
 #: not finite (nothing taken), the command outside the motion box (nothing taken: the
@@ -160,13 +160,8 @@ def take_solved(  # pragma: no cover - compiled
         return NOT_FINITE, 0.0
     o = model[J_QDOT]
     qdot = joints[o : o + n]
-    if cap != 0.0:
-        size = norm(qdot)
-        if size > cap:
-            scale = cap / size
-            for j in range(n):
-                capped[j] = qdot[j] * scale
-            qdot = capped
+    if cap_into(qdot, cap, capped):
+        qdot = capped
     lo, hi = model[J_BOX_LO], model[J_BOX_HI]
     taken = take_clipped(
         qdot, vmax, out, joints[lo : lo + n], joints[hi : hi + n], v, a, max(dt, 1e-6), active

@@ -136,6 +136,28 @@ def norm(v):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def cap_into(qdot, cap, out):  # pragma: no cover - compiled
+    """``qdot`` (n,) scaled into ``out`` (n,) to the norm ``cap`` [rad/s] when it is larger.
+
+    The rule of :meth:`StatePrediction.cap` (``cap`` 0: none) and of the tick's compiled
+    command.
+
+    Returns:
+        True when ``out`` holds the scaled command, False when ``qdot`` stands (``out``
+        untouched).
+    """
+    if cap == 0.0:
+        return False
+    size = norm(qdot)
+    if size <= cap:
+        return False
+    scale = cap / size
+    for j in range(qdot.shape[0]):
+        out[j] = qdot[j] * scale
+    return True
+
+
+@njit(cache=True)
 def take_sent(sent, qdot):  # pragma: no cover - compiled
     """``sent`` = ``qdot`` (n,); returns its :func:`norm` (one call for a published command)."""
     for j in range(qdot.shape[0]):
@@ -248,14 +270,7 @@ class StatePrediction:
         robot starts from rest: the prediction holds its position) or ``qdot`` is not larger,
         else ``out``.
         """
-        cap = self.cap_norm
-        if cap == 0.0:  # not late, or starting from rest
-            return qdot
-        size = norm(qdot)
-        if size <= cap:
-            return qdot
-        np.multiply(qdot, cap / size, out=out)
-        return out
+        return out if cap_into(qdot, self.cap_norm, out) else qdot
 
     def reset(self) -> None:
         """Start again from the measured positions (a new model, a halt)."""
@@ -273,6 +288,7 @@ __all__ = [
     "StatePrediction",
     "advance",
     "advance_rows",
+    "cap_into",
     "lead",
     "norm",
     "take_sent",
