@@ -39,7 +39,7 @@ _VECTOR = types.Array(types.float64, 1, "C")
 _INDICES = types.Array(types.int64, 1, "C")
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # inlined: no variant per constant shape
 def view2(buf, start, rows, cols):  # pragma: no cover - compiled
     """The (rows, cols) row-major view of ``buf[start:start + rows * cols]`` (1-D, contiguous).
 
@@ -50,7 +50,7 @@ def view2(buf, start, rows, cols):  # pragma: no cover - compiled
     return as_strided(buf[start : start + rows * cols], (rows, cols), (cols * s, s))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def view3(buf, start, d0, d1, d2):  # pragma: no cover - compiled
     """The (d0, d1, d2) row-major view of ``buf[start:]`` (1-D, contiguous): see :func:`view2`."""
     s = buf.itemsize

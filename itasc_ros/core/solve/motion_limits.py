@@ -492,7 +492,7 @@ class MotionLimiter:
         s = limit_motion(
             v_d, self.v, self.a, q, self.lower, self.upper, self.vmax_hard, self.amax,
             self.dmax, self.jmax, max(dt, 1e-6), max(horizon, dt, 1e-6), self._lo, self._hi,
-            self._work,
+            self._work, True,
         )  # fmt: skip
         out[:] = self.v
         return s
@@ -562,15 +562,10 @@ class MotionLimiter:
     def warm_up(self) -> None:
         """Compile (or load) the kernel now, on copies: the first tick must not wait for it."""
         v, a = self.v.copy(), self.a.copy()
-        for brake in (None, False):  # step() leaves the flag at its default, stop() passes it
-            args = (
-                v, v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
-                0.001, 0.002, self._lo.copy(), self._hi.copy(), self._work.copy(),
-            )  # fmt: skip
-            if brake is None:
-                limit_motion(*args)
-            else:
-                limit_motion(*args, brake)
+        limit_motion(  # step() and stop() pass the flag: one compiled variant
+            v, v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
+            0.001, 0.002, self._lo.copy(), self._hi.copy(), self._work.copy(), False,
+        )  # fmt: skip
         motion_box(
             v, a, v, self.lower, self.upper, self.vmax, self.amax, self.dmax, self.jmax,
             0.001, 0.002, 0.1, self._lo.copy(), self._hi.copy(),

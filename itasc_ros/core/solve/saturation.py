@@ -202,9 +202,10 @@ def _held_increment(ak, r, xprev, nmat, ident, sat, satval, ref, stop, method, l
     if _too_hard(s, ref, stop, lam[1]):
         return False
     w = np.empty(nz.shape[1])
-    _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w, sc)
+    top = np.bool_(False)  # typed, not literal: the level's own variant of _apply
+    _apply(u, s, vt, mz, r, method, top, lam[0], lam[1], lam[2], w, sc)
     a[:] = nz @ w
-    _apply(u, s, vt, mz, ak @ z0, method, False, lam[0], lam[1], lam[2], w, sc)
+    _apply(u, s, vt, mz, ak @ z0, method, top, lam[0], lam[1], lam[2], w, sc)
     bb[:] = xprev + z0 - nz @ w
     return True
 
@@ -240,11 +241,12 @@ def _held_joints_top(ak, r, xprev, sat, satval, ref, stop, method, lam, a, bb):
     if _too_hard(s, ref, stop, lam[1]):
         return False
     w = np.empty(nf)
-    _apply(u, s, vt, mz, r, method, False, lam[0], lam[1], lam[2], w, sc)
+    top = np.bool_(False)  # typed, not literal: the level's own variant of _apply
+    _apply(u, s, vt, mz, r, method, top, lam[0], lam[1], lam[2], w, sc)
     a[:] = 0.0
     for k in range(nf):
         a[free[k]] = w[k]
-    _apply(u, s, vt, mz, ak @ z0, method, False, lam[0], lam[1], lam[2], w, sc)
+    _apply(u, s, vt, mz, ak @ z0, method, top, lam[0], lam[1], lam[2], w, sc)
     for j in range(n):
         bb[j] = xprev[j] + z0[j]
     for k in range(nf):

@@ -253,7 +253,10 @@ def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side, sv1, vt1):
             x[j] += a[j]
             held[j] = False
         return
-    _sns_level(np.eye(n), -x, proj, False, lo, hi, 0, lam, x, held, cw, cl, side)
+    # typed, not literal (np.bool_, np.int64): numba would compile a variant of the level's
+    # whole call tree for the constants False and 0
+    top, method = np.bool_(False), np.int64(0)
+    _sns_level(np.eye(n), -x, proj, top, lo, hi, method, lam, x, held, cw, cl, side)
 
 
 @njit(cache=True, nogil=True)

@@ -234,14 +234,15 @@ class SceneWorkspace:
         model[ACTIVE_SET] = 1 if self.soft.any() else 0
 
 
-@njit(cache=True, nogil=True)
+# Inlined: a call with a constant offset (every entry is one) would be a variant of its own
+@njit(cache=True, nogil=True, inline="always")
 def _vec(buf, model, entry, size):  # pragma: no cover - compiled
     """The (size,) view of ``buf`` at the model's offset ``entry``."""
     o = model[entry]
     return buf[o : o + size]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _mat(buf, model, entry, rows, cols):  # pragma: no cover - compiled
     """The (rows, cols) view of ``buf`` at the model's offset ``entry``."""
     o = model[entry]  # reshape: a C-ordered array, for the solve's products (@)
