@@ -833,7 +833,12 @@ def test_a_robots_refused_state_names_it_and_the_other_robot_goes_on(
     assert "Traceback" not in log, log[-3000:]
     assert "robot 'b': joint state refused: panda_joint3 at nan" in log, log[-3000:]
     assert "joint states of robot b (" in log and "the others go on" in log, log[-3000:]
-    assert "control stale" not in log, log[-3000:]  # the controller as a whole never was
+    # The controller as a whole is never stale once commanding (the claim: b's refused states
+    # hold b alone). Before its first command, a simulated robot's start-up on a loaded machine
+    # may leave a joint state older than input_timeout (fc152: "control stale: joint states are
+    # 0.103 s old" 0.8 s after start-up, while waiting for a target), which is rightly reported.
+    commanding = log[log.index("control active") :]
+    assert "control stale" not in commanding, log[-3000:]
     assert "task 'hand_b' followed at" in log and "robot b held" in log, log[-3000:]
     assert "task 'hand_a' followed" not in log, log[-3000:]
     late = {r: [np.array(m.data) for t, m in cmds[r] if t > refused_at + 0.6] for r in cmds}
