@@ -190,6 +190,14 @@ def test_unstamped_and_non_finite_stamps() -> None:
 
 
 # ------------------------------------------------------------------------------ the controller
+def assert_took_every_pose(ctrl: Controller, last: np.ndarray) -> None:
+    """No input was refused, and the target is the ``last`` (3,) position sent."""
+    assert ctrl.rejections == 0
+    _, target = ctrl.poses("ee")
+    assert target is not None
+    np.testing.assert_array_equal(target[:3, 3], last)
+
+
 def test_the_robot_follows_a_stalled_target_publisher(tree: KinematicTree) -> None:
     """The target publisher stamps 10 poses, then stalls 0.3 s; the 10 come in a burst, then
     punctual poses: every pose is taken, the target follows the last, the tick stays active."""
@@ -210,10 +218,7 @@ def test_the_robot_follows_a_stalled_target_publisher(tree: KinematicTree) -> No
             pending.clear()
         out = ctrl.step(now)
         assert out.status == "active", (k, out.reason)
-    assert ctrl.rejections == 0
-    _, target = ctrl.poses("ee")
-    assert target is not None
-    np.testing.assert_array_equal(target[:3, 3], p)
+    assert_took_every_pose(ctrl, p)
 
 
 def test_the_snapshot_carries_each_stream_s_offset(tree: KinematicTree) -> None:
@@ -269,10 +274,7 @@ def test_the_robot_follows_a_target_whose_first_pose_came_late(tree: KinematicTr
         ctrl.set_target("ee", "", p, quat, now, stamp)
         out = ctrl.step(now)
         assert out.status == "active", (k, out.reason)
-    assert ctrl.rejections == 0
-    _, target = ctrl.poses("ee")
-    assert target is not None
-    np.testing.assert_array_equal(target[:3, 3], p)
+    assert_took_every_pose(ctrl, p)
 
 
 class StalledPublisher:
