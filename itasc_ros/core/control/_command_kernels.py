@@ -18,7 +18,8 @@ from ..solve.motion_limits import take_clipped
 from ..solve.shortfall import task_fractions
 from ..solve.solver import INFO_FINITE
 from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_QDOT, N, scene_tick
-from .prediction import cap_into, take_sent
+from .following import judge_tasks
+from .prediction import FRESH_NORM, LATE, cap_into, take_sent
 
 #: Results of :func:`solve_command`: nothing solved (a value of q NaN, Inf or huge), the solve
 #: not finite (nothing taken), the command outside the motion box (nothing taken: the
@@ -53,7 +54,7 @@ def solve_command(  # pragma: no cover - compiled
     lam_max,
     eps,
     gamma_max,
-    cap,
+    predicted,
     capped,
     vmax,
     out,
@@ -62,6 +63,10 @@ def solve_command(  # pragma: no cover - compiled
     active,
     sent,
     fractions,
+    since,
+    short_time,
+    now,
+    elapsed,
 ):
     """A scene's solve, then its command (:func:`take_solved`).
 
@@ -95,7 +100,7 @@ def solve_command(  # pragma: no cover - compiled
         lam_max: likewise.
         eps: likewise.
         gamma_max: likewise.
-        cap: :func:`take_solved`'s.
+        predicted: :func:`take_solved`'s.
         capped: likewise.
         vmax: likewise.
         out: likewise.
@@ -104,9 +109,13 @@ def solve_command(  # pragma: no cover - compiled
         active: likewise.
         sent: likewise.
         fractions: likewise.
+        since: likewise.
+        short_time: likewise.
+        now: likewise.
+        elapsed: likewise.
 
     Returns:
-        :data:`NOT_SOLVED` (and 0) when a value of ``q`` is NaN, Inf or huge (nothing
+        (:data:`NOT_SOLVED`, -1, 0) when a value of ``q`` is NaN, Inf or huge (nothing
         solved), else :func:`take_solved`'s.
     """
     if not scene_tick(
@@ -114,25 +123,46 @@ def solve_command(  # pragma: no cover - compiled
         motion, motion_box, held, lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps,
         gamma_max,
     ):  # fmt: skip
-        return NOT_SOLVED, 0.0
+        return NOT_SOLVED, -1, 0.0
     return take_solved(
-        model, joints, rows, row_flags, dt, cap, capped, vmax, out, v, a, active, sent, fractions
-    )
+        model, joints, rows, row_flags, dt, predicted, capped, vmax, out, v, a, active, sent,
+        fractions, since, short_time, now, elapsed,
+    )  # fmt: skip
 
 
 @njit(cache=True)
 def take_solved(  # pragma: no cover - compiled
-    model, joints, rows, row_flags, dt, cap, capped, vmax, out, v, a, active, sent, fractions
+    model,
+    joints,
+    rows,
+    row_flags,
+    dt,
+    predicted,
+    capped,
+    vmax,
+    out,
+    v,
+    a,
+    active,
+    sent,
+    fractions,
+    since,
+    short_time,
+    now,
+    elapsed,
 ):
-    """The command of a scene's last solve: capped, clipped, taken, then sent.
+    """The command of a scene's last solve: capped, clipped, taken, sent, then judged.
 
     :func:`solve_command` after its solve; the controller's call after a solve of its own
-    (a scene whose tick is not compiled). The solve's ``q'`` scaled to the norm ``cap`` when it
-    is larger (a late joint state: no faster than the last fresh command;
-    :meth:`~itasc_ros.core.control.prediction.StatePrediction.cap`);
+    (a scene whose tick is not compiled). The solve's ``q'`` scaled to the norm of the last
+    command sent on a state that was not late when it is larger (a late joint state: no
+    faster than that command; :meth:`~itasc_ros.core.control.prediction.StatePrediction.cap`);
     :func:`~itasc_ros.core.solve.motion_limits.take_clipped` into ``out``; once taken, ``out``
-    sent (:func:`~itasc_ros.core.control.prediction.take_sent`) and each task's fraction of it
-    (:func:`~itasc_ros.core.solve.shortfall.task_fractions`).
+    sent (:func:`~itasc_ros.core.control.prediction.take_sent`; its norm kept as the fresh one
+    when no state is late, as :meth:`~itasc_ros.core.control.prediction.StatePrediction.took`
+    keeps it), each task's fraction of it
+    (:func:`~itasc_ros.core.solve.shortfall.task_fractions`) and the tasks' following judged
+    (:func:`~itasc_ros.core.control.following.judge_tasks`).
 
     Args:
         model: the scene's model (:class:`~itasc_ros.core.solve.workspace.SceneWorkspace`).
@@ -140,7 +170,8 @@ def take_solved(  # pragma: no cover - compiled
         rows: its rows' buffer.
         row_flags: its rows' flags.
         dt: the nominal period [s] (the motion limits').
-        cap: the norm a command is capped to [rad/s]; 0: none.
+        predicted: (3,) in/out: the prediction's packed scalars (its lateness, the norm of
+            the last command sent while no state was late).
         capped: (n,) work: the capped command.
         vmax: (n,) the hard velocity limits [rad/s].
         out: (n,) out: the command [rad/s] (undefined unless :data:`SENT` or
@@ -150,29 +181,39 @@ def take_solved(  # pragma: no cover - compiled
         active: the motion limits are on.
         sent: (n,) out: the command the robot follows from now on (once :data:`SENT`).
         fractions: (k,) out: each task's fraction of the command (once :data:`SENT`).
+        since: (k,) in/out: when each task went short (the following's, once :data:`SENT`).
+        short_time: (k,) in/out: the time each task spent short [s] (likewise).
+        now: the tick's time [s].
+        elapsed: the time since the last tick [s].
 
     Returns:
-        (one of :data:`NOT_FINITE`, :data:`OUTSIDE`, :data:`SENT`; the sent command's norm
-        [rad/s], 0 unless :data:`SENT`).
+        (one of :data:`NOT_FINITE`, :data:`OUTSIDE`, :data:`SENT`; once :data:`SENT`, the
+        task short the longest for at least
+        :data:`~itasc_ros.core.control.following.REPORT_AFTER` (-1: none) and for how long
+        [s], else -1 and 0).
     """
     n = model[N]
     if joints[model[J_INFO] + INFO_FINITE] == 0.0:
-        return NOT_FINITE, 0.0
+        return NOT_FINITE, -1, 0.0
     o = model[J_QDOT]
     qdot = joints[o : o + n]
-    if cap_into(qdot, cap, capped):
+    fresh = predicted[LATE] == 0.0
+    if cap_into(qdot, 0.0 if fresh else predicted[FRESH_NORM], capped):
         qdot = capped
     lo, hi = model[J_BOX_LO], model[J_BOX_HI]
     taken = take_clipped(
         qdot, vmax, out, joints[lo : lo + n], joints[hi : hi + n], v, a, max(dt, 1e-6), active
     )
     if taken < 0:
-        return NOT_FINITE, 0.0
+        return NOT_FINITE, -1, 0.0
     if taken == 0:
-        return OUTSIDE, 0.0
+        return OUTSIDE, -1, 0.0
     size = take_sent(sent, out)
+    if fresh:
+        predicted[FRESH_NORM] = size
     task_fractions(model, rows, row_flags, out, fractions)
-    return SENT, size
+    worst, longest = judge_tasks(fractions, since, short_time, now, elapsed)
+    return SENT, worst, longest
 
 
 __all__ = ["NOT_FINITE", "NOT_SOLVED", "OUTSIDE", "SENT", "solve_command", "take_solved"]

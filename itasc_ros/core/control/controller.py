@@ -57,6 +57,15 @@ from ._command_kernels import (
     take_solved,
 )
 from ._target_kernels import cap_twist
+from ._tick_kernels import (
+    CLOCK_SIZE,
+    ELAPSED,
+    JOINT_AGE,
+    JOINTS_FRESH,
+    LAST_STEP,
+    ODOM_FRESH,
+    look,
+)
 from .aim import TargetAim
 from .config import ControllerConfig, apply_updates
 from .following import Following
@@ -95,12 +104,11 @@ class Controller:
         self._qdot = np.zeros(n)  # (n,) the command being made [rad/s or m/s]
         self._halted = True  # the last command sent (if any) was zero
         self._enabled = True
-        self._last_step = -math.inf  # [s] time of the last tick
-        self._elapsed = model.dt  # [s] time since the last tick, at most input_timeout
-        # The tick's one look at its inputs (_look_at_inputs): ages and freshness
-        self._joint_age = math.inf  # [s]
-        self._joints_fresh = False
-        self._odom_fresh = False
+        # The tick's one look at its time and inputs (_look_at_inputs: the time of the last
+        # tick and since it, the joint state's age, freshness), packed for its compiled call
+        self._clock = np.zeros(CLOCK_SIZE)
+        self._clock[LAST_STEP], self._clock[ELAPSED] = -math.inf, model.dt
+        self._clock[JOINT_AGE] = math.inf
         self._zeros = np.zeros(n)  # (n,) the zero command
         self._ramp = np.zeros(n)  # (n,) a held robot's step of its stop ramp
         self._capped = np.zeros(n)  # (n,) a solve's command capped while a state is late
@@ -113,6 +121,12 @@ class Controller:
         self._aim = TargetAim(model, self._inputs, self._prediction)
         self.following = Following(model.scene.result.constraint_names)
         model.warm_up()
+        js, pred, cfg = self._inputs.joints, self._prediction, model.config
+        look(
+            np.zeros(CLOCK_SIZE), 0.0, model.dt, cfg.input_timeout, js.s.copy(), -math.inf,
+            js.q.copy(), js.stamps.copy(), pred.state.copy(), pred.values.copy(),
+            cfg.actuator_lag, pred.period,
+        )  # fmt: skip  # compiled (or loaded) now, on copies: no tick waits for it
 
     @classmethod
     def from_urdf(cls, xml: str | bytes, config: ControllerConfig) -> Controller:
@@ -388,47 +402,48 @@ class Controller:
         Returns:
             A new :class:`StepOutput`; publish ``qdot`` when ``publish`` is True.
         """
-        self._tick_time(now)
+        now = float(now)
         self._look_at_inputs(now)
         js = self._inputs.joints
-        self._prediction.advance(self._inputs.joints.q, js.stamps, now, js.interval)
-        self._prediction.lead(
-            self._model.config.actuator_lag, self._elapsed
-        )  # where the joints head
         status, reason = self._status(now)
         if status is Status.ACTIVE:
-            self._aim.update(now, self._elapsed)
+            self._aim.update(now, self._clock.item(ELAPSED))
             held = self._hold_stopped_robots(now) if self._inputs.robots.any_stale else None
-            out, sent = self._command(status)
+            out, judged = self._command(status, now)
             if held is not None and out.status is Status.ACTIVE:
                 out.reason, out.held = held
-            self._judge_following(now, out, sent)
+            self._judge_following(now, out, judged)
         elif self._can_stop_smoothly():
-            out, sent = self._stop(status, reason), False
+            out, judged = self._stop(status, reason), None
         else:
-            out, sent = self._zero(status, reason, None), False
+            out, judged = self._zero(status, reason, None), None
         if out.result is None:
             self.following.idle()
-        if out.publish and not sent:
+        if out.publish and judged is None:
             self._prediction.publish(out.qdot)
         if self._recorder.journal is not None:
             self._recorder.tick(now, out, js.stamp, js.header, js.q)
         return out
 
-    def _judge_following(self, now: float, out: StepOutput, measured: bool) -> None:
+    def _judge_following(
+        self, now: float, out: StepOutput, judged: tuple[int, float] | None
+    ) -> None:
         """How much of each task the command gives (:class:`Following`); its report in ``out``.
 
-        ``measured``: the fractions of ``out.qdot`` are in the following's already (the
-        compiled command's, :meth:`_command`).
+        ``judged``: the tasks' fractions of ``out.qdot`` were measured and judged already (the
+        compiled command's, :meth:`_command`): what it found (the task short the longest
+        and for how long), else None.
         """
         res = out.result
         if res is None or out.status is not Status.ACTIVE:
             self.following.idle()
             return
-        if not measured:
-            self._model.scene.following(out.qdot, self._following_of(res).fraction)
         causes = self._model.scene.limiting if not out.held else self._held_causes(out.held)
-        self.following.update(now, self._elapsed, causes, out.qdot)
+        if judged is None:
+            self._model.scene.following(out.qdot, self._following_of(res).fraction)
+            self.following.update(now, self._clock.item(ELAPSED), causes, out.qdot)
+        else:
+            self.following.report_on(*judged, now, causes, out.qdot)
         out.shortfall = self.following.report
 
     def _held_causes(self, held: tuple[str, ...]) -> Callable[[Array], list[str]]:
@@ -446,34 +461,29 @@ class Controller:
 
         return causes
 
-    def _tick_time(self, now: float) -> float:
-        """The time since the last step [s], at most ``input_timeout`` (the period at first).
-
-        A jog or a step moves its reference by it. The motion limits do not use it: every command
-        differs from the last one by at most what the limits allow over the *nominal* period,
-        as a ros2_control velocity controller applies a command at once, however late it is.
-        """
-        dt = now - self._last_step
-        self._last_step = now
-        if not (0.0 < dt < math.inf):
-            dt = self._model.dt
-        self._elapsed = min(dt, self._model.config.input_timeout)
-        return self._elapsed
-
     def _look_at_inputs(self, now: float) -> None:
-        """The tick's one look at its inputs: which are fresh at ``now`` [s].
+        """The tick's one look at its time and its inputs at ``now`` [s], then its positions.
 
-        The rest of the tick reads these flags (and :attr:`_joint_age`), never the clock: one
-        snapshot, one judgement of freshness per input per tick.
+        In one compiled call (:func:`~itasc_ros.core.control._tick_kernels.look`): the time
+        since the last tick (at most ``input_timeout``, the period at first; a jog or a step
+        moves its reference by it; the motion limits do not use it: every command differs
+        from the last one by at most what the limits allow over the *nominal* period, as a
+        ros2_control velocity controller applies a command at once, however late it is), the
+        joint state's and the odometry's freshness, and the positions the tick solves at
+        (:class:`StatePrediction`: advanced while a state is late, and where the joints head
+        for behind servos that lag). Then each robot's and each target stream's freshness.
+        The rest of the tick reads these flags (and the joint state's age in the clock),
+        never the clock: one snapshot, one judgement of freshness per input per tick.
         """
-        timeout = self._model.config.input_timeout
-        inputs = self._inputs
-        age = self._joint_age = now - inputs.joints.stamp
+        model, inputs, pred = self._model, self._inputs, self._prediction
+        timeout, js = model.config.input_timeout, inputs.joints
+        look(
+            self._clock, now, model.dt, timeout, js.s, inputs.odom.stamp, js.q, js.stamps,
+            pred.state, pred.values, model.config.actuator_lag, pred.period,
+        )  # fmt: skip
         if inputs.robots.size and not inputs.robots.look(now, timeout):
-            self._model.held_limit.release()
-        # each as streams.fresh (inlined: five judgements a tick)
-        self._joints_fresh = -timeout <= age <= timeout
-        self._odom_fresh = -timeout <= now - inputs.odom.stamp <= timeout
+            model.held_limit.release()
+        # each as streams.fresh (inlined: three judgements a target a tick)
         for st in inputs.targets.values():
             st.pose_fresh = st.has_pose and -timeout <= now - st.stamp <= timeout
             st.twist_fresh = -timeout <= now - st.twist_stamp <= timeout
@@ -486,15 +496,16 @@ class Controller:
         if not self._inputs.joints.has_state:
             return Status.WAITING, "no joint state received yet"
         timeout, base_joints = self._model.config.input_timeout, self._model.base_joints
-        age = self._joint_age
-        if not self._joints_fresh:
+        clock = self._clock
+        age = clock.item(JOINT_AGE)
+        if not clock.item(JOINTS_FRESH):
             if age < 0.0:
                 return Status.STALE, (
                     f"the last joint state was received {-age:.3f} s after now: the clock "
                     "jumped back"
                 )
             return Status.STALE, (f"joint states are {age:.3f} s old (input_timeout {timeout} s)")
-        if not self._odom_fresh and (self._model.base_joints or self._holds_world_target()):
+        if not clock.item(ODOM_FRESH) and (base_joints or self._holds_world_target()):
             age = now - self._inputs.odom.stamp
             return Status.STALE, (
                 f"odometry is {age:.3f} s old (input_timeout {timeout} s) "
@@ -564,7 +575,7 @@ class Controller:
             self.following = Following(res.constraint_names)
         return self.following
 
-    def _command(self, status: Status) -> tuple[StepOutput, bool]:
+    def _command(self, status: Status, now: float) -> tuple[StepOutput, tuple[int, float] | None]:
         """This tick's solve at the predicted joint positions and its command, or a fault.
 
         The scene's limits include this tick's motion box (:class:`~itasc_ros.core.solve.limits.
@@ -574,39 +585,39 @@ class Controller:
         (:func:`~itasc_ros.core.control._command_kernels.take_solved`): no faster than the last
         fresh one while a joint state is late, clipped to the hard velocity limits, taken by
         the limiter (the limiter makes it when it is outside the box: the box and the collision
-        rows could not both be kept), sent, and the tasks' fractions of it measured. A scene
-        whose tick is compiled makes the solve inside that call (:func:`solve_command`).
+        rows could not both be kept), sent, and the tasks' fractions of it measured and judged.
+        A scene whose tick is compiled makes the solve inside that call (:func:`solve_command`).
 
         Returns:
-            The output, and whether its command was sent and its fractions measured.
+            The output, and once its command was sent, what the judgement of its fractions
+            found (:func:`~itasc_ros.core.control.following.judge_tasks`); else None.
         """
         scene, pred, model = self._model.scene, self._prediction, self._model
-        lim = model.limiter
+        lim, following = model.limiter, self._following_of(scene.result)
         try:
             args = scene.prepare(pred.q, model.dt)
             take = (
-                pred.cap_norm, self._capped, model.vmax_hard, self._qdot, lim.v, lim.a,
-                lim.active, pred.sent, self._following_of(scene.result).fraction,
+                pred.values, self._capped, model.vmax_hard, self._qdot, lim.v, lim.a,
+                lim.active, pred.sent, following.fraction, following.since,
+                following.short_time, now, self._clock.item(ELAPSED),
             )  # fmt: skip
             if scene.compiled_tick:
-                code, size = solve_command(*args, *take)  # type: ignore[call-arg]
+                code, worst, longest = solve_command(*args, *take)  # type: ignore[call-arg]
                 res = scene.solved(code != NOT_SOLVED)
             else:
                 res = scene.run(args)
-                code, size = take_solved(*scene.solve_buffers, model.dt, *take)
+                code, worst, longest = take_solved(*scene.solve_buffers, model.dt, *take)
         except ItascError as exc:
-            return self._fault(f"solve failed: {exc}", None), False
+            return self._fault(f"solve failed: {exc}", None), None
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
-            return self._fault(f"solve failed: {type(exc).__name__}: {exc}", None), False
+            return self._fault(f"solve failed: {type(exc).__name__}: {exc}", None), None
         if code == NOT_FINITE:
-            return self._fault("solve produced non-finite joint velocities", res), False
+            return self._fault("solve produced non-finite joint velocities", res), None
         if code == OUTSIDE:  # outside the box: the limiter makes the command
             lim.step(self._qdot, pred.q, model.dt, 2.0 * model.dt, self._qdot)
-        else:
-            pred.took(size)
         self._halted = False
         out = StepOutput(status, True, self._qdot.copy(), self._inputs.joints.q.copy(), res, "")
-        return out, code == SENT
+        return out, (worst, longest) if code == SENT else None
 
     def _fault(self, reason: str, res: SolveResult | None) -> StepOutput:
         """A failed solve: the command ramps to zero within the limits (else an immediate zero)."""
@@ -804,7 +815,7 @@ class Controller:
             stream_into(st, out[i : i + STREAM_SIZE])
             i += STREAM_SIZE
         n = self._inputs.joints.q.shape[0]
-        out[i] = self._last_step
+        out[i] = self._clock[LAST_STEP]
         out[i + 1 : i + 1 + n] = self._model.limiter.v
         out[i + 1 + n : i + 1 + 2 * n] = self._model.limiter.a
         i += 1 + 2 * n
@@ -843,7 +854,7 @@ class Controller:
             robots.joint_stamps(js.stamps)
         self._prediction.state_from(s[at_robots + g + 1 :])
         i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)  # world targets: the base first
-        self._last_step = float(s[i])
+        self._clock[LAST_STEP] = s[i]
         self._model.limiter.v[:] = s[i + 1 : i + 1 + n]
         self._model.limiter.a[:] = s[i + 1 + n : i + 1 + 2 * n]
         self._qdot[:] = self._model.limiter.v  # the last command (the effector's twist at a step)

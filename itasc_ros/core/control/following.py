@@ -75,6 +75,7 @@ class Following:
         names: the tasks' names.
         fraction: (k,) the last tick's fractions (NaN: not a task, or asking for nothing).
         short_time: (k,) the total time each task spent below :data:`FOLLOWED` [s].
+        since: (k,) when each task went short [s] (NaN: it is not).
         report: '' while every task is followed (or short for less than
             :data:`REPORT_AFTER`), else ``task 'ee' followed at 12 % for 1.30 s: panda_joint1 at
             its upper limit`` (the task short the longest; its cause as the solve saw it).
@@ -86,7 +87,7 @@ class Following:
         self.names = list(names)
         self.fraction = np.full(k, math.nan)
         self.short_time = np.zeros(k)
-        self._since = np.full(k, math.nan)  # (k,) when each task went short (NaN: it is not)
+        self.since = np.full(k, math.nan)
         self._due = -math.inf  # when the report's text is renewed next [s]
         self.report = ""
 
@@ -102,7 +103,22 @@ class Following:
                 text is renewed: at most every :data:`REPORT_PERIOD`).
             qdot: (n,) the tick's command [rad/s or m/s].
         """
-        worst, longest = judge_tasks(self.fraction, self._since, self.short_time, now, dt)
+        worst, longest = judge_tasks(self.fraction, self.since, self.short_time, now, dt)
+        self.report_on(worst, longest, now, causes, qdot)
+
+    def report_on(
+        self,
+        worst: int,
+        longest: float,
+        now: float,
+        causes: Callable[[Array], list[str]],
+        qdot: Array,
+    ) -> None:
+        """The rest of :meth:`update` once :func:`judge_tasks` judged the tick.
+
+        For a caller whose own compiled call judged it; ``worst``, ``longest``: what
+        :func:`judge_tasks` returned; the other arguments as :meth:`update`'s.
+        """
         if worst < 0:
             self.report = ""
             self._due = -math.inf
@@ -120,7 +136,7 @@ class Following:
     def idle(self) -> None:
         """No command this tick (not active): nothing is short, nothing reported."""
         self.fraction[:] = math.nan
-        self._since[:] = math.nan
+        self.since[:] = math.nan
         self._due = -math.inf
         self.report = ""
 

@@ -252,8 +252,8 @@ class FittedModel:
         """
         n, k, lim = self.n_joints, len(self.scene.result.constraint_names), self.limiter
         take = (
-            0.0, np.zeros(n), self.vmax_hard, np.zeros(n), lim.v.copy(), lim.a.copy(),
-            lim.active, np.zeros(n), np.zeros(k),
+            np.zeros(3), np.zeros(n), self.vmax_hard, np.zeros(n), lim.v.copy(), lim.a.copy(),
+            lim.active, np.zeros(n), np.zeros(k), np.zeros(k), np.zeros(k), 0.0, self.dt,
         )  # fmt: skip
         solve_command(*tick, *take)  # type: ignore[call-arg]  # numba's stub: one argument
         take_solved(*self.scene.solve_buffers, self.dt, *take)

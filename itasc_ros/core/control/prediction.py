@@ -56,15 +56,32 @@ SNAPSHOT_EXTRA = 3
 #: sent, the modelled velocity, and each joint's prediction (the stamp it started from, the
 #: instant it reaches, the motion predicted since).
 Q, SENT, VELOCITY, BASE, UPTO, OFFSET = range(6)
+#: Its (3,) scalars: the lateness and the instant of the last tick (:func:`predict`), the
+#: norm of the last command published while no state was late.
+LATE, INSTANT, FRESH_NORM = range(3)
 
 
-@njit(cache=True)
-def advance(state, measured, stamps, now, expected):  # pragma: no cover - compiled
-    """:func:`advance_rows` on the rows of a prediction's (6, n) ``state``."""
-    return advance_rows(
+@njit(cache=True, nogil=True)
+def predict(state, values, measured, stamps, now, interval, period):  # pragma: no cover
+    """:func:`advance_rows` on a prediction's (6, n) ``state``; lateness, instant into ``values``.
+
+    A state is late once older than :data:`LATE_AFTER` times the larger of ``period`` and the
+    joint states' usual ``interval`` [s] (0 before two states: none is judged late).
+    """
+    expected = LATE_AFTER * max(period, interval) if interval > 0.0 else math.inf
+    values[LATE], values[INSTANT] = advance_rows(
         state[Q], measured, stamps, state[BASE], state[UPTO], state[OFFSET], state[SENT], now,
         expected,
     )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def head_for(state, lag, dt):  # pragma: no cover - compiled
+    """:func:`lead` on a prediction's (6, n) ``state`` (``lag`` 0: velocity = command)."""
+    if lag > 0.0:
+        lead(state[Q], state[VELOCITY], state[SENT], lag, dt)
+    else:
+        state[VELOCITY, :] = state[SENT]
 
 
 @njit(cache=True, nogil=True)
@@ -175,26 +192,25 @@ class StatePrediction:
     Attributes:
         q: (n,) the positions the tick solves at [rad or m].
         sent: (n,) the last command published [rad/s or m/s] (what the robot follows).
-        late: how far beyond its expected age the oldest joint state was at the last tick [s]
-            (0: none late, the prediction was the measured state).
-        instant: the reception time every joint was taken at, at the last tick [s]
-            (the freshest state's, or the time a state became late).
-        fresh_norm: the norm of the last command published while no state was late.
         velocity: (n,) the joints' modelled velocity behind a lagging servo (:meth:`lead`).
+        state: (6, n) the packed rows (:data:`Q`, :data:`SENT`, :data:`VELOCITY`, each
+            joint's prediction), the views above.
+        values: (3,) the packed scalars (:data:`LATE`, :data:`INSTANT`, :data:`FRESH_NORM`),
+            read by :attr:`late`, :attr:`instant`, :attr:`fresh_norm`.
     """
 
     def __init__(self, n: int, period: float) -> None:
         self.period = float(period)
-        self._state = np.zeros((6, n))  # one record: a tick's kernel takes it whole
-        self.q, self.sent, self.velocity = self._state[Q], self._state[SENT], self._state[VELOCITY]
-        self._base, self._upto = self._state[BASE], self._state[UPTO]
-        self._offset = self._state[OFFSET]
+        # one record each: a tick's compiled call takes them whole
+        self.state, self.values = np.zeros((6, n)), np.zeros(3)
+        self.q, self.sent, self.velocity = self.state[Q], self.state[SENT], self.state[VELOCITY]
+        self._base, self._upto = self.state[BASE], self.state[UPTO]
+        self._offset = self.state[OFFSET]
         self._base[:] = math.nan
-        self.late = 0.0
-        self.instant = -math.inf
-        self.fresh_norm = 0.0
+        self.values[INSTANT] = -math.inf
         self.advance(self.q.copy(), np.full(n, -math.inf), 0.0, 0.0)  # compiled (or loaded) now
-        lead(self.q, self.velocity, self.sent, 1.0, 0.0)
+        self.lead(1.0, 0.0)
+        self.lead(0.0, 0.0)
         take_sent(self.velocity, self.sent)  # both zero: compiled (or loaded) now
         norm(self.sent)  # and cap's, called only once a state is late: never in a tick
         self.reset()
@@ -205,9 +221,7 @@ class StatePrediction:
         ``interval``: the joint states' usual interval [s] (a state is late once older than
         :data:`LATE_AFTER` times the larger of it and the control period).
         """
-        # before the states' interval is known (a second state), no state is judged late
-        expected = LATE_AFTER * max(self.period, interval) if interval > 0.0 else math.inf
-        self.late, self.instant = advance(self._state, measured, stamps, now, expected)
+        predict(self.state, self.values, measured, stamps, now, interval, self.period)
         return self.q
 
     def lead(self, lag: float, dt: float) -> Array:
@@ -217,11 +231,29 @@ class StatePrediction:
         ``lag`` [s]), then :attr:`q` by ``lag`` times it, in place. ``lag`` 0: the joints
         follow at once; :attr:`q` is left as it is.
         """
-        if lag > 0.0:
-            lead(self.q, self.velocity, self.sent, lag, dt)
-        else:
-            self.velocity[:] = self.sent
+        head_for(self.state, lag, dt)
         return self.q
+
+    @property
+    def late(self) -> float:
+        """How far beyond its expected age the oldest joint state was at the last tick [s].
+
+        0: none late, the prediction was the measured state.
+        """
+        return self.values.item(LATE)
+
+    @property
+    def instant(self) -> float:
+        """The reception time every joint was taken at, at the last tick [s].
+
+        The freshest state's, or the time a state became late.
+        """
+        return self.values.item(INSTANT)
+
+    @property
+    def fresh_norm(self) -> float:
+        """The norm of the last command published while no state was late [rad/s]."""
+        return self.values.item(FRESH_NORM)
 
     def state_into(self, out: Array) -> None:
         """The prediction's state into ``out`` (5 n + 3,) (a journal snapshot's part)."""
@@ -241,7 +273,7 @@ class StatePrediction:
         self._offset[:] = s[2 * n : 3 * n]
         self.sent[:] = s[3 * n : 4 * n]
         self.velocity[:] = s[4 * n : 5 * n]
-        self.fresh_norm, self.late, self.instant = (float(v) for v in s[5 * n :])
+        self.values[FRESH_NORM], self.values[LATE], self.values[INSTANT] = s[5 * n : 5 * n + 3]
 
     def publish(self, qdot: Array) -> None:
         """The command ``qdot`` (n,) was published: the robot follows it from now on."""
@@ -252,8 +284,8 @@ class StatePrediction:
 
         For a caller whose own compiled call ran :func:`take_sent`.
         """
-        if self.late == 0.0:
-            self.fresh_norm = size
+        if self.values.item(LATE) == 0.0:
+            self.values[FRESH_NORM] = size
 
     @property
     def cap_norm(self) -> float:
@@ -261,7 +293,8 @@ class StatePrediction:
 
         None while no state is late, or when the robot starts from rest.
         """
-        return 0.0 if self.late == 0.0 else self.fresh_norm
+        v = self.values
+        return 0.0 if v.item(LATE) == 0.0 else v.item(FRESH_NORM)
 
     def cap(self, qdot: Array, out: Array) -> Array:
         """``qdot`` (n,), or while a state is late, scaled into ``out`` to :attr:`fresh_norm`.
@@ -278,7 +311,7 @@ class StatePrediction:
         self._offset[:] = 0.0
         self.sent[:] = 0.0
         self.velocity[:] = 0.0
-        self.fresh_norm = 0.0
+        self.values[FRESH_NORM] = 0.0
 
 
 __all__ = [
@@ -286,10 +319,11 @@ __all__ = [
     "SNAPSHOT_EXTRA",
     "SNAPSHOT_PER_JOINT",
     "StatePrediction",
-    "advance",
     "advance_rows",
     "cap_into",
+    "head_for",
     "lead",
     "norm",
+    "predict",
     "take_sent",
 ]

@@ -1,0 +1,74 @@
+"""Compiled look of a control tick at its inputs: its time, their freshness, the prediction.
+
+Internal: the public API is :meth:`itasc_ros.core.control.Controller.step`. A tick starts by
+measuring the time since the last one, judging which inputs are fresh and advancing the joint
+positions it solves at (:class:`~itasc_ros.core.control.prediction.StatePrediction`): taken as
+a handful of Python calls, each paid its dispatch and its attribute reads, more than the work.
+:func:`look` does them in one call over the controller's packed clock (:data:`CLOCK_SIZE`
+values), the joint-state input's packed state and the prediction's.
+
+The clock's values: the time of the last tick [s] (-inf before the first), the time since it
+[s] (at most ``input_timeout``; the period at the first tick or when the clock did not move
+on), the joint state's age [s], whether the joint state and the odometry are fresh (1.0/0.0).
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ._input_kernels import JS_INTERVAL, JS_STAMP
+from .prediction import head_for, predict
+
+#: The controller's packed clock.
+LAST_STEP, ELAPSED, JOINT_AGE, JOINTS_FRESH, ODOM_FRESH = range(5)
+CLOCK_SIZE = 5
+
+
+@njit(cache=True, nogil=True)
+def look(  # pragma: no cover - compiled
+    clock, now, period, timeout, joints, odom_stamp, measured, stamps, state, values, lag, late
+):
+    """A tick's look at its inputs at ``now`` [s], then where its joints are.
+
+    The time since the last tick (:data:`ELAPSED`: ``now`` minus the last, the ``period``
+    when that is not a positive finite time, at most ``timeout``); the joint state's age and
+    freshness, the odometry's freshness (an input is fresh when ``|age| <= timeout``: one
+    received "in the future" of ``now``, the clock having jumped back, is not); then the
+    prediction at ``now`` (:func:`~itasc_ros.core.control.prediction.predict`) and where the
+    joints head for behind servos that lag ``lag`` [s] over the time since the last tick
+    (:func:`~itasc_ros.core.control.prediction.head_for`).
+
+    Args:
+        clock: (:data:`CLOCK_SIZE`,) in/out: the controller's packed clock.
+        now: the tick's time [s].
+        period: the nominal control period [s].
+        timeout: ``input_timeout`` [s].
+        joints: the joint-state input's packed state (its reception time and interval).
+        odom_stamp: the odometry's reception time [s] (-inf: none).
+        measured: (n,) the measured joint positions.
+        stamps: (n,) each joint's state's reception time [s].
+        state: (6, n) in/out: the prediction's rows.
+        values: (3,) in/out: the prediction's scalars.
+        lag: ``actuator_lag`` [s].
+        late: the prediction's period [s] (a state is late once older than
+            :data:`~itasc_ros.core.control.prediction.LATE_AFTER` times it or the states'
+            usual interval).
+    """
+    dt = now - clock[LAST_STEP]
+    clock[LAST_STEP] = now
+    if not (0.0 < dt < math.inf):
+        dt = period
+    elapsed = min(dt, timeout)
+    clock[ELAPSED] = elapsed
+    age = now - joints[JS_STAMP]
+    clock[JOINT_AGE] = age
+    clock[JOINTS_FRESH] = 1.0 if -timeout <= age <= timeout else 0.0
+    odom_age = now - odom_stamp
+    clock[ODOM_FRESH] = 1.0 if -timeout <= odom_age <= timeout else 0.0
+    predict(state, values, measured, stamps, now, joints[JS_INTERVAL], late)
+    head_for(state, lag, elapsed)
+
+
+__all__ = ["CLOCK_SIZE", "ELAPSED", "JOINTS_FRESH", "JOINT_AGE", "LAST_STEP", "ODOM_FRESH", "look"]
