@@ -28,6 +28,7 @@ import math
 from numba import njit, types
 
 from ..kinematics._kernels import INPUT_VECTOR, gather_within
+from ._journal_kernels import write_joint_state, write_target
 from ._target_kernels import POSE_OK, pose_from_position_quat, stream_step
 
 #: Stamp-order verdicts of :func:`order_refusal`.
@@ -105,13 +106,14 @@ def order_accept(s, at, source, stamped, received):
 
 
 @njit(
-    types.int64(INPUT_VECTOR, _I, _F, _V, _V, _N, _V, _V, _F, _F, _B, _F, _F),
+    types.int64(INPUT_VECTOR, _I, _F, _V, _V, _N, _V, _V, _F, _F, _B, _F, _F, _V, _N),
     cache=True,
     nogil=True,
 )
 def take_joint_state(
-    pos, idx, huge, work, q, implicit, stamps, s, received, source, stamped, timeout, filt
-):
+    pos, idx, huge, work, q, implicit, stamps, s, received, source, stamped, timeout, filt, buf,
+    at,
+):  # fmt: skip
     """Accept a joint state whose names were mapped (``idx``), or refuse it untouched.
 
     Args:
@@ -128,6 +130,10 @@ def take_joint_state(
         stamped: the message has a header stamp.
         timeout: ``input_timeout`` [s].
         filt: weight of the newest interval in the usual interval [-].
+        buf: a journal's buffer (read when ``at`` >= 0).
+        at: where its JOINT_STATE record goes (room reserved for it: ``q`` holds every
+            movable joint, URDF order, and no robot has a stamp of its own), written once
+            accepted; -1: none.
 
     Returns:
         :data:`SMOOTH` (accepted) or :data:`REFUSED`.
@@ -150,6 +156,8 @@ def take_joint_state(
         stamps[i] = received
     s[JS_HEADER] = source if stamped else math.nan
     order_accept(s, JS_ORDER, source, stamped, received)
+    if at >= 0:
+        write_joint_state(buf, at, received, s[JS_HEADER], q, q[:0])
     return SMOOTH
 
 
@@ -173,12 +181,15 @@ def take_joint_state(
         _M,
         _V,
         _V,
+        _N,
+        _V,
+        _N,
     ),
     cache=True,
 )
 def take_target_pose(
     p, qt, huge, s, received, source, stamped, timeout, reach, dt_floor, max_speed,
-    max_angular_speed, tau, new_pose, pose, rel, raw, estimate,
+    max_angular_speed, tau, new_pose, pose, rel, raw, estimate, index, buf, at,
 ):  # fmt: skip
     """Accept a root-frame pose of a target stream, or refuse it untouched.
 
@@ -206,6 +217,10 @@ def take_target_pose(
         rel: (3, 3) work array.
         raw: (6,) work array.
         estimate: (6,) the stream's twist estimate (root frame) [m/s, rad/s].
+        index: the stream's index (its journal records').
+        buf: a journal's buffer (read when ``at`` >= 0).
+        at: where its TARGET record goes (room reserved for it), written once accepted;
+            -1: none.
 
     Returns:
         :data:`STEP` (accepted: a first pose, a jump, a pose after a pause: the estimate
@@ -241,6 +256,8 @@ def take_target_pose(
     s[T_HEADER] = source if stamped else math.nan
     order_accept(s, T_ORDER, source, stamped, received)
     s[T_HAS_POSE] = 1.0
+    if at >= 0:
+        write_target(buf, at, index, received, s[T_HEADER], -1, 0.0, p, qt)
     return STEP if step else SMOOTH
 
 

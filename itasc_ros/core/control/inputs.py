@@ -40,7 +40,7 @@ from .joint_input import JointStateInput
 from .journal import Code, stamp_value
 from .model_fit import FittedModel
 from .odometry import Odometry, place_in_base, world_of_base
-from .recorder import Recorder
+from .recorder import NO_ROOM, Recorder
 from .robot_groups import RobotGroups
 from .streams import F8, HUGE, StampOrder, TargetStream, as_array, fresh, usable
 
@@ -121,15 +121,24 @@ class Inputs:
                 is kept.
         """
         timeout = self._model.config.input_timeout
-        groups = self.robots
+        groups, js, recorder = self.robots, self.joints, self._recorder
         robots = groups.check(received, robot_received, self.reject) if groups.names else None
-        self.joints.accept(names, positions, received, header_stamp, timeout, self.reject)
+        # the record written by the compiled acceptance when it can be (one robot's stamp)
+        whole = robots is None and js.whole
+        buf, at = recorder.room(2 + js.q.shape[0]) if whole else (NO_ROOM, -1)
+        try:
+            recorded = js.accept(
+                names, positions, received, header_stamp, timeout, self.reject, buf, at
+            )
+        except InputError:
+            recorder.release(at)
+            raise
         if robots is not None:
             groups.accept(robots)
-            groups.joint_stamps(self.joints.stamps)
-        if self._recorder.journal is not None:
-            js = self.joints
-            self._recorder.joint_state(received, js.header, js.all_positions(), groups.stamp)
+            groups.joint_stamps(js.stamps)
+        if not recorded and recorder.journal is not None:
+            recorder.release(at)
+            recorder.joint_state(received, js.header, js.all_positions(), groups.stamp)
 
     def set_target(
         self,
@@ -186,20 +195,17 @@ class Inputs:
             and (header_stamp is None or type(header_stamp) is float)
         ):  # a root-frame pose: taken in one compiled call, else refused below with its reason
             cfg, stamped = self._model.config, header_stamp is not None
+            buf, at = self._recorder.room(12)  # its record, written once accepted
             taken = take_target_pose(
                 position, quat_xyzw, HUGE, st.s, received, header_stamp if stamped else 0.0,
                 stamped, cfg.input_timeout, st.reach, self._model.dt, cfg.max_target_speed,
                 cfg.max_target_angular_speed, cfg.twist_filter_time_constant, st.new_pose,
-                st.pose, st.rel, st.raw, st.estimate,
+                st.pose, st.rel, st.raw, st.estimate, self._stream_index[constraint], buf, at,
             )  # fmt: skip
             if taken != REFUSED:
                 self._take_target(constraint, st, st.new_pose, taken == STEP)
-                if self._recorder.journal is not None:
-                    self._recorder.target(
-                        self._stream_index[constraint], received, st.header, -1, False,
-                        position, quat_xyzw,
-                    )  # fmt: skip
                 return
+            self._recorder.release(at)
         st = self.target_state(constraint)
         p = as_array(position, "target of %r: position", self.reject, constraint)
         qt = as_array(quat_xyzw, "target of %r: quaternion", self.reject, constraint)

@@ -28,6 +28,7 @@ from ._input_kernels import (
     take_joint_state,
 )
 from .journal import stamp_value
+from .recorder import NO_ROOM
 from .streams import F8, HUGE, StampOrder, as_array
 
 Array = NDArray[np.float64]
@@ -88,6 +89,8 @@ class JointStateInput:
         self._q_all = np.zeros(len(self._all))  # work array: positions of every joint
         self._gathered = np.zeros(len(self._names))  # work array: a message's commanded ones
         self._commands_all = commanded == self._all
+        #: :attr:`q` holds every movable joint's position, URDF order (a record's positions)
+        self.whole = self._commands_all
 
     def accept(
         self,
@@ -97,7 +100,9 @@ class JointStateInput:
         header_stamp: float | None,
         timeout: float,
         reject: Callable[[str], InputError],
-    ) -> None:
+        buf: Array = NO_ROOM,
+        at: int = -1,
+    ) -> bool:
         """Take a joint state (see :meth:`~itasc_ros.core.control.Controller.set_joint_state`).
 
         Args:
@@ -108,6 +113,13 @@ class JointStateInput:
             timeout: ``input_timeout`` [s] (for the stamp order).
             reject: reason -> the :class:`InputError` to raise (the caller counts
                 rejections).
+            buf: a journal's buffer, with room for the state's JOINT_STATE record at ``at``
+                (every position, URDF order; no robot stamps) when ``at`` >= 0 and
+                :attr:`whole`.
+            at: where that record goes; -1: none.
+
+        Returns:
+            True when the state's JOINT_STATE record was written at ``at``.
 
         Raises:
             InputError: the reason; nothing is changed.
@@ -127,10 +139,10 @@ class JointStateInput:
             taken = take_joint_state(
                 positions, self._idx, HUGE, self._gathered, self.q, self._implicit,
                 self.stamps, self.s, received, header_stamp if stamped else 0.0, stamped,
-                timeout, INTERVAL_FILTER,
+                timeout, INTERVAL_FILTER, buf, at if self.whole else -1,
             )  # fmt: skip
             if taken != REFUSED:
-                return
+                return at >= 0 and self.whole
         if type(names) is not list:
             names = list(names)
         # a float64 vector as it is; anything else converted (or refused)
@@ -161,6 +173,7 @@ class JointStateInput:
         self.stamps[self._implicit :] = self.stamp
         self.header = stamp_value(header_stamp)
         self.order.accept(header_stamp, received)
+        return False
 
     @property
     def has_state(self) -> bool:

@@ -242,6 +242,13 @@ class Journal:
         self._n = end
         return self._buf, n
 
+    def release(self, at: int) -> None:
+        """Give back the room :meth:`reserve` gave at ``at``, its record not written.
+
+        Only the last reservation can be given back (nothing was written after it).
+        """
+        self._n = at
+
     def take(self) -> Array:
         """The message so far, ``[FORMAT, sequence, records...]``; then empty the buffer.
 

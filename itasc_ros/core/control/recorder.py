@@ -26,6 +26,9 @@ from .streams import TargetStream
 
 Array = NDArray[np.float64]
 
+NO_ROOM = np.zeros(0)
+"""The buffer of no journal (a compiled call's record not written: its place is -1)."""
+
 
 class Recorder:
     """Writes the controller's records into its journal, while one is attached.
@@ -74,6 +77,22 @@ class Recorder:
     def attach(self, journal: Journal | None) -> None:
         """Record into ``journal`` from now on (None: stop recording)."""
         self.journal = journal
+
+    def room(self, length: int) -> tuple[Array, int]:
+        """Room for a record of ``length`` payload values that a compiled call writes.
+
+        Returns:
+            The journal's buffer and where the record goes (:meth:`Journal.reserve
+            <.journal.Journal.reserve>`); without a journal, an unused buffer and -1.
+        """
+        journal = self.journal
+        return (NO_ROOM, -1) if journal is None else journal.reserve(length)
+
+    def release(self, at: int) -> None:
+        """Give back the room :meth:`room` gave at ``at`` (>= 0), its record not written."""
+        if at >= 0:
+            assert self.journal is not None
+            self.journal.release(at)
 
     def joint_state(
         self, received: float, header: float, positions: Array, robot_stamps: Array
@@ -175,4 +194,4 @@ class Recorder:
         )
 
 
-__all__ = ["Recorder"]
+__all__ = ["NO_ROOM", "Recorder"]
