@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
 from ._input_kernels import JS_INTERVAL, JS_STAMP
 from .prediction import head_for, predict
+
+Array = NDArray[np.float64]
 
 #: The controller's packed clock.
 LAST_STEP, ELAPSED, JOINT_AGE, JOINTS_FRESH, ODOM_FRESH = range(5)
@@ -71,4 +75,24 @@ def look(  # pragma: no cover - compiled
     head_for(state, lag, elapsed)
 
 
-__all__ = ["CLOCK_SIZE", "ELAPSED", "JOINTS_FRESH", "JOINT_AGE", "LAST_STEP", "ODOM_FRESH", "look"]
+def warm_up(joints: Array, measured: Array, stamps: Array, state: Array) -> None:
+    """Compile (or load) :func:`look` now, on copies of its arrays: no tick waits for it.
+
+    ``joints``, ``measured``, ``stamps``, ``state``: a controller's (:func:`look`'s).
+    """
+    look(
+        np.zeros(CLOCK_SIZE), 0.0, 0.001, 0.1, joints.copy(), -math.inf, measured.copy(),
+        stamps.copy(), state.copy(), np.zeros(3), 0.0, 0.001,
+    )  # fmt: skip
+
+
+__all__ = [
+    "CLOCK_SIZE",
+    "ELAPSED",
+    "JOINTS_FRESH",
+    "JOINT_AGE",
+    "LAST_STEP",
+    "ODOM_FRESH",
+    "look",
+    "warm_up",
+]

@@ -48,6 +48,7 @@ from ..kinematics.robots import SEPARATOR
 from ..kinematics.tree import KinematicTree
 from ..solve.motion_limits import MotionLimiter
 from ..solve.scene import Scene, SolveResult
+from . import _tick_kernels as tick
 from ._command_kernels import (
     NOT_FINITE,
     NOT_SOLVED,
@@ -57,15 +58,6 @@ from ._command_kernels import (
     take_solved,
 )
 from ._target_kernels import cap_twist
-from ._tick_kernels import (
-    CLOCK_SIZE,
-    ELAPSED,
-    JOINT_AGE,
-    JOINTS_FRESH,
-    LAST_STEP,
-    ODOM_FRESH,
-    look,
-)
 from .aim import TargetAim
 from .config import ControllerConfig, apply_updates
 from .following import Following
@@ -106,9 +98,9 @@ class Controller:
         self._enabled = True
         # The tick's one look at its time and inputs (_look_at_inputs: the time of the last
         # tick and since it, the joint state's age, freshness), packed for its compiled call
-        self._clock = np.zeros(CLOCK_SIZE)
-        self._clock[LAST_STEP], self._clock[ELAPSED] = -math.inf, model.dt
-        self._clock[JOINT_AGE] = math.inf
+        self._clock = np.zeros(tick.CLOCK_SIZE)
+        self._clock[tick.LAST_STEP], self._clock[tick.ELAPSED] = -math.inf, model.dt
+        self._clock[tick.JOINT_AGE] = math.inf
         self._zeros = np.zeros(n)  # (n,) the zero command
         self._ramp = np.zeros(n)  # (n,) a held robot's step of its stop ramp
         self._capped = np.zeros(n)  # (n,) a solve's command capped while a state is late
@@ -121,12 +113,8 @@ class Controller:
         self._aim = TargetAim(model, self._inputs, self._prediction)
         self.following = Following(model.scene.result.constraint_names)
         model.warm_up()
-        js, pred, cfg = self._inputs.joints, self._prediction, model.config
-        look(
-            np.zeros(CLOCK_SIZE), 0.0, model.dt, cfg.input_timeout, js.s.copy(), -math.inf,
-            js.q.copy(), js.stamps.copy(), pred.state.copy(), pred.values.copy(),
-            cfg.actuator_lag, pred.period,
-        )  # fmt: skip  # compiled (or loaded) now, on copies: no tick waits for it
+        js = self._inputs.joints
+        tick.warm_up(js.s, js.q, js.stamps, self._prediction.state)
 
     @classmethod
     def from_urdf(cls, xml: str | bytes, config: ControllerConfig) -> Controller:
@@ -407,7 +395,7 @@ class Controller:
         js = self._inputs.joints
         status, reason = self._status(now)
         if status is Status.ACTIVE:
-            self._aim.update(now, self._clock.item(ELAPSED))
+            self._aim.update(now, self._clock.item(tick.ELAPSED))
             held = self._hold_stopped_robots(now) if self._inputs.robots.any_stale else None
             out, judged = self._command(status, now)
             if held is not None and out.status is Status.ACTIVE:
@@ -441,7 +429,7 @@ class Controller:
         causes = self._model.scene.limiting if not out.held else self._held_causes(out.held)
         if judged is None:
             self._model.scene.following(out.qdot, self._following_of(res).fraction)
-            self.following.update(now, self._clock.item(ELAPSED), causes, out.qdot)
+            self.following.update(now, self._clock.item(tick.ELAPSED), causes, out.qdot)
         else:
             self.following.report_on(*judged, now, causes, out.qdot)
         out.shortfall = self.following.report
@@ -477,7 +465,7 @@ class Controller:
         """
         model, inputs, pred = self._model, self._inputs, self._prediction
         timeout, js = model.config.input_timeout, inputs.joints
-        look(
+        tick.look(
             self._clock, now, model.dt, timeout, js.s, inputs.odom.stamp, js.q, js.stamps,
             pred.state, pred.values, model.config.actuator_lag, pred.period,
         )  # fmt: skip
@@ -497,15 +485,15 @@ class Controller:
             return Status.WAITING, "no joint state received yet"
         timeout, base_joints = self._model.config.input_timeout, self._model.base_joints
         clock = self._clock
-        age = clock.item(JOINT_AGE)
-        if not clock.item(JOINTS_FRESH):
+        age = clock.item(tick.JOINT_AGE)
+        if not clock.item(tick.JOINTS_FRESH):
             if age < 0.0:
                 return Status.STALE, (
                     f"the last joint state was received {-age:.3f} s after now: the clock "
                     "jumped back"
                 )
             return Status.STALE, (f"joint states are {age:.3f} s old (input_timeout {timeout} s)")
-        if not clock.item(ODOM_FRESH) and (base_joints or self._holds_world_target()):
+        if not clock.item(tick.ODOM_FRESH) and (base_joints or self._holds_world_target()):
             age = now - self._inputs.odom.stamp
             return Status.STALE, (
                 f"odometry is {age:.3f} s old (input_timeout {timeout} s) "
@@ -599,7 +587,7 @@ class Controller:
             take = (
                 pred.values, self._capped, model.vmax_hard, self._qdot, lim.v, lim.a,
                 lim.active, pred.sent, following.fraction, following.since,
-                following.short_time, now, self._clock.item(ELAPSED),
+                following.short_time, now, self._clock.item(tick.ELAPSED),
             )  # fmt: skip
             if scene.compiled_tick:
                 code, worst, longest = solve_command(*args, *take)  # type: ignore[call-arg]
@@ -815,7 +803,7 @@ class Controller:
             stream_into(st, out[i : i + STREAM_SIZE])
             i += STREAM_SIZE
         n = self._inputs.joints.q.shape[0]
-        out[i] = self._clock[LAST_STEP]
+        out[i] = self._clock[tick.LAST_STEP]
         out[i + 1 : i + 1 + n] = self._model.limiter.v
         out[i + 1 + n : i + 1 + 2 * n] = self._model.limiter.a
         i += 1 + 2 * n
@@ -854,7 +842,7 @@ class Controller:
             robots.joint_stamps(js.stamps)
         self._prediction.state_from(s[at_robots + g + 1 :])
         i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)  # world targets: the base first
-        self._clock[LAST_STEP] = s[i]
+        self._clock[tick.LAST_STEP] = s[i]
         self._model.limiter.v[:] = s[i + 1 : i + 1 + n]
         self._model.limiter.a[:] = s[i + 1 + n : i + 1 + 2 * n]
         self._qdot[:] = self._model.limiter.v  # the last command (the effector's twist at a step)
