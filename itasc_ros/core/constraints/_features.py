@@ -21,7 +21,6 @@ from ..kinematics._kernels import (
     rot_log,
     select_columns,
     view2,
-    view3,
 )
 
 FRAME_ROOT = 0
@@ -194,13 +193,16 @@ def pose_record(rec, n):  # pragma: no cover - compiled
     Returns:
         ``(frame (1,), tt (4, 4), ge (6, 6), gt (6, 6), xf (6,), work (4, 3, 3), jac (6, n))``.
     """
+    # reshaped, C-ordered: the types of the constraint's own arrays, which it passes when it
+    # updates itself (a strided view would be another layout: a second compiled variant of
+    # the whole pose task's call tree)
     frame = rec[0:1]
-    tt = view2(rec, 1, 4, 4)
-    ge = view2(rec, 17, 6, 6)
-    gt = view2(rec, 53, 6, 6)
+    tt = rec[1:17].reshape((4, 4))
+    ge = rec[17:53].reshape((6, 6))
+    gt = rec[53:89].reshape((6, 6))
     xf = rec[89:95]
-    work = view3(rec, 95, 4, 3, 3)
-    jac = view2(rec, POSE_RECORD_HEAD, 6, n)
+    work = rec[95:131].reshape((4, 3, 3))
+    jac = rec[POSE_RECORD_HEAD : POSE_RECORD_HEAD + 6 * n].reshape((6, n))
     return frame, tt, ge, gt, xf, work, jac
 
 

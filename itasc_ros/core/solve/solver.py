@@ -52,6 +52,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from ..kinematics._kernels import view2
 from .damped_inverse import RCOND, UNDAMPED_RCOND, _projector, _solve_once
 from .saturation import BOUND_TOL, _scale_bounds, _sns_level
 from .small_svd import thin_svd
@@ -176,7 +177,9 @@ def _solve_levels(
     lm = 0.0
     first = True
     sv1 = np.zeros(0)  # one level: its SVD, whose null space the least motion acts in
-    vt1 = np.zeros((0, n))
+    # a strided (0, n) view, the layout of the SVD's vt: one variant of _least_motion, not two
+    # (numba's inference compiles the call for each layout it meets on the way)
+    vt1 = view2(sv1, 0, 0, n)
     for lev in range(nlev):
         r1 = levels[lev + 1]
         mk = _residual(aw, bw, levels[lev], r1, x, at, rk, ineq)
