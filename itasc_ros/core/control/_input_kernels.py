@@ -18,7 +18,9 @@ Packed states (float64 arrays the input objects own; their attributes read them)
 - a joint-state input (:data:`JS_SIZE`): has a state (1.0/0.0), reception time [s], header
   stamp [s] (NaN: unstamped), the states' usual interval [s], its stamp order;
 - a target stream (:data:`TARGET_SIZE`): reception time [s], header stamp [s] (NaN:
-  unstamped), has a pose (1.0/0.0), jumps counted, its stamp order.
+  unstamped), has a pose (1.0/0.0), jumps counted, its stamp order; the last explicit
+  twist's and jog twist's reception times [s] and how long a jog twist counts [s]; whether
+  its pose, its twist and its jog were fresh at the last tick (1.0/0.0, the tick's look).
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ ORDER_SIZE = 3
 JS_HAS_STATE, JS_STAMP, JS_HEADER, JS_INTERVAL, JS_ORDER = 0, 1, 2, 3, 4
 JS_SIZE = JS_ORDER + ORDER_SIZE
 
-#: A target stream's packed state.
+#: A target stream's packed state: its poses', then its explicit twists' and jog twists'
+#: reception times and how long a jog twist counts, then the tick's look at them.
 T_STAMP, T_HEADER, T_HAS_POSE, T_JUMPS, T_ORDER = 0, 1, 2, 3, 4
-TARGET_SIZE = T_ORDER + ORDER_SIZE
+T_TWIST_STAMP, T_JOG_STAMP, T_JOG_VALID = 7, 8, 9
+T_POSE_FRESH, T_TWIST_FRESH, T_JOG_FRESH = 10, 11, 12
+TARGET_SIZE = 13
 
 _V = types.Array(types.float64, 1, "C")
 _M = types.Array(types.float64, 2, "C")
@@ -271,6 +276,14 @@ __all__ = [
     "SMOOTH",
     "STEP",
     "TARGET_SIZE",
+    "T_HAS_POSE",
+    "T_JOG_FRESH",
+    "T_JOG_STAMP",
+    "T_JOG_VALID",
+    "T_POSE_FRESH",
+    "T_STAMP",
+    "T_TWIST_FRESH",
+    "T_TWIST_STAMP",
     "order_accept",
     "order_refusal",
     "take_joint_state",

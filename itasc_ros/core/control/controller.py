@@ -114,7 +114,7 @@ class Controller:
         self.following = Following(model.scene.result.constraint_names)
         model.warm_up()
         js = self._inputs.joints
-        tick.warm_up(js.s, js.q, js.stamps, self._prediction.state)
+        tick.warm_up(js.s, self._inputs.stream_states, js.q, js.stamps, self._prediction.state)
 
     @classmethod
     def from_urdf(cls, xml: str | bytes, config: ControllerConfig) -> Controller:
@@ -457,25 +457,21 @@ class Controller:
         moves its reference by it; the motion limits do not use it: every command differs
         from the last one by at most what the limits allow over the *nominal* period, as a
         ros2_control velocity controller applies a command at once, however late it is), the
-        joint state's and the odometry's freshness, and the positions the tick solves at
-        (:class:`StatePrediction`: advanced while a state is late, and where the joints head
-        for behind servos that lag). Then each robot's and each target stream's freshness.
-        The rest of the tick reads these flags (and the joint state's age in the clock),
-        never the clock: one snapshot, one judgement of freshness per input per tick.
+        joint state's, the odometry's and each target stream's freshness (in the streams'
+        packed states), and the positions the tick solves at (:class:`StatePrediction`:
+        advanced while a state is late, and where the joints head for behind servos that
+        lag). Then each robot's freshness. The rest of the tick reads these flags (and the
+        joint state's age in the clock), never the clock: one snapshot, one judgement of
+        freshness per input per tick.
         """
         model, inputs, pred = self._model, self._inputs, self._prediction
         timeout, js = model.config.input_timeout, inputs.joints
         tick.look(
-            self._clock, now, model.dt, timeout, js.s, inputs.odom.stamp, js.q, js.stamps,
-            pred.state, pred.values, model.config.actuator_lag, pred.period,
+            self._clock, now, model.dt, timeout, js.s, inputs.odom.stamp, inputs.stream_states,
+            js.q, js.stamps, pred.state, pred.values, model.config.actuator_lag, pred.period,
         )  # fmt: skip
         if inputs.robots.size and not inputs.robots.look(now, timeout):
             model.held_limit.release()
-        # each as streams.fresh (inlined: three judgements a target a tick)
-        for st in inputs.targets.values():
-            st.pose_fresh = st.has_pose and -timeout <= now - st.stamp <= timeout
-            st.twist_fresh = -timeout <= now - st.twist_stamp <= timeout
-            st.jog_fresh = -st.jog_valid <= now - st.jog_stamp <= st.jog_valid
 
     def _status(self, now: float) -> tuple[Status, str]:
         """What the inputs allow (:meth:`_look_at_inputs`), and why when it is not 'active'."""

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..constraints import Constraint
 from ..errors import InputError, ItascError, TargetNotSet, echo
 from ..kinematics import spatial
-from ._input_kernels import REFUSED, STEP, take_target_pose
+from ._input_kernels import REFUSED, STEP, TARGET_SIZE, take_target_pose
 from ._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
@@ -78,7 +78,11 @@ class Inputs:
         self._recorder = recorder
         self._last_command = last_command
         cfg = model.config
-        self.targets = {c.name: TargetStream() for c in cfg.constraints if c.takes_target}
+        names = [c.name for c in cfg.constraints if c.takes_target]
+        #: (k, TARGET_SIZE) the target streams' packed states, one row each (the tick's look
+        #: judges them all in one compiled call)
+        self.stream_states = np.zeros((len(names), TARGET_SIZE))
+        self.targets = {name: TargetStream(self.stream_states[i]) for i, name in enumerate(names)}
         self._stream_index = {name: i for i, name in enumerate(self.targets)}
         self.set_reach()
         self.joints = JointStateInput(model.tree, model.q_full, len(model.base_joints))

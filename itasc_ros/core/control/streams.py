@@ -15,7 +15,20 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..kinematics._kernels import all_finite
-from ._input_kernels import T_HAS_POSE, T_HEADER, T_JUMPS, T_ORDER, T_STAMP, TARGET_SIZE
+from ._input_kernels import (
+    T_HAS_POSE,
+    T_HEADER,
+    T_JOG_FRESH,
+    T_JOG_STAMP,
+    T_JOG_VALID,
+    T_JUMPS,
+    T_ORDER,
+    T_POSE_FRESH,
+    T_STAMP,
+    T_TWIST_FRESH,
+    T_TWIST_STAMP,
+    TARGET_SIZE,
+)
 from .cartesian_reference import CartesianReference
 
 Array = NDArray[np.float64]
@@ -209,12 +222,19 @@ class TargetStream:
 
     Times named ``stamp`` are reception times [s] on the controller's clock; header stamps
     are kept by the :class:`StampOrder` of each stream (``order``, ``twist_order``).
+
+    Args:
+        state: (:data:`~._input_kernels.TARGET_SIZE`,) where its packed state is kept (a row
+            of its owner's streams' states, for a compiled call over them all); None: an
+            array of its own.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, state: Array | None = None) -> None:
         # packed: the last pose's reception time [s] and header stamp [s] (NaN: unstamped),
-        # has a pose, jumps counted, the poses' stamp order (:mod:`._input_kernels`' layout)
-        self.s = np.zeros(TARGET_SIZE)
+        # has a pose, jumps counted, the poses' stamp order, the twists' and jogs' reception
+        # times, a jog's validity, the tick's freshness flags (:mod:`._input_kernels`' layout)
+        self.s = np.zeros(TARGET_SIZE) if state is None else state
+        self.s[:] = 0.0
         self.pose = np.eye(4)  # (4, 4) the stream's frame: the root's, or the world's (world)
         self.stamp = -math.inf  # [s] reception time of the last pose
         self.header = math.nan  # [s] its header stamp (NaN: unstamped)
@@ -227,7 +247,7 @@ class TargetStream:
         self.aimed = np.eye(4)  # (4, 4) the pose moved on to when the command acts (root)
         self.aiming = False  # the constraint's target is ``aimed``, not ``pose``
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
-        self.twist_stamp = -math.inf  # [s]
+        self.twist_stamp = -math.inf  # [s] its reception time
         self.twist_order = StampOrder()  # header stamps of the twists
         self.twist_time = -math.inf  # [s] the last explicit twist's stamp (else reception)
         self.accel = np.zeros(6)  # (6,) the explicit twists' filtered change rate [/s]
@@ -247,16 +267,11 @@ class TargetStream:
         self.jog = np.zeros(6)  # (6,) last jog twist (root frame) [m/s, rad/s]
         self.jog_stamp = -math.inf  # [s] its reception time
         self.jog_order = StampOrder()  # header stamps of the jog twists
-        self.jog_valid = 0.0  # [s] a jog twist counts this long (two periods of its stream)
         self.jog_period = 0.0  # [s] the jog stream's average period
         self.jog_budget = 0.0  # [s] motion the received jog twists still pay for
         self.jog_start = -math.inf  # [s] reception time of the jog stream's first twist
         self.jog_count = 0  # twists of the jog stream so far
         self.jog_late = 0  # jog twists received after the jog had stopped, stamped in time
-        # The tick's one look at the ages (Controller.step sets them first, from the stamps):
-        self.pose_fresh = False  # a pose received within input_timeout
-        self.twist_fresh = False  # an explicit twist received within input_timeout
-        self.jog_fresh = False  # a jog twist received within jog_valid
 
     @property
     def stamp(self) -> float:
@@ -284,6 +299,48 @@ class TargetStream:
     @has_pose.setter
     def has_pose(self, value: bool) -> None:
         self.s[T_HAS_POSE] = 1.0 if value else 0.0
+
+    @property
+    def twist_stamp(self) -> float:
+        """[s] reception time of the last explicit twist (-inf: none)."""
+        return self.s.item(T_TWIST_STAMP)
+
+    @twist_stamp.setter
+    def twist_stamp(self, value: float) -> None:
+        self.s[T_TWIST_STAMP] = value
+
+    @property
+    def jog_stamp(self) -> float:
+        """[s] reception time of the last jog twist (-inf: none)."""
+        return self.s.item(T_JOG_STAMP)
+
+    @jog_stamp.setter
+    def jog_stamp(self, value: float) -> None:
+        self.s[T_JOG_STAMP] = value
+
+    @property
+    def jog_valid(self) -> float:
+        """[s] a jog twist counts this long (two periods of its stream)."""
+        return self.s.item(T_JOG_VALID)
+
+    @jog_valid.setter
+    def jog_valid(self, value: float) -> None:
+        self.s[T_JOG_VALID] = value
+
+    @property
+    def pose_fresh(self) -> bool:
+        """A pose was received within ``input_timeout`` of the last tick (the tick's look)."""
+        return self.s.item(T_POSE_FRESH) != 0.0
+
+    @property
+    def twist_fresh(self) -> bool:
+        """An explicit twist was received within ``input_timeout`` of the last tick."""
+        return self.s.item(T_TWIST_FRESH) != 0.0
+
+    @property
+    def jog_fresh(self) -> bool:
+        """A jog twist was received within :attr:`jog_valid` of the last tick."""
+        return self.s.item(T_JOG_FRESH) != 0.0
 
     @property
     def jumps(self) -> int:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from itasc_ros.core.control._input_kernels import JS_INTERVAL, JS_SIZE, JS_STAMP
+from itasc_ros.core.control._input_kernels import JS_INTERVAL, JS_SIZE, JS_STAMP, TARGET_SIZE
 from itasc_ros.core.control._tick_kernels import (
     CLOCK_SIZE,
     ELAPSED,
@@ -26,6 +26,7 @@ from itasc_ros.core.control._tick_kernels import (
     look,
 )
 from itasc_ros.core.control.prediction import StatePrediction
+from itasc_ros.core.control.streams import TargetStream
 
 PERIOD, TIMEOUT = 0.002, 0.1  # [s]
 
@@ -46,8 +47,8 @@ def run(clock: np.ndarray, now: float, js: np.ndarray, odom: float = -math.inf) 
     """``look`` with a zero prediction of two joints (its clock's part only)."""
     pred = StatePrediction(2, PERIOD)
     look(
-        clock, now, PERIOD, TIMEOUT, js, odom, np.zeros(2), np.full(2, js[JS_STAMP]),
-        pred.state, pred.values, 0.0, PERIOD,
+        clock, now, PERIOD, TIMEOUT, js, odom, np.zeros((0, TARGET_SIZE)), np.zeros(2),
+        np.full(2, js[JS_STAMP]), pred.state, pred.values, 0.0, PERIOD,
     )  # fmt: skip
 
 
@@ -106,8 +107,8 @@ def test_the_prediction_and_lead_are_the_predictions_own(lag: float) -> None:
             stamps[:] = now - rng.uniform(0.0, 0.004)
             js[JS_STAMP], js[JS_INTERVAL] = stamps[0], PERIOD
         look(
-            clock, now, PERIOD, TIMEOUT, js, -math.inf, measured, stamps, ours.state,
-            ours.values, lag, PERIOD,
+            clock, now, PERIOD, TIMEOUT, js, -math.inf, np.zeros((0, TARGET_SIZE)), measured,
+            stamps, ours.state, ours.values, lag, PERIOD,
         )  # fmt: skip
         elapsed = now - last_tick if math.isfinite(last_tick) else PERIOD
         last_tick = now
@@ -120,3 +121,28 @@ def test_the_prediction_and_lead_are_the_predictions_own(lag: float) -> None:
         assert ours.values.tobytes() == theirs.values.tobytes(), k
         late += ours.late > 0.0
     assert late > 30  # the gap's ticks predicted (and the late states among the others)
+
+
+@pytest.mark.parametrize("age", [0.0, 0.05, TIMEOUT, TIMEOUT + 1e-6, -0.05, -1.0, math.inf])
+def test_each_target_streams_freshness(age: float) -> None:
+    """Three streams judged in one call: a pose and an explicit twist are fresh within
+    ``input_timeout``, a jog twist within its own validity; a stream without a pose has no
+    fresh pose, whatever its stamp."""
+    states = np.zeros((3, TARGET_SIZE))
+    streams = [TargetStream(states[i]) for i in range(3)]
+    now = 10.0
+    for i, st in enumerate(streams):
+        st.stamp = st.twist_stamp = st.jog_stamp = now - age
+        st.has_pose = i != 2
+        st.jog_valid = 0.02 * (i + 1)
+    run_streams = fresh_clock()
+    pred = StatePrediction(1, PERIOD)
+    look(
+        run_streams, now, PERIOD, TIMEOUT, joints(now), -math.inf, states, np.zeros(1),
+        np.full(1, now), pred.state, pred.values, 0.0, PERIOD,
+    )  # fmt: skip
+    within = abs(age) <= TIMEOUT
+    for i, st in enumerate(streams):
+        assert st.pose_fresh == (within and i != 2)
+        assert st.twist_fresh == within
+        assert st.jog_fresh == (abs(age) <= st.jog_valid)
