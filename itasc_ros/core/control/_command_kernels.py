@@ -18,6 +18,7 @@ from ..solve.motion_limits import take_clipped
 from ..solve.shortfall import task_fractions
 from ..solve.solver import INFO_FINITE
 from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_QDOT, N, scene_tick
+from ._tick_kernels import ELAPSED, LAST_STEP
 from .following import judge_tasks
 from .prediction import FRESH_NORM, LATE, cap_into, take_sent
 
@@ -62,11 +63,8 @@ def solve_command(  # pragma: no cover - compiled
     a,
     active,
     sent,
-    fractions,
-    since,
-    short_time,
-    now,
-    elapsed,
+    tasks,
+    clock,
 ):
     """A scene's solve, then its command (:func:`take_solved`).
 
@@ -108,11 +106,8 @@ def solve_command(  # pragma: no cover - compiled
         a: likewise.
         active: likewise.
         sent: likewise.
-        fractions: likewise.
-        since: likewise.
-        short_time: likewise.
-        now: likewise.
-        elapsed: likewise.
+        tasks: likewise.
+        clock: likewise.
 
     Returns:
         (:data:`NOT_SOLVED`, -1, 0) when a value of ``q`` is NaN, Inf or huge (nothing
@@ -126,7 +121,7 @@ def solve_command(  # pragma: no cover - compiled
         return NOT_SOLVED, -1, 0.0
     return take_solved(
         model, joints, rows, row_flags, dt, predicted, capped, vmax, out, v, a, active, sent,
-        fractions, since, short_time, now, elapsed,
+        tasks, clock,
     )  # fmt: skip
 
 
@@ -145,11 +140,8 @@ def take_solved(  # pragma: no cover - compiled
     a,
     active,
     sent,
-    fractions,
-    since,
-    short_time,
-    now,
-    elapsed,
+    tasks,
+    clock,
 ):
     """The command of a scene's last solve: capped, clipped, taken, sent, then judged.
 
@@ -180,11 +172,11 @@ def take_solved(  # pragma: no cover - compiled
         a: (n,) in/out: its acceleration [rad/s^2].
         active: the motion limits are on.
         sent: (n,) out: the command the robot follows from now on (once :data:`SENT`).
-        fractions: (k,) out: each task's fraction of the command (once :data:`SENT`).
-        since: (k,) in/out: when each task went short (the following's, once :data:`SENT`).
-        short_time: (k,) in/out: the time each task spent short [s] (likewise).
-        now: the tick's time [s].
-        elapsed: the time since the last tick [s].
+        tasks: (3, k) in/out, once :data:`SENT`: the following's packed rows
+            (:attr:`~itasc_ros.core.control.following.Following.tasks`: each task's fraction
+            of the command, when it went short, its time short [s]).
+        clock: the controller's packed clock (:mod:`._tick_kernels`: the tick's time and
+            the time since the last tick).
 
     Returns:
         (one of :data:`NOT_FINITE`, :data:`OUTSIDE`, :data:`SENT`; once :data:`SENT`, the
@@ -211,8 +203,8 @@ def take_solved(  # pragma: no cover - compiled
     size = take_sent(sent, out)
     if fresh:
         predicted[FRESH_NORM] = size
-    task_fractions(model, rows, row_flags, out, fractions)
-    worst, longest = judge_tasks(fractions, since, short_time, now, elapsed)
+    task_fractions(model, rows, row_flags, out, tasks[0])
+    worst, longest = judge_tasks(tasks[0], tasks[1], tasks[2], clock[LAST_STEP], clock[ELAPSED])
     return SENT, worst, longest
 
 

@@ -397,7 +397,7 @@ class Controller:
         if status is Status.ACTIVE:
             self._aim.update(now, self._clock.item(tick.ELAPSED))
             held = self._hold_stopped_robots(now) if self._inputs.robots.any_stale else None
-            out, judged = self._command(status, now)
+            out, judged = self._command(status)
             if held is not None and out.status is Status.ACTIVE:
                 out.reason, out.held = held
             self._judge_following(now, out, judged)
@@ -559,7 +559,7 @@ class Controller:
             self.following = Following(res.constraint_names)
         return self.following
 
-    def _command(self, status: Status, now: float) -> tuple[StepOutput, tuple[int, float] | None]:
+    def _command(self, status: Status) -> tuple[StepOutput, tuple[int, float] | None]:
         """This tick's solve at the predicted joint positions and its command, or a fault.
 
         The scene's limits include this tick's motion box (:class:`~itasc_ros.core.solve.limits.
@@ -582,8 +582,7 @@ class Controller:
             args = scene.prepare(pred.q, model.dt)
             take = (
                 pred.values, self._capped, model.vmax_hard, self._qdot, lim.v, lim.a,
-                lim.active, pred.sent, following.fraction, following.since,
-                following.short_time, now, self._clock.item(tick.ELAPSED),
+                lim.active, pred.sent, following.tasks, self._clock,
             )  # fmt: skip
             if scene.compiled_tick:
                 code, worst, longest = solve_command(*args, *take)  # type: ignore[call-arg]

@@ -73,9 +73,10 @@ class Following:
 
     Attributes:
         names: the tasks' names.
+        tasks: (3, k) the packed rows below, in this order (a compiled call takes them whole).
         fraction: (k,) the last tick's fractions (NaN: not a task, or asking for nothing).
-        short_time: (k,) the total time each task spent below :data:`FOLLOWED` [s].
         since: (k,) when each task went short [s] (NaN: it is not).
+        short_time: (k,) the total time each task spent below :data:`FOLLOWED` [s].
         report: '' while every task is followed (or short for less than
             :data:`REPORT_AFTER`), else ``task 'ee' followed at 12 % for 1.30 s: panda_joint1 at
             its upper limit`` (the task short the longest; its cause as the solve saw it).
@@ -85,9 +86,9 @@ class Following:
         k = len(names)
         self.source = names  # the sequence given (a scene's result's, to see it replaced)
         self.names = list(names)
-        self.fraction = np.full(k, math.nan)
-        self.short_time = np.zeros(k)
-        self.since = np.full(k, math.nan)
+        self.tasks = np.full((3, k), math.nan)
+        self.fraction, self.since, self.short_time = self.tasks
+        self.short_time[:] = 0.0
         self._due = -math.inf  # when the report's text is renewed next [s]
         self.report = ""
 

@@ -29,6 +29,7 @@ from ..solve.scene import Scene
 from ..solve.shortfall import warm_up as warm_up_shortfall
 from ._command_kernels import solve_command, take_solved
 from ._target_kernels import warm_up_kernels
+from ._tick_kernels import CLOCK_SIZE
 from .config import ControllerConfig
 from .following import warm_up as warm_up_following
 from .odometry import warm_up_odometry
@@ -253,7 +254,7 @@ class FittedModel:
         n, k, lim = self.n_joints, len(self.scene.result.constraint_names), self.limiter
         take = (
             np.zeros(3), np.zeros(n), self.vmax_hard, np.zeros(n), lim.v.copy(), lim.a.copy(),
-            lim.active, np.zeros(n), np.zeros(k), np.zeros(k), np.zeros(k), 0.0, self.dt,
+            lim.active, np.zeros(n), np.zeros((3, k)), np.zeros(CLOCK_SIZE),
         )  # fmt: skip
         solve_command(*tick, *take)  # type: ignore[call-arg]  # numba's stub: one argument
         take_solved(*self.scene.solve_buffers, self.dt, *take)
