@@ -159,7 +159,8 @@ class SimRobotNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         self._lock = threading.Lock()
-        self._pending: collections.deque[tuple[float, np.ndarray]] = collections.deque()
+        # (instant it becomes due, instant it arrived, joint velocities) [s, s, rad/s]
+        self._pending: collections.deque[tuple[float, float, np.ndarray]] = collections.deque()
         self._base_pending: collections.deque[tuple[float, tuple[float, float, float]]] = (
             collections.deque()
         )
@@ -168,6 +169,9 @@ class SimRobotNode(Node):
         self._overruns = 0  # ticks started more than MAX_LAG_PERIODS late
         self.gc = SlackCollector()  # garbage collections after a publish once main() starts it
         self._dt_max = 0.0  # [s] largest measured step
+        # [s] the shortest and longest delay from a command's arrival to the instant of the
+        # integration it acts from, over the stats window (inf, -inf: none took effect)
+        self._delay_min, self._delay_max = math.inf, -math.inf
         self._window_steps = 0
         self._window_start = time.monotonic()
         self._wall = WallStamps()  # the states' stamps
@@ -301,7 +305,6 @@ class SimRobotNode(Node):
 
     # --------------------------------------------------------------------- commands
     def _on_command(self, msg: Any) -> None:
-        now = time.monotonic()
         try:
             if self.command_type == "std_msgs/Float64MultiArray":
                 qdot = velocity_from_multi_array(msg, self.sim)
@@ -319,8 +322,11 @@ class SimRobotNode(Node):
             log_throttled(self.get_logger(), "warning", "dropped command", text, WARN_PERIOD)
             return
         with self._lock:
+            # Its arrival taken under the lock: after the instant of any step that ran before
+            # it, so it acts from arrival + latency exactly, never from a step already taken.
+            arrived = time.monotonic()
             self.sim.stats.commands_received += 1
-            self._pending.append((now + self.latency, qdot))
+            self._pending.append((arrived + self.latency, arrived, qdot))
 
     def _on_base_command(self, msg: Twist) -> None:
         """A commanded base's twist: taken after ``latency``, as a joint command."""
@@ -364,11 +370,13 @@ class SimRobotNode(Node):
             sim = self.sim
             t, due = last, False
             while self._pending and self._pending[0][0] <= now:
-                at, qdot = self._pending.popleft()
+                at, arrived, qdot = self._pending.popleft()
                 if at > t:
                     sim.advance(at - t)
                     t = at
                 sim.apply(qdot)
+                self._delay_min = min(self._delay_min, t - arrived)
+                self._delay_max = max(self._delay_max, t - arrived)
                 due = True
             dt_rest = now - t
             if due:
@@ -466,6 +474,11 @@ class SimRobotNode(Node):
                 dt_max_ms=round(1e3 * self._dt_max, 3),
                 overruns=self._overruns,
                 pending_commands=len(self._pending),
+                command_delay_ms=(
+                    [round(1e3 * self._delay_min, 3), round(1e3 * self._delay_max, 3)]
+                    if self._delay_max >= self._delay_min
+                    else None
+                ),
                 positions=[round(x, 6) for x in self.sim.q.tolist()],
                 velocities=[round(x, 6) for x in self.sim.velocity.tolist()],
                 joints=self.sim.names,
@@ -473,6 +486,7 @@ class SimRobotNode(Node):
             if isinstance(self.sim, PhysicsJoints):
                 stats.update(self.sim.report(now))
             self._dt_max = 0.0
+            self._delay_min, self._delay_max = math.inf, -math.inf
         self._stats_pub.publish(String(data=json.dumps(stats)))
 
     def stop(self) -> None:
