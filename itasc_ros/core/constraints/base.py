@@ -25,6 +25,10 @@ MAX_PRIORITY = 100
 #: Counts every change of any constraint's layout (rows, links, enabled): a scene whose last
 #: rebuild saw the current count needs no look at its constraints (one compare per solve).
 LAYOUT_EPOCH = [0]
+#: Counts every move of any constraint's tick arrays (its twists, its compiled tick's record) to
+#: another holder: a scene that gave its constraints their arrays at the current count needs
+#: no look at them (one compare per solve).
+HOLDER_EPOCH = [0]
 PRIORITY = Field(
     "priority",
     "integer",
@@ -209,6 +213,7 @@ class Constraint(ABC):
         twist[:] = self._target_twist
         seen[:] = self._twist_seen
         self._target_twist, self._twist_seen = twist, seen
+        HOLDER_EPOCH[0] += 1
 
     def compiled_tick(self, tree: KinematicTree) -> CompiledTick | None:
         """How a scene's compiled tick writes this constraint's rows on ``tree``, or None.

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ConstraintError
 from ..kinematics.tree import KinematicTree
 from . import _features as F
-from .base import TICK_COM, CompiledTick, Constraint, check_positive
+from .base import HOLDER_EPOCH, TICK_COM, CompiledTick, Constraint, check_positive
 from .schema import Field
 
 Array = NDArray[np.float64]
@@ -174,6 +174,7 @@ class CenterOfMass(Constraint):
 
     def _use_record(self, record: Array, n: int, n_links: int, n_full: int) -> None:
         """Take the tick's arrays as views of ``record`` (:func:`._features.com_record`)."""
+        HOLDER_EPOCH[0] += 1  # the record moved
         self._record = record
         self._dims = (n, n_links, n_full)
         k = self._ax.shape[0]

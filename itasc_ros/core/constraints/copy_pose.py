@@ -12,7 +12,7 @@ from ..errors import ConstraintError
 from ..kinematics.tree import KinematicTree
 from . import _features as F
 from ._target import EffectorTargetConstraint
-from .base import TICK_POSE, CompiledTick, PoseGoal
+from .base import HOLDER_EPOCH, TICK_POSE, CompiledTick, PoseGoal
 from .schema import Field
 
 Array = NDArray[np.float64]
@@ -141,6 +141,7 @@ class CopyPose(EffectorTargetConstraint):
 
     def _use_record(self, record: Array) -> None:
         """Take the tick's arrays as views of ``record`` (:func:`._features.pose_record`)."""
+        HOLDER_EPOCH[0] += 1  # the record moved
         n = (record.shape[0] - F.POSE_RECORD_HEAD) // 6
         self._record = record
         _, tt, self._ge, self._gt, self._xf, self._work, jac = F.pose_record(record, n)

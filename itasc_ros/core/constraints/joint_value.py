@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ConstraintError
 from ..kinematics.tree import KinematicTree
 from . import _features as F
-from .base import TICK_JOINTS, CompiledTick, Constraint
+from .base import HOLDER_EPOCH, TICK_JOINTS, CompiledTick, Constraint
 from .schema import Field
 
 Array = NDArray[np.float64]
@@ -93,6 +93,7 @@ class JointValue(Constraint):
 
     def _use_record(self, record: Array) -> None:
         """Take the tick's arrays as views of ``record`` (:func:`._features.joint_record`)."""
+        HOLDER_EPOCH[0] += 1  # the record moved
         self._record = record
         self._values, self._rates, self._vmax, self._columns = F.joint_record(record)
 

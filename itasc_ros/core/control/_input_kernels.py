@@ -189,12 +189,14 @@ def take_joint_state(
         _N,
         _V,
         _N,
+        _M,
+        _B,
     ),
     cache=True,
 )
 def take_target_pose(
     p, qt, huge, s, received, source, stamped, timeout, reach, dt_floor, max_speed,
-    max_angular_speed, tau, new_pose, pose, rel, raw, estimate, index, buf, at,
+    max_angular_speed, tau, new_pose, pose, rel, raw, estimate, index, buf, at, target, give,
 ):  # fmt: skip
     """Accept a root-frame pose of a target stream, or refuse it untouched.
 
@@ -226,6 +228,10 @@ def take_target_pose(
         buf: a journal's buffer (read when ``at`` >= 0).
         at: where its TARGET record goes (room reserved for it), written once accepted;
             -1: none.
+        target: (4, 4) the constraint's target pose, the pose given it when ``give`` and
+            the pose is within the stream (:data:`SMOOTH`); else untouched.
+        give: give a pose within the stream to ``target`` (the stream's constraint takes its
+            poses as they come: no reference of a step or a jog leads it).
 
     Returns:
         :data:`STEP` (accepted: a first pose, a jump, a pose after a pause: the estimate
@@ -263,7 +269,13 @@ def take_target_pose(
     s[T_HAS_POSE] = 1.0
     if at >= 0:
         write_target(buf, at, index, received, s[T_HEADER], -1, 0.0, p, qt)
-    return STEP if step else SMOOTH
+    if step:
+        return STEP
+    if give:
+        for i in range(4):
+            for j in range(4):
+                target[i, j] = new_pose[i, j]
+    return SMOOTH
 
 
 __all__ = [

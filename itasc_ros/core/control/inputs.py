@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..constraints import Constraint
 from ..errors import InputError, ItascError, TargetNotSet, echo
 from ..kinematics import spatial
-from ._input_kernels import REFUSED, STEP, TARGET_SIZE, take_target_pose
+from ._input_kernels import REFUSED, SMOOTH, STEP, TARGET_SIZE, take_target_pose
 from ._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
@@ -200,12 +200,20 @@ class Inputs:
         ):  # a root-frame pose: taken in one compiled call, else refused below with its reason
             cfg, stamped = self._model.config, header_stamp is not None
             buf, at = self._recorder.room(12)  # its record, written once accepted
+            # a pose within the stream goes to the constraint in the same call (as give_pose)
+            # while no reference leads it
+            target = self._model.scene.get(constraint).target  # type: ignore[attr-defined]
+            dest = target.pose
+            give = not st.ref.active and target.has_pose and dest.flags.c_contiguous
             taken = take_target_pose(
                 position, quat_xyzw, HUGE, st.s, received, header_stamp if stamped else 0.0,
                 stamped, cfg.input_timeout, st.reach, self._model.dt, cfg.max_target_speed,
                 cfg.max_target_angular_speed, cfg.twist_filter_time_constant, st.new_pose,
                 st.pose, st.rel, st.raw, st.estimate, self._stream_index[constraint], buf, at,
+                dest if give else st.new_pose, give,
             )  # fmt: skip
+            if taken == SMOOTH and give:
+                return
             if taken != REFUSED:
                 self._take_target(constraint, st, st.new_pose, taken == STEP)
                 return

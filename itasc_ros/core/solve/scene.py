@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..constraints.base import LAYOUT_EPOCH, Constraint
+from ..constraints.base import HOLDER_EPOCH, LAYOUT_EPOCH, Constraint
 from ..errors import ConfigurationError, ConstraintError, SolverError
 from ..kinematics.tree import KinematicTree
 from . import solver as S
@@ -128,6 +128,7 @@ class Scene:
         self._built_layout = -1
         self._built_sig: list[int] = []
         self._built_epoch = -1
+        self._held_epoch = -1  # HOLDER_EPOCH when the constraints last held the scene's arrays
         # the compiled solve's model and workspace; the arrays below are views of its buffers
         self._ws = ws = SceneWorkspace(n)
         self._wq = ws.wq
@@ -447,6 +448,7 @@ class Scene:
                 self._own_updates.append((c, a, b, y, ydot, wy))
             self._tick.append((c, a, b, y, ydot, wy, ws.par[i], ws.twist[i], ws.seen[i], record))
         self.result.relayout([c.name for c in active])
+        self._held_epoch = HOLDER_EPOCH[0]  # every active constraint's arrays are ours now
         self._built_layout = self._layout_version
         self._built_epoch = LAYOUT_EPOCH[0]
         self._built_sig = [layout_signature(c) for c in self._constraints]
@@ -502,11 +504,14 @@ class Scene:
         Its gain, fed forward, aims, weight and whether it resolves redundancy; also its
         twist arrays and its tick record back in the workspace when another scene took them.
         """
+        if self._held_epoch != HOLDER_EPOCH[0]:  # some constraint's arrays moved since
+            for c, *_, twist, seen, record in self._tick:
+                c.keep_twists(twist, seen)  # back from another scene that took them
+                if record is not None:
+                    c.keep_record(record)
+            self._held_epoch = HOLDER_EPOCH[0]
         engaged = self._engaged
-        for c, *_, par, twist, seen, record in self._tick:
-            c.keep_twists(twist, seen)  # back from another scene that took them
-            if record is not None:
-                c.keep_record(record)
+        for c, *_, par, _, _, _ in self._tick:
             par[0] = c.gain
             par[1] = c.feedforward
             par[2] = c.has_target and (engaged or not c.resolves_redundancy)
