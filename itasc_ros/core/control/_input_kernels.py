@@ -10,17 +10,7 @@ approached along a reference) stays with the Python path, which these kernels ne
 contradict: they accept exactly what it accepts, write exactly what it writes, and leave
 everything untouched when they return :data:`REFUSED`.
 
-Packed states (float64 arrays the input objects own; their attributes read them):
-
-- a stamp order (:class:`~itasc_ros.core.control.streams.StampOrder`), 3 values from
-  ``at``: the last accepted header stamp [s] (NaN: none), its reception time [s], the
-  smallest delivery offset [s] (inf: none, or the anchor alone);
-- a joint-state input (:data:`JS_SIZE`): has a state (1.0/0.0), reception time [s], header
-  stamp [s] (NaN: unstamped), the states' usual interval [s], its stamp order;
-- a target stream (:data:`TARGET_SIZE`): reception time [s], header stamp [s] (NaN:
-  unstamped), has a pose (1.0/0.0), jumps counted, its stamp order; the last explicit
-  twist's and jog twist's reception times [s] and how long a jog twist counts [s]; whether
-  its pose, its twist and its jog were fresh at the last tick (1.0/0.0, the tick's look).
+Packed states: the layouts of :mod:`._packed`.
 """
 
 from __future__ import annotations
@@ -31,6 +21,29 @@ from numba import njit, types
 
 from ..kinematics._kernels import INPUT_VECTOR, gather_within
 from ._journal_kernels import write_joint_state, write_target
+from ._packed import (
+    JS_HAS_STATE,
+    JS_HEADER,
+    JS_INTERVAL,
+    JS_ORDER,
+    JS_SIZE,
+    JS_STAMP,
+    ORDER_OFFSET,
+    ORDER_RECEIVED,
+    ORDER_SOURCE,
+    T_HAS_POSE,
+    T_HEADER,
+    T_JOG_FRESH,
+    T_JOG_STAMP,
+    T_JOG_VALID,
+    T_JUMPS,
+    T_ORDER,
+    T_POSE_FRESH,
+    T_STAMP,
+    T_TWIST_FRESH,
+    T_TWIST_STAMP,
+    TARGET_SIZE,
+)
 from ._target_kernels import POSE_OK, pose_from_position_quat, stream_step
 
 #: Stamp-order verdicts of :func:`order_refusal`.
@@ -39,20 +52,6 @@ IN_ORDER, NOT_FINITE, OUT_OF_ORDER, AHEAD = 0, 1, 2, 3
 #: accepted within a stream, accepted as a step (a first pose, a jump, one after a pause).
 REFUSED, SMOOTH, STEP = -1, 0, 1
 
-#: A packed stamp order's values from its offset: source, received, offset.
-ORDER_SOURCE, ORDER_RECEIVED, ORDER_OFFSET = 0, 1, 2
-ORDER_SIZE = 3
-
-#: A joint-state input's packed state.
-JS_HAS_STATE, JS_STAMP, JS_HEADER, JS_INTERVAL, JS_ORDER = 0, 1, 2, 3, 4
-JS_SIZE = JS_ORDER + ORDER_SIZE
-
-#: A target stream's packed state: its poses', then its explicit twists' and jog twists'
-#: reception times and how long a jog twist counts, then the tick's look at them.
-T_STAMP, T_HEADER, T_HAS_POSE, T_JUMPS, T_ORDER = 0, 1, 2, 3, 4
-T_TWIST_STAMP, T_JOG_STAMP, T_JOG_VALID = 7, 8, 9
-T_POSE_FRESH, T_TWIST_FRESH, T_JOG_FRESH = 10, 11, 12
-TARGET_SIZE = 13
 
 _V = types.Array(types.float64, 1, "C")
 _M = types.Array(types.float64, 2, "C")

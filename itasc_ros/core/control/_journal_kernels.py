@@ -13,6 +13,7 @@ from __future__ import annotations
 from numba import njit, types
 
 from ..kinematics._kernels import INPUT_VECTOR
+from ._packed import T_HEADER, T_REF_ACTIVE, T_SOURCE, T_STAMP
 from .journal import TICK_TARGET_SIZE, Code
 
 TICK = float(Code.TICK)
@@ -34,8 +35,9 @@ def tick_length(n: int, k: int) -> int:
 
 @njit(cache=True)
 def write_tick(
-    buf, at, now, status, published, revision, js_stamp, js_header, active, q, qdot, meta, arrays
-):
+    buf, at, now, status, published, revision, js_stamp, js_header, active, q, qdot, streams,
+    arrays,
+):  # fmt: skip
     """Write a TICK record at ``buf[at]`` (its length by :func:`tick_length`).
 
     Args:
@@ -50,14 +52,15 @@ def write_tick(
         active: True when the tick solved (the targets' twist sources are recorded; else 0).
         q: (n,) the joint positions used [rad or m].
         qdot: (n,) the command [rad/s or m/s].
-        meta: (4 k,) per target: twist source, pose reception time [s], header stamp [s]
-            (NaN: none), 1.0 when its straight-line reference is active.
+        streams: (k, :data:`~._packed.TARGET_SIZE`) the target streams' packed states (their
+            twist source, pose reception time [s], header stamp [s] (NaN: none), whether the
+            straight-line reference is active).
         arrays: per target, its pose (16,) and its reference pose (16,) (4 x 4 row-major,
             root frame) and the twist (6,) it was given [m/s, rad/s]: 3 k arrays (at least
             3, unread when k is 0).
     """
     n = q.shape[0]
-    k = meta.shape[0] // 4
+    k = streams.shape[0]
     buf[at] = TICK
     buf[at + 1] = TICK_HEAD + 2 * n + k * TICK_TARGET_SIZE
     i = at + 2
@@ -73,10 +76,11 @@ def write_tick(
         buf[i + c] = q[c]
     i += n
     for j in range(k):
-        buf[i] = meta[4 * j] if active else 0.0
-        buf[i + 1] = meta[4 * j + 1]
-        buf[i + 2] = meta[4 * j + 2]
-        used = arrays[3 * j + 1] if meta[4 * j + 3] != 0.0 else arrays[3 * j]
+        st = streams[j]
+        buf[i] = st[T_SOURCE] if active else 0.0
+        buf[i + 1] = st[T_STAMP]
+        buf[i + 2] = st[T_HEADER]
+        used = arrays[3 * j + 1] if st[T_REF_ACTIVE] != 0.0 else arrays[3 * j]
         for c in range(12):  # rows 0-2
             buf[i + 3 + c] = used[c]
         twist = arrays[3 * j + 2]

@@ -47,7 +47,8 @@ class CartesianReference:
     """The reference pose of one target constraint (root frame) and its twist.
 
     Attributes:
-        active: the constraint follows this reference (a step being approached, or jogging).
+        active: the constraint follows this reference (a step being approached, or jogging);
+            set by its methods only (kept in ``flag`` as well).
         pose: (4, 4) the reference pose.
         speed: [m/s] along the line; angular_speed: [rad/s] about the axis (negative while a
             motion away from the target is braked).
@@ -55,10 +56,16 @@ class CartesianReference:
         accel: (6,) the twist's rate of change over the next step [m/s^2, rad/s^2] (set by
             each :meth:`toward` and :meth:`jog`): the twist it will have when a command acts.
         jogging: the reference is driven by a jog twist rather than toward a pose.
+
+    Args:
+        flag: (1,) where :attr:`active` is kept as well, 1.0 or 0.0 (a cell of its owner's
+            packed state, for a compiled call that reads it); None: an array of its own.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, flag: Array | None = None) -> None:
+        self._flag = np.zeros(1) if flag is None else flag
         self.active = False
+        self._flag[0] = 0.0
         self.jogging = False
         self.pose = np.eye(4)
         self.speed = 0.0
@@ -82,6 +89,7 @@ class CartesianReference:
             if twist is not None and np.all(np.isfinite(twist)):
                 self.twist[:3] = twist[:3]
         self.active, self.jogging = True, jogging
+        self._flag[0] = 1.0
 
     def toward(
         self, goal: Array, goal_twist: Array, dt: float, limits: tuple[float, float, float, float]
@@ -174,6 +182,7 @@ class CartesianReference:
     def restore(self, active: bool, jogging: bool, pose: Array, twist: Array) -> None:
         """Set the reference as a SNAPSHOT holds it: its flags, pose (4, 4) and twist (6,)."""
         self.active, self.jogging = active, jogging
+        self._flag[0] = 1.0 if active else 0.0
         self.pose[:], self.twist[:] = pose, twist
         self.speed = float(np.linalg.norm(self.twist[:3]))
         self.angular_speed = float(np.linalg.norm(self.twist[3:]))
@@ -181,6 +190,7 @@ class CartesianReference:
     def stop(self) -> None:
         """Stop following the reference (the constraint takes the target itself)."""
         self.active = self.jogging = False
+        self._flag[0] = 0.0
         self.speed = self.angular_speed = 0.0
         self.twist[:] = 0.0
         self.accel[:] = 0.0

@@ -106,7 +106,7 @@ class Controller:
         self._capped = np.zeros(n)  # (n,) a solve's command capped while a state is late
         self._recorder = Recorder(n)
         self._inputs = Inputs(model, self._recorder, self._last_command)
-        self._recorder.watch(self._inputs.targets)
+        self._recorder.watch(self._inputs.targets, self._inputs.stream_states)
         #: the positions a tick solves at: the joint state's, advanced by the commands sent
         #: once it is late
         self._prediction = StatePrediction(n, model.dt)

@@ -20,6 +20,7 @@ from ._journal_kernels import (
     write_tick,
     write_twist,
 )
+from ._packed import TARGET_SIZE
 from .journal import Code, Journal, stamp_value
 from .status import STATUS_CODE, Status, StepOutput
 from .streams import TargetStream
@@ -49,11 +50,14 @@ class Recorder:
         self._n = n
         self._streams: list[TargetStream] = []
         self._tick_arrays: tuple[Array, ...] = ()
-        self._tick_meta = np.zeros(0)
+        self._states = np.zeros((0, TARGET_SIZE))
         self._tick_len = 0
 
-    def watch(self, targets: dict[str, TargetStream]) -> None:
+    def watch(self, targets: dict[str, TargetStream], states: Array) -> None:
         """Record the ticks of ``targets``' streams (by name, in their journal order).
+
+        ``states``: (k, :data:`~._packed.TARGET_SIZE`) their packed states, a row each in the
+        same order.
 
         Writes each record once into a scratch journal: the kernels never compile in a tick.
         """
@@ -63,8 +67,7 @@ class Recorder:
             views += [st.pose.reshape(16), st.ref.pose.reshape(16), st.applied]
         # (3 k,) views, or 3 unused arrays without targets (a tuple of arrays cannot be empty)
         self._tick_arrays = tuple(views) or (np.zeros(16), np.zeros(16), np.zeros(6))
-        # (4 k,) per target: twist source, pose reception time, header stamp, reference active
-        self._tick_meta = np.zeros(4 * len(self._streams))
+        self._states = states
         self._tick_len = tick_length(self._n, len(self._streams))
         journal, self.journal = self.journal, Journal()
         zeros = np.zeros(self._n)
@@ -159,8 +162,8 @@ class Recorder:
     def tick(self, now: float, out: StepOutput, stamp: float, header: float, q: Array) -> None:
         """Append the TICK record of ``out`` (what the tick consumed and decided).
 
-        One compiled call (:func:`._journal_kernels.write_tick`) after the targets' scalars
-        are copied to the work array.
+        One compiled call (:func:`._journal_kernels.write_tick`) over the target streams'
+        packed states and arrays.
 
         Args:
             now: the tick's time [s].
@@ -170,11 +173,6 @@ class Recorder:
             q: (n,) the joint positions it used.
         """
         assert self.journal is not None
-        meta, j = self._tick_meta, 0
-        for st in self._streams:
-            meta[j], meta[j + 1], meta[j + 2] = st.source, st.stamp, st.header
-            meta[j + 3] = st.ref.active
-            j += 4
         journal = self.journal
         buf, at = journal.reserve(self._tick_len)
         write_tick(
@@ -189,7 +187,7 @@ class Recorder:
             out.status is Status.ACTIVE or out.result is not None,
             q,
             out.qdot,
-            meta,
+            self._states,
             self._tick_arrays,
         )
 

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..kinematics._kernels import all_finite
-from ._input_kernels import (
+from ._packed import (
     T_HAS_POSE,
     T_HEADER,
     T_JOG_FRESH,
@@ -24,6 +24,8 @@ from ._input_kernels import (
     T_JUMPS,
     T_ORDER,
     T_POSE_FRESH,
+    T_REF_ACTIVE,
+    T_SOURCE,
     T_STAMP,
     T_TWIST_FRESH,
     T_TWIST_STAMP,
@@ -263,7 +265,8 @@ class TargetStream:
         self.jumps = 0  # poses that implied a target faster than the speed limits
         self.capped = 0  # explicit twists scaled down to the speed limits
         self.source = 0  # where the last tick's twist came from (journal.TwistSource)
-        self.ref = CartesianReference()  # a step approached along a straight line, or a jog
+        # a step approached along a straight line, or a jog (its active flag in the row)
+        self.ref = CartesianReference(self.s[T_REF_ACTIVE : T_REF_ACTIVE + 1])
         self.jog = np.zeros(6)  # (6,) last jog twist (root frame) [m/s, rad/s]
         self.jog_stamp = -math.inf  # [s] its reception time
         self.jog_order = StampOrder()  # header stamps of the jog twists
@@ -341,6 +344,15 @@ class TargetStream:
     def jog_fresh(self) -> bool:
         """A jog twist was received within :attr:`jog_valid` of the last tick."""
         return self.s.item(T_JOG_FRESH) != 0.0
+
+    @property
+    def source(self) -> int:
+        """Where the last tick's twist came from (:class:`.journal.TwistSource`)."""
+        return int(self.s.item(T_SOURCE))
+
+    @source.setter
+    def source(self, value: int) -> None:
+        self.s[T_SOURCE] = value
 
     @property
     def jumps(self) -> int:

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
+from itasc_ros.core.control._packed import T_REF_ACTIVE, T_SOURCE
 from itasc_ros.core.control.cartesian_reference import CartesianReference
+from itasc_ros.core.control.journal import TwistSource
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
 
@@ -145,6 +147,37 @@ def test_controller_jog_moves_v_t_and_stops(tree: KinematicTree) -> None:
     q, now, out = run(ctrl, q, now, 150, None)  # the twists stop: it stops smoothly, holds
     assert np.abs(out.qdot).max() < 1e-3
     assert not ctrl._inputs.targets["ee"].ref.active
+
+
+def test_a_streams_packed_row_keeps_its_reference_and_twist_source(tree: KinematicTree) -> None:
+    """The row a compiled call reads (the journal's TICK record) says what the objects say.
+
+    At every tick of a step approached along the reference, then a jog, then a snapshot
+    restored: the stream's ``T_REF_ACTIVE`` is its reference's ``active``, ``T_SOURCE`` its
+    twist's source.
+    """
+    ctrl = make(tree)
+    st = ctrl._inputs.targets["ee"]
+    row = ctrl._inputs.stream_states[0]
+    assert np.shares_memory(row, st.s)
+    q, now = HOME.copy(), 0.0
+    goal = tree.forward_kinematics(q, "panda_hand")
+    goal[:3, 3] += [0.0, 0.2, -0.1]
+    ctrl.set_joint_state(ctrl.joint_names, q, now)
+    ctrl.set_target("ee", "", goal[:3, 3], spatial.matrix_to_quat(goal), now)
+    seen = set()
+    for k in range(600):
+        jog = np.array([0.0, 0.0, 0.05, 0.0, 0.0, 0.0]) if 300 <= k < 450 else None
+        if k == 500:
+            snapshot = np.concatenate([[0.0, 0.0, 0.0], ctrl.state_values()])
+            st.ref.start(np.eye(4))
+            assert row[T_REF_ACTIVE] == 1.0
+            ctrl.restore_state(snapshot)
+        q, now, _ = run(ctrl, q, now, 1, jog)
+        assert row[T_REF_ACTIVE] == float(st.ref.active), k
+        assert row[T_SOURCE] == st.source, k
+        seen.add((st.ref.active, st.source))
+    assert {(True, TwistSource.REFERENCE), (False, TwistSource.NONE)} <= seen, seen
 
 
 @pytest.mark.parametrize("stamped", [True, False])
