@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ._input_kernels import (
+from ._packed import (
     JS_INTERVAL,
     JS_STAMP,
     T_HAS_POSE,
@@ -65,7 +65,7 @@ def look(  # pragma: no cover - compiled
         timeout: ``input_timeout`` [s].
         joints: the joint-state input's packed state (its reception time and interval).
         odom_stamp: the odometry's reception time [s] (-inf: none).
-        streams: (k, :data:`~._input_kernels.TARGET_SIZE`) in/out: the target streams'
+        streams: (k, :data:`~._packed.TARGET_SIZE`) in/out: the target streams'
             packed states (their freshness flags written).
         measured: (n,) the measured joint positions.
         stamps: (n,) each joint's state's reception time [s].

@@ -26,7 +26,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..constraints import Constraint
 from ..errors import InputError, ItascError, TargetNotSet, echo
 from ..kinematics import spatial
-from ._input_kernels import REFUSED, SMOOTH, STEP, TARGET_SIZE, take_target_pose
+from ._input_kernels import REFUSED, SMOOTH, STEP, take_target_pose
+from ._packed import TARGET_SIZE
 from ._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,

@@ -17,16 +17,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import InputError
 from ..kinematics._kernels import gather_within
 from ..kinematics.tree import KinematicTree
-from ._input_kernels import (
-    JS_HAS_STATE,
-    JS_HEADER,
-    JS_INTERVAL,
-    JS_ORDER,
-    JS_SIZE,
-    JS_STAMP,
-    REFUSED,
-    take_joint_state,
-)
+from ._input_kernels import REFUSED, take_joint_state
+from ._packed import JS_HAS_STATE, JS_HEADER, JS_INTERVAL, JS_ORDER, JS_SIZE, JS_STAMP
 from .journal import stamp_value
 from .recorder import NO_ROOM
 from .streams import F8, HUGE, StampOrder, as_array
@@ -74,7 +66,7 @@ class JointStateInput:
         self.stamps = np.full(implicit + n, -math.inf)
         self.stamps[:implicit] = math.inf
         # packed: has a state, its reception time [s], its header stamp [s], the usual interval
-        # [s], the stamp order (:mod:`._input_kernels`' layout)
+        # [s], the stamp order (:mod:`._packed`' layout)
         self.s = np.zeros(JS_SIZE)
         self.has_state = False
         self.interval = 0.0  # [s] the joint states' usual interval (0 before two)

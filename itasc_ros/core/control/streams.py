@@ -226,7 +226,7 @@ class TargetStream:
     are kept by the :class:`StampOrder` of each stream (``order``, ``twist_order``).
 
     Args:
-        state: (:data:`~._input_kernels.TARGET_SIZE`,) where its packed state is kept (a row
+        state: (:data:`~._packed.TARGET_SIZE`,) where its packed state is kept (a row
             of its owner's streams' states, for a compiled call over them all); None: an
             array of its own.
     """
@@ -234,7 +234,7 @@ class TargetStream:
     def __init__(self, state: Array | None = None) -> None:
         # packed: the last pose's reception time [s] and header stamp [s] (NaN: unstamped),
         # has a pose, jumps counted, the poses' stamp order, the twists' and jogs' reception
-        # times, a jog's validity, the tick's freshness flags (:mod:`._input_kernels`' layout)
+        # times, a jog's validity, the tick's freshness flags (:mod:`._packed`' layout)
         self.s = np.zeros(TARGET_SIZE) if state is None else state
         self.s[:] = 0.0
         self.pose = np.eye(4)  # (4, 4) the stream's frame: the root's, or the world's (world)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from itasc_ros.core.control._input_kernels import JS_INTERVAL, JS_SIZE, JS_STAMP, TARGET_SIZE
+from itasc_ros.core.control._packed import JS_INTERVAL, JS_SIZE, JS_STAMP, TARGET_SIZE
 from itasc_ros.core.control._tick_kernels import (
     CLOCK_SIZE,
     ELAPSED,
