@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -579,6 +580,34 @@ def test_limits_peers_stop_at_a_position_limit(panda, limits_tick) -> None:
     )
     assert np.all(qs >= lower - slack) and np.all(qs <= upper + slack)
     assert qs[-1, 3] == pytest.approx(upper[3], abs=1e-6)
+
+
+class _AskingLate(PlacoPeer):
+    """A PlaCo peer that asks its worker only once the worker has ended."""
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        self._proc.wait(timeout=60.0)
+        return super()._ask(request)
+
+
+def test_placo_peer_reads_the_reply_of_a_worker_that_has_ended(panda) -> None:
+    """A worker without PlaCo says so, then ends: its reason is read even after it ended.
+
+    (On a loaded machine the worker may end before the first request is written.)
+    """
+    if importlib.util.find_spec("placo") is not None:
+        pytest.skip("this interpreter has PlaCo")
+    tree, scene = panda
+    limits = (*scene.position_limits, scene.velocity_limits)
+    with pytest.raises(PeerUnavailable, match=r"cannot import placo.*make limit-peers"):
+        _AskingLate(
+            robot_urdf("panda"),
+            "panda_hand",
+            tree.joint_names,
+            limits,
+            PERIOD,
+            python=Path(sys.executable),
+        )
 
 
 def test_placo_peer_without_placo_is_unavailable(panda) -> None:

@@ -128,15 +128,14 @@ class PlacoPeer:
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send one request to the worker and return its reply."""
         proc = self._proc
-        if proc.stdin is None or proc.stdout is None or proc.poll() is not None:
+        if proc.stdin is None or proc.stdout is None:
             raise _WorkerEnded(f"the PlaCo worker has ended{self._stderr_tail()}")
-        try:
+        # A worker that has ended may have replied first (one without PlaCo says so at once,
+        # then leaves): its reply is read, whether or not the request reached it.
+        with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(json.dumps(request) + "\n")
             proc.stdin.flush()
-        except BrokenPipeError:
-            line = ""
-        else:
-            line = proc.stdout.readline()
+        line = proc.stdout.readline()
         if not line:
             proc.wait()
             raise _WorkerEnded(
