@@ -19,7 +19,7 @@ import functools
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,9 @@ def bench_node_tick_parts(
     by ``perf_counter_ns`` around its call; the scene's solve inside the step through wrappers
     of what makes it, the scene's ``prepare`` and the compiled command that solves
     (``solve_command``: the solve, the limits' take of its command, the send); its time counts
-    in ``step_us`` too.
+    in ``step_us`` too. Then the same ticks again with every compiled call of the package
+    timed (its dispatch included): the time the tick spends in compiled code, the rest its
+    Python.
 
     Args:
         tree: the Panda's tree.
@@ -131,7 +133,10 @@ def bench_node_tick_parts(
         ``joint_state_us``, ``target_us``, ``step_us``, ``solve_us`` and
         ``step_without_solve_us`` [us per tick]; ``solve_share``, the solve's part of the
         three parts' sum (a ratio within the same ticks: a slower or busier machine moves it
-        less than the times).
+        less than the times); ``compiled_us``, the tick's compiled calls (all of them: the
+        inputs', the look, the solve's, the record's; in ticks of their own, each call timed)
+        and ``python_us``, the three parts' sum less that [us per tick]; ``compiled_share``,
+        the compiled calls' part of the sum.
     """
     _, limited = _node_tick_configs()
     ctrl = Controller(tree, limited)
@@ -158,9 +163,29 @@ def bench_node_tick_parts(
     scene.prepare = timed_prepare  # type: ignore[method-assign,assignment]  # this scene only
     controller_module.solve_command = timed_command  # type: ignore[assignment]  # restored below
     try:
-        return _timed_parts(ctrl, tree, q, target, number, repeats, solving)
+        parts = _timed_parts(ctrl, tree, q, target, number, repeats, solving)
     finally:
         controller_module.solve_command = kernel
+        del scene.prepare  # the class's again
+    compiled = [0]
+
+    def timing(call: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any) -> Any:
+            t0 = clock()
+            try:
+                return call(*args)
+            finally:
+                compiled[0] += clock() - t0
+
+        return timed
+
+    with _dispatchers_wrapped("itasc_ros", timing):  # the same ticks, every compiled call timed
+        inside = _timed_parts(ctrl, tree, q, target, number, repeats, compiled)["solve_us"]
+    whole = parts["joint_state_us"] + parts["target_us"] + parts["step_us"]
+    parts["compiled_us"] = inside
+    parts["python_us"] = whole - inside
+    parts["compiled_share"] = inside / whole
+    return parts
 
 
 def _timed_parts(
@@ -178,7 +203,7 @@ def _timed_parts(
     """
     clock = time.perf_counter_ns
     p, quat = target[:3, 3].copy(), matrix_to_quat(target)
-    names, now = tree.joint_names, 1000.0
+    names, now = tree.joint_names, max(1000.0, ctrl.joint_state_stamp)  # on from the last
     blocks: dict[str, list[float]] = {"joint_state": [], "target": [], "step": [], "solve": []}
     for block in range(repeats + 1):  # the first block warms up: not kept
         spent = dict.fromkeys(blocks, 0)
@@ -300,38 +325,52 @@ def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def calls_per_call(func: Callable[[], Any], package: str, n: int = 200) -> dict[str, float]:
-    """The compiled (numba) calls and the Python calls one call of ``func`` makes.
+@contextlib.contextmanager
+def _dispatchers_wrapped(
+    package: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
+) -> Iterator[None]:
+    """Every numba dispatcher bound to a module-level name of ``package``, wrapped by ``wrap``.
 
-    Every numba dispatcher bound to a module-level name of ``package`` is wrapped (a dispatcher
-    held elsewhere, in a class or a container, is not counted) for ``n`` calls, then restored;
-    the Python calls are counted by a profile hook over ``n`` more, without ``func`` itself.
-
-    Returns:
-        ``compiled``, ``python``: calls per call of ``func``.
+    A dispatcher held elsewhere (in a class or a container) is not; all are restored on exit.
     """
     from numba.core.registry import CPUDispatcher
 
-    counted = [0]
     patched: list[tuple[Any, str, Any]] = []
     for mod in list(sys.modules.values()):
         if not getattr(mod, "__name__", "").startswith(package):
             continue
         for attr, value in list(vars(mod).items()):
             if isinstance(value, CPUDispatcher):
-
-                def wrapper(*args: Any, _f: Any = value, **kwargs: Any) -> Any:
-                    counted[0] += 1
-                    return _f(*args, **kwargs)
-
-                setattr(mod, attr, wrapper)
+                setattr(mod, attr, wrap(value))
                 patched.append((mod, attr, value))
     try:
-        for _ in range(n):
-            func()
+        yield
     finally:
         for mod, attr, value in patched:
             setattr(mod, attr, value)
+
+
+def calls_per_call(func: Callable[[], Any], package: str, n: int = 200) -> dict[str, float]:
+    """The compiled (numba) calls and the Python calls one call of ``func`` makes.
+
+    The compiled calls are counted through :func:`_dispatchers_wrapped` over ``n`` calls; the
+    Python calls by a profile hook over ``n`` more, without ``func`` itself.
+
+    Returns:
+        ``compiled``, ``python``: calls per call of ``func``.
+    """
+    counted = [0]
+
+    def counting(kernel: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            counted[0] += 1
+            return kernel(*args)
+
+        return wrapper
+
+    with _dispatchers_wrapped(package, counting):
+        for _ in range(n):
+            func()
     calls = [0]
 
     def hook(frame: Any, event: str, arg: Any) -> None:
@@ -358,7 +397,9 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
         The summary figures, then the rows ``panda``, ``priorities`` and (where
         example-robot-data is installed) ``talos``; times in [us per call]; the node's tick's
         compiled and Python calls per tick (``node_tick_calls``) and where its time goes
-        (``node_tick_parts``: :func:`bench_node_tick_parts`).
+        (``node_tick_parts``: :func:`bench_node_tick_parts`); with PyKDL,
+        ``node_tick_compiled_ratio_vs_pykdl``: the node's tick's ratio to PyKDL's times the
+        share of it in compiled calls (what the ratio would be with no Python in the tick).
     """
     out: dict[str, Any] = {}
     xml = robot_urdf("panda").read_text()
@@ -371,7 +412,11 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
     node_tick = funcs["controller_node_tick"]
     assert callable(node_tick)
     out["node_tick_calls"] = calls_per_call(node_tick, "itasc_ros")
-    out["node_tick_parts"] = bench_node_tick_parts(tree, q, target, number, repeats)
+    parts = out["node_tick_parts"] = bench_node_tick_parts(tree, q, target, number, repeats)
+    if "node_tick_ratio_vs_pykdl" in out:  # the compiled calls' share of it: no Python at all
+        out["node_tick_compiled_ratio_vs_pykdl"] = (
+            parts["compiled_share"] * out["node_tick_ratio_vs_pykdl"]
+        )
     out["priorities"] = bench_priorities(tree, q, target, number, repeats)
     talos = erd_urdf(TALOS_URDF)
     if talos is not None:
@@ -440,6 +485,7 @@ def tick_command(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"tick": r}
     for key in (
         "node_tick_ratio_vs_pykdl",
+        "node_tick_compiled_ratio_vs_pykdl",
         "tick_ratio_vs_pykdl",
         "tick_ratio_vs_placo",
         "tick_ratio_vs_drake",

@@ -81,7 +81,7 @@ def test_tick_json_says_where_the_node_tick_goes(tick_json) -> None:
     parts = tick_json["tick"]["node_tick_parts"]
     assert set(parts) == {
         "joint_state_us", "target_us", "step_us", "solve_us", "step_without_solve_us",
-        "solve_share",
+        "solve_share", "compiled_us", "python_us", "compiled_share",
     }  # fmt: skip
     assert all(0.0 < parts[k] < 1e5 for k in ("joint_state_us", "target_us", "step_us"))
     whole = parts["joint_state_us"] + parts["target_us"] + parts["step_us"]
@@ -90,3 +90,13 @@ def test_tick_json_says_where_the_node_tick_goes(tick_json) -> None:
     assert math.isclose(
         parts["step_without_solve_us"], parts["step_us"] - parts["solve_us"], rel_tol=1e-12
     )
+    # every compiled call, the solve's among them: more than the solve alone, less than all
+    assert 0.0 < parts["compiled_us"] < whole
+    assert math.isclose(parts["python_us"], whole - parts["compiled_us"], rel_tol=1e-9)
+    assert math.isclose(parts["compiled_share"], parts["compiled_us"] / whole, rel_tol=1e-12)
+    if "node_tick_ratio_vs_pykdl" in tick_json:
+        assert math.isclose(
+            tick_json["node_tick_compiled_ratio_vs_pykdl"],
+            parts["compiled_share"] * tick_json["node_tick_ratio_vs_pykdl"],
+            rel_tol=1e-12,
+        )

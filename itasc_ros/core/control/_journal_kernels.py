@@ -13,7 +13,7 @@ from __future__ import annotations
 from numba import njit, types
 
 from ..kinematics._kernels import INPUT_VECTOR
-from ._packed import T_HEADER, T_REF_ACTIVE, T_SOURCE, T_STAMP
+from ._packed import JS_HEADER, JS_STAMP, T_HEADER, T_REF_ACTIVE, T_SOURCE, T_STAMP
 from .journal import TICK_TARGET_SIZE, Code
 
 TICK = float(Code.TICK)
@@ -35,8 +35,7 @@ def tick_length(n: int, k: int) -> int:
 
 @njit(cache=True)
 def write_tick(
-    buf, at, now, status, published, revision, js_stamp, js_header, active, q, qdot, streams,
-    arrays,
+    buf, at, now, status, published, revision, joint_state, active, q, qdot, streams, arrays,
 ):  # fmt: skip
     """Write a TICK record at ``buf[at]`` (its length by :func:`tick_length`).
 
@@ -47,8 +46,8 @@ def write_tick(
         status: its status code (:data:`.journal.STATUS_CODES` index).
         published: True when the command was published.
         revision: the configuration revision in force.
-        js_stamp: reception time [s] of the joint state used.
-        js_header: its header stamp [s] (NaN: none).
+        joint_state: (:data:`~._packed.JS_SIZE`,) the joint-state input's packed state: the
+            reception time [s] of the joint state used and its header stamp [s] (NaN: none).
         active: True when the tick solved (the targets' twist sources are recorded; else 0).
         q: (n,) the joint positions used [rad or m].
         qdot: (n,) the command [rad/s or m/s].
@@ -68,8 +67,8 @@ def write_tick(
     buf[i + 1] = status
     buf[i + 2] = published
     buf[i + 3] = revision
-    buf[i + 4] = js_stamp
-    buf[i + 5] = js_header
+    buf[i + 4] = joint_state[JS_STAMP]
+    buf[i + 5] = joint_state[JS_HEADER]
     buf[i + 6] = n
     i += TICK_HEAD
     for c in range(n):

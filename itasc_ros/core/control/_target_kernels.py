@@ -15,6 +15,14 @@ import numpy as np
 from numba import njit, types
 
 from ..kinematics._kernels import INPUT_VECTOR, all_finite, any_nonzero, gather_within, rot_log
+from ._packed import T_POSE_FRESH, T_SOURCE, T_TWIST_FRESH, TARGET_SIZE
+from .journal import TwistSource
+
+#: :func:`take_stream_twist`: the stream has no twist source, and its applied twist was zeroed.
+TWIST_ZEROED = 4
+_NO_SOURCE = float(TwistSource.NONE)
+_ESTIMATED = float(TwistSource.ESTIMATED)
+_EXPLICIT = float(TwistSource.EXPLICIT)
 
 #: Return codes of :func:`pose_from_position_quat`.
 POSE_OK, BAD_POSITION, BAD_QUATERNION, ZERO_QUATERNION = 0, 1, 2, 3
@@ -228,6 +236,35 @@ def take_twist(src, dst):
     return (2 if changed else 0) + (1 if moving else 0)
 
 
+@njit(cache=True)
+def take_stream_twist(s, twist, estimate, applied):
+    """A target stream's twist at a tick that no reference leads, into ``applied`` (6,).
+
+    Its explicit ``twist`` (6,) when one is fresh, else its ``estimate`` (6,) from successive
+    poses when a pose is, else zero; the source (:class:`~.journal.TwistSource`) written into
+    its packed state ``s`` (:data:`~._packed.TARGET_SIZE`,), whose freshness flags the tick's
+    look wrote.
+
+    Returns:
+        With a source, :func:`take_twist`'s code (2 when ``applied`` changed, plus 1 when it
+        is not zero); without, :data:`TWIST_ZEROED` when ``applied`` was not zero (it is now),
+        else 0.
+    """
+    if s[T_TWIST_FRESH] != 0.0:
+        s[T_SOURCE] = _EXPLICIT
+        return take_twist(twist, applied)
+    if s[T_POSE_FRESH] != 0.0:
+        s[T_SOURCE] = _ESTIMATED
+        return take_twist(estimate, applied)
+    s[T_SOURCE] = _NO_SOURCE
+    zeroed = False
+    for i in range(applied.shape[0]):
+        if applied[i] != 0.0:
+            applied[i] = 0.0
+            zeroed = True
+    return TWIST_ZEROED if zeroed else 0
+
+
 @njit(cache=True, nogil=True)
 def joints_along(jac, u, axis, amax, vmax, shares, gram, y, rates, out):
     """What the joints allow along a straight line and about an axis, at one configuration.
@@ -315,6 +352,7 @@ def warm_up_kernels(vmax: np.ndarray) -> None:
     is_target_jump(pose, prev, 0.01, 1.0, 1.0, rel)
     cap_twist(estimate, 1.0, 1.0)
     take_twist(raw, estimate)
+    take_stream_twist(np.zeros(TARGET_SIZE), raw, estimate, raw)
     extrapolate_pose(pose, estimate, 0.001, prev)
     n = vmax.shape[0]
     filter_rate(raw, estimate, 0.01, 0.5, raw)

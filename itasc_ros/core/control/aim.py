@@ -20,11 +20,12 @@ from ..constraints import Constraint
 from ..kinematics import spatial
 from ..kinematics._kernels import any_nonzero
 from ._target_kernels import (
+    TWIST_ZEROED,
     aim_twist,
     cap_twist,
     extrapolate_pose,
     joints_along,
-    take_twist,
+    take_stream_twist,
 )
 from .inputs import Inputs
 from .journal import TwistSource
@@ -84,9 +85,8 @@ class TargetAim:
             if not aim:
                 if st.aiming:
                     self._stop_aiming(name, st)
-            elif (
-                st.source == TwistSource.NONE
-                or st.ref.active
+            elif (  # (no twist source: nothing applied, so not moving)
+                st.ref.active
                 or st.ref.jogging
                 or not (any_nonzero(st.applied) if moving is None else moving)
             ):
@@ -114,24 +114,11 @@ class TargetAim:
         if st.ref.active or st.ref.jogging or st.jog_fresh:
             if self._follow_reference(name, st, now, elapsed):
                 return None
-        if st.twist_fresh:
-            src: Array | None = st.twist
-            st.source = TwistSource.EXPLICIT
-        elif st.pose_fresh:
-            src = st.estimate
-            st.source = TwistSource.ESTIMATED
-        else:
-            src = None
-            st.source = TwistSource.NONE
-        if src is not None:
-            took = take_twist(src, st.applied)  # 2: changed, + 1: not zero
-            if took >= 2:
-                self._inputs.give_twist(self._model.scene.get(name), st, st.applied)
-            return took % 2 == 1
-        if any_nonzero(st.applied):
-            st.applied[:] = 0.0
-            self._inputs.give_twist(self._model.scene.get(name), st, None)
-        return False
+        took = take_stream_twist(st.s, st.twist, st.estimate, st.applied)  # its source too
+        if took >= 2:  # changed: given to the constraint (None: no twist from any source)
+            given = None if took == TWIST_ZEROED else st.applied
+            self._inputs.give_twist(self._model.scene.get(name), st, given)
+        return took % 2 == 1
 
     def _aim_instants(self, now: float) -> tuple[float, float]:
         """When this tick's command reaches the robot [s], and the joint state's instant [s].

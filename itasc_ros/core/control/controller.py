@@ -410,7 +410,7 @@ class Controller:
         if out.publish and judged is None:
             self._prediction.publish(out.qdot)
         if self._recorder.journal is not None:
-            self._recorder.tick(now, out, js.stamp, js.header, js.q)
+            self._recorder.tick(now, out, js.s, js.q)
         return out
 
     def _judge_following(
@@ -470,7 +470,7 @@ class Controller:
             self._clock, now, model.dt, timeout, js.s, inputs.odom.stamp, inputs.stream_states,
             js.q, js.stamps, pred.state, pred.values, model.config.actuator_lag, pred.period,
         )  # fmt: skip
-        if inputs.robots.size and not inputs.robots.look(now, timeout):
+        if inputs.robots.names and not inputs.robots.look(now, timeout):
             model.held_limit.release()
 
     def _status(self, now: float) -> tuple[Status, str]:
@@ -577,7 +577,9 @@ class Controller:
             found (:func:`~itasc_ros.core.control.following.judge_tasks`); else None.
         """
         scene, pred, model = self._model.scene, self._prediction, self._model
-        lim, following = model.limiter, self._following_of(scene.result)
+        lim, following = model.limiter, self.following
+        if following.source is not scene.result.constraint_names:  # the scene's tasks changed
+            following = self._following_of(scene.result)
         try:
             args = scene.prepare(pred.q, model.dt)
             take = (

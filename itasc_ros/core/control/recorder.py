@@ -10,6 +10,8 @@ record per accepted input and per tick, with the very values it used (the layout
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -20,7 +22,7 @@ from ._journal_kernels import (
     write_tick,
     write_twist,
 )
-from ._packed import TARGET_SIZE
+from ._packed import JS_SIZE, TARGET_SIZE
 from .journal import Code, Journal, stamp_value
 from .status import STATUS_CODE, Status, StepOutput
 from .streams import TargetStream
@@ -29,6 +31,11 @@ Array = NDArray[np.float64]
 
 NO_ROOM = np.zeros(0)
 """The buffer of no journal (a compiled call's record not written: its place is -1)."""
+
+
+def _no_room(length: int) -> tuple[Array, int]:
+    """:attr:`Recorder.room` without a journal: an unused buffer, and -1 (no record)."""
+    return NO_ROOM, -1
 
 
 class Recorder:
@@ -43,10 +50,15 @@ class Recorder:
 
     Attributes:
         journal: where the records go, or None (nothing is recorded).
+        room: ``room(length)``: room for a record of ``length`` payload values that a compiled
+            call writes: the journal's buffer and where the record goes (:meth:`Journal.reserve
+            <.journal.Journal.reserve>`, the journal's own method: one call); without a
+            journal, an unused buffer and -1.
     """
 
     def __init__(self, n: int) -> None:
         self.journal: Journal | None = None
+        self.room: Callable[[int], tuple[Array, int]] = _no_room
         self._n = n
         self._streams: list[TargetStream] = []
         self._tick_arrays: tuple[Array, ...] = ()
@@ -69,27 +81,20 @@ class Recorder:
         self._tick_arrays = tuple(views) or (np.zeros(16), np.zeros(16), np.zeros(6))
         self._states = states
         self._tick_len = tick_length(self._n, len(self._streams))
-        journal, self.journal = self.journal, Journal()
+        journal = self.journal
+        self.attach(Journal())
         zeros = np.zeros(self._n)
-        self.tick(0.0, StepOutput(Status.WAITING, False, zeros, zeros), 0.0, 0.0, zeros)
+        out = StepOutput(Status.WAITING, False, zeros, zeros)
+        self.tick(0.0, out, np.zeros(JS_SIZE), zeros)
         self.joint_state(0.0, 0.0, zeros, np.zeros(0))
         self.target(0, 0.0, np.nan, -1, False, np.zeros(3), np.zeros(4))
         self.twist(Code.TWIST, 0, -1, np.zeros(6), 0.0, None)
-        self.journal = journal
+        self.attach(journal)
 
     def attach(self, journal: Journal | None) -> None:
         """Record into ``journal`` from now on (None: stop recording)."""
         self.journal = journal
-
-    def room(self, length: int) -> tuple[Array, int]:
-        """Room for a record of ``length`` payload values that a compiled call writes.
-
-        Returns:
-            The journal's buffer and where the record goes (:meth:`Journal.reserve
-            <.journal.Journal.reserve>`); without a journal, an unused buffer and -1.
-        """
-        journal = self.journal
-        return (NO_ROOM, -1) if journal is None else journal.reserve(length)
+        self.room = _no_room if journal is None else journal.reserve
 
     def release(self, at: int) -> None:
         """Give back the room :meth:`room` gave at ``at`` (>= 0), its record not written."""
@@ -159,17 +164,17 @@ class Recorder:
         header = stamp_value(header_stamp)
         write_twist(buf, at, float(code), index, float(received), header, frame_code, twist)
 
-    def tick(self, now: float, out: StepOutput, stamp: float, header: float, q: Array) -> None:
+    def tick(self, now: float, out: StepOutput, joint_state: Array, q: Array) -> None:
         """Append the TICK record of ``out`` (what the tick consumed and decided).
 
-        One compiled call (:func:`._journal_kernels.write_tick`) over the target streams'
-        packed states and arrays.
+        One compiled call (:func:`._journal_kernels.write_tick`) over the joint state's and
+        the target streams' packed states and arrays.
 
         Args:
             now: the tick's time [s].
             out: its output.
-            stamp: the joint state's reception time [s].
-            header: its header stamp [s] (NaN: unstamped).
+            joint_state: (:data:`~._packed.JS_SIZE`,) the joint-state input's packed
+                state (the reception time and header stamp of the state the tick used).
             q: (n,) the joint positions it used.
         """
         assert self.journal is not None
@@ -182,8 +187,7 @@ class Recorder:
             STATUS_CODE[out.status],
             out.publish,
             float(journal.revision),
-            stamp,
-            header,
+            joint_state,
             out.status is Status.ACTIVE or out.result is not None,
             q,
             out.qdot,

@@ -120,7 +120,7 @@ class Scene:
         ints, floats, poses, full, sel = tree.kernel_arrays()
         # the tree's model and data as the scene's compiled tick takes them (scene_tick)
         self._tree_arrays = (ints, floats, poses, full, sel, tree.fk_kernel_arrays()[0])
-        self._compiled = False  # every active constraint's tick is compiled (_rebuild)
+        self._compiled = False  # some active constraint's tick is compiled (_rebuild)
         self._constraints: list[Constraint] = []
         self._by_name: dict[str, Constraint] = {}  # the same constraints by name
         self._layout_version = 0
@@ -556,8 +556,16 @@ class Scene:
         Raises:
             ConfigurationError: q of the wrong length or non-finite; dt not > 0.
         """
-        qv = self._check(q, dt)
-        if self._layout_changed():
+        qv = self._q
+        period = type(dt) is float and 0.0 < dt < math.inf
+        if period and type(q) is np.ndarray and q.shape == qv.shape:
+            qv[:] = q  # the tick's own: nothing to convert, nothing to refuse
+        else:
+            qv = self._check(q, dt)
+        # the fast path of _layout_changed: no constraint anywhere changed its layout since
+        if (
+            self._built_epoch != LAYOUT_EPOCH[0] or self._built_layout != self._layout_version
+        ) and self._layout_changed():
             self._rebuild()
         if self._compiled:  # the rows of the compiled ticks in one call (scene_tick)
             if self._own_updates:  # the others' first, from the tree's FK

@@ -9,14 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from itasc_ros.core.control._packed import T_POSE_FRESH, T_SOURCE, T_TWIST_FRESH, TARGET_SIZE
 from itasc_ros.core.control._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
     POSE_OK,
+    TWIST_ZEROED,
     ZERO_QUATERNION,
     filter_twist,
     pose_from_position_quat,
+    take_stream_twist,
 )
+from itasc_ros.core.control.journal import TwistSource
 from itasc_ros.core.kinematics import spatial
 
 HUGE = 1e150
@@ -106,3 +110,38 @@ def test_filtered_twist_equals_the_numpy_reference(
     filter_twist(pose, prev, dt, alpha, np.empty((3, 3)), raw, estimate)
     np.testing.assert_allclose(raw, reference, rtol=1e-9, atol=1e-6 / dt)
     np.testing.assert_allclose(estimate, expected, rtol=1e-9, atol=1e-6 / dt)
+
+
+@pytest.mark.parametrize("twist_fresh", [False, True])
+@pytest.mark.parametrize("pose_fresh", [False, True])
+@pytest.mark.parametrize("applied_before", ["zero", "same", "other"])
+@pytest.mark.parametrize("sent", ["zero", "moving"])
+def test_a_streams_twist_comes_from_its_freshest_source(
+    twist_fresh: bool, pose_fresh: bool, applied_before: str, sent: str
+) -> None:
+    """An explicit twist when fresh, else the estimate when a pose is, else zero; said so.
+
+    The source goes into the stream's packed state; the code says whether the applied twist
+    changed (2), whether it moves (+1), or that it was zeroed for want of a source.
+    """
+    twist = np.zeros(6) if sent == "zero" else np.array([0.1, 0.0, -0.2, 0.0, 0.3, 0.0])
+    estimate = 2.0 * twist + np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.01])
+    s = np.zeros(TARGET_SIZE)
+    s[T_TWIST_FRESH], s[T_POSE_FRESH] = float(twist_fresh), float(pose_fresh)
+    s[T_SOURCE] = float(TwistSource.REFERENCE)  # the last tick's: replaced
+    if twist_fresh:
+        source, want = TwistSource.EXPLICIT, twist
+    elif pose_fresh:
+        source, want = TwistSource.ESTIMATED, estimate
+    else:
+        source, want = TwistSource.NONE, np.zeros(6)
+    before = {"zero": np.zeros(6), "same": want.copy(), "other": np.full(6, 0.7)}[applied_before]
+    applied = before.copy()
+    code = take_stream_twist(s, twist, estimate, applied)
+    assert s[T_SOURCE] == float(source)
+    assert applied.tobytes() == want.tobytes()
+    changed = before.tobytes() != want.tobytes()
+    if source == TwistSource.NONE:
+        assert code == (TWIST_ZEROED if changed else 0)
+    else:
+        assert code == (2 if changed else 0) + (1 if np.any(want != 0.0) else 0)
