@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from itasc_ros.core import (
     ConstraintConfig,
@@ -144,24 +143,8 @@ def bench_node_tick_parts(
     scene = ctrl.scene
     prepare, kernel = scene.prepare, controller_module.solve_command
     solving = [0]
-    clock = time.perf_counter_ns
-
-    def timed_prepare(qv: ArrayLike, dt: float) -> tuple[Any, ...]:
-        t0 = clock()
-        try:
-            return prepare(qv, dt)
-        finally:
-            solving[0] += clock() - t0
-
-    def timed_command(*args: Any) -> Any:
-        t0 = clock()
-        try:
-            return kernel(*args)
-        finally:
-            solving[0] += clock() - t0
-
-    scene.prepare = timed_prepare  # type: ignore[method-assign,assignment]  # this scene only
-    controller_module.solve_command = timed_command  # type: ignore[assignment]  # restored below
+    scene.prepare = _timed(prepare, solving)  # type: ignore[method-assign]  # this scene only
+    controller_module.solve_command = _timed(kernel, solving)  # type: ignore[assignment]
     try:
         parts = _timed_parts(ctrl, tree, q, target, number, repeats, solving)
     finally:
@@ -170,14 +153,7 @@ def bench_node_tick_parts(
     compiled = [0]
 
     def timing(call: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(*args: Any) -> Any:
-            t0 = clock()
-            try:
-                return call(*args)
-            finally:
-                compiled[0] += clock() - t0
-
-        return timed
+        return _timed(call, compiled)
 
     with _dispatchers_wrapped("itasc_ros", timing):  # the same ticks, every compiled call timed
         inside = _timed_parts(ctrl, tree, q, target, number, repeats, compiled)["solve_us"]
@@ -186,6 +162,20 @@ def bench_node_tick_parts(
     parts["python_us"] = whole - inside
     parts["compiled_share"] = inside / whole
     return parts
+
+
+def _timed(call: Callable[..., Any], spent: list[int]) -> Callable[..., Any]:
+    """``call``, its time [ns] added to ``spent[0]`` at each call."""
+    clock = time.perf_counter_ns
+
+    def timed(*args: Any) -> Any:
+        t0 = clock()
+        try:
+            return call(*args)
+        finally:
+            spent[0] += clock() - t0
+
+    return timed
 
 
 def _timed_parts(

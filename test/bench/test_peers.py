@@ -582,6 +582,13 @@ def test_limits_peers_stop_at_a_position_limit(panda, limits_tick) -> None:
     assert qs[-1, 3] == pytest.approx(upper[3], abs=1e-6)
 
 
+def _placo_peer(panda, python: Path, peer: type[PlacoPeer] = PlacoPeer) -> PlacoPeer:
+    """A PlaCo peer of the Panda's hand with the scene's limits, run by ``python``."""
+    tree, scene = panda
+    limits = (*scene.position_limits, scene.velocity_limits)
+    return peer(robot_urdf("panda"), "panda_hand", tree.joint_names, limits, PERIOD, python=python)
+
+
 class _AskingLate(PlacoPeer):
     """A PlaCo peer that asks its worker only once the worker has ended."""
 
@@ -597,43 +604,18 @@ def test_placo_peer_reads_the_reply_of_a_worker_that_has_ended(panda) -> None:
     """
     if importlib.util.find_spec("placo") is not None:
         pytest.skip("this interpreter has PlaCo")
-    tree, scene = panda
-    limits = (*scene.position_limits, scene.velocity_limits)
     with pytest.raises(PeerUnavailable, match=r"cannot import placo.*make limit-peers"):
-        _AskingLate(
-            robot_urdf("panda"),
-            "panda_hand",
-            tree.joint_names,
-            limits,
-            PERIOD,
-            python=Path(sys.executable),
-        )
+        _placo_peer(panda, Path(sys.executable), _AskingLate)
 
 
 def test_placo_peer_without_placo_is_unavailable(panda) -> None:
     """This venv's own Python has no PlaCo (it cannot hold PlaCo's Pinocchio 3.8)."""
     if importlib.util.find_spec("placo") is not None:
         pytest.skip("this interpreter has PlaCo")
-    tree, scene = panda
-    limits = (*scene.position_limits, scene.velocity_limits)
     with pytest.raises(PeerUnavailable, match=r"cannot import placo.*make limit-peers"):
-        PlacoPeer(
-            robot_urdf("panda"),
-            "panda_hand",
-            tree.joint_names,
-            limits,
-            PERIOD,
-            python=Path(sys.executable),
-        )
+        _placo_peer(panda, Path(sys.executable))
     with pytest.raises(PeerUnavailable, match="no_such_python"):
-        PlacoPeer(
-            robot_urdf("panda"),
-            "panda_hand",
-            tree.joint_names,
-            limits,
-            PERIOD,
-            python=Path("/no_such_python"),
-        )
+        _placo_peer(panda, Path("/no_such_python"))
 
 
 def test_placo_peer_reports_placo_errors(panda) -> None:
