@@ -134,8 +134,9 @@ def bench_node_tick_parts(
         three parts' sum (a ratio within the same ticks: a slower or busier machine moves it
         less than the times); ``compiled_us``, the tick's compiled calls (all of them: the
         inputs', the look, the solve's, the record's; in ticks of their own, each call timed)
-        and ``python_us``, the three parts' sum less that [us per tick]; ``compiled_share``,
-        the compiled calls' part of the sum.
+        [us per tick]; ``compiled_share``, their part of those ticks (the median of each
+        block's: within the same ticks, which the timing of each call slows a little); and
+        ``python_us``, the rest of the three parts' sum above at that share [us per tick].
     """
     _, limited = _node_tick_configs()
     ctrl = Controller(tree, limited)
@@ -156,11 +157,14 @@ def bench_node_tick_parts(
         return _timed(call, compiled)
 
     with _dispatchers_wrapped("itasc_ros", timing):  # the same ticks, every compiled call timed
-        inside = _timed_parts(ctrl, tree, q, target, number, repeats, compiled)["solve_us"]
-    whole = parts["joint_state_us"] + parts["target_us"] + parts["step_us"]
-    parts["compiled_us"] = inside
-    parts["python_us"] = whole - inside
-    parts["compiled_share"] = inside / whole
+        inside = _timed_parts(ctrl, tree, q, target, number, repeats, compiled)
+    parts.pop("share_within")
+    parts["compiled_us"] = inside["solve_us"]
+    # the share within the same ticks (each block's), and the rest of the ticks timed above
+    parts["compiled_share"] = share = inside["share_within"]
+    parts["python_us"] = (parts["joint_state_us"] + parts["target_us"] + parts["step_us"]) * (
+        1.0 - share
+    )
     return parts
 
 
@@ -195,6 +199,7 @@ def _timed_parts(
     p, quat = target[:3, 3].copy(), matrix_to_quat(target)
     names, now = tree.joint_names, max(1000.0, ctrl.joint_state_stamp)  # on from the last
     blocks: dict[str, list[float]] = {"joint_state": [], "target": [], "step": [], "solve": []}
+    shares: list[float] = []
     for block in range(repeats + 1):  # the first block warms up: not kept
         spent = dict.fromkeys(blocks, 0)
         solving[0] = 0
@@ -217,7 +222,10 @@ def _timed_parts(
         if block:
             for k, v in spent.items():
                 blocks[k].append(v / number / 1e3)
+            ticks = spent["joint_state"] + spent["target"] + spent["step"]
+            shares.append(spent["solve"] / ticks)  # the counted calls' share of these ticks
     out = {f"{k}_us": statistics.median(v) for k, v in blocks.items()}
+    out["share_within"] = statistics.median(shares)
     out["step_without_solve_us"] = out["step_us"] - out["solve_us"]
     whole = out["joint_state_us"] + out["target_us"] + out["step_us"]
     out["solve_share"] = out["solve_us"] / whole  # of the same ticks: the machine's pace cancels

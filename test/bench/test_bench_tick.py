@@ -90,10 +90,10 @@ def test_tick_json_says_where_the_node_tick_goes(tick_json) -> None:
     assert math.isclose(
         parts["step_without_solve_us"], parts["step_us"] - parts["solve_us"], rel_tol=1e-12
     )
-    # every compiled call, the solve's among them: more than the solve alone, less than all
-    assert 0.0 < parts["compiled_us"] < whole
-    assert math.isclose(parts["python_us"], whole - parts["compiled_us"], rel_tol=1e-9)
-    assert math.isclose(parts["compiled_share"], parts["compiled_us"] / whole, rel_tol=1e-12)
+    # the compiled calls' time and their share of the same ticks (timed in ticks of their own)
+    assert parts["compiled_us"] > 0.0 and 0.0 < parts["compiled_share"] < 1.0
+    python = whole * (1.0 - parts["compiled_share"])
+    assert math.isclose(parts["python_us"], python, rel_tol=1e-12)
     if "node_tick_ratio_vs_pykdl" in tick_json:
         assert math.isclose(
             tick_json["node_tick_compiled_ratio_vs_pykdl"],
