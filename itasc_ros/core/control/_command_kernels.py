@@ -18,6 +18,7 @@ from ..solve.motion_limits import take_clipped
 from ..solve.shortfall import task_fractions
 from ..solve.solver import INFO_FINITE
 from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_QDOT, N, scene_tick
+from ._journal_kernels import write_tick
 from ._tick_kernels import ELAPSED, LAST_STEP
 from .following import judge_tasks
 from .prediction import FRESH_NORM, LATE, cap_into, take_sent
@@ -65,11 +66,21 @@ def solve_command(  # pragma: no cover - compiled
     sent,
     tasks,
     clock,
+    buf,
+    at,
+    status,
+    revision,
+    streams,
+    arrays,
+    joint_state,
+    measured,
 ):
-    """A scene's solve, then its command (:func:`take_solved`).
+    """A scene's solve, then its command (:func:`take_solved`), then the tick's record.
 
     :func:`~itasc_ros.core.solve.workspace.scene_tick`, then :func:`take_solved` of its
-    result.
+    result; once the command is sent, the tick's TICK record
+    (:func:`~._journal_kernels.write_tick`: published, the targets' twist sources) when
+    ``at`` >= 0.
 
     Args:
         fk: :func:`~itasc_ros.core.solve.workspace.scene_tick`'s arguments, from the
@@ -108,10 +119,19 @@ def solve_command(  # pragma: no cover - compiled
         sent: likewise.
         tasks: likewise.
         clock: likewise.
+        buf: the journal's buffer (:meth:`~.recorder.Recorder.tick_room`'s values from here).
+        at: where the TICK record goes in it; -1: no record.
+        status: the tick's status code (:data:`~.status.STATUS_CODE`).
+        revision: the configuration revision in force.
+        streams: :func:`~._journal_kernels.write_tick`'s.
+        arrays: likewise.
+        joint_state: likewise.
+        measured: likewise (its ``q``: the joint positions of the joint state).
 
     Returns:
         (:data:`NOT_SOLVED`, -1, 0) when a value of ``q`` is NaN, Inf or huge (nothing
-        solved), else :func:`take_solved`'s.
+        solved), else :func:`take_solved`'s; the record is written only once
+        :data:`SENT`.
     """
     if not scene_tick(
         fk, ints, floats, poses, full, sel, q_full, model, joints, rows, joint_flags, row_flags,
@@ -119,10 +139,16 @@ def solve_command(  # pragma: no cover - compiled
         gamma_max,
     ):  # fmt: skip
         return NOT_SOLVED, -1, 0.0
-    return take_solved(
+    code, worst, longest = take_solved(
         model, joints, rows, row_flags, dt, predicted, capped, vmax, out, v, a, active, sent,
         tasks, clock,
     )  # fmt: skip
+    if code == SENT and at >= 0:
+        write_tick(
+            buf, at, clock[LAST_STEP], status, True, revision, joint_state, True, measured, out,
+            streams, arrays,
+        )  # fmt: skip
+    return code, worst, longest
 
 
 @njit(cache=True)

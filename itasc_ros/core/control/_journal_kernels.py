@@ -13,7 +13,17 @@ from __future__ import annotations
 from numba import njit, types
 
 from ..kinematics._kernels import INPUT_VECTOR
-from ._packed import JS_HEADER, JS_STAMP, T_HEADER, T_REF_ACTIVE, T_SOURCE, T_STAMP
+from ._packed import (
+    JS_HEADER,
+    JS_STAMP,
+    T_HEADER,
+    T_REF_ACTIVE,
+    T_SOURCE,
+    T_STAMP,
+    TA_APPLIED,
+    TA_POSE,
+    TA_REF_POSE,
+)
 from .journal import TICK_TARGET_SIZE, Code
 
 TICK = float(Code.TICK)
@@ -54,9 +64,9 @@ def write_tick(
         streams: (k, :data:`~._packed.TARGET_SIZE`) the target streams' packed states (their
             twist source, pose reception time [s], header stamp [s] (NaN: none), whether the
             straight-line reference is active).
-        arrays: per target, its pose (16,) and its reference pose (16,) (4 x 4 row-major,
-            root frame) and the twist (6,) it was given [m/s, rad/s]: 3 k arrays (at least
-            3, unread when k is 0).
+        arrays: (k, :data:`~._packed.TA_SIZE`) the target streams' arrays: each one's pose
+            and reference pose (4 x 4 row-major, root frame) and the twist it was given
+            [m/s, rad/s].
     """
     n = q.shape[0]
     k = streams.shape[0]
@@ -79,12 +89,12 @@ def write_tick(
         buf[i] = st[T_SOURCE] if active else 0.0
         buf[i + 1] = st[T_STAMP]
         buf[i + 2] = st[T_HEADER]
-        used = arrays[3 * j + 1] if st[T_REF_ACTIVE] != 0.0 else arrays[3 * j]
+        row = arrays[j]
+        used = TA_REF_POSE if st[T_REF_ACTIVE] != 0.0 else TA_POSE
         for c in range(12):  # rows 0-2
-            buf[i + 3 + c] = used[c]
-        twist = arrays[3 * j + 2]
+            buf[i + 3 + c] = row[used + c]
         for c in range(6):
-            buf[i + 15 + c] = twist[c]
+            buf[i + 15 + c] = row[TA_APPLIED + c]
         i += TICK_TARGET_SIZE
     for c in range(n):
         buf[i + c] = qdot[c]

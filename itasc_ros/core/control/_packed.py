@@ -11,7 +11,10 @@ Internal. Packed states (float64 arrays the input objects own; their attributes 
   unstamped), has a pose (1.0/0.0), jumps counted, its stamp order; the last explicit
   twist's and jog twist's reception times [s] and how long a jog twist counts [s]; whether
   its pose, its twist and its jog were fresh at the last tick (1.0/0.0, the tick's look);
-  the source of its last tick's twist and whether its reference is active.
+  the source of its last tick's twist and whether its reference is active;
+- a target stream's arrays (:data:`TA_SIZE`), those a tick's record reads: its pose (4 x 4,
+  row-major, in its frame), its reference's pose (4 x 4, row-major) and the twist it gave
+  its constraint at the last tick (6,) [m/s, rad/s].
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ T_POSE_FRESH, T_TWIST_FRESH, T_JOG_FRESH = 10, 11, 12
 T_SOURCE, T_REF_ACTIVE = 13, 14
 TARGET_SIZE = 15
 
+#: A target stream's arrays: its pose, its reference's pose, the twist it gave.
+TA_POSE, TA_REF_POSE, TA_APPLIED = 0, 16, 32
+TA_SIZE = 38
+
 
 __all__ = [
     "JS_HAS_STATE",
@@ -47,6 +54,10 @@ __all__ = [
     "ORDER_SIZE",
     "ORDER_SOURCE",
     "TARGET_SIZE",
+    "TA_APPLIED",
+    "TA_POSE",
+    "TA_REF_POSE",
+    "TA_SIZE",
     "T_HAS_POSE",
     "T_HEADER",
     "T_JOG_FRESH",

@@ -60,14 +60,17 @@ class CartesianReference:
     Args:
         flag: (1,) where :attr:`active` is kept as well, 1.0 or 0.0 (a cell of its owner's
             packed state, for a compiled call that reads it); None: an array of its own.
+        pose_store: (16,) where :attr:`pose` is kept, row-major (a view of it: a part of its
+            owner's arrays, which a compiled call reads); None: an array of its own.
     """
 
-    def __init__(self, flag: Array | None = None) -> None:
+    def __init__(self, flag: Array | None = None, pose_store: Array | None = None) -> None:
         self._flag = np.zeros(1) if flag is None else flag
         self.active = False
         self._flag[0] = 0.0
         self.jogging = False
-        self.pose = np.eye(4)
+        self.pose = (np.zeros(16) if pose_store is None else pose_store).reshape(4, 4)
+        self.pose[:] = np.eye(4)
         self.speed = 0.0
         self.angular_speed = 0.0
         self.twist = np.zeros(6)

@@ -95,6 +95,7 @@ class Controller:
         n = model.n_joints
         self._qdot = np.zeros(n)  # (n,) the command being made [rad/s or m/s]
         self._halted = True  # the last command sent (if any) was zero
+        self._recorded = False  # this tick's record was written by its compiled command
         self._enabled = True
         # The tick's one look at its time and inputs (_look_at_inputs: the time of the last
         # tick and since it, the joint state's age, freshness), packed for its compiled call
@@ -106,7 +107,9 @@ class Controller:
         self._capped = np.zeros(n)  # (n,) a solve's command capped while a state is late
         self._recorder = Recorder(n)
         self._inputs = Inputs(model, self._recorder, self._last_command)
-        self._recorder.watch(self._inputs.targets, self._inputs.stream_states)
+        self._recorder.watch(
+            self._inputs.targets, self._inputs.stream_states, self._inputs.stream_arrays
+        )
         #: the positions a tick solves at: the joint state's, advanced by the commands sent
         #: once it is late
         self._prediction = StatePrediction(n, model.dt)
@@ -409,7 +412,9 @@ class Controller:
             self.following.idle()
         if out.publish and judged is None:
             self._prediction.publish(out.qdot)
-        if self._recorder.journal is not None:
+        if self._recorded:  # by the compiled command (the journal's TICK record)
+            self._recorded = False
+        elif self._recorder.journal is not None:
             self._recorder.tick(now, out, js.s, js.q)
         return out
 
@@ -580,28 +585,33 @@ class Controller:
         lim, following = model.limiter, self.following
         if following.source is not scene.result.constraint_names:  # the scene's tasks changed
             following = self._following_of(scene.result)
+        js = self._inputs.joints
         try:
             args = scene.prepare(pred.q, model.dt)
             take = (
                 pred.values, self._capped, model.vmax_hard, self._qdot, lim.v, lim.a,
                 lim.active, pred.sent, following.tasks, self._clock,
             )  # fmt: skip
-            if scene.compiled_tick:
-                code, worst, longest = solve_command(*args, *take)  # type: ignore[call-arg]
+            if scene.compiled_tick:  # the tick's record too, once its command is sent
+                room = self._recorder.tick_room()
+                code, worst, longest = solve_command(  # type: ignore[call-arg]
+                    *args, *take, *room, js.s, js.q
+                )
+                self._recorded = self._recorder.settle(code == SENT)
                 res = scene.solved(code != NOT_SOLVED)
             else:
                 res = scene.run(args)
                 code, worst, longest = take_solved(*scene.solve_buffers, model.dt, *take)
-        except ItascError as exc:
-            return self._fault(f"solve failed: {exc}", None), None
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
-            return self._fault(f"solve failed: {type(exc).__name__}: {exc}", None), None
+            self._recorder.settle(False)
+            why = str(exc) if isinstance(exc, ItascError) else f"{type(exc).__name__}: {exc}"
+            return self._fault(f"solve failed: {why}", None), None
         if code == NOT_FINITE:
             return self._fault("solve produced non-finite joint velocities", res), None
         if code == OUTSIDE:  # outside the box: the limiter makes the command
             lim.step(self._qdot, pred.q, model.dt, 2.0 * model.dt, self._qdot)
         self._halted = False
-        out = StepOutput(status, True, self._qdot.copy(), self._inputs.joints.q.copy(), res, "")
+        out = StepOutput(status, True, self._qdot.copy(), js.q.copy(), res, "")
         return out, (worst, longest) if code == SENT else None
 
     def _fault(self, reason: str, res: SolveResult | None) -> StepOutput:

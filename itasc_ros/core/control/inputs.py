@@ -27,7 +27,7 @@ from ..constraints import Constraint
 from ..errors import InputError, ItascError, TargetNotSet, echo
 from ..kinematics import spatial
 from ._input_kernels import REFUSED, SMOOTH, STEP, take_target_pose
-from ._packed import TARGET_SIZE
+from ._packed import TA_SIZE, TARGET_SIZE
 from ._target_kernels import (
     BAD_POSITION,
     BAD_QUATERNION,
@@ -83,7 +83,13 @@ class Inputs:
         #: (k, TARGET_SIZE) the target streams' packed states, one row each (the tick's look
         #: judges them all in one compiled call)
         self.stream_states = np.zeros((len(names), TARGET_SIZE))
-        self.targets = {name: TargetStream(self.stream_states[i]) for i, name in enumerate(names)}
+        #: (k, TA_SIZE) their arrays a tick's record reads (pose, reference pose, applied
+        #: twist), one row each
+        self.stream_arrays = np.zeros((len(names), TA_SIZE))
+        self.targets = {
+            name: TargetStream(self.stream_states[i], self.stream_arrays[i])
+            for i, name in enumerate(names)
+        }
         self._stream_index = {name: i for i, name in enumerate(self.targets)}
         self.set_reach()
         self.joints = JointStateInput(model.tree, model.q_full, len(model.base_joints))

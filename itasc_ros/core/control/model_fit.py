@@ -28,6 +28,8 @@ from ..solve.motion_limits import MotionLimiter
 from ..solve.scene import Scene
 from ..solve.shortfall import warm_up as warm_up_shortfall
 from ._command_kernels import solve_command, take_solved
+from ._journal_kernels import tick_length
+from ._packed import JS_SIZE, TA_SIZE, TARGET_SIZE
 from ._target_kernels import warm_up_kernels
 from ._tick_kernels import CLOCK_SIZE
 from .config import ControllerConfig
@@ -256,7 +258,13 @@ class FittedModel:
             np.zeros(3), np.zeros(n), self.vmax_hard, np.zeros(n), lim.v.copy(), lim.a.copy(),
             lim.active, np.zeros(n), np.zeros((3, k)), np.zeros(CLOCK_SIZE),
         )  # fmt: skip
-        solve_command(*tick, *take)  # type: ignore[call-arg]  # numba's stub: one argument
+        # with the record of a sent command: a scratch journal's buffer, the inputs' arrays'
+        # types (a joint-state input's packed state, the streams' states and arrays)
+        record = (
+            np.zeros(2 + tick_length(n, 0)), 0, 0.0, 0.0, np.zeros((0, TARGET_SIZE)),
+            np.zeros((0, TA_SIZE)), np.zeros(JS_SIZE), np.zeros(n),
+        )  # fmt: skip
+        solve_command(*tick, *take, *record)  # type: ignore[call-arg]  # numba's stub: one arg
         take_solved(*self.scene.solve_buffers, self.dt, *take)
 
     @property

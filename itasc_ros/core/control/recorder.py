@@ -22,12 +22,15 @@ from ._journal_kernels import (
     write_tick,
     write_twist,
 )
-from ._packed import JS_SIZE, TARGET_SIZE
+from ._packed import JS_SIZE, TA_SIZE, TARGET_SIZE
 from .journal import Code, Journal, stamp_value
 from .status import STATUS_CODE, Status, StepOutput
 from .streams import TargetStream
 
 Array = NDArray[np.float64]
+
+ACTIVE_CODE = float(STATUS_CODE[Status.ACTIVE])
+"""The status code of an active tick's TICK record."""
 
 NO_ROOM = np.zeros(0)
 """The buffer of no journal (a compiled call's record not written: its place is -1)."""
@@ -41,9 +44,9 @@ def _no_room(length: int) -> tuple[Array, int]:
 class Recorder:
     """Writes the controller's records into its journal, while one is attached.
 
-    A TICK reads each target stream's pose, reference pose and applied twist through flat
-    views made here once (the streams update those arrays in place, never replace them), and
-    its scalars through a (4 k,) work array.
+    A TICK reads each target stream's pose, reference pose and applied twist in the streams'
+    arrays (a row each, which the streams update in place), and its scalars in their packed
+    states.
 
     Args:
         n: the commanded joints.
@@ -61,24 +64,21 @@ class Recorder:
         self.room: Callable[[int], tuple[Array, int]] = _no_room
         self._n = n
         self._streams: list[TargetStream] = []
-        self._tick_arrays: tuple[Array, ...] = ()
+        self._tick_arrays = np.zeros((0, TA_SIZE))
         self._states = np.zeros((0, TARGET_SIZE))
         self._tick_len = 0
+        self._pending = -1  # where the room of tick_room is, until settled
 
-    def watch(self, targets: dict[str, TargetStream], states: Array) -> None:
+    def watch(self, targets: dict[str, TargetStream], states: Array, arrays: Array) -> None:
         """Record the ticks of ``targets``' streams (by name, in their journal order).
 
-        ``states``: (k, :data:`~._packed.TARGET_SIZE`) their packed states, a row each in the
-        same order.
+        ``states``: (k, :data:`~._packed.TARGET_SIZE`) their packed states, ``arrays``: (k,
+        :data:`~._packed.TA_SIZE`) their arrays, a row each in the same order.
 
         Writes each record once into a scratch journal: the kernels never compile in a tick.
         """
         self._streams = list(targets.values())
-        views: list[Array] = []
-        for st in self._streams:
-            views += [st.pose.reshape(16), st.ref.pose.reshape(16), st.applied]
-        # (3 k,) views, or 3 unused arrays without targets (a tuple of arrays cannot be empty)
-        self._tick_arrays = tuple(views) or (np.zeros(16), np.zeros(16), np.zeros(6))
+        self._tick_arrays = arrays
         self._states = states
         self._tick_len = tick_length(self._n, len(self._streams))
         journal = self.journal
@@ -163,6 +163,35 @@ class Recorder:
         buf, at = self.journal.reserve(10)
         header = stamp_value(header_stamp)
         write_twist(buf, at, float(code), index, float(received), header, frame_code, twist)
+
+    def tick_room(self) -> tuple[Array, int, float, float, Array, Array]:
+        """Room for an active tick's TICK record, for the compiled call that sends its command.
+
+        (:func:`~._command_kernels.solve_command`, which writes it once the command is sent);
+        then :meth:`settle`.
+
+        Returns:
+            The journal's buffer and where the record goes (-1: no journal, nothing to
+            write), the status code of an active tick, the configuration revision in force,
+            the target streams' packed states and their arrays (:meth:`watch`).
+        """
+        journal = self.journal
+        if journal is None:
+            return NO_ROOM, -1, ACTIVE_CODE, 0.0, self._states, self._tick_arrays
+        buf, self._pending = journal.reserve(self._tick_len)
+        revision = float(journal.revision)
+        return buf, self._pending, ACTIVE_CODE, revision, self._states, self._tick_arrays
+
+    def settle(self, written: bool) -> bool:
+        """The room :meth:`tick_room` gave: kept when its record was ``written``, else given back.
+
+        Returns:
+            True when the tick's record is in the journal.
+        """
+        at, self._pending = self._pending, -1
+        if at >= 0 and not written:
+            self.release(at)
+        return at >= 0 and written
 
     def tick(self, now: float, out: StepOutput, joint_state: Array, q: Array) -> None:
         """Append the TICK record of ``out`` (what the tick consumed and decided).

@@ -29,6 +29,10 @@ from ._packed import (
     T_STAMP,
     T_TWIST_FRESH,
     T_TWIST_STAMP,
+    TA_APPLIED,
+    TA_POSE,
+    TA_REF_POSE,
+    TA_SIZE,
     TARGET_SIZE,
 )
 from .cartesian_reference import CartesianReference
@@ -229,15 +233,22 @@ class TargetStream:
         state: (:data:`~._packed.TARGET_SIZE`,) where its packed state is kept (a row
             of its owner's streams' states, for a compiled call over them all); None: an
             array of its own.
+        arrays: (:data:`~._packed.TA_SIZE`,) where its pose, its reference's pose and its
+            applied twist are kept (views of it: a row of its owner's streams' arrays, which
+            a tick's record reads); None: an array of its own.
     """
 
-    def __init__(self, state: Array | None = None) -> None:
+    def __init__(self, state: Array | None = None, arrays: Array | None = None) -> None:
         # packed: the last pose's reception time [s] and header stamp [s] (NaN: unstamped),
         # has a pose, jumps counted, the poses' stamp order, the twists' and jogs' reception
         # times, a jog's validity, the tick's freshness flags (:mod:`._packed`' layout)
         self.s = np.zeros(TARGET_SIZE) if state is None else state
         self.s[:] = 0.0
-        self.pose = np.eye(4)  # (4, 4) the stream's frame: the root's, or the world's (world)
+        # views of the arrays a tick's record reads (updated in place, never replaced)
+        a = np.zeros(TA_SIZE) if arrays is None else arrays
+        a[:] = 0.0
+        self.pose = a[TA_POSE : TA_POSE + 16].reshape(4, 4)  # the stream's frame: the root's,
+        self.pose[:] = np.eye(4)  # or the world's (world)
         self.stamp = -math.inf  # [s] reception time of the last pose
         self.header = math.nan  # [s] its header stamp (NaN: unstamped)
         self.order = StampOrder(self.s[T_ORDER : T_ORDER + 3])  # header stamps of the poses
@@ -255,7 +266,7 @@ class TargetStream:
         self.accel = np.zeros(6)  # (6,) the explicit twists' filtered change rate [/s]
         self.aimed_twist = np.zeros(6)  # (6,) work array: the twist when the command acts
         self.given_twist = np.zeros(6)  # (6,) the twist the constraint had at the last solve
-        self.applied = np.zeros(6)  # (6,) what was given to the constraint last step
+        self.applied = a[TA_APPLIED : TA_APPLIED + 6]  # (6,) what was given to the constraint
         self.world = False  # the poses are in the world frame (world_frame), not the root's
         self.world_target = np.eye(4)  # (4, 4) the target demanded, in the world (world)
         self.world_twist = np.zeros(6)  # (6,) its twist, world axes [m/s, rad/s]
@@ -266,7 +277,9 @@ class TargetStream:
         self.capped = 0  # explicit twists scaled down to the speed limits
         self.source = 0  # where the last tick's twist came from (journal.TwistSource)
         # a step approached along a straight line, or a jog (its active flag in the row)
-        self.ref = CartesianReference(self.s[T_REF_ACTIVE : T_REF_ACTIVE + 1])
+        self.ref = CartesianReference(
+            self.s[T_REF_ACTIVE : T_REF_ACTIVE + 1], a[TA_REF_POSE : TA_REF_POSE + 16]
+        )
         self.jog = np.zeros(6)  # (6,) last jog twist (root frame) [m/s, rad/s]
         self.jog_stamp = -math.inf  # [s] its reception time
         self.jog_order = StampOrder()  # header stamps of the jog twists
