@@ -35,6 +35,7 @@ from itasc_ros.core import (
     Scene,
 )
 from itasc_ros.core.control import controller as controller_module
+from itasc_ros.core.control import fused_tick as fused_tick_module
 from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.kinematics.home_poses import HOME_POSES
 from itasc_ros.core.kinematics.spatial import matrix_to_quat
@@ -116,10 +117,11 @@ def bench_node_tick_parts(
     The tick of ``controller_node_tick`` (Franka's motion limits, a journal), each part timed
     by ``perf_counter_ns`` around its call; the scene's solve inside the step through wrappers
     of what makes it, the scene's ``prepare`` and the compiled command that solves
-    (``solve_command``: the solve, the limits' take of its command, the send); its time counts
-    in ``step_us`` too. Then the same ticks again with every compiled call of the package
-    timed (its dispatch included): the time the tick spends in compiled code, the rest its
-    Python.
+    (``solve_command``: the solve, the limits' take of its command, the send, the record; in
+    the common tick ``tick_command``, which makes the tick's look and its target's twist
+    first); its time counts in ``step_us`` too. Then the same ticks again with every compiled
+    call of the package timed (its dispatch included): the time the tick spends in compiled
+    code, the rest its Python.
 
     Args:
         tree: the Panda's tree.
@@ -143,13 +145,16 @@ def bench_node_tick_parts(
     ctrl.attach_journal(Journal())
     scene = ctrl.scene
     prepare, kernel = scene.prepare, controller_module.solve_command
+    fused = fused_tick_module.tick_command
     solving = [0]
     scene.prepare = _timed(prepare, solving)  # type: ignore[method-assign]  # this scene only
     controller_module.solve_command = _timed(kernel, solving)  # type: ignore[assignment]
+    fused_tick_module.tick_command = _timed(fused, solving)  # type: ignore[assignment]
     try:
         parts = _timed_parts(ctrl, tree, q, target, number, repeats, solving)
     finally:
         controller_module.solve_command = kernel
+        fused_tick_module.tick_command = fused
         del scene.prepare  # the class's again
     compiled = [0]
 

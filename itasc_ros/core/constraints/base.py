@@ -317,6 +317,14 @@ class Constraint(ABC):
         return self._target_twist.copy()
 
     @property
+    def twist_store(self) -> Array:
+        """(6,) the array the target twist is kept in (root frame), for a compiled call.
+
+        Read it at each use: a scene moves it into its workspace (:meth:`keep_twists`).
+        """
+        return self._target_twist
+
+    @property
     def structure_version(self) -> int:
         """Changes whenever the number of rows or the bound links change."""
         return self._structure_version

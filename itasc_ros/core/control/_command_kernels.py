@@ -17,16 +17,22 @@ from numba import njit
 from ..solve.motion_limits import take_clipped
 from ..solve.shortfall import task_fractions
 from ..solve.solver import INFO_FINITE
-from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_QDOT, N, scene_tick
+from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_Q, J_QDOT, N, scene_tick
 from ._journal_kernels import write_tick
-from ._tick_kernels import ELAPSED, LAST_STEP
+from ._packed import T_JOG_FRESH, T_POSE_FRESH, T_TWIST_FRESH
+from ._target_kernels import TWIST_ZEROED, take_stream_twist
+from ._tick_kernels import ELAPSED, JOINTS_FRESH, LAST_STEP, ODOM_FRESH, look
 from .following import judge_tasks
-from .prediction import FRESH_NORM, LATE, cap_into, take_sent
+from .prediction import FRESH_NORM, LATE, Q, cap_into, take_sent
+from .prediction import SENT as SENT_ROW
 
 #: Results of :func:`solve_command`: nothing solved (a value of q NaN, Inf or huge), the solve
 #: not finite (nothing taken), the command outside the motion box (nothing taken: the
 #: limiter's step makes it), the command taken and sent.
 NOT_SOLVED, NOT_FINITE, OUTSIDE, SENT = -2, -1, 0, 1
+#: :func:`tick_command` stopped after the tick's look: the rest of the tick is the
+#: controller's (a stale joint state or odometry, a jog, a moving target to aim ahead).
+LOOKED = -3
 
 
 @njit(cache=True)
@@ -234,4 +240,132 @@ def take_solved(  # pragma: no cover - compiled
     return SENT, worst, longest
 
 
-__all__ = ["NOT_FINITE", "NOT_SOLVED", "OUTSIDE", "SENT", "solve_command", "take_solved"]
+@njit(cache=True)
+def tick_command(  # pragma: no cover - compiled
+    clock, now, period, timeout, joint_state, odom_stamp, streams, measured, stamps, state,
+    values, lag, late, need_odom, aim, twist, estimate, applied, given, fk, ints, floats, poses,
+    full, sel, q_full, model, joints, rows, joint_flags, row_flags, motion, motion_box, held,
+    lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps, gamma_max, capped, vmax, out, v,
+    a, active, tasks, buf, at, status, revision, arrays,
+):  # fmt: skip
+    """An active tick in one call: its look, its target's twist, then :func:`solve_command`.
+
+    The tick's look at its inputs (:func:`~._tick_kernels.look`); then, when the joint state
+    (and the odometry, ``need_odom``) is fresh and the target stream (at most one, the row of
+    ``streams``) neither jogs nor, with ``aim``, moves (a moving target is aimed ahead by the
+    controller), the stream's twist taken (:func:`~._target_kernels.take_stream_twist`) and,
+    when it changed, given to its constraint (``given``); the scene's ``q`` set to the
+    prediction's positions; then :func:`solve_command`. The same calls, in the same order, on
+    the same arrays as the controller's tick through its parts.
+
+    Args:
+        clock: :func:`~._tick_kernels.look`'s.
+        now: likewise.
+        period: likewise.
+        timeout: likewise.
+        joint_state: likewise (``joints``; also the record's).
+        odom_stamp: likewise.
+        streams: likewise (k <= 1 rows; also the record's).
+        measured: likewise (also the record's).
+        stamps: likewise.
+        state: likewise (the prediction's rows: its positions solved at, its command sent).
+        values: likewise (the prediction's scalars; :func:`take_solved`'s ``predicted``).
+        lag: likewise.
+        late: likewise.
+        need_odom: the odometry must be fresh (a commanded base).
+        aim: ``aim_ahead``: a moving target leaves the rest to the controller.
+        twist: (6,) the stream's explicit twist.
+        estimate: (6,) its estimated twist.
+        applied: (6,) in/out: the twist it gave its constraint.
+        given: (6,) out: its constraint's target twist.
+        fk: :func:`solve_command`'s.
+        ints: likewise.
+        floats: likewise.
+        poses: likewise.
+        full: likewise.
+        sel: likewise.
+        q_full: likewise.
+        model: likewise.
+        joints: likewise (the scene's ``q`` is set in it).
+        rows: likewise.
+        joint_flags: likewise.
+        row_flags: likewise.
+        motion: likewise.
+        motion_box: likewise.
+        held: likewise.
+        lim_par: likewise.
+        u: likewise.
+        dt: likewise.
+        clamp: likewise.
+        limit: likewise.
+        boxed: likewise.
+        method: likewise.
+        lam_max: likewise.
+        eps: likewise.
+        gamma_max: likewise.
+        capped: likewise.
+        vmax: likewise.
+        out: likewise.
+        v: likewise.
+        a: likewise.
+        active: likewise.
+        tasks: likewise.
+        buf: likewise.
+        at: likewise.
+        status: likewise.
+        revision: likewise.
+        arrays: likewise.
+
+    Returns:
+        (:data:`LOOKED`, -1, 0) when it stopped after the look, else :func:`solve_command`'s.
+    """
+    look(
+        clock, now, period, timeout, joint_state, odom_stamp, streams, measured, stamps, state,
+        values, lag, late,
+    )  # fmt: skip
+    if clock[JOINTS_FRESH] == 0.0 or (need_odom and clock[ODOM_FRESH] == 0.0):
+        return LOOKED, -1, 0.0
+    if streams.shape[0] == 1:
+        s = streams[0]
+        if s[T_JOG_FRESH] != 0.0 or (aim and _moving(s, twist, estimate)):
+            return LOOKED, -1, 0.0
+        took = take_stream_twist(s, twist, estimate, applied)
+        if took >= 2:  # changed: given to the constraint
+            for i in range(6):
+                given[i] = 0.0 if took == TWIST_ZEROED else applied[i]
+    n, o = model[N], model[J_Q]
+    for i in range(n):
+        joints[o + i] = state[Q, i]
+    return solve_command(
+        fk, ints, floats, poses, full, sel, q_full, model, joints, rows, joint_flags, row_flags,
+        motion, motion_box, held, lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps,
+        gamma_max, values, capped, vmax, out, v, a, active, state[SENT_ROW], tasks, clock, buf,
+        at, status, revision, streams, arrays, joint_state, measured,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _moving(s, twist, estimate):  # pragma: no cover - compiled
+    """Whether a stream's twist at this tick is not zero (:func:`take_stream_twist`'s source)."""
+    if s[T_TWIST_FRESH] != 0.0:
+        src = twist
+    elif s[T_POSE_FRESH] != 0.0:
+        src = estimate
+    else:
+        return False
+    for i in range(6):
+        if src[i] != 0.0:
+            return True
+    return False
+
+
+__all__ = [
+    "LOOKED",
+    "NOT_FINITE",
+    "NOT_SOLVED",
+    "OUTSIDE",
+    "SENT",
+    "solve_command",
+    "take_solved",
+    "tick_command",
+]

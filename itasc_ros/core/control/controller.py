@@ -35,7 +35,7 @@ or a header stamp out of order or leaping ahead within a live stream
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,12 +44,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..constraints import Constraint
 from ..errors import ConfigError, ItascError
-from ..kinematics.robots import SEPARATOR
 from ..kinematics.tree import KinematicTree
 from ..solve.motion_limits import MotionLimiter
 from ..solve.scene import Scene, SolveResult
 from . import _tick_kernels as tick
 from ._command_kernels import (
+    LOOKED,
     NOT_FINITE,
     NOT_SOLVED,
     OUTSIDE,
@@ -61,6 +61,7 @@ from ._target_kernels import cap_twist
 from .aim import TargetAim
 from .config import ControllerConfig, apply_updates
 from .following import Following
+from .fused_tick import FusedTick
 from .in_place import apply_in_place, in_place_changes
 from .inputs import Inputs
 from .journal import ODOMETRY_SIZE, SNAPSHOT_HEAD, STREAM_SIZE, Code, Journal
@@ -68,10 +69,16 @@ from .model_fit import FittedModel
 from .odometry import place_in_base
 from .prediction import SNAPSHOT_EXTRA, SNAPSHOT_PER_JOINT, StatePrediction
 from .recorder import Recorder
+from .robot_groups import held_causes, hold_stopped_robots
 from .status import STATUSES, Status, StepOutput
 from .stream_snapshot import stream_from, stream_into
 
 Array = NDArray[np.float64]
+
+
+def _why(exc: Exception) -> str:
+    """A failed solve's reason: the project's error as it is, another with its type."""
+    return str(exc) if isinstance(exc, ItascError) else f"{type(exc).__name__}: {exc}"
 
 
 class Controller:
@@ -97,7 +104,7 @@ class Controller:
         self._halted = True  # the last command sent (if any) was zero
         self._recorded = False  # this tick's record was written by its compiled command
         self._enabled = True
-        # The tick's one look at its time and inputs (_look_at_inputs: the time of the last
+        # The tick's one look at its time and inputs (FusedTick.look: the time of the last
         # tick and since it, the joint state's age, freshness), packed for its compiled call
         self._clock = np.zeros(tick.CLOCK_SIZE)
         self._clock[tick.LAST_STEP], self._clock[tick.ELAPSED] = -math.inf, model.dt
@@ -115,9 +122,14 @@ class Controller:
         self._prediction = StatePrediction(n, model.dt)
         self._aim = TargetAim(model, self._inputs, self._prediction)
         self.following = Following(model.scene.result.constraint_names)
+        self._fused = FusedTick(
+            model, self._inputs, self._prediction, self._recorder, self._clock, self._capped,
+            self._qdot,
+        )  # fmt: skip
         model.warm_up()
         js = self._inputs.joints
         tick.warm_up(js.s, self._inputs.stream_states, js.q, js.stamps, self._prediction.state)
+        self._fused.warm_up()
 
     @classmethod
     def from_urdf(cls, xml: str | bytes, config: ControllerConfig) -> Controller:
@@ -388,18 +400,28 @@ class Controller:
 
         Reads the inputs (the status they allow), updates the references, solves inside this
         tick's motion box, records the tick and returns the command. Any other status while
-        the last command was motion ramps that command to zero within the motion limits.
+        the last command was motion ramps that command to zero within the motion limits. The
+        common active tick makes these calls in one compiled call
+        (:class:`~.fused_tick.FusedTick`), the same calls on the same arrays.
 
         Returns:
             A new :class:`StepOutput`; publish ``qdot`` when ``publish`` is True.
         """
         now = float(now)
-        self._look_at_inputs(now)
-        js = self._inputs.joints
+        fused = self._fused_command(now)  # the common tick in one compiled call
+        if fused is not None:
+            out, judged = fused
+            self._judge_following(now, out, judged)
+            return self._recorded_tick(now, out, judged)
         status, reason = self._status(now)
         if status is Status.ACTIVE:
+            js, robots = self._inputs.joints, self._inputs.robots
             self._aim.update(now, self._clock.item(tick.ELAPSED))
-            held = self._hold_stopped_robots(now) if self._inputs.robots.any_stale else None
+            held = (
+                hold_stopped_robots(self._model, robots, js.q, self._ramp, now)
+                if robots.any_stale
+                else None
+            )
             out, judged = self._command(status)
             if held is not None and out.status is Status.ACTIVE:
                 out.reason, out.held = held
@@ -408,6 +430,16 @@ class Controller:
             out, judged = self._stop(status, reason), None
         else:
             out, judged = self._zero(status, reason, None), None
+        return self._recorded_tick(now, out, judged)
+
+    def _recorded_tick(
+        self, now: float, out: StepOutput, judged: tuple[int, float] | None
+    ) -> StepOutput:
+        """The end of the tick at ``now`` [s] that made ``out``: its command sent, its record.
+
+        ``judged``: what the compiled command's judgement found (it sent the command), else
+        None.
+        """
         if out.result is None:
             self.following.idle()
         if out.publish and judged is None:
@@ -415,8 +447,33 @@ class Controller:
         if self._recorded:  # by the compiled command (the journal's TICK record)
             self._recorded = False
         elif self._recorder.journal is not None:
+            js = self._inputs.joints
             self._recorder.tick(now, out, js.s, js.q)
         return out
+
+    def _fused_command(self, now: float) -> tuple[StepOutput, tuple[int, float] | None] | None:
+        """The active tick at ``now`` [s] in one compiled call, from its look to its record.
+
+        (:class:`~.fused_tick.FusedTick`) when its inputs and its scene allow it; else, or
+        when the call stopped after the tick's look, None: the tick's look is made, its parts
+        make the rest.
+        """
+        scene, fused = self._model.scene, self._fused
+        args = None
+        if self._enabled and fused.possible() and self._targets_active():
+            following = self._following_of(scene.result)
+            try:
+                args = scene.prepare(self._prediction.q, self._model.dt)
+            except Exception:  # the parts meet it again, after the look (a fault)
+                args = None
+        if args is None or not scene.solves_in_one_call:
+            self._fused.look(now)
+            return None
+        try:
+            code, worst, longest, self._recorded = fused.run(now, following, args)
+        except Exception as exc:  # after the look: the solve's fault
+            return self._fault(f"solve failed: {_why(exc)}", None), None
+        return None if code == LOOKED else self._command_of(Status.ACTIVE, code, worst, longest)
 
     def _judge_following(
         self, now: float, out: StepOutput, judged: tuple[int, float] | None
@@ -431,7 +488,8 @@ class Controller:
         if res is None or out.status is not Status.ACTIVE:
             self.following.idle()
             return
-        causes = self._model.scene.limiting if not out.held else self._held_causes(out.held)
+        scene = self._model.scene
+        causes = scene.limiting if not out.held else held_causes(scene, out.held)
         if judged is None:
             self._model.scene.following(out.qdot, self._following_of(res).fraction)
             self.following.update(now, self._clock.item(tick.ELAPSED), causes, out.qdot)
@@ -439,47 +497,11 @@ class Controller:
             self.following.report_on(*judged, now, causes, out.qdot)
         out.shortfall = self.following.report
 
-    def _held_causes(self, held: tuple[str, ...]) -> Callable[[Array], list[str]]:
-        """The causes of a shortfall while the robots ``held`` stop.
-
-        The held robots first, then the limits of the others' joints (a held robot's joints
-        are on their stop ramp, not at a limit of their own).
-        """
-        prefixes = tuple(r + SEPARATOR for r in held)
-        first = f"robot {', '.join(held)} held (stopping: joint states stale)"
-
-        def causes(qdot: Array) -> list[str]:
-            rest = [c for c in self._model.scene.limiting(qdot) if not c.startswith(prefixes)]
-            return [first, *rest]
-
-        return causes
-
-    def _look_at_inputs(self, now: float) -> None:
-        """The tick's one look at its time and its inputs at ``now`` [s], then its positions.
-
-        In one compiled call (:func:`~itasc_ros.core.control._tick_kernels.look`): the time
-        since the last tick (at most ``input_timeout``, the period at first; a jog or a step
-        moves its reference by it; the motion limits do not use it: every command differs
-        from the last one by at most what the limits allow over the *nominal* period, as a
-        ros2_control velocity controller applies a command at once, however late it is), the
-        joint state's, the odometry's and each target stream's freshness (in the streams'
-        packed states), and the positions the tick solves at (:class:`StatePrediction`:
-        advanced while a state is late, and where the joints head for behind servos that
-        lag). Then each robot's freshness. The rest of the tick reads these flags (and the
-        joint state's age in the clock), never the clock: one snapshot, one judgement of
-        freshness per input per tick.
-        """
-        model, inputs, pred = self._model, self._inputs, self._prediction
-        timeout, js = model.config.input_timeout, inputs.joints
-        tick.look(
-            self._clock, now, model.dt, timeout, js.s, inputs.odom.stamp, inputs.stream_states,
-            js.q, js.stamps, pred.state, pred.values, model.config.actuator_lag, pred.period,
-        )  # fmt: skip
-        if inputs.robots.names and not inputs.robots.look(now, timeout):
-            model.held_limit.release()
-
     def _status(self, now: float) -> tuple[Status, str]:
-        """What the inputs allow (:meth:`_look_at_inputs`), and why when it is not 'active'."""
+        """What the inputs allow, and why when it is not 'active'.
+
+        After the tick's look (:meth:`.fused_tick.FusedTick.look`).
+        """
         if not self._enabled:
             return Status.DISABLED, "~/enable is false: zero command sent, then silence"
         if not self._inputs.joints.has_state:
@@ -501,8 +523,17 @@ class Controller:
                 + ("and the base is commanded" if base_joints else "and a target is held "
                    "in the world frame")
             )  # fmt: skip
-        # A term that resolves redundancy starts no motion: it acts once a task has a target
-        # (one from outside when some task takes one: not a grasp held between two robots).
+        if self._targets_active():
+            return Status.ACTIVE, ""
+        return Status.WAITING, "no target received yet"
+
+    def _targets_active(self) -> bool:
+        """True when a task has a target: the tick is active (its inputs fresh).
+
+        A term that resolves redundancy starts no motion: it acts once a task has a target
+        (one from outside when some task takes one: not a grasp held between two robots);
+        the scene is told (:meth:`~itasc_ros.core.solve.Scene.engage_redundancy`).
+        """
         active = engaged = False
         for c in self._model.constraints:
             if c.enabled and c.has_target and not c.resolves_redundancy:
@@ -511,7 +542,7 @@ class Controller:
                     engaged = True
                     break
         self._model.scene.engage_redundancy(engaged)
-        return (Status.ACTIVE, "") if active else (Status.WAITING, "no target received yet")
+        return active
 
     def _holds_world_target(self) -> bool:
         """True when an enabled constraint's target is held in the world frame."""
@@ -519,44 +550,6 @@ class Controller:
             if st.world and self._model.scene.get(name).enabled:
                 return True
         return False
-
-    def _hold_stopped_robots(self, now: float) -> tuple[str, tuple[str, ...]] | None:
-        """Hold the stale robots, and the robots linked to them, on their stop ramp.
-
-        Their joints get this tick's step of the open-loop ramp of their last command, every
-        joint slowed by one common fraction (the robots linked by a constraint keep the link
-        through the stop; a zero without motion limits) as a box ``lo = hi``, the scene's
-        last limit; the other robots are solved as before (see
-        :mod:`~itasc_ros.core.control.robot_groups`).
-
-        Returns:
-            Why, for the tick's reason, and the robots held; None when the rows could not be
-            computed (the solve then fails, and the whole command ramps down).
-        """
-        scene, robots = self._model.scene, self._inputs.robots
-        try:
-            a = scene.matrices(self._inputs.joints.q)["A"]
-        except ItascError:
-            return None
-        rows = [scene.rows(c.name) for c in self._model.constraints if c.enabled]
-        stopped = robots.hold(a, rows)
-        # in step (one common fraction): robots held together keep their link through the stop
-        self._model.limiter.stop_ramp(self._model.dt, self._ramp, sync=True)
-        self._model.held_limit.hold(robots.held, self._ramp)
-        timeout = self._model.config.input_timeout
-        stale = [
-            f"{r} ({now - robots.stamp[g]:.3f} s old)"
-            for g, r in enumerate(robots.names)
-            if robots.stale[g]
-        ]
-        linked = [r for r in stopped if not robots.stale[robots.names.index(r)]]
-        it = "it" if len(stale) == 1 else "they"
-        why = (
-            f"joint states of robot {', '.join(stale)} stale (input_timeout {timeout} s): "
-            + (f"{it} and {', '.join(linked)} (linked by constraints)" if linked else it)
-            + " decelerating to zero within the joint limits; the others go on"
-        )
-        return why, tuple(stopped)
 
     def _following_of(self, res: SolveResult) -> Following:
         """The :class:`Following` of ``res``'s tasks (a new one once the scene's tasks changed)."""
@@ -598,20 +591,29 @@ class Controller:
                     *args, *take, *room, js.s, js.q
                 )
                 self._recorded = self._recorder.settle(code == SENT)
-                res = scene.solved(code != NOT_SOLVED)
             else:
-                res = scene.run(args)
+                scene.run(args)
                 code, worst, longest = take_solved(*scene.solve_buffers, model.dt, *take)
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
             self._recorder.settle(False)
-            why = str(exc) if isinstance(exc, ItascError) else f"{type(exc).__name__}: {exc}"
-            return self._fault(f"solve failed: {why}", None), None
+            return self._fault(f"solve failed: {_why(exc)}", None), None
+        return self._command_of(status, code, worst, longest)
+
+    def _command_of(
+        self, status: Status, code: int, worst: int, longest: float
+    ) -> tuple[StepOutput, tuple[int, float] | None]:
+        """The output of the compiled command's ``code`` (and its judgement), or a fault."""
+        scene, pred, model = self._model.scene, self._prediction, self._model
+        try:
+            res = scene.solved(code != NOT_SOLVED)
+        except ItascError as exc:
+            return self._fault(f"solve failed: {exc}", None), None
         if code == NOT_FINITE:
             return self._fault("solve produced non-finite joint velocities", res), None
         if code == OUTSIDE:  # outside the box: the limiter makes the command
-            lim.step(self._qdot, pred.q, model.dt, 2.0 * model.dt, self._qdot)
+            model.limiter.step(self._qdot, pred.q, model.dt, 2.0 * model.dt, self._qdot)
         self._halted = False
-        out = StepOutput(status, True, self._qdot.copy(), js.q.copy(), res, "")
+        out = StepOutput(status, True, self._qdot.copy(), self._inputs.joints.q.copy(), res, "")
         return out, (worst, longest) if code == SENT else None
 
     def _fault(self, reason: str, res: SolveResult | None) -> StepOutput:

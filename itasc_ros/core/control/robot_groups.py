@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InputError
+from ..errors import InputError, ItascError
 from ..kinematics.robots import SEPARATOR
 from .streams import fresh
+
+if TYPE_CHECKING:
+    from ..solve.scene import Scene
+    from .model_fit import FittedModel
 
 Array = NDArray[np.float64]
 
@@ -167,4 +172,61 @@ class RobotGroups:
         self.any_stale = False
 
 
-__all__ = ["RobotGroups", "robot_of"]
+def hold_stopped_robots(
+    model: FittedModel, robots: RobotGroups, q: Array, ramp: Array, now: float
+) -> tuple[str, tuple[str, ...]] | None:
+    """Hold the stale robots of ``robots``, and the robots linked to them, on their stop ramp.
+
+    Their joints get this tick's step of the open-loop ramp of their last command (``ramp``
+    (n,), work), every joint slowed by one common fraction (the robots linked by a constraint
+    keep the link through the stop; a zero without motion limits) as a box ``lo = hi``, the
+    scene's last limit (``model.held_limit``); the other robots are solved as before. ``q``
+    (n,): the joint positions; ``now``: the tick's time [s].
+
+    Returns:
+        Why, for the tick's reason, and the robots held; None when the rows could not be
+        computed (the solve then fails, and the whole command ramps down).
+    """
+    scene = model.scene
+    try:
+        a = scene.matrices(q)["A"]
+    except ItascError:
+        return None
+    rows = [scene.rows(c.name) for c in model.constraints if c.enabled]
+    stopped = robots.hold(a, rows)
+    # in step (one common fraction): robots held together keep their link through the stop
+    model.limiter.stop_ramp(model.dt, ramp, sync=True)
+    model.held_limit.hold(robots.held, ramp)
+    timeout = model.config.input_timeout
+    stale = [
+        f"{r} ({now - robots.stamp[g]:.3f} s old)"
+        for g, r in enumerate(robots.names)
+        if robots.stale[g]
+    ]
+    linked = [r for r in stopped if not robots.stale[robots.names.index(r)]]
+    it = "it" if len(stale) == 1 else "they"
+    why = (
+        f"joint states of robot {', '.join(stale)} stale (input_timeout {timeout} s): "
+        + (f"{it} and {', '.join(linked)} (linked by constraints)" if linked else it)
+        + " decelerating to zero within the joint limits; the others go on"
+    )
+    return why, tuple(stopped)
+
+
+def held_causes(scene: Scene, held: tuple[str, ...]) -> Callable[[Array], list[str]]:
+    """The causes of a shortfall of ``scene``'s solve while the robots ``held`` stop.
+
+    The held robots first, then the limits of the others' joints (a held robot's joints are
+    on their stop ramp, not at a limit of their own).
+    """
+    prefixes = tuple(r + SEPARATOR for r in held)
+    first = f"robot {', '.join(held)} held (stopping: joint states stale)"
+
+    def causes(qdot: Array) -> list[str]:
+        rest = [c for c in scene.limiting(qdot) if not c.startswith(prefixes)]
+        return [first, *rest]
+
+    return causes
+
+
+__all__ = ["RobotGroups", "held_causes", "hold_stopped_robots", "robot_of"]

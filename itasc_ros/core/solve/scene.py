@@ -613,6 +613,15 @@ class Scene:
         """True when :meth:`prepare` readies ``scene_tick``'s call (else ``scene_solve``'s)."""
         return self._compiled
 
+    @property
+    def solves_in_one_call(self) -> bool:
+        """True when a compiled tick reads ``q`` in its compiled call only.
+
+        :attr:`compiled_tick`, no constraint updated and no limit applied in Python first:
+        the call's caller may set ``q`` itself, after :meth:`prepare` (the workspace's).
+        """
+        return self._compiled and not self._own_updates and not self._python_limits
+
     def solved(self, finite: bool) -> SolveResult:
         """The result of the solve :meth:`prepare` readied, once its compiled call ran.
 

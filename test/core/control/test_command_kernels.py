@@ -102,6 +102,7 @@ def test_the_compiled_command_sends_what_the_python_path_sends(
         capped += fused._prediction.cap_norm != 0.0
         with monkeypatch.context() as m:
             m.setattr(Scene, "compiled_tick", property(lambda self: False))
+            m.setattr(Scene, "solves_in_one_call", property(lambda self: False))
             b = plain.step(now)
         assert a.status == b.status and a.publish == b.publish and a.reason == b.reason, k
         assert a.qdot.tobytes() == b.qdot.tobytes(), k

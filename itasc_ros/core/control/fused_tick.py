@@ -1,0 +1,169 @@
+"""The tick's compiled calls: its look at its inputs, and the common tick in one call (ROS-free).
+
+Internal: the public API is :meth:`itasc_ros.core.control.Controller.step`. Taken through its
+parts (the look at the inputs, the status, the target's twist, the scene's solve, the command,
+the record), a tick pays each part's compiled-call dispatch and the Python around it, and the
+machine code of the solve comes back cold from the Python between: more than the work.
+:class:`FusedTick` makes the same calls, in the same order, on the same arrays, in one
+compiled call (:func:`~._command_kernels.tick_command`) when the tick is the common one: a
+single robot, at most one target stream that neither follows a straight-line reference nor
+is held in the world frame, a scene whose solve reads the joint positions in its compiled
+call only. Whatever the tick's time finds (a stale joint state or odometry, a jog, a moving
+target to aim ahead) stops the call after its look, and the controller's parts do the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._command_kernels import SENT, tick_command
+from ._tick_kernels import look
+from .following import Following
+from .inputs import Inputs
+from .model_fit import FittedModel
+from .prediction import StatePrediction
+from .recorder import NO_ROOM, Recorder
+
+Array = NDArray[np.float64]
+
+_NO_TWIST = np.zeros(6)  # the twist arrays of no target stream (unread)
+
+
+class FusedTick:
+    """The controller's tick's look at its inputs, and its common active tick in one call.
+
+    Args:
+        model: the controller's fitted model.
+        inputs: its inputs.
+        prediction: its joint-position prediction.
+        recorder: its recorder (the tick's TICK record, written in the call once sent).
+        clock: (:data:`~._tick_kernels.CLOCK_SIZE`,) its packed clock.
+        capped: (n,) its work array of a capped command.
+        command: (n,) its command being made [rad/s or m/s].
+    """
+
+    def __init__(
+        self,
+        model: FittedModel,
+        inputs: Inputs,
+        prediction: StatePrediction,
+        recorder: Recorder,
+        clock: Array,
+        capped: Array,
+        command: Array,
+    ) -> None:
+        self._model = model
+        self._inputs = inputs
+        self._prediction = prediction
+        self._recorder = recorder
+        self._clock = clock
+        self._capped = capped
+        self._command = command
+        self._streams = list(inputs.targets.items())
+
+    def look(self, now: float) -> None:
+        """The tick's one look at its time and its inputs at ``now`` [s], then its positions.
+
+        In one compiled call (:func:`~itasc_ros.core.control._tick_kernels.look`): the time
+        since the last tick (at most ``input_timeout``, the period at first; a jog or a step
+        moves its reference by it; the motion limits do not use it: every command differs
+        from the last one by at most what the limits allow over the *nominal* period, as a
+        ros2_control velocity controller applies a command at once, however late it is), the
+        joint state's, the odometry's and each target stream's freshness (in the streams'
+        packed states), and the positions the tick solves at
+        (:class:`~.prediction.StatePrediction`: advanced while a state is late, and where the
+        joints head for behind servos that lag). Then each robot's freshness. The rest of the
+        tick reads these flags (and the joint state's age in the clock), never the clock: one
+        snapshot, one judgement of freshness per input per tick. The common tick makes it in
+        its own call (:meth:`run`).
+        """
+        model, inputs, pred = self._model, self._inputs, self._prediction
+        timeout, js = model.config.input_timeout, inputs.joints
+        look(
+            self._clock, now, model.dt, timeout, js.s, inputs.odom.stamp, inputs.stream_states,
+            js.q, js.stamps, pred.state, pred.values, model.config.actuator_lag, pred.period,
+        )  # fmt: skip
+        if inputs.robots.names and not inputs.robots.look(now, timeout):
+            model.held_limit.release()
+
+    def possible(self) -> bool:
+        """Whether this tick can be the common one, as far as its inputs say before its time.
+
+        A single robot with a joint state, at most one target stream that follows no
+        straight-line reference (a step, a jog), is not aimed ahead and is not held in the
+        world frame.
+        """
+        inputs = self._inputs
+        if len(self._streams) > 1 or inputs.robots.names or not inputs.joints.has_state:
+            return False
+        for _, st in self._streams:
+            if st.world or st.aiming or st.ref.active or st.ref.jogging:
+                return False
+        return True
+
+    def run(
+        self, now: float, following: Following, args: tuple[Any, ...]
+    ) -> tuple[int, int, float, bool]:
+        """The tick at ``now`` [s] in one compiled call, its tasks judged by ``following``.
+
+        ``args``: the scene's :meth:`~itasc_ros.core.solve.Scene.prepare` of this tick (its
+        ``q`` is set in the call, once predicted), when it
+        :attr:`~itasc_ros.core.solve.Scene.solves_in_one_call`.
+
+        Returns:
+            :func:`~._command_kernels.tick_command`'s result (its code
+            :data:`~._command_kernels.LOOKED`: only the tick's look was made) and whether
+            the tick's TICK record was written.
+
+        Raises:
+            Exception: what the compiled call raised (after its look).
+        """
+        model, inputs, pred = self._model, self._inputs, self._prediction
+        scene, cfg, lim, js = model.scene, model.config, model.limiter, inputs.joints
+        if self._streams:
+            name, st = self._streams[0]
+            stream = (st.twist, st.estimate, st.applied, scene.get(name).twist_store)
+        else:
+            stream = (_NO_TWIST, _NO_TWIST, _NO_TWIST, _NO_TWIST)
+        buf, at, status, revision, states, arrays = self._recorder.tick_room()
+        try:
+            code, worst, longest = tick_command(  # type: ignore[call-arg]
+                self._clock, now, model.dt, float(cfg.input_timeout), js.s, inputs.odom.stamp,
+                states, js.q, js.stamps, pred.state, pred.values, float(cfg.actuator_lag),
+                pred.period, bool(model.base_joints), bool(cfg.aim_ahead), *stream, *args,
+                self._capped, model.vmax_hard, self._command, lim.v, lim.a, lim.active,
+                following.tasks, buf, at, status, revision, arrays,
+            )  # fmt: skip
+        except Exception:
+            self._recorder.settle(False)
+            raise
+        return code, worst, longest, self._recorder.settle(code == SENT)
+
+    def warm_up(self) -> None:
+        """Load the compiled call now (the model warmed up first): no tick waits for it.
+
+        On copies of the tick's state (its look, its target's twist, the command's limits)
+        and the scene's solve of its warm-up (whose buffers hold a solve's values again at
+        the next one); no record.
+        """
+        model, inputs, pred = self._model, self._inputs, self._prediction
+        scene, lim, js = model.scene, model.limiter, inputs.joints
+        if not scene.compiled_tick:  # its warm-up's arguments: a compiled tick's
+            return
+        n, k = js.q.shape[0], len(scene.result.constraint_names)
+        twists = [np.zeros(6) for _ in range(4)]
+        tick_command(  # type: ignore[call-arg]
+            self._clock.copy(), 0.0, model.dt, 0.1, js.s.copy(), -math.inf,
+            inputs.stream_states.copy(), js.q.copy(), js.stamps.copy(), pred.state.copy(),
+            pred.values.copy(), 0.0, pred.period, False, True, *twists,
+            *scene.warm_up(model.dt), np.zeros(n), model.vmax_hard, np.zeros(n), lim.v.copy(),
+            lim.a.copy(), lim.active, np.zeros((3, k)), NO_ROOM, -1, 0.0, 0.0,
+            inputs.stream_arrays.copy(),
+        )  # fmt: skip
+
+
+__all__ = ["FusedTick"]

@@ -1,0 +1,141 @@
+"""The common tick in one compiled call (``FusedTick``) does what the tick's parts do.
+
+``FusedTick.run`` makes an active tick's look, its target's twist, the solve, the command and
+the tick's record in one compiled call (``tick_command``) when the tick is the common one.
+Two controllers fed the same inputs, one allowed that call and one made to take the tick's
+parts, send the same commands bit for bit, write the same journal bit for bit and report the
+same statuses and following: through a target held still, a moving target with and without
+``aim_ahead`` (aimed ahead: the call stops after its look), a step followed along a straight
+line (the parts), late and stale joint states (stale: the call stops after its look), a
+disabled output, with and without motion limits. The call is loaded when the controller is
+built.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
+from itasc_ros.core.control import fused_tick as fused_tick_module
+from itasc_ros.core.control._command_kernels import LOOKED, SENT, tick_command
+from itasc_ros.core.control.fused_tick import FusedTick
+from itasc_ros.core.control.journal import Journal
+from itasc_ros.core.control.status import Status
+from itasc_ros.core.kinematics import spatial
+from itasc_ros.core.kinematics.home_poses import home_of
+from itasc_ros.params import load_config
+
+REPO = Path(__file__).resolve().parents[3]
+HOME = np.array(home_of("panda"))
+RATE = 500.0  # [Hz]
+
+
+@pytest.fixture(scope="module")
+def tree() -> KinematicTree:
+    return KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
+
+
+def make(tree: KinematicTree, limited: bool, aim: bool) -> Controller:
+    cfg = ControllerConfig(
+        constraints=[
+            ConstraintConfig("ee", "copy_pose", link="panda_hand"),
+            ConstraintConfig("rest", "joint_value", weight=0.1, priority=1),
+        ],
+        control_rate=RATE,
+        input_timeout=0.1,
+        aim_ahead=aim,
+    )
+    if limited:  # Franka's acceleration and jerk limits
+        cfg.joint_limits = load_config(REPO / "config" / "panda.yaml").joint_limits
+    c = Controller(tree, cfg)
+    c.attach_journal(Journal())
+    return c
+
+
+def kept(c: Controller) -> list[np.ndarray]:
+    """What a tick changes, as arrays (bit-for-bit comparable, NaN included)."""
+    lim, pred = c._model.limiter, c._prediction
+    return [
+        lim.v.copy(), lim.a.copy(), pred.sent.copy(), pred.state.copy(), pred.values.copy(),
+        c.following.fraction.copy(), c._clock.copy(), c._inputs.stream_states.copy(),
+        c._inputs.stream_arrays.copy(), c.constraint("ee").target_twist,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("aim", [True, False], ids=["aim_ahead", "no_aim"])
+@pytest.mark.parametrize("limited", [True, False], ids=["motion_limits", "velocity_only"])
+def test_the_fused_tick_does_what_the_parts_do(
+    tree: KinematicTree, limited: bool, aim: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fused, parts = make(tree, limited, aim), make(tree, limited, aim)
+    codes: list[int] = []
+    kernel = fused_tick_module.tick_command
+
+    def spy(*args: Any) -> Any:
+        out = kernel(*args)
+        codes.append(int(out[0]))
+        return out
+
+    monkeypatch.setattr(fused_tick_module, "tick_command", spy)
+    rng = np.random.default_rng(11)
+    start = tree.forward_kinematics(HOME, "panda_hand")
+    names = tree.joint_names
+    q = HOME.copy()
+    now, seen = 100.0, set()
+    for k in range(900):
+        now += 1.0 / RATE
+        if k == 850:  # a new target 1 cm away: a step along a straight line (the parts)
+            start = start.copy()
+            start[:3, 3] += rng.uniform(-0.01, 0.01, 3)
+        late = 260 <= k % 300 < 275 or 700 <= k < 780  # late, then stale (> input_timeout)
+        if not late:
+            for c in (fused, parts):
+                c.set_joint_state(names, q, now, now)
+        pose = start.copy()
+        if 150 <= k % 300 < 250:  # the target moves and comes back (its twist estimated)
+            s = 2.0 * np.pi * (k % 300 - 150) / 100.0
+            pose[:3, 3] += 0.005 * (1.0 - np.cos(s)) * np.array([1.0, 0.5, 0.0])
+        quat = spatial.matrix_to_quat(pose)
+        for c in (fused, parts):
+            c.set_target("ee", "", pose[:3, 3].copy(), quat, now, now)
+            c.set_enabled(not 600 <= k < 620)  # the output off for a while, then on again
+        a = fused.step(now)
+        seen.add(a.status)
+        with monkeypatch.context() as m:
+            m.setattr(FusedTick, "possible", lambda self: False)
+            b = parts.step(now)
+        assert a.status == b.status and a.publish == b.publish and a.reason == b.reason, k
+        assert a.qdot.tobytes() == b.qdot.tobytes(), k
+        assert a.shortfall == b.shortfall, k
+        for x, y in zip(kept(fused), kept(parts), strict=True):
+            assert x.tobytes() == y.tobytes(), k
+        if k % 50 == 0:  # the same records, bit for bit
+            ja, jb = fused.journal, parts.journal
+            assert ja is not None and jb is not None
+            assert ja.take().tobytes() == jb.take().tobytes(), k
+        if a.publish:
+            q = q + a.qdot / RATE  # the robot follows the command
+    # the fused call sent the commands of the common ticks (with aim_ahead, those until the
+    # target first moved: a twist estimate is never exactly zero again), and stopped after
+    # its look when the tick was not the common one (a stale state, a moving target)
+    assert codes.count(SENT) > (100 if aim else 500), codes
+    assert LOOKED in codes
+    assert {Status.ACTIVE, Status.STALE} <= seen and seen & {Status.DISABLED, Status.STOPPING}
+
+
+def test_the_fused_call_is_loaded_when_the_controller_is_built(tree: KinematicTree) -> None:
+    c = make(tree, True, False)
+    loaded = len(tick_command.signatures)
+    assert loaded >= 1
+    pose = tree.forward_kinematics(HOME, "panda_hand")
+    now = 10.0
+    for _ in range(50):
+        now += 1.0 / RATE
+        c.set_joint_state(tree.joint_names, HOME, now, now)
+        c.set_target("ee", "", pose[:3, 3].copy(), spatial.matrix_to_quat(pose), now, now)
+        assert c.step(now).status is Status.ACTIVE
+    assert len(tick_command.signatures) == loaded  # no tick compiled a variant of its own
