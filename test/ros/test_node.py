@@ -402,11 +402,6 @@ def test_structural_changes_are_built_beside_the_loop(
     t0 = time.monotonic()
     for change in changes:
         assert [r.successful for r in set_params(client, "/m/itasc_node", **change)] == [True]
-    elapsed = time.monotonic() - t0
-    sent = len(client.received("/m/commands"))
-    # the loop ticked meanwhile (200 Hz asked; a node starved beside another test worker ticks
-    # at a quarter of it: the count says it ran, not at which rate)
-    assert sent > 10, (sent, elapsed)
 
     def swaps() -> dict[str, float] | None:
         st = latest_diagnostic(client)
@@ -414,6 +409,13 @@ def test_structural_changes_are_built_beside_the_loop(
         return values if int(values.get("structural_changes", "0")) >= len(changes) else None
 
     values = client.wait_for(swaps, TIMEOUT, "the structural changes in /diagnostics")
+    elapsed = time.monotonic() - t0
+    sent = len(client.received("/m/commands"))
+    # the loop ticked while the changes were set, built and swapped in: 200 Hz asked; a node
+    # starved beside another test worker ticks at a quarter of it, and this client, starved
+    # too, takes its messages late: the count says the loop ran through them, not at which
+    # rate (an eighth of the rate asked over the whole window, at least two commands)
+    assert sent >= max(2, int(elapsed * 200.0 / 8.0)), (sent, elapsed)
     build, swap = float(values["longest_build_ms"]), float(values["longest_swap_ms"])
     assert 0.0 < swap < build, values  # a tick waited for a swap, never for a build
 
