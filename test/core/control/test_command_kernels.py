@@ -12,25 +12,21 @@ away.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from twin_controllers import RATE, REPO, panda_controller, tick_state
 
-from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
+from itasc_ros.core import KinematicTree
 from itasc_ros.core.control import controller as controller_module
 from itasc_ros.core.control._command_kernels import NOT_SOLVED, SENT
-from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.control.status import Status
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.core.solve.scene import Scene
-from itasc_ros.params import load_config
 
-REPO = Path(__file__).resolve().parents[3]
 HOME = np.array(home_of("panda"))
-RATE = 500.0  # [Hz]
 
 
 @pytest.fixture(scope="module")
@@ -38,36 +34,11 @@ def tree() -> KinematicTree:
     return KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
 
 
-def make(tree: KinematicTree, limited: bool) -> Controller:
-    cfg = ControllerConfig(
-        constraints=[
-            ConstraintConfig("ee", "copy_pose", link="panda_hand"),
-            ConstraintConfig("rest", "joint_value", weight=0.1, priority=1),
-        ],
-        control_rate=RATE,
-        input_timeout=0.1,
-    )
-    if limited:  # Franka's acceleration and jerk limits
-        cfg.joint_limits = load_config(REPO / "config" / "panda.yaml").joint_limits
-    c = Controller(tree, cfg)
-    c.attach_journal(Journal())
-    return c
-
-
-def kept(c: Controller) -> list[np.ndarray]:
-    """What a command changes, as arrays (bit-for-bit comparable, NaN included)."""
-    lim, pred = c._model.limiter, c._prediction
-    return [
-        lim.v.copy(), lim.a.copy(), pred.sent.copy(), np.array([pred.fresh_norm, pred.late]),
-        c.following.fraction.copy(),
-    ]  # fmt: skip
-
-
 @pytest.mark.parametrize("limited", [True, False], ids=["motion_limits", "velocity_only"])
 def test_the_compiled_command_sends_what_the_python_path_sends(
     tree: KinematicTree, limited: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fused, plain = make(tree, limited), make(tree, limited)
+    fused, plain = panda_controller(tree, limited), panda_controller(tree, limited)
     codes: list[int] = []
     kernel = controller_module.solve_command
 
@@ -107,7 +78,7 @@ def test_the_compiled_command_sends_what_the_python_path_sends(
         assert a.status == b.status and a.publish == b.publish and a.reason == b.reason, k
         assert a.qdot.tobytes() == b.qdot.tobytes(), k
         assert a.shortfall == b.shortfall, k
-        for x, y in zip(kept(fused), kept(plain), strict=True):
+        for x, y in zip(tick_state(fused), tick_state(plain), strict=True):
             assert x.tobytes() == y.tobytes(), k
         if a.publish:
             q = q + a.qdot / RATE  # the robot follows the command

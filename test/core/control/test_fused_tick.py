@@ -13,25 +13,21 @@ built.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from twin_controllers import RATE, REPO, panda_controller, tick_state
 
-from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
+from itasc_ros.core import KinematicTree
 from itasc_ros.core.control import fused_tick as fused_tick_module
 from itasc_ros.core.control._command_kernels import LOOKED, SENT, tick_command
 from itasc_ros.core.control.fused_tick import FusedTick
-from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.control.status import Status
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
-from itasc_ros.params import load_config
 
-REPO = Path(__file__).resolve().parents[3]
 HOME = np.array(home_of("panda"))
-RATE = 500.0  # [Hz]
 
 
 @pytest.fixture(scope="module")
@@ -39,39 +35,12 @@ def tree() -> KinematicTree:
     return KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
 
 
-def make(tree: KinematicTree, limited: bool, aim: bool) -> Controller:
-    cfg = ControllerConfig(
-        constraints=[
-            ConstraintConfig("ee", "copy_pose", link="panda_hand"),
-            ConstraintConfig("rest", "joint_value", weight=0.1, priority=1),
-        ],
-        control_rate=RATE,
-        input_timeout=0.1,
-        aim_ahead=aim,
-    )
-    if limited:  # Franka's acceleration and jerk limits
-        cfg.joint_limits = load_config(REPO / "config" / "panda.yaml").joint_limits
-    c = Controller(tree, cfg)
-    c.attach_journal(Journal())
-    return c
-
-
-def kept(c: Controller) -> list[np.ndarray]:
-    """What a tick changes, as arrays (bit-for-bit comparable, NaN included)."""
-    lim, pred = c._model.limiter, c._prediction
-    return [
-        lim.v.copy(), lim.a.copy(), pred.sent.copy(), pred.state.copy(), pred.values.copy(),
-        c.following.fraction.copy(), c._clock.copy(), c._inputs.stream_states.copy(),
-        c._inputs.stream_arrays.copy(), c.constraint("ee").target_twist,
-    ]  # fmt: skip
-
-
 @pytest.mark.parametrize("aim", [True, False], ids=["aim_ahead", "no_aim"])
 @pytest.mark.parametrize("limited", [True, False], ids=["motion_limits", "velocity_only"])
 def test_the_fused_tick_does_what_the_parts_do(
     tree: KinematicTree, limited: bool, aim: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fused, parts = make(tree, limited, aim), make(tree, limited, aim)
+    fused, parts = panda_controller(tree, limited, aim), panda_controller(tree, limited, aim)
     codes: list[int] = []
     kernel = fused_tick_module.tick_command
 
@@ -111,7 +80,7 @@ def test_the_fused_tick_does_what_the_parts_do(
         assert a.status == b.status and a.publish == b.publish and a.reason == b.reason, k
         assert a.qdot.tobytes() == b.qdot.tobytes(), k
         assert a.shortfall == b.shortfall, k
-        for x, y in zip(kept(fused), kept(parts), strict=True):
+        for x, y in zip(tick_state(fused), tick_state(parts), strict=True):
             assert x.tobytes() == y.tobytes(), k
         if k % 50 == 0:  # the same records, bit for bit
             ja, jb = fused.journal, parts.journal
@@ -128,7 +97,7 @@ def test_the_fused_tick_does_what_the_parts_do(
 
 
 def test_the_fused_call_is_loaded_when_the_controller_is_built(tree: KinematicTree) -> None:
-    c = make(tree, True, False)
+    c = panda_controller(tree, True, False)
     loaded = len(tick_command.signatures)
     assert loaded >= 1
     pose = tree.forward_kinematics(HOME, "panda_hand")
