@@ -179,10 +179,12 @@ def _values(
     values.append(("joint_state_age_s", _age(now, ctrl.joint_state_stamp)))
     if ctrl.config.world_frame:
         odom = ctrl.odometry()
+        jumps, behind, _ = ctrl.odometry_counts
         values += [
             ("world_frame", ctrl.config.world_frame),
             ("odometry_age_s", _age(now, odom[2] if odom is not None else -math.inf)),
-            ("odometry_jumps", ctrl.odometry_jumps),
+            ("odometry_jumps", jumps),
+            ("odometry_behind", behind),
         ]
     for name in ctrl.pose_constraints:
         values += [

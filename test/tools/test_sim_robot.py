@@ -563,6 +563,13 @@ def test_jtc_velocities_positions_and_timeout(jtc: Probe, ur5: KinematicTree) ->
     first = jtc.onset(start)  # the command times out 0.3 s after it took effect
     time.sleep(max(0.0, first + 0.3 - time.time()))
     assert np.allclose(jtc.slope(first, first + 0.25), [0.0, 0.0, -0.1], atol=0.01)
+
+    # The ~0.9 s without a command before it: a gap over command_gap (0.05 s) in ~/stats, as
+    # the stamps of the states integrated at its start and end (the new command's onset).
+    def gapped(stats: dict[str, Any]) -> bool:
+        return any(b - a > 0.8 and abs(b - first) < 0.05 for a, b in stats["command_gaps"])
+
+    assert jtc.wait_stats(gapped)
     # A joint the simulated robot does not have: rejected.
     point = JointTrajectoryPoint(velocities=[1.0], time_from_start=Duration(nanosec=10**7))
     jtc.pub.publish(JointTrajectory(joint_names=["wrist_3_joint"], points=[point]))

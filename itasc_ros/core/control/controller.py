@@ -362,9 +362,10 @@ class Controller:
         return self._inputs.odometry()
 
     @property
-    def odometry_jumps(self) -> int:
-        """Odometry messages refused as a jump of the base's pose."""
-        return self._inputs.odometry_jumps
+    def odometry_counts(self) -> tuple[int, int, float]:
+        """Odometry refused as a jump, placed late (:attr:`.Odometry.behind`), the last lag [s]."""
+        odom = self._inputs.odom
+        return odom.jumps, odom.behind, odom.behind_by
 
     def target_stamp(self, constraint: str) -> float:
         """Reception time [s] of the constraint's last target pose (-inf before the first)."""

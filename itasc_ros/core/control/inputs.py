@@ -858,11 +858,6 @@ class Inputs:
             return None
         return odom.pose.copy(), odom.twist.copy(), odom.stamp
 
-    @property
-    def odometry_jumps(self) -> int:
-        """Odometry messages refused as a jump of the base's pose."""
-        return self.odom.jumps
-
     def target_stamp(self, constraint: str) -> float:
         """Reception time [s] of the constraint's last target pose (-inf before the first)."""
         return self.target_state(constraint).stamp

@@ -51,6 +51,11 @@ class Odometry:
         order: the header stamps' :class:`StampOrder`.
         has_state: a message was accepted.
         jumps: messages refused as a jump.
+        behind: placements (:meth:`place`) of a base measured longer before the joint
+            state's instant than the lead allowed (the odometry late: its motion since then
+            only partly followed).
+        behind_by: how long before the joint state's instant [s] the base was measured at
+            the last of them (0.0: none yet).
         at: (4, 4) work array: the pose moved on to the joint state's instant (:meth:`place`).
     """
 
@@ -62,6 +67,8 @@ class Odometry:
         self.order = StampOrder()
         self.has_state = False
         self.jumps = 0
+        self.behind = 0
+        self.behind_by = 0.0
         self.at = np.eye(4)
         self._new = np.eye(4)  # work array: the pose of the message being taken
         self._body = np.zeros(6)  # work array: the message's twist in the base's axes
@@ -163,10 +170,17 @@ class Odometry:
         """(4, 4) the base's pose moved on by its twist to ``instant`` [s] (lead within ±cap).
 
         The base is measured at its header stamp (else its reception time); the lead to the
-        joint state's instant is kept within ``cap`` [s]. Returns :attr:`at` (updated).
+        joint state's instant is kept within ``cap`` [s]; a base measured longer before it
+        is counted (:attr:`behind`). Returns :attr:`at` (updated).
         """
         at = self.header if self.header == self.header else self.stamp
-        lead = min(max(instant - at, -cap), cap)
+        lead = instant - at
+        if lead > cap:
+            self.behind += 1
+            self.behind_by = lead
+            lead = cap
+        elif lead < -cap:
+            lead = -cap
         extrapolate_pose(self.pose, self.twist, lead, self.at)
         return self.at
 

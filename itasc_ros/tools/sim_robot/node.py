@@ -7,8 +7,10 @@ to the command topic (one of :data:`~.commands.COMMAND_TYPES`), delays each acce
 ``latency``, zeroes it after ``command_timeout``, steps the joints at ``rate`` on its own
 monotonic-clock thread and publishes ``joint_states`` (position, velocity, and the physics'
 effort; optional seeded noise), the base's odometry when it moves (:mod:`~.base`), ``~/stats``
-(JSON, 1 Hz: with physics its real-time factor and contacts) and, with physics, ``~/contacts``
-(JSON, each time the robot touches something it did not touch at the step before).
+(JSON, 1 Hz: with physics its real-time factor and contacts; the gaps between commands
+longer than ``command_gap``, as the stamps of the states integrated in each) and, with
+physics, ``~/contacts`` (JSON, each time the robot touches something it did not touch at the
+step before).
 """
 
 from __future__ import annotations
@@ -155,6 +157,7 @@ class SimRobotNode(Node):
         self.noise = float(self.get_parameter("noise").value)
         self.publish_states = bool(self.get_parameter("publish_states").value)
         self.command_timeout = float(self.get_parameter("command_timeout").value)
+        self.command_gap = float(self.get_parameter("command_gap").value)
         self._rng = np.random.default_rng(int(self.get_parameter("seed").value))
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
@@ -165,6 +168,9 @@ class SimRobotNode(Node):
             collections.deque()
         )
         self._last_command_time = time.monotonic()  # when the command in force took effect
+        self._commanded = False  # a command took effect since the start
+        # [[start, end], ...] stamps [s] of the command gaps over command_gap in the window
+        self._gaps: list[list[float]] = []
         self._timed_out = True  # the zero initial command counts as already timed out
         self._overruns = 0  # ticks started more than MAX_LAG_PERIODS late
         self.gc = SlackCollector()  # garbage collections after a publish once main() starts it
@@ -299,6 +305,8 @@ class SimRobotNode(Node):
                 self.noise = float(prm.value)
             elif prm.name == "command_timeout":
                 self.command_timeout = float(prm.value)
+            elif prm.name == "command_gap":
+                self.command_gap = float(prm.value)
             elif prm.name == "publish_states":
                 self.publish_states = bool(prm.value)
         return SetParametersResult(successful=True)
@@ -380,6 +388,7 @@ class SimRobotNode(Node):
                 due = True
             dt_rest = now - t
             if due:
+                self._note_gap(now)
                 self._last_command_time = now
                 self._timed_out = False
             elif (
@@ -415,6 +424,18 @@ class SimRobotNode(Node):
         if self._base is not None:
             self._publish_odometry(now - self._t0, js.header.stamp)
         self.gc.collect()  # a due garbage collection after the publish, not before the next
+
+    def _note_gap(self, now: float) -> None:
+        """Note the gap before a command that took effect at ``now`` when over ``command_gap``.
+
+        Its start and end as the stamps of the states integrated then (the system clock's,
+        :class:`WallStamps`), kept for ``~/stats`` (under the lock; at most 100 a window).
+        """
+        gap, last = self.command_gap, self._last_command_time
+        if self._commanded and gap > 0.0 and now - last > gap and len(self._gaps) < 100:
+            offset = self._wall.offset
+            self._gaps.append([round(last + offset, 6), round(now + offset, 6)])
+        self._commanded = True
 
     def _contacts_of(self, sim: SimulatedJoints | PhysicsJoints) -> set[tuple[str, str]] | None:
         """The pairs in contact at this step when they changed since the last (under the lock)."""
@@ -479,6 +500,7 @@ class SimRobotNode(Node):
                     if self._delay_max >= self._delay_min
                     else None
                 ),
+                command_gaps=self._gaps,
                 positions=[round(x, 6) for x in self.sim.q.tolist()],
                 velocities=[round(x, 6) for x in self.sim.velocity.tolist()],
                 joints=self.sim.names,
@@ -486,6 +508,7 @@ class SimRobotNode(Node):
             if isinstance(self.sim, PhysicsJoints):
                 stats.update(self.sim.report(now))
             self._dt_max = 0.0
+            self._gaps = []
             self._delay_min, self._delay_max = math.inf, -math.inf
         self._stats_pub.publish(String(data=json.dumps(stats)))
 

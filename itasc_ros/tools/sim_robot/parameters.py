@@ -105,6 +105,15 @@ PARAMETERS: tuple[SimParam, ...] = (
         live=True,
     ),
     SimParam(
+        "command_gap",
+        0.05,
+        "report each gap between commands taking effect longer than this in ~/stats "
+        "(command_gaps: the states' stamps [s] at its start and end) [s]; 0 = none",
+        0.0,
+        3600.0,
+        live=True,
+    ),
+    SimParam(
         "base_motion",
         "none",
         "the base's motion in odom_frame: none | circle | sway (its own) | holonomic | "

@@ -185,6 +185,25 @@ def test_hostile_odometry_is_refused_and_the_last_good_one_kept(tree: KinematicT
         _controller(tree, world_frame="panda_link0")
 
 
+def test_odometry_too_late_to_place_the_base_by_its_twist_is_counted(tree: KinematicTree) -> None:
+    """The base moves on by its twist to the joint state's instant, at most ``cap``; the
+    placements of a base measured longer before are counted with how long (the node warns)."""
+    ctrl = _controller(tree, input_timeout=0.1)
+    ctrl.set_joint_state(tree.joint_names, HOME, 10.0, 10.0)
+    ctrl.set_odometry("odom", "", _odom_values(np.eye(4), np.r_[0.3, 0, 0, 0, 0, 0]), 10.0, 10.0)
+    odom = ctrl._inputs.odom
+    assert np.allclose(odom.place(10.03, 0.05)[:3, 3], [0.009, 0.0, 0.0])  # 30 ms on: followed
+    assert ctrl.odometry_counts == (0, 0, 0.0)
+    assert np.allclose(odom.place(10.08, 0.05)[:3, 3], [0.015, 0.0, 0.0])  # 80 ms: 50 ms of it
+    assert np.allclose(odom.place(9.9, 0.05)[:3, 3], [-0.015, 0.0, 0.0])  # ahead: not counted
+    jumps, behind, by = ctrl.odometry_counts
+    assert (jumps, behind) == (0, 1) and by == pytest.approx(0.08)
+    ctrl.set_joint_state(tree.joint_names, HOME, 10.09, 10.09)
+    ctrl.set_target("ee", "odom", [0.5, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0], 10.09, 10.09)
+    ctrl.step(10.09)  # the tick places the world target from the base 90 ms before
+    assert ctrl.odometry_counts[1] > 1 and ctrl.odometry_counts[2] == pytest.approx(0.09)
+
+
 def test_a_jump_after_a_silence_is_refused_until_the_limits_allow_it(tree: KinematicTree) -> None:
     """Stale or not, a pose the base cannot have reached at ``max_target_speed`` is refused.
 
