@@ -38,7 +38,7 @@ ENABLED        1 or 0
 PARAMETERS     the configuration revision now in force, 1 if the controller's live settings
                were updated (``update_parameters``) or 0 (a node-only parameter changed)
 TICK           now, status code, published, revision, joint-state reception time, header stamp,
-               q (c), per target :data:`TICK_TARGET_SIZE` values (twist source, pose reception
+               c, q (c), per target :data:`TICK_TARGET_SIZE` values (twist source, pose reception
                time, header stamp, pose rows 0-2 (12), applied twist (6)), command (c)
 ZERO           time, reason code: a zero command published outside a tick
 =============  =============================================================================
@@ -73,10 +73,10 @@ SNAPSHOT_HEAD = 13
 """Values before the joint positions in a SNAPSHOT."""
 
 TICK_TARGET_SIZE = 21
+"""Values per target in a TICK record."""
 
 ODOMETRY_SIZE = 29
 """Values of the odometry's state at the end of a SNAPSHOT."""
-"""Values per target in a TICK record."""
 
 
 class Code(IntEnum):
