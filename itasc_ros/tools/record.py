@@ -415,9 +415,11 @@ def _record(
     out = str(writer.path)
     try:
         with writer:
+            # --duration counts from before the first subscription: no message is taken
+            # outside duration + DRAIN_TIME, however late this process runs
+            end = None if args.duration is None else time.monotonic() + args.duration
             recorder = Recorder(node, writer, specs, stamp=args.stamp)
             log.info(f"writing {args.storage} bag {out}; waiting for {', '.join(recorder.wanted)}")
-            end = None if args.duration is None else time.monotonic() + args.duration
             while not stop.is_set() and (end is None or time.monotonic() < end):
                 executor.spin_once(timeout_sec=0.05)
             # Write what is already queued in the subscriptions before closing.

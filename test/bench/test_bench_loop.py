@@ -118,7 +118,9 @@ def _starved_share(r: dict[str, Any]) -> float:
 
 
 # judged on a real-time run (its rate, the robot's tracking in millimetres): make test runs it
-# with the machine to itself (beside another worker a starved robot tracked 27 mm of 20)
+# with the machine to itself (beside another worker a starved robot tracked 27 mm of 20). Each
+# verdict shows the whole result as a string (pytest cuts a dict short): its steal_percent,
+# run-queue waits and command gaps say whether the machine, not the loop, fell behind.
 @pytest.mark.dds
 @pytest.mark.slow
 @pytest.mark.alone
@@ -137,15 +139,15 @@ def test_short_closed_loop_run(tmp_path: Path, dds_domain: int) -> None:
     missing = [k for k in RESULT_KEYS if k not in r]
     assert not missing, f"result lacks {missing}: {r}"
     assert r["rate_hz"] == rate and r["duration_s"] == pytest.approx(3.0, abs=0.2)
-    assert r["achieved_rate_hz"] > (0.5 - _starved_share(r)) * rate, r
-    assert r["commands_out_of_limits"] == 0, r
+    assert r["achieved_rate_hz"] > (0.5 - _starved_share(r)) * rate, str(r)
+    assert r["commands_out_of_limits"] == 0, str(r)
     assert 0.0 <= r["missed_tick_fraction"] <= 1.0
     assert r["period_error_p50_ms"] <= r["period_error_p99_ms"] <= r["period_error_max_ms"]
     assert 0.0 < r["latency_p50_ms"] <= r["latency_p99_ms"] < 1000.0
     assert r["node_cpu_percent"] > 0.0 and r["rss_end_kb"] > 10_000
     # The loop is closed: the robot followed the moving target (0.1 m circle) to within 2 cm.
-    assert r["tracking_error_rms_mm"] < 20.0, r
-    assert r["exit_codes"] == "sim_robot=0,node=0", r
+    assert r["tracking_error_rms_mm"] < 20.0, str(r)
+    assert r["exit_codes"] == "sim_robot=0,node=0", str(r)
 
 
 # judged on a real-time run (its rate, the robot's tracking in millimetres): make test runs it
@@ -173,14 +175,14 @@ def test_joint_states_trigger_realtime_run_and_the_floor(tmp_path: Path, dds_dom
     )
     for res in (r, f):
         assert res["control_trigger"] == "joint_states" and res["realtime"] is True
-        assert res["achieved_rate_hz"] > (0.5 - _starved_share(res)) * rate, res
-        assert res["commands_out_of_limits"] == 0, res
-        assert res["exit_codes"] == "sim_robot=0,node=0", res
+        assert res["achieved_rate_hz"] > (0.5 - _starved_share(res)) * rate, str(res)
+        assert res["commands_out_of_limits"] == 0, str(res)
+        assert res["exit_codes"] == "sim_robot=0,node=0", str(res)
         assert res["realtime_applied"].startswith(f"SCHED_FIFO {BENCH_PRIORITY}") or (
             "CAP_SYS_NICE" in res["realtime_applied"]
         )
-    assert r["tracking_error_rms_mm"] < 20.0, r
-    assert f["max_velocity_ratio"] == 0.0 and f["tracking_error_rms_mm"] > 20.0, f
+    assert r["tracking_error_rms_mm"] < 20.0, str(r)
+    assert f["max_velocity_ratio"] == 0.0 and f["tracking_error_rms_mm"] > 20.0, str(f)
     # The bench restored its own scheduling after the run.
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
     cmp = floor_comparison([r], [f])
@@ -208,10 +210,12 @@ def test_core_floors_solve_and_step_in_the_floors_loop(tmp_path: Path, dds_domai
         for work in CORE_FLOORS
     }
     for res in runs.values():
-        assert res["achieved_rate_hz"] > (0.5 - _starved_share(res)) * 250.0, res
-        assert res["commands_out_of_limits"] == 0, res
-        assert res["exit_codes"] == "sim_robot=0,node=0", res
-        assert 0.0 < res["max_velocity_ratio"] <= 1.0 and res["tracking_error_rms_mm"] < 20.0, res
+        assert res["achieved_rate_hz"] > (0.5 - _starved_share(res)) * 250.0, str(res)
+        assert res["commands_out_of_limits"] == 0, str(res)
+        assert res["exit_codes"] == "sim_robot=0,node=0", str(res)
+        assert 0.0 < res["max_velocity_ratio"] <= 1.0 and res["tracking_error_rms_mm"] < 20.0, str(
+            res
+        )
     for work in CORE_FLOORS:  # each did its work in the run's ticks (~625 at 250 Hz): it ran
         log = (tmp_path / work / "node.log").read_text()
         done = re.search(rf"core floor: {work} done in (\d+) ticks", log)
