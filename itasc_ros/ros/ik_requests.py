@@ -208,8 +208,11 @@ class IkRequests:
             if waits and not self._closed.is_set():
                 self._waiting = (msg, since)
                 return False
-            self._fail(msg.header, "", "", NO_MODEL)
-            return True
+            ctrl = self._controller()  # installed since it was read: no longer coming
+            if ctrl is None:
+                self._fail(msg.header, "", "", NO_MODEL)
+                return True
+            robot = ctrl.tree.name
         try:
             with self._lock:
                 req = self._make(msg, ctrl)

@@ -286,10 +286,14 @@ class ModelSource:
         """
         worker = self._worker
         while worker is not None and worker.results:
-            source, digest, tree, why, built, cfg = worker.results.popleft()
-            if cfg is not self._config():  # the parameters changed since: build again
-                built = None
-            self._take_parsed(source, digest, tree, why, built=built)
+            # off the queue once installed: the model is coming (model_coming) until then
+            source, digest, tree, why, built, cfg = worker.results[0]
+            try:
+                if cfg is not self._config():  # the parameters changed since: build again
+                    built = None
+                self._take_parsed(source, digest, tree, why, built=built)
+            finally:
+                worker.results.popleft()
 
     def _take_parsed(
         self,
