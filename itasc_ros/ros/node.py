@@ -135,7 +135,6 @@ class ItascNode(Node):
         self._models: ModelManager[PoseStamped] = ModelManager()
         self._tick_error = ""  # an unexpected exception in the control tick
         self._last_out: StepOutput | None = None  # the last tick's output
-        self._odometry_behind = 0  # the controller's late placements of the base, warned of
         self._stats = LoopStats()
         self.scheduling = "normal"  # set by apply_scheduling
         self.gc = SlackCollector()  # collections in the loop's slack once main() starts it
@@ -233,7 +232,6 @@ class ItascNode(Node):
     def _forget_last_step(self) -> None:
         """A new model (between two ticks): its first step is logged as a transition."""
         self._last_out = None
-        self._odometry_behind = 0
 
     def _on_parameters_applied(self, params: list[Parameter], config: ControllerConfig) -> None:
         """A set-parameters request is in force: ``publish_markers``, the control rate.
@@ -379,7 +377,7 @@ class ItascNode(Node):
         if out.shortfall:
             log_throttled(self.get_logger(), "warning", "not followed", out.shortfall, 2.0)
         if ctrl.config.world_frame:
-            self._warn_odometry_behind(ctrl)
+            self._reports.warn_odometry_behind(ctrl)
         self._last_out = out
         self._stats.add(time.perf_counter() - t0, out.result is not None)
 
@@ -390,25 +388,6 @@ class ItascNode(Node):
             self.get_logger().warning(text + (" (zero command sent)" if out.publish else ""))
         else:
             self.get_logger().info(text)
-
-    def _warn_odometry_behind(self, ctrl: Controller) -> None:
-        """A throttled warning while the odometry is too late to place the base by its twist.
-
-        The base is moved on from its odometry's stamp to the joint state's by its twist for
-        at most ``input_timeout / 2``; odometry older than that leaves a world target behind
-        the base's motion since (the node stops only past ``input_timeout``).
-        """
-        _, behind, by = ctrl.odometry_counts
-        if behind == self._odometry_behind:
-            return
-        self._odometry_behind = behind
-        cap = 500.0 * ctrl.config.input_timeout
-        text = (
-            f"odometry behind: {by * 1e3:.0f} ms older than the joint state, the base moved on "
-            f"by its twist over {cap:.0f} ms of it (input_timeout / 2); world targets lag the "
-            "base by the rest"
-        )
-        log_throttled(self.get_logger(), "warning", "odometry behind", text, 1.0)
 
     def _on_tick_error(self, ctrl: Controller, exc: Exception) -> None:
         """An unexpected exception in ``step``: ramp the command down, log, report, keep running.

@@ -26,6 +26,7 @@ from ..core.control.health import Health, diagnose, step_colour
 from ..core.control.health import clip_reason as clip
 from .conversions import matrix_to_pose
 from .journal_publisher import JournalPublisher
+from .log_throttle import log_throttled
 from .node_outputs import read_clock
 from .polled_reader import MatchWatch, PolledReader
 
@@ -305,7 +306,9 @@ def marker_array(ctrl: Controller, out: StepOutput | None, stamp: Any) -> Marker
 
 
 class NodeReports:
-    """Publishes ``~/status``, ``~/markers`` and ``/diagnostics`` when they are due.
+    """Publishes ``~/status``, ``~/markers`` and ``/diagnostics``; warns of late odometry.
+
+    The reports when they are due; the warning after each tick (:meth:`warn_odometry_behind`).
 
     Run after a tick's command (or by the node's timer while the loop does not tick), under the
     tick's lock: :meth:`publish_due`. ``~/status`` and ``~/markers`` only for listeners.
@@ -342,6 +345,31 @@ class NodeReports:
         self._marker_pub = node.create_publisher(MarkerArray, "~/markers", 10)
         self._watches: list[MatchWatch] = []  # the joint state readers' (see below)
         self._status_due = self._diagnostics_due = 0.0  # [s] time.monotonic()
+        # the controller whose late placements of the base were warned of, and their count
+        self._behind: tuple[Controller | None, int] = (None, 0)
+
+    def warn_odometry_behind(self, ctrl: Controller) -> None:
+        """A throttled warning while the odometry is too late to place the base by its twist.
+
+        After a tick of ``ctrl`` (one with a ``world_frame``). The base is moved on from its
+        odometry's stamp to the joint state's by its twist for at most ``input_timeout / 2``;
+        odometry older than that leaves a world target behind the base's motion since (the
+        node stops only past ``input_timeout``).
+        """
+        _, behind, by = ctrl.odometry_counts
+        seen, warned = self._behind
+        if ctrl is seen and behind == warned:
+            return
+        self._behind = (ctrl, behind)
+        if behind == 0:
+            return
+        cap = 500.0 * ctrl.config.input_timeout
+        text = (
+            f"odometry behind: {by * 1e3:.0f} ms older than the joint state, the base moved on "
+            f"by its twist over {cap:.0f} ms of it (input_timeout / 2); world targets lag the "
+            "base by the rest"
+        )
+        log_throttled(self._node.get_logger(), "warning", "odometry behind", text, 1.0)
 
     def set_publish_markers(self, publish: bool) -> None:
         """``publish_markers`` changed: ``~/markers`` on or off."""

@@ -633,6 +633,24 @@ def test_hostile_odometry_never_moves_the_robot_where_good_inputs_do_not(
                     assert d @ expected > 0.9, (kind, list(m.data))
             good = Stream(Odometry, "/odo/odom", odometry(lambda: base), 100)
             time.sleep(0.2)
+        # Odometry stamped 3/4 of input_timeout behind the joint states (a slow source; its
+        # first messages, older than the last good one, refused as out of order): taken,
+        # fresh by its reception, the base moved on by its twist over input_timeout / 2 of
+        # it, and warned about; never a command toward elsewhere.
+        good.close()
+        lag = 0.75 * INPUT_TIMEOUT
+        late = Stream(
+            Odometry, "/odo/odom", odometry(lambda: base, clock=lambda: wall_stamp() - lag), 100
+        )
+        t0 = time.monotonic()
+        time.sleep(lag + 0.3)
+        late.close()
+        for m in after(node["cmds"], t0):
+            if not is_zero(m):
+                d = commanded_direction(tree, PANDA_HOME, "panda_hand", m.data)
+                assert d @ expected > 0.9, ("late", list(m.data))
+        good = Stream(Odometry, "/odo/odom", odometry(lambda: base), 100)
+        time.sleep(0.2)
         good.close()  # odometry stops: stale, one zero, then silence
         t_stop = time.monotonic()
         time.sleep(INPUT_TIMEOUT + 1.0)
@@ -652,3 +670,4 @@ def test_hostile_odometry_never_moves_the_robot_where_good_inputs_do_not(
             stream.close()
     log = read_log(node["proc"])
     assert "odometry" in log and "Traceback" not in log
+    assert "odometry behind: " in log, log[-3000:]  # the late odometry, warned about
