@@ -601,6 +601,24 @@ START = [
         ParamEvent("damping_max", 0.0),
     ],
 )
+@example(  # two joints saturated, joint 5 at 1e-9 rad: an increment at round-off (1e-12) was
+    # taken as moving toward a bound in one joint order and as still in the other (8.7e-9 apart)
+    joints=[*JOINTS[:4], JOINTS[5], JOINTS[4], JOINTS[6]],
+    start=True,
+    sequence=[
+        JointStateEvent(
+            ["panda_finger_joint1", *JOINTS],
+            [0.0, 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
+            "now",
+        ),
+        ParamEvent("constraints.ee.rotation_axes", "z"),
+        JointStateEvent(
+            ["panda_finger_joint1", *(JOINTS[i] for i in (0, 5, 2, 4, 1, 3, 6))],
+            [0.0, 0.25, 1.571, 0.0, 1e-09, -0.535, -2.356, 0.785],
+            "now",
+        ),
+    ],
+)
 def test_any_input_sequence_publishes_only_safe_commands(
     joints: list[str], start: bool, sequence: list[Any]
 ) -> None:

@@ -29,8 +29,13 @@ HOLD_TOL = 1e-10
 #: value falls below this fraction of the unsaturated one's: the reduced task would need far
 #: more damping, which bends its direction [-].
 STOP_SIGMA = 1.0
-#: An increment this small (in x) does not move a joint toward a bound [rad/s].
+#: A joint or row this close outside its bound is taken as at it (in x) [rad/s].
 BOUND_TOL = 1e-12
+#: An increment this small (in x) does not move a joint or row toward a bound [rad/s]. Well
+#: above round-off (the increments' errors are ~1e-15 of the task's scale): an increment at
+#: round-off would decide saturation by the joints' order. Whatever it leaves behind is far
+#: below any limit's resolution and the command's clip to the limits takes it out.
+STILL_TOL = 1e-9
 #: Scales this close bind together: the joint or row leaving fastest is saturated first [-].
 TIE_TOL = 1e-12
 
@@ -83,10 +88,10 @@ def _scale_bounds(a, bb, lo, hi, sat, cw, cl):
                 aj += cw[i, t] * a[t]
                 bj += cw[i, t] * bb[t]
             lj, hj = cl[i], np.inf
-        if aj > BOUND_TOL:
+        if aj > STILL_TOL:
             up = (hj - bj) / aj
             dn = (lj - bj) / aj
-        elif aj < -BOUND_TOL:
+        elif aj < -STILL_TOL:
             up = (lj - bj) / aj
             dn = (hj - bj) / aj
         elif bj > hj + BOUND_TOL or bj < lj - BOUND_TOL:
@@ -271,7 +276,7 @@ def _hold_ties(x, a, lo, hi, held):
     levels may move must not.
     """
     for j in range(held.shape[0]):
-        if held[j] or abs(a[j]) <= BOUND_TOL:
+        if held[j] or abs(a[j]) <= STILL_TOL:
             continue
         tol = TIE_TOL * abs(a[j]) + BOUND_TOL
         if a[j] > 0.0 and x[j] >= hi[j] - tol:
@@ -298,9 +303,9 @@ def _saturate(j, a, bb, lo, hi, sat, satval, cl):
         satval[j] = hi[j]
     elif v1 < lo[j]:
         satval[j] = lo[j]
-    elif a[j] > BOUND_TOL:
+    elif a[j] > STILL_TOL:
         satval[j] = hi[j]
-    elif a[j] < -BOUND_TOL:
+    elif a[j] < -STILL_TOL:
         satval[j] = lo[j]
     else:
         satval[j] = min(max(bb[j], lo[j]), hi[j])
@@ -421,4 +426,4 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl, side):
     return best, it, smin, lm, s0, vt0
 
 
-__all__ = ["BOUND_TOL", "HOLD_TOL", "STOP_SIGMA", "TIE_TOL"]
+__all__ = ["BOUND_TOL", "HOLD_TOL", "STILL_TOL", "STOP_SIGMA", "TIE_TOL"]
