@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 TEST_DIR = Path(__file__).resolve().parent
 if str(TEST_DIR) not in sys.path:
@@ -23,6 +24,13 @@ from itasc_ros.tools.collector import no_collector_pauses  # noqa: E402
 from itasc_ros.tools.dds_env import apply_local_dds_env  # noqa: E402
 
 apply_local_dds_env(int(os.environ.get("ITASC_TEST_DOMAIN_ID", 0)) or allocate_domain())
+
+# The property tests (hypothesis) draw the same examples at every run of make test: a run's
+# verdict does not depend on its luck. `pytest --hypothesis-profile=explore` (with
+# `--hypothesis-seed=N` for a run to repeat) draws new ones; what it finds becomes an @example.
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("repeatable")
 
 
 @pytest.fixture(scope="module")
