@@ -54,7 +54,7 @@ from numpy.typing import NDArray
 
 from ..kinematics._kernels import view2
 from .damped_inverse import RCOND, UNDAMPED_RCOND, _projector, _solve_once
-from .saturation import BOUND_TOL, _scale_bounds, _sns_level
+from .saturation import BOUND_TOL, STILL_TOL, _scale_bounds, _sns_level
 from .small_svd import thin_svd
 from .solvers import solver_code
 
@@ -228,11 +228,12 @@ def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side, sv1, vt1):
     the same null space), or empty: the rows' SVD is taken here.
     """
     n = x.shape[0]
+    # a level leaves a joint or row whose increment is still (STILL_TOL) up to that far out
     for j in range(n):
-        if x[j] < lo[j] - BOUND_TOL or x[j] > hi[j] + BOUND_TOL:
+        if x[j] < lo[j] - STILL_TOL or x[j] > hi[j] + STILL_TOL:
             return
     for i in range(cw.shape[0]):
-        if cw[i] @ x < cl[i] - BOUND_TOL:
+        if cw[i] @ x < cl[i] - STILL_TOL:
             return
     if sv1.shape[0] > 0:
         _projector(sv1, vt1, 0.0, lam[1], proj)  # lambda 0: the exact null space
