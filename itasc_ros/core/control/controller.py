@@ -657,19 +657,18 @@ class Controller:
     def take_motion(self, old: Controller) -> bool:
         """Go on from ``old``'s last command (a new model of the same joints): no jump.
 
-        The next tick starts from ``old``'s command and its acceleration: it solves inside the
-        box they leave, or ramps them down. Returns False (nothing taken; the caller stops
-        ``old`` with a zero) when the joints differ or a controller has no motion limits.
+        The next tick starts from ``old``'s command and its acceleration (at rest too: a ramp's
+        last zero has one until a tick passes): it solves inside the box they leave, or ramps
+        them down. Returns False (nothing moving taken; the caller stops a commanding ``old``
+        with a zero) when ``old`` is at rest, the joints differ or a limiter is off.
         """
-        if not (
-            old.commanding
-            and old.joint_names == self.joint_names
-            and old._model.limiter.active
-            and self._model.limiter.active
-        ):
+        lim, last = self._model.limiter, old._model.limiter
+        if old.joint_names != self.joint_names or not (last.active and lim.active):
             return False
-        self._model.limiter.v[:] = old._model.limiter.v
-        self._model.limiter.a[:] = old._model.limiter.a
+        lim.v[:] = last.v
+        lim.a[:] = last.a
+        if not old.commanding:
+            return False
         self._qdot[:] = old._model.limiter.v
         self._prediction.publish(old._prediction.sent)
         self._halted = False

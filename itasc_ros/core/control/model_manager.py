@@ -338,7 +338,8 @@ class ModelManager(Generic[T]):
             )
         # The same joints: the new controller goes on from the old one's command (within the
         # motion limits); else the old one is sent a zero (another robot's command).
-        stop_old = old is not None and old.commanding and not ctrl.take_motion(old)
+        taken = old is not None and ctrl.take_motion(old)  # at rest: its acceleration only
+        stop_old = old is not None and old.commanding and not taken
         self.controller = ctrl
         self.source = source
         pending, self.pending_targets = self.pending_targets, {}

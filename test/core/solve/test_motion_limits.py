@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from itasc_ros.core import (
@@ -102,6 +102,9 @@ class _FailingSolve:
     rate=st.sampled_from([250.0, 1000.0]),
     jerk=st.booleans(),
 )
+# a reload on the tick after a ramp's last zero: the new controller started from rest, not
+# from the acceleration that zero was sent with (1.32x the jerk limit)
+@example(seed=3203861, rate=1000.0, jerk=True)
 def test_every_command_pair_within_the_limits_and_no_limit_crossed(
     tree: KinematicTree, seed: int, rate: float, jerk: bool
 ) -> None:
