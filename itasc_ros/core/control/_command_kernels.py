@@ -12,7 +12,10 @@ stays the path of a scene whose tick is not compiled.
 
 from __future__ import annotations
 
-from numba import njit
+from typing import Any
+
+from numba import njit, types
+from numba.experimental import structref
 
 from ..solve.motion_limits import take_clipped
 from ..solve.shortfall import task_fractions
@@ -240,14 +243,60 @@ def take_solved(  # pragma: no cover - compiled
     return SENT, worst, longest
 
 
+#: The fields of a :class:`TickPlan`, in :func:`new_tick_plan`'s order: :func:`tick_command`'s
+#: arguments that stay the same from one tick to the next (each described there).
+PLAN_FIELDS = (
+    "clock", "period", "timeout", "joint_state", "streams", "measured", "stamps", "state",
+    "values", "lag", "late", "need_odom", "aim", "twist", "estimate", "applied", "given", "fk",
+    "ints", "floats", "poses", "full", "sel", "q_full", "model", "joints", "rows", "joint_flags",
+    "row_flags", "motion", "motion_box", "held", "lim_par", "u", "dt", "clamp", "limit", "boxed",
+    "method", "lam_max", "eps", "gamma_max", "capped", "vmax", "out", "v", "a", "active",
+    "tasks", "status", "arrays",
+)  # fmt: skip
+
+
+@structref.register
+class TickPlanType(types.StructRef):
+    """The numba type of a :class:`TickPlan` (its fields' types, literals widened)."""
+
+    def preprocess_fields(self, fields: Any) -> tuple[Any, ...]:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class TickPlan(structref.StructRefProxy):
+    """The arrays and settings of a controller's common tick, held for its compiled call.
+
+    One object where :func:`tick_command` took 51 arguments a tick: a compiled call's dispatch
+    checks each argument's type, and the Python that gathers them runs every tick. It holds
+    the arrays themselves (their buffers, not copies): what the tick's parts write in place,
+    the call reads; an array replaced by a new one is not seen, so its owner builds a new
+    plan then (:class:`~.fused_tick.FusedTick`). Built by :func:`new_tick_plan`.
+    """
+
+
+structref.define_proxy(TickPlan, TickPlanType, list(PLAN_FIELDS))
+
+
 @njit(cache=True)
-def tick_command(  # pragma: no cover - compiled
-    clock, now, period, timeout, joint_state, odom_stamp, streams, measured, stamps, state,
-    values, lag, late, need_odom, aim, twist, estimate, applied, given, fk, ints, floats, poses,
-    full, sel, q_full, model, joints, rows, joint_flags, row_flags, motion, motion_box, held,
-    lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps, gamma_max, capped, vmax, out, v,
-    a, active, tasks, buf, at, status, revision, arrays,
+def new_tick_plan(  # pragma: no cover - compiled
+    clock, period, timeout, joint_state, streams, measured, stamps, state, values, lag, late,
+    need_odom, aim, twist, estimate, applied, given, fk, ints, floats, poses, full, sel, q_full,
+    model, joints, rows, joint_flags, row_flags, motion, motion_box, held, lim_par, u, dt, clamp,
+    limit, boxed, method, lam_max, eps, gamma_max, capped, vmax, out, v, a, active, tasks,
+    status, arrays,
 ):  # fmt: skip
+    """A :class:`TickPlan` of these values (:data:`PLAN_FIELDS`; :func:`tick_command`'s)."""
+    return TickPlan(
+        clock, period, timeout, joint_state, streams, measured, stamps, state, values, lag, late,
+        need_odom, aim, twist, estimate, applied, given, fk, ints, floats, poses, full, sel,
+        q_full, model, joints, rows, joint_flags, row_flags, motion, motion_box, held, lim_par,
+        u, dt, clamp, limit, boxed, method, lam_max, eps, gamma_max, capped, vmax, out, v, a,
+        active, tasks, status, arrays,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def tick_command(plan, now, odom_stamp, buf, at, revision):  # pragma: no cover - compiled
     """An active tick in one call: its look, its target's twist, then :func:`solve_command`.
 
     The tick's look at its inputs (:func:`~._tick_kernels.look`); then, when the joint state
@@ -259,88 +308,55 @@ def tick_command(  # pragma: no cover - compiled
     the same arrays as the controller's tick through its parts.
 
     Args:
-        clock: :func:`~._tick_kernels.look`'s.
-        now: likewise.
-        period: likewise.
-        timeout: likewise.
-        joint_state: likewise (``joints``; also the record's).
-        odom_stamp: likewise.
-        streams: likewise (k <= 1 rows; also the record's).
-        measured: likewise (also the record's).
-        stamps: likewise.
-        state: likewise (the prediction's rows: its positions solved at, its command sent).
-        values: likewise (the prediction's scalars; :func:`take_solved`'s ``predicted``).
-        lag: likewise.
-        late: likewise.
-        need_odom: the odometry must be fresh (a commanded base).
-        aim: ``aim_ahead``: a moving target leaves the rest to the controller.
-        twist: (6,) the stream's explicit twist.
-        estimate: (6,) its estimated twist.
-        applied: (6,) in/out: the twist it gave its constraint.
-        given: (6,) out: its constraint's target twist.
-        fk: :func:`solve_command`'s.
-        ints: likewise.
-        floats: likewise.
-        poses: likewise.
-        full: likewise.
-        sel: likewise.
-        q_full: likewise.
-        model: likewise.
-        joints: likewise (the scene's ``q`` is set in it).
-        rows: likewise.
-        joint_flags: likewise.
-        row_flags: likewise.
-        motion: likewise.
-        motion_box: likewise.
-        held: likewise.
-        lim_par: likewise.
-        u: likewise.
-        dt: likewise.
-        clamp: likewise.
-        limit: likewise.
-        boxed: likewise.
-        method: likewise.
-        lam_max: likewise.
-        eps: likewise.
-        gamma_max: likewise.
-        capped: likewise.
-        vmax: likewise.
-        out: likewise.
-        v: likewise.
-        a: likewise.
-        active: likewise.
-        tasks: likewise.
-        buf: likewise.
+        plan: the tick's :class:`TickPlan`, whose fields are:
+            ``clock``, ``period``, ``timeout``, ``joint_state``, ``streams``, ``measured``,
+            ``stamps``, ``state``, ``values``, ``lag``, ``late``: :func:`~._tick_kernels.look`'s
+            (``joint_state`` ``joints``, also the record's; ``streams`` k <= 1 rows, also the
+            record's; ``measured`` also the record's; ``state`` the prediction's rows: its
+            positions solved at, its command sent; ``values`` the prediction's scalars,
+            :func:`take_solved`'s ``predicted``).
+            ``need_odom``: the odometry must be fresh (a commanded base).
+            ``aim``: ``aim_ahead``: a moving target leaves the rest to the controller.
+            ``twist``, ``estimate``: (6,) the stream's explicit and estimated twists.
+            ``applied``: (6,) in/out: the twist it gave its constraint.
+            ``given``: (6,) out: its constraint's target twist.
+            The others: :func:`solve_command`'s of the same names (the scene's ``q`` is set in
+            ``joints``).
+        now: :func:`~._tick_kernels.look`'s [s].
+        odom_stamp: likewise [s].
+        buf: :func:`solve_command`'s (the journal's buffer).
         at: likewise.
-        status: likewise.
         revision: likewise.
-        arrays: likewise.
 
     Returns:
         (:data:`LOOKED`, -1, 0) when it stopped after the look, else :func:`solve_command`'s.
     """
+    p = plan
+    clock, streams, state = p.clock, p.streams, p.state
     look(
-        clock, now, period, timeout, joint_state, odom_stamp, streams, measured, stamps, state,
-        values, lag, late,
+        clock, now, p.period, p.timeout, p.joint_state, odom_stamp, streams, p.measured,
+        p.stamps, state, p.values, p.lag, p.late,
     )  # fmt: skip
-    if clock[JOINTS_FRESH] == 0.0 or (need_odom and clock[ODOM_FRESH] == 0.0):
+    if clock[JOINTS_FRESH] == 0.0 or (p.need_odom and clock[ODOM_FRESH] == 0.0):
         return LOOKED, -1, 0.0
     if streams.shape[0] == 1:
-        s = streams[0]
-        if s[T_JOG_FRESH] != 0.0 or (aim and _moving(s, twist, estimate)):
+        s, twist, estimate, applied, given = streams[0], p.twist, p.estimate, p.applied, p.given
+        if s[T_JOG_FRESH] != 0.0 or (p.aim and _moving(s, twist, estimate)):
             return LOOKED, -1, 0.0
         took = take_stream_twist(s, twist, estimate, applied)
         if took >= 2:  # changed: given to the constraint
             for i in range(6):
                 given[i] = 0.0 if took == TWIST_ZEROED else applied[i]
+    model, joints = p.model, p.joints
     n, o = model[N], model[J_Q]
     for i in range(n):
         joints[o + i] = state[Q, i]
     return solve_command(
-        fk, ints, floats, poses, full, sel, q_full, model, joints, rows, joint_flags, row_flags,
-        motion, motion_box, held, lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps,
-        gamma_max, values, capped, vmax, out, v, a, active, state[SENT_ROW], tasks, clock, buf,
-        at, status, revision, streams, arrays, joint_state, measured,
+        p.fk, p.ints, p.floats, p.poses, p.full, p.sel, p.q_full, model, joints, p.rows,
+        p.joint_flags, p.row_flags, p.motion, p.motion_box, p.held, p.lim_par, p.u, p.dt, p.clamp,
+        p.limit, p.boxed, p.method, p.lam_max, p.eps, p.gamma_max, p.values, p.capped, p.vmax,
+        p.out, p.v, p.a, p.active, state[SENT_ROW], p.tasks, clock, buf, at, p.status, revision,
+        streams, p.arrays, p.joint_state, p.measured,
     )  # fmt: skip
 
 
@@ -364,7 +380,10 @@ __all__ = [
     "NOT_FINITE",
     "NOT_SOLVED",
     "OUTSIDE",
+    "PLAN_FIELDS",
     "SENT",
+    "TickPlan",
+    "new_tick_plan",
     "solve_command",
     "take_solved",
     "tick_command",

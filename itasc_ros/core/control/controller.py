@@ -460,18 +460,19 @@ class Controller:
         make the rest.
         """
         scene, fused = self._model.scene, self._fused
-        args = None
+        ready = False
         if self._enabled and fused.possible() and self._targets_active():
             following = self._following_of(scene.result)
             try:
-                args = scene.prepare(self._prediction.q, self._model.dt)
+                scene.ready(self._prediction.q, self._model.dt)
+                ready = True
             except Exception:  # the parts meet it again, after the look (a fault)
-                args = None
-        if args is None or not scene.solves_in_one_call:
-            self._fused.look(now)
+                ready = False
+        if not ready or not scene.solves_in_one_call:
+            fused.look(now)
             return None
         try:
-            code, worst, longest, self._recorded = fused.run(now, following, args)
+            code, worst, longest, self._recorded = fused.run(now, following)
         except Exception as exc:  # after the look: the solve's fault
             return self._fault(f"solve failed: {_why(exc)}", None), None
         return None if code == LOOKED else self._command_of(Status.ACTIVE, code, worst, longest)

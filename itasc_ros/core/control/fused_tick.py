@@ -20,13 +20,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._command_kernels import SENT, tick_command
+from ..constraints.base import HOLDER_EPOCH
+from ._command_kernels import SENT, TickPlan, new_tick_plan, tick_command
 from ._tick_kernels import look
 from .following import Following
 from .inputs import Inputs
 from .model_fit import FittedModel
 from .prediction import StatePrediction
-from .recorder import NO_ROOM, Recorder
+from .recorder import ACTIVE_CODE, NO_ROOM, Recorder
 
 Array = NDArray[np.float64]
 
@@ -64,6 +65,8 @@ class FusedTick:
         self._capped = capped
         self._command = command
         self._streams = list(inputs.targets.items())
+        self._plan: TickPlan | None = None  # the compiled call's arrays and settings
+        self._plan_key: tuple[Any, ...] = ()  # what they were gathered from (_planned)
 
     def look(self, now: float) -> None:
         """The tick's one look at its time and its inputs at ``now`` [s], then its positions.
@@ -105,13 +108,11 @@ class FusedTick:
                 return False
         return True
 
-    def run(
-        self, now: float, following: Following, args: tuple[Any, ...]
-    ) -> tuple[int, int, float, bool]:
+    def run(self, now: float, following: Following) -> tuple[int, int, float, bool]:
         """The tick at ``now`` [s] in one compiled call, its tasks judged by ``following``.
 
-        ``args``: the scene's :meth:`~itasc_ros.core.solve.Scene.prepare` of this tick (its
-        ``q`` is set in the call, once predicted), when it
+        The scene :meth:`~itasc_ros.core.solve.Scene.ready` for this tick (its ``q`` is set in
+        the call, once predicted), when it
         :attr:`~itasc_ros.core.solve.Scene.solves_in_one_call`.
 
         Returns:
@@ -122,6 +123,49 @@ class FusedTick:
         Raises:
             Exception: what the compiled call raised (after its look).
         """
+        plan = self._planned(following)
+        buf, at, revision = self._recorder.reserve_tick()
+        try:
+            code, worst, longest = tick_command(
+                plan, now, self._inputs.odom.stamp, buf, at, revision
+            )
+        except Exception:
+            self._recorder.settle(False)
+            raise
+        return code, worst, longest, self._recorder.settle(code == SENT)
+
+    def _planned(self, following: Following) -> TickPlan:
+        """The tick's :class:`~._command_kernels.TickPlan`: the last one, or a new one.
+
+        A new one when anything it holds may have been replaced since: the plan holds arrays,
+        not their owners. It is gathered again when the model's configuration (a live
+        change), its scene, the scene's :attr:`~itasc_ros.core.solve.Scene.revision` (a new
+        layout, a solver setting, a limit), the motion limiter, the tasks' judgement or the
+        constraints' holders of their arrays changed. The key holds
+        the objects themselves: none of them can be freed and its address taken by another
+        while the plan stands.
+        """
+        model = self._model
+        scene = model.scene
+        key = self._plan_key
+        if (
+            key
+            and key[2] == scene.revision
+            and key[5] == HOLDER_EPOCH[0]
+            and key[1] is scene
+            and key[0] is model.config
+            and key[3] is model.limiter
+            and key[4] is following
+        ):
+            return self._plan  # type: ignore[return-value]
+        self._plan = self._gather(following, scene.arguments(model.dt))
+        self._plan_key = (
+            model.config, scene, scene.revision, model.limiter, following, HOLDER_EPOCH[0]
+        )  # fmt: skip
+        return self._plan
+
+    def _gather(self, following: Following, args: tuple[Any, ...]) -> TickPlan:
+        """A new plan of the tick's arrays and settings, the scene's call ``args`` among them."""
         model, inputs, pred = self._model, self._inputs, self._prediction
         scene, cfg, lim, js = model.scene, model.config, model.limiter, inputs.joints
         if self._streams:
@@ -129,19 +173,14 @@ class FusedTick:
             stream = (st.twist, st.estimate, st.applied, scene.get(name).twist_store)
         else:
             stream = (_NO_TWIST, _NO_TWIST, _NO_TWIST, _NO_TWIST)
-        buf, at, status, revision, states, arrays = self._recorder.tick_room()
-        try:
-            code, worst, longest = tick_command(  # type: ignore[call-arg]
-                self._clock, now, model.dt, float(cfg.input_timeout), js.s, inputs.odom.stamp,
-                states, js.q, js.stamps, pred.state, pred.values, float(cfg.actuator_lag),
-                pred.period, bool(model.base_joints), bool(cfg.aim_ahead), *stream, *args,
-                self._capped, model.vmax_hard, self._command, lim.v, lim.a, lim.active,
-                following.tasks, buf, at, status, revision, arrays,
-            )  # fmt: skip
-        except Exception:
-            self._recorder.settle(False)
-            raise
-        return code, worst, longest, self._recorder.settle(code == SENT)
+        states, arrays = self._recorder.watched
+        return new_tick_plan(  # type: ignore[call-arg]
+            self._clock, model.dt, float(cfg.input_timeout), js.s, states, js.q, js.stamps,
+            pred.state, pred.values, float(cfg.actuator_lag), pred.period,
+            bool(model.base_joints), bool(cfg.aim_ahead), *stream, *args, self._capped,
+            model.vmax_hard, self._command, lim.v, lim.a, lim.active, following.tasks,
+            ACTIVE_CODE, arrays,
+        )  # fmt: skip
 
     def warm_up(self) -> None:
         """Load the compiled call now (the model warmed up first): no tick waits for it.
@@ -156,14 +195,14 @@ class FusedTick:
             return
         n, k = js.q.shape[0], len(scene.result.constraint_names)
         twists = [np.zeros(6) for _ in range(4)]
-        tick_command(  # type: ignore[call-arg]
-            self._clock.copy(), 0.0, model.dt, 0.1, js.s.copy(), -math.inf,
-            inputs.stream_states.copy(), js.q.copy(), js.stamps.copy(), pred.state.copy(),
-            pred.values.copy(), 0.0, pred.period, False, True, *twists,
-            *scene.warm_up(model.dt), np.zeros(n), model.vmax_hard, np.zeros(n), lim.v.copy(),
-            lim.a.copy(), lim.active, np.zeros((3, k)), NO_ROOM, -1, 0.0, 0.0,
-            inputs.stream_arrays.copy(),
+        plan = new_tick_plan(  # type: ignore[call-arg]
+            self._clock.copy(), model.dt, 0.1, js.s.copy(), inputs.stream_states.copy(),
+            js.q.copy(), js.stamps.copy(), pred.state.copy(), pred.values.copy(), 0.0,
+            pred.period, False, True, *twists, *scene.warm_up(model.dt), np.zeros(n),
+            model.vmax_hard, np.zeros(n), lim.v.copy(), lim.a.copy(), lim.active,
+            np.zeros((3, k)), ACTIVE_CODE, inputs.stream_arrays.copy(),
         )  # fmt: skip
+        tick_command(plan, 0.0, -math.inf, NO_ROOM, -1, 0.0)
 
 
 __all__ = ["FusedTick"]

@@ -175,12 +175,26 @@ class Recorder:
             write), the status code of an active tick, the configuration revision in force,
             the target streams' packed states and their arrays (:meth:`watch`).
         """
+        buf, at, revision = self.reserve_tick()
+        return buf, at, ACTIVE_CODE, revision, self._states, self._tick_arrays
+
+    def reserve_tick(self) -> tuple[Array, int, float]:
+        """:meth:`tick_room`'s values that change from tick to tick.
+
+        Returns:
+            The journal's buffer, where the record goes (-1: none) and the configuration
+            revision in force.
+        """
         journal = self.journal
         if journal is None:
-            return NO_ROOM, -1, ACTIVE_CODE, 0.0, self._states, self._tick_arrays
+            return NO_ROOM, -1, 0.0
         buf, self._pending = journal.reserve(self._tick_len)
-        revision = float(journal.revision)
-        return buf, self._pending, ACTIVE_CODE, revision, self._states, self._tick_arrays
+        return buf, self._pending, float(journal.revision)
+
+    @property
+    def watched(self) -> tuple[Array, Array]:
+        """The target streams' packed states and their arrays (:meth:`watch`)."""
+        return self._states, self._tick_arrays
 
     def settle(self, written: bool) -> bool:
         """The room :meth:`tick_room` gave: kept when its record was ``written``, else given back.

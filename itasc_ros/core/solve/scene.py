@@ -121,6 +121,8 @@ class Scene:
         # the tree's model and data as the scene's compiled tick takes them (scene_tick)
         self._tree_arrays = (ints, floats, poses, full, sel, tree.fk_kernel_arrays()[0])
         self._compiled = False  # some active constraint's tick is compiled (_rebuild)
+        #: the count of changes to :meth:`arguments` (its arrays replaced, its settings)
+        self.revision = 0
         self._constraints: list[Constraint] = []
         self._by_name: dict[str, Constraint] = {}  # the same constraints by name
         self._layout_version = 0
@@ -234,6 +236,7 @@ class Scene:
         """'dls' or 'sdls'."""
         self._method = S.solver_code(solver)
         self.solver = solver
+        self.revision += 1
 
     def set_damping(self, damping_max: float, damping_epsilon: float) -> None:
         """Damping lambda at a singularity and the singular value where it starts."""
@@ -244,6 +247,7 @@ class Scene:
             raise SolverError("damping_epsilon must be > 0 when damping_max > 0")
         self.damping_max = float(damping_max)
         self.damping_epsilon = float(damping_epsilon)
+        self.revision += 1
 
     def set_joint_weights(self, weights: ArrayLike) -> None:
         """Wq (n,) in ``tree.joint_names`` order (>= 0; 0 freezes a joint)."""
@@ -313,6 +317,7 @@ class Scene:
         """
         kinds = [type(lim) for lim in self._extra_limits]
         self._python_limits = kinds not in ([MotionBox], [HeldJoints], [MotionBox, HeldJoints])
+        self.revision += 1
         self._lim_par[:] = 0.0
         self._held = None
         if self._python_limits:
@@ -338,6 +343,7 @@ class Scene:
             SolverError: a negative speed.
         """
         self._demand.set_speeds(linear, angular)
+        self.revision += 1
 
     def set_demand_limits(
         self, linear: float, angular: float, last_command: Array | None, period: float
@@ -353,10 +359,12 @@ class Scene:
             SolverError: a negative or non-finite value, or a command of the wrong length.
         """
         self._demand.set(linear, angular, last_command, period)
+        self.revision += 1
 
     def set_demand_accelerations(self, linear: float, angular: float) -> None:
         """New accelerations of the demand limit, when it is on (:meth:`set_demand_limits`)."""
         self._demand.set_accelerations(linear, angular)
+        self.revision += 1
 
     @property
     def velocity_limits(self) -> Array:
@@ -452,6 +460,7 @@ class Scene:
         self._built_layout = self._layout_version
         self._built_epoch = LAYOUT_EPOCH[0]
         self._built_sig = [layout_signature(c) for c in self._constraints]
+        self.revision += 1
 
     # ----------------------------------------------------------------------- solve
     def _check(self, q: ArrayLike, dt: float) -> Array:
@@ -546,12 +555,27 @@ class Scene:
         For a caller that makes that call itself, inside a compiled call of its own (the
         controller's tick: :func:`~itasc_ros.core.control._command_kernels.solve_command`),
         then gives its outcome to :meth:`solved`. :meth:`solve` is ``prepare`` then
-        :meth:`run` (the call, then ``solved``).
+        :meth:`run` (the call, then ``solved``). ``prepare`` is :meth:`ready` then
+        :meth:`arguments`.
 
         Returns:
             With :attr:`compiled_tick`: :func:`~itasc_ros.core.solve.workspace.scene_tick`'s
             arguments (True when it computes the tree's forward kinematics, the tree's arrays,
             then the scene's); else :func:`~itasc_ros.core.solve.workspace.scene_solve`'s.
+
+        Raises:
+            ConfigurationError: q of the wrong length or non-finite; dt not > 0.
+        """
+        self.ready(q, dt)
+        return self.arguments(dt)
+
+    def ready(self, q: ArrayLike, dt: float) -> None:
+        """The scene's arrays readied for a solve at ``q`` (n,) [rad or m] and ``dt`` [s].
+
+        Its layout rebuilt when a constraint changed it, the rows or values of the tick
+        written, the limits' boxes of a Python limit applied: all that :meth:`prepare` does
+        but gather the call's :meth:`arguments` (the same arrays until :attr:`revision`
+        changes: a caller may keep them).
 
         Raises:
             ConfigurationError: q of the wrong length or non-finite; dt not > 0.
@@ -576,24 +600,31 @@ class Scene:
             self._tick_values()
         else:
             self._update_rows(qv)
-        demand, dt = self._demand, float(dt)
-        limit = demand.limits
-        u = demand.last_command  # (n,) read with the demand limit on; else a work array's place
-        if u is None or not limit:
-            u = self._zw
         if self._python_limits:
             # the built-in velocity and position limits in one compiled call (what their Limit
             # objects intersect), then the added ones in order, which mark their position sides
             # (the solve marks the position limits' on the joints they leave unmarked)
             ws = self._ws
-            scene_box(ws.model, ws.joints, dt)
+            scene_box(ws.model, ws.joints, float(dt))
             for lim in self._extra_limits:
-                lim.apply(qv, dt, self.box_lo, self.box_hi)
+                lim.apply(qv, float(dt), self.box_lo, self.box_hi)
             for lim in self._extra_limits:
                 lim.mark_sides(qv, self.box_lo, self.box_hi, self._side)
         elif self._held is not None:
             self._lim_par[L_HOLDING] = self._held.holding
-        args = self._kernel_args(u, dt, limit)
+
+    def arguments(self, dt: float) -> tuple[Any, ...]:
+        """The compiled call's arguments of a solve :meth:`ready` readied, period ``dt`` [s].
+
+        :meth:`prepare`'s result. The same arrays and values from call to call while
+        :attr:`revision` stays (and ``dt`` with it).
+        """
+        demand = self._demand
+        limit = demand.limits
+        u = demand.last_command  # (n,) read with the demand limit on; else a work array's place
+        if u is None or not limit:
+            u = self._zw
+        args = self._kernel_args(u, float(dt), limit)
         if not self._compiled:
             return args
         return (not self._own_updates, *self._tree_arrays, *args)

@@ -23,6 +23,7 @@ from itasc_ros.core import KinematicTree
 from itasc_ros.core.control import fused_tick as fused_tick_module
 from itasc_ros.core.control._command_kernels import LOOKED, SENT, tick_command
 from itasc_ros.core.control.fused_tick import FusedTick
+from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.control.status import Status
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.kinematics.home_poses import home_of
@@ -108,3 +109,75 @@ def test_the_fused_call_is_loaded_when_the_controller_is_built(tree: KinematicTr
         c.set_target("ee", "", pose[:3, 3].copy(), spatial.matrix_to_quat(pose), now, now)
         assert c.step(now).status is Status.ACTIVE
     assert len(tick_command.signatures) == loaded  # no tick compiled a variant of its own
+
+
+#: Live changes made to both twins at these ticks: each may replace what the fused call's plan
+#: holds (a new configuration, scene, limiter, layout or journal), or change it in place.
+CHANGES: dict[int, Any] = {
+    60: lambda c: c.update_parameters(damping_max=0.3, damping_epsilon=2.0),
+    90: lambda c: c.update_parameters(constraints={"ee": {"gain": 5.0, "weight": 2.0}}),
+    120: lambda c: c.update_parameters(max_cartesian_acceleration=0.5, max_cartesian_speed=0.2),
+    150: lambda c: c.update_parameters(solver="sdls"),
+    180: lambda c: setattr(c.constraint("rest"), "enabled", False),
+    210: lambda c: setattr(c.constraint("rest"), "enabled", True),
+    240: lambda c: c.attach_journal(None),
+    270: lambda c: c.attach_journal(Journal()),
+    300: lambda c: c.update_parameters(control_rate=250.0),
+    330: lambda c: c.update_parameters(velocity_scale=0.5, joint_limit_margin=0.05),
+    360: lambda c: c.update_parameters(actuator_lag=0.01),
+    375: lambda c: c.update_parameters(input_timeout=0.2),
+    390: lambda c: c.update_parameters(constraints={"ee": {"feedforward": False}}),
+}
+
+
+@pytest.mark.parametrize("limited", [True, False], ids=["motion_limits", "velocity_only"])
+def test_the_fused_tick_follows_every_live_change_as_the_parts_do(
+    tree: KinematicTree, limited: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fused call keeps the tick's arrays and settings between ticks (its plan): after each
+    live change (a setting in place or a new scene, a constraint disabled and enabled again,
+    the journal detached and attached) it commands what the parts command, bit for bit, on a
+    target that moves all along; and it made those ticks itself."""
+    fused, parts = panda_controller(tree, limited, False), panda_controller(tree, limited, False)
+    sent: list[int] = []
+    kernel = fused_tick_module.tick_command
+    k = 0
+
+    def spy(*args: Any) -> Any:
+        out = kernel(*args)
+        if int(out[0]) == SENT:
+            sent.append(k)
+        return out
+
+    monkeypatch.setattr(fused_tick_module, "tick_command", spy)
+    start = tree.forward_kinematics(HOME, "panda_hand")
+    names = tree.joint_names
+    q, now = HOME.copy(), 50.0
+    for k in range(420):
+        now += 1.0 / RATE
+        if k in CHANGES:
+            for c in (fused, parts):
+                CHANGES[k](c)
+        pose = start.copy()
+        s = 2.0 * np.pi * k / 200.0
+        pose[:3, 3] += 0.02 * np.array([np.sin(s), 1.0 - np.cos(s), 0.5 * np.sin(2.0 * s)])
+        quat = spatial.matrix_to_quat(pose)
+        for c in (fused, parts):
+            c.set_joint_state(names, q, now, now)
+            c.set_target("ee", "", pose[:3, 3].copy(), quat, now, now)
+        a = fused.step(now)
+        with monkeypatch.context() as m:
+            m.setattr(FusedTick, "possible", lambda self: False)
+            b = parts.step(now)
+        assert a.status == b.status and a.reason == b.reason and a.status is Status.ACTIVE, k
+        assert a.qdot.tobytes() == b.qdot.tobytes(), k
+        assert a.shortfall == b.shortfall, k
+        for x, y in zip(tick_state(fused), tick_state(parts), strict=True):
+            assert x.tobytes() == y.tobytes(), k
+        ja, jb = fused.journal, parts.journal
+        if ja is not None and jb is not None and k % 10 == 0:
+            assert ja.take().tobytes() == jb.take().tobytes(), k
+        q = q + a.qdot / RATE
+    # the fused call made the ticks after every change (none of them left to the parts)
+    for at in CHANGES:
+        assert any(at <= t < at + 5 for t in sent), (at, sent[-20:])
