@@ -21,7 +21,7 @@ from twin_controllers import RATE, REPO, panda_controller, tick_state
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.control import fused_tick as fused_tick_module
-from itasc_ros.core.control._command_kernels import LOOKED, SENT, tick_command
+from itasc_ros.core.control._command_kernels import LOOKED, SENT, new_tick_plan, tick_command
 from itasc_ros.core.control.fused_tick import FusedTick
 from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.control.status import Status
@@ -99,8 +99,8 @@ def test_the_fused_tick_does_what_the_parts_do(
 
 def test_the_fused_call_is_loaded_when_the_controller_is_built(tree: KinematicTree) -> None:
     c = panda_controller(tree, True, False)
-    loaded = len(tick_command.signatures)
-    assert loaded >= 1
+    loaded, planned = len(tick_command.signatures), len(new_tick_plan.signatures)
+    assert loaded >= 1 and planned >= 1
     pose = tree.forward_kinematics(HOME, "panda_hand")
     now = 10.0
     for _ in range(50):
@@ -108,7 +108,9 @@ def test_the_fused_call_is_loaded_when_the_controller_is_built(tree: KinematicTr
         c.set_joint_state(tree.joint_names, HOME, now, now)
         c.set_target("ee", "", pose[:3, 3].copy(), spatial.matrix_to_quat(pose), now, now)
         assert c.step(now).status is Status.ACTIVE
-    assert len(tick_command.signatures) == loaded  # no tick compiled a variant of its own
+    # no tick compiled a variant of its own: neither the call nor its plan's gathering
+    assert len(tick_command.signatures) == loaded
+    assert len(new_tick_plan.signatures) == planned
 
 
 #: Live changes made to both twins at these ticks: each may replace what the fused call's plan
