@@ -455,6 +455,10 @@ class Scene:
             elif self._compiled:
                 self._own_updates.append((c, a, b, y, ydot, wy))
             self._tick.append((c, a, b, y, ydot, wy, ws.par[i], ws.twist[i], ws.seen[i], record))
+        # each constraint's row of tick values, and the values last written there (none yet:
+        # the workspace's rows are new)
+        self._pars = [(t[0], t[6]) for t in self._tick]
+        self._par_written: list[tuple[Any, ...] | None] = [None] * len(self._tick)
         self.result.relayout([c.name for c in active])
         self._held_epoch = HOLDER_EPOCH[0]  # every active constraint's arrays are ours now
         self._built_layout = self._layout_version
@@ -519,13 +523,16 @@ class Scene:
                 if record is not None:
                     c.keep_record(record)
             self._held_epoch = HOLDER_EPOCH[0]
-        engaged = self._engaged
-        for c, *_, par, _, _, _ in self._tick:
-            par[0] = c.gain
-            par[1] = c.feedforward
-            par[2] = c.has_target and (engaged or not c.resolves_redundancy)
-            par[3] = c.weight
-            par[4] = c.resolves_redundancy
+        engaged, written = self._engaged, self._par_written
+        for i, (c, par) in enumerate(self._pars):  # written when they changed (rows: reads)
+            resolves = c.resolves_redundancy
+            values = (
+                c.gain, c.feedforward, c.has_target and (engaged or not resolves), c.weight,
+                resolves,
+            )  # fmt: skip
+            if values != written[i]:
+                par[0], par[1], par[2], par[3], par[4] = values
+                written[i] = values
 
     def solve(self, q: ArrayLike, dt: float) -> SolveResult:
         """One control tick: q' for the joint positions ``q`` (n,) and period ``dt`` [s].

@@ -221,6 +221,8 @@ def test_a_scene_of_compiled_ticks_solves_as_the_constraints_updates_bit_for_bit
                     hand.set_priority(2)
                     if posture:
                         scene.get("posture").set_values(HOME + 0.1)
+                if tick == 200:  # the public attributes set directly: taken all the same
+                    elbow.gain, hand.weight = 7.0, 0.7
                 res = scene.solve(q, DT)
                 if limiter is not None:  # the command taken: the next tick's box from it
                     cmd = np.zeros(N)
