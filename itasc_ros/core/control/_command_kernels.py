@@ -266,8 +266,9 @@ class TickPlanType(types.StructRef):
 class TickPlan(structref.StructRefProxy):
     """The arrays and settings of a controller's common tick, held for its compiled call.
 
-    One object where :func:`tick_command` took 51 arguments a tick: a compiled call's dispatch
-    checks each argument's type, and the Python that gathers them runs every tick. It holds
+    One object where :func:`tick_command` took its 51 fields as arguments every tick: a
+    compiled call's dispatch checks each argument's type, and the Python that gathered them
+    ran every tick. It holds
     the arrays themselves (their buffers, not copies): what the tick's parts write in place,
     the call reads; an array replaced by a new one is not seen, so its owner builds a new
     plan then (:class:`~.fused_tick.FusedTick`). Built by :func:`new_tick_plan`.

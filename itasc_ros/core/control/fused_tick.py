@@ -141,9 +141,8 @@ class FusedTick:
         not their owners. It is gathered again when the model's configuration (a live
         change), its scene, the scene's :attr:`~itasc_ros.core.solve.Scene.revision` (a new
         layout, a solver setting, a limit), the motion limiter, the tasks' judgement or the
-        constraints' holders of their arrays changed. The key holds
-        the objects themselves: none of them can be freed and its address taken by another
-        while the plan stands.
+        constraints' holders of their arrays changed. The key holds the objects themselves:
+        none of them can be freed and its address taken by another while the plan stands.
         """
         model = self._model
         scene = model.scene

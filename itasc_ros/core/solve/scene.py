@@ -611,10 +611,10 @@ class Scene:
             # the built-in velocity and position limits in one compiled call (what their Limit
             # objects intersect), then the added ones in order, which mark their position sides
             # (the solve marks the position limits' on the joints they leave unmarked)
-            ws = self._ws
-            scene_box(ws.model, ws.joints, float(dt))
+            ws, step = self._ws, float(dt)
+            scene_box(ws.model, ws.joints, step)
             for lim in self._extra_limits:
-                lim.apply(qv, float(dt), self.box_lo, self.box_hi)
+                lim.apply(qv, step, self.box_lo, self.box_hi)
             for lim in self._extra_limits:
                 lim.mark_sides(qv, self.box_lo, self.box_hi, self._side)
         elif self._held is not None:

@@ -13,6 +13,7 @@ built.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,13 @@ from twin_controllers import RATE, REPO, panda_controller, tick_state
 
 from itasc_ros.core import KinematicTree
 from itasc_ros.core.control import fused_tick as fused_tick_module
-from itasc_ros.core.control._command_kernels import LOOKED, SENT, new_tick_plan, tick_command
+from itasc_ros.core.control._command_kernels import (
+    LOOKED,
+    PLAN_FIELDS,
+    SENT,
+    new_tick_plan,
+    tick_command,
+)
 from itasc_ros.core.control.fused_tick import FusedTick
 from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.control.status import Status
@@ -183,3 +190,9 @@ def test_the_fused_tick_follows_every_live_change_as_the_parts_do(
     # the fused call made the ticks after every change (none of them left to the parts)
     for at in CHANGES:
         assert any(at <= t < at + 5 for t in sent), (at, sent[-20:])
+
+
+def test_the_plans_fields_are_its_constructors_arguments_in_order() -> None:
+    """A plan's fields are named by PLAN_FIELDS and filled by new_tick_plan's arguments in
+    order: a field out of place would hold another field's array, unseen by the types."""
+    assert tuple(inspect.signature(new_tick_plan.py_func).parameters) == PLAN_FIELDS
