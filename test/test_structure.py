@@ -56,7 +56,7 @@ CORE_DEPENDS: dict[str, tuple[str, ...]] = {
 kinematics <- constraints <- solve <- control, ik. The other top-level modules of ``core``
 (``__init__``, ``scenarios``) sit above all of them."""
 
-CORE_BASE = ("errors", "latest_worker", "compiled_cache", "lazy", "paths")
+CORE_BASE = ("errors", "latest_worker", "compiled_cache", "compiled_call", "lazy", "paths")
 """Top-level modules of ``core`` that every sub-package may import; they import none."""
 
 ROS_SIDE = ("ros", "tools", "params", "cli", "launch_plan", "command_messages")

@@ -47,6 +47,7 @@ from ..errors import ConfigError, ItascError
 from ..kinematics.tree import KinematicTree
 from ..solve.motion_limits import MotionLimiter
 from ..solve.scene import Scene, SolveResult
+from ..solve.small_svd import MEMORY_SIZE
 from . import _tick_kernels as tick
 from ._command_kernels import (
     LOOKED,
@@ -781,21 +782,11 @@ class Controller:
 
     def _state_size(self) -> int:
         """Values of the input state after the SNAPSHOT head."""
-        n_all, k, n = (
-            self._model.q_full.shape[0],
-            len(self._inputs.targets),
-            self._inputs.joints.q.shape[0],
-        )
+        n_all, k = self._model.q_full.shape[0], len(self._inputs.targets)
+        n = self._inputs.joints.q.shape[0]
         prediction = SNAPSHOT_PER_JOINT * n + SNAPSHOT_EXTRA + 1  # and the states' interval
-        return (
-            n_all
-            + k * STREAM_SIZE
-            + 1
-            + 2 * n
-            + ODOMETRY_SIZE
-            + self._inputs.robots.size
-            + prediction
-        )
+        rest = 1 + 2 * n + ODOMETRY_SIZE + self._inputs.robots.size + prediction + MEMORY_SIZE
+        return n_all + k * STREAM_SIZE + rest
 
     def _state_into(self, out: Array) -> None:
         """The input state from ``n_all`` on (a SNAPSHOT payload without its first three)."""
@@ -822,7 +813,9 @@ class Controller:
         g = self._inputs.robots.size
         out[i : i + g] = self._inputs.robots.stamp  # each robot's joint-state reception
         out[i + g] = js.interval
-        self._prediction.state_into(out[i + g + 1 :])  # a late state's prediction
+        end = out.shape[0] - MEMORY_SIZE
+        self._prediction.state_into(out[i + g + 1 : end])  # a late state's prediction
+        out[end:] = self._model.scene.solve_memory  # where the next solve's SVD starts
 
     def restore_state(self, snapshot: Array) -> None:
         """Set the input state from a SNAPSHOT payload (the inverse of :meth:`write_snapshot`).
@@ -850,7 +843,8 @@ class Controller:
         js.restore(s[7:13], s[SNAPSHOT_HEAD : SNAPSHOT_HEAD + n_all], float(s[at_robots + g]))
         if g:
             robots.joint_stamps(js.stamps)
-        self._prediction.state_from(s[at_robots + g + 1 :])
+        self._prediction.state_from(s[at_robots + g + 1 : -MEMORY_SIZE])
+        self._model.scene.solve_memory[:] = s[-MEMORY_SIZE:]
         i = self._restore_streams(s, SNAPSHOT_HEAD + n_all)  # world targets: the base first
         self._clock[tick.LAST_STEP] = s[i]
         self._model.limiter.v[:] = s[i + 1 : i + 1 + n]

@@ -15,11 +15,13 @@ target to aim ahead) stops the call after its look, and the controller's parts d
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..compiled_call import entry_point
 from ..constraints.base import HOLDER_EPOCH
 from ._command_kernels import SENT, TickPlan, new_tick_plan, tick_command
 from ._tick_kernels import look
@@ -67,6 +69,8 @@ class FusedTick:
         self._streams = list(inputs.targets.items())
         self._plan: TickPlan | None = None  # the compiled call's arrays and settings
         self._plan_key: tuple[Any, ...] = ()  # what they were gathered from (_planned)
+        # tick_command's variant for the plan's type, called without numba's dispatch
+        self._call: Callable[..., tuple[int, int, float]] = tick_command
 
     def look(self, now: float) -> None:
         """The tick's one look at its time and its inputs at ``now`` [s], then its positions.
@@ -126,7 +130,7 @@ class FusedTick:
         plan = self._planned(following)
         buf, at, revision = self._recorder.reserve_tick()
         try:
-            code, worst, longest = tick_command(
+            code, worst, longest = self._call(
                 plan, now, self._inputs.odom.stamp, buf, at, revision
             )
         except Exception:
@@ -157,7 +161,10 @@ class FusedTick:
             and key[4] is following
         ):
             return self._plan  # type: ignore[return-value]
-        self._plan = self._gather(following, scene.arguments(model.dt))
+        self._plan = plan = self._gather(following, scene.arguments(model.dt))
+        # the other arguments' types are fixed: floats, an int, the journal's buffer (float64,
+        # C-contiguous, the recorder's own)
+        self._call = entry_point(tick_command, (plan, 0.0, 0.0, NO_ROOM, -1, 0.0))
         self._plan_key = (
             model.config, scene, scene.revision, model.limiter, following, HOLDER_EPOCH[0]
         )  # fmt: skip

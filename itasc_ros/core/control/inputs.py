@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..compiled_call import entry_point
 from ..constraints import Constraint
 from ..errors import InputError, ItascError, TargetNotSet, echo
 from ..kinematics import spatial
@@ -91,6 +92,8 @@ class Inputs:
             for i, name in enumerate(names)
         }
         self._stream_index = {name: i for i, name in enumerate(self.targets)}
+        # take_target_pose's one variant (its explicit signature), called without dispatch
+        self._take_pose = entry_point(take_target_pose)
         self.set_reach()
         self.joints = JointStateInput(model.tree, model.q_full, len(model.base_joints))
         self.robots = RobotGroups(cfg.robots, model.joint_names)  # each one's freshness
@@ -212,7 +215,7 @@ class Inputs:
             target = self._model.scene.get(constraint).target  # type: ignore[attr-defined]
             dest = target.pose
             give = not st.ref.active and target.has_pose and dest.flags.c_contiguous
-            taken = take_target_pose(
+            taken = self._take_pose(
                 position, quat_xyzw, HUGE, st.s, received, header_stamp if stamped else 0.0,
                 stamped, cfg.input_timeout, st.reach, self._model.dt, cfg.max_target_speed,
                 cfg.max_target_angular_speed, cfg.twist_filter_time_constant, st.new_pose,

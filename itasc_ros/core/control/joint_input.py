@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..compiled_call import entry_point
 from ..errors import InputError
 from ..kinematics._kernels import gather_within
 from ..kinematics.tree import KinematicTree
@@ -83,6 +84,8 @@ class JointStateInput:
         self._commands_all = commanded == self._all
         #: :attr:`q` holds every movable joint's position, URDF order (a record's positions)
         self.whole = self._commands_all
+        # take_joint_state's one variant (its explicit signature), called without dispatch
+        self._take = entry_point(take_joint_state)
 
     def accept(
         self,
@@ -128,7 +131,7 @@ class JointStateInput:
             and not self._held_idx
         ):  # the usual state: taken in one compiled call, else refused below with its reason
             stamped = header_stamp is not None
-            taken = take_joint_state(
+            taken = self._take(
                 positions, self._idx, HUGE, self._gathered, self.q, self._implicit,
                 self.stamps, self.s, received, header_stamp if stamped else 0.0, stamped,
                 timeout, INTERVAL_FILTER, buf, at if self.whole else -1,

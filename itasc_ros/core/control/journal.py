@@ -26,7 +26,10 @@ SNAPSHOT       :data:`SNAPSHOT_HEAD` values (revision, urdf tag, model number, n
                time, the last command (c) and its acceleration (c), then the odometry's
                :data:`ODOMETRY_SIZE` values (has state, reception time, header stamp, stamp
                order (3), pose (16), twist in the world's axes (6), jumps), then each
-               robot's joint-state reception time (g: the ``robots``, 0 for one robot)
+               robot's joint-state reception time (g: the ``robots``, 0 for one robot),
+               the states' interval, a late state's prediction (5 c + 3), then the solve's
+               memory (:data:`~itasc_ros.core.solve.small_svd.MEMORY_SIZE`: where its next
+               SVD starts, :attr:`~itasc_ros.core.solve.Scene.solve_memory`)
 JOINT_STATE    reception time, header stamp, q (n), each robot's reception time (g)
 TARGET         target index, reception time, header stamp, frame (link index, -1 root,
                -2 world), jump, position (3), quaternion x y z w (4)
@@ -60,7 +63,7 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-FORMAT = 7.0
+FORMAT = 8.0
 """First value of every journal message: the layout version."""
 
 LABEL = "itasc_journal_v1"

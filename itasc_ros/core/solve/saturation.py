@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .damped_inverse import _apply, _rank, _scale
-from .small_svd import thin_svd
+from .small_svd import thin_svd, thin_svd_from
 
 #: A saturated joint whose row of the free space has a singular value at or below this cannot
 #: be held by the level [-].
@@ -337,7 +337,7 @@ def _brake_along(x, lo, hi, cw, cl):
 
 
 @njit(cache=True, nogil=True)
-def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl, side):
+def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl, side, memory):
     """One level by saturation in the null space: x (in: the levels above; out: with this one).
 
     The joints keep ``lo <= x <= hi`` and the inequality rows ``cw x >= cl`` (collision
@@ -355,6 +355,7 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl, side):
     keeping the largest scale s in [0, 1] found (Flacco, De Luca, Khatib 2015, Alg. 1). Stops
     when a hold cannot be kept, the task loses rank, or needs more damping than unsaturated
     (see :func:`_held_increment`). ``top``: the highest level (N is the identity).
+    ``memory``: the SVD of ``M``'s (:func:`~.small_svd.thin_svd_from`; empty: none).
 
     Returns:
         (scale, iterations, sigma_min, lambda, singular values and V^T of M).
@@ -367,7 +368,7 @@ def _sns_level(ak, r, nmat, top, lo, hi, method, lam, x, held, cw, cl, side):
     g = np.zeros(n)
     if ak.shape[0] > 0:
         m0 = _times(ak, nmat, top)
-        u, s0, vt0 = thin_svd(m0)
+        u, s0, vt0 = thin_svd_from(m0, memory)
         sc = 0.0 if top else _scale(ak)  # a lower level: what the levels above leave of it
         smin, lm = _apply(u, s0, vt0, m0, r, method, top, lam[0], lam[1], lam[2], g, sc)
         rank0 = _rank(s0)

@@ -637,6 +637,17 @@ class Scene:
         return (not self._own_updates, *self._tree_arrays, *args)
 
     @property
+    def solve_memory(self) -> Array:
+        """(:data:`~.small_svd.MEMORY_SIZE`,) what the scene's solve keeps from one to the next.
+
+        The rotation that made the first level's rows orthogonal at the last solve, where the
+        next one's SVD starts (:func:`~.small_svd.thin_svd_from`): a solve depends on it to
+        the last bit (not beyond its convergence test), so a controller's snapshot holds it
+        and a restored one sets it. Zeros: none (the next SVD starts from its matrix).
+        """
+        return self._ws.svd_memory
+
+    @property
     def solve_buffers(self) -> tuple[IntArray, Array, Array, BoolArray]:
         """The workspace's buffers a compiled call reads a solve's result from.
 

@@ -131,7 +131,7 @@ def _redundant_level(soft, r0, r1):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _solve_levels(
-    aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk, ineq, side, soft
+    aw, bw, levels, nlev, lo, hi, method, lam, x, locked, proj, at, rk, ineq, side, soft, memory
 ):
     """Prioritised SNS solve of aw x = bw into x.
 
@@ -145,6 +145,8 @@ def _solve_levels(
     inside the box, and spare motion decays at the deceleration bound instead of lasting.
     Rows that are zero (weight 0) are left out; sigma_min and lambda are those of the first
     level with a non-zero row. ``locked`` (out): joints some level held at a bound.
+    ``memory``: the first level's SVD's, kept from one solve to the next
+    (:func:`~.small_svd.thin_svd_from`; empty: none).
     The inequality rows (``ineq``, non-zero) are no level's task: every level keeps
     ``aw[r] x >= bw[r]`` as it keeps the joints' box (they are taken out of ``aw``).
     The rows below the first level that are ``soft`` (a term that resolves redundancy) fade
@@ -186,7 +188,20 @@ def _solve_levels(
         projected = False
         if mk > 0 or (lev == 0 and p > 0):
             sk, it, s0, l0, sv, vt = _sns_level(
-                at[:mk], rk[:mk], proj, lev == 0, lo, hi, method, lam, x, held, cw, cl, side
+                at[:mk],
+                rk[:mk],
+                proj,
+                lev == 0,
+                lo,
+                hi,
+                method,
+                lam,
+                x,
+                held,
+                cw,
+                cl,
+                side,
+                memory if lev == 0 else memory[:0],
             )
             if nlev == 1:
                 sv1, vt1 = sv, vt
@@ -260,7 +275,7 @@ def _least_motion(aw, rows, lo, hi, lam, x, held, proj, cw, cl, side, sv1, vt1):
     # typed, not literal (np.bool_, np.int64): numba would compile a variant of the level's
     # whole call tree for the constants False and 0
     top, method = np.bool_(False), np.int64(0)
-    _sns_level(np.eye(n), -x, proj, top, lo, hi, method, lam, x, held, cw, cl, side)
+    _sns_level(np.eye(n), -x, proj, top, lo, hi, method, lam, x, held, cw, cl, side, x[:0])
 
 
 @njit(cache=True, nogil=True)
@@ -347,11 +362,13 @@ def _solve_weighted(  # pragma: no cover - compiled
     ineq,
     side,
     soft,
+    memory,
 ):
     """The levels' solve of the weighted rows ``aw``, ``bw`` in the box ``[lo, hi]`` of x.
 
     The part of :func:`solve_prioritized` after the weighing (``finite``: the weighed rows are
     finite); ``lams`` is ``(lam_max, eps, gamma_max)``. Writes ``qdot``, ``locked``, ``info``.
+    ``memory``: the first level's SVD's (:func:`~.small_svd.thin_svd_from`; empty: none).
     """
     n = aw.shape[1]
     scale, it, smin, lam = 1.0, 1, 0.0, 0.0
@@ -360,7 +377,7 @@ def _solve_weighted(  # pragma: no cover - compiled
     if finite:
         scale, it, smin, lam = _solve_levels(
             aw, bw, levels, max(nlev, 1), lo, hi, method, lams, xw, locked, proj, at, rk,
-            ineq, side, soft,
+            ineq, side, soft, memory,
         )  # fmt: skip
     for j in range(n):
         x = min(max(xw[j], lo[j]), hi[j])
@@ -491,6 +508,7 @@ def solve_prioritized(
         ineq,
         side,
         soft,
+        xw[:0],  # no memory: each call a solve of its own
     )
 
 

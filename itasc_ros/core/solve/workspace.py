@@ -43,6 +43,7 @@ from .limits.joint_position import joint_box, position_sides_unmarked
 from .limits.motion import motion_box_within
 from .motion_limits import braking_sides
 from .pose_demand import task_rhs
+from .small_svd import MEMORY_SIZE
 from .solver import INFO_SCALE, INFO_SIZE, _scaled_box, _solve_weighted, _weigh_rows
 
 Array = NDArray[np.float64]
@@ -68,12 +69,13 @@ N, M, K, NLEV, ACTIVE_SET = 0, 1, 2, 3, 4
 # offsets into the joints' float buffer (each (n,) unless noted)
 J_Q, J_WQ, J_QDOT, J_XW, J_LO, J_HI, J_BOX_LO, J_BOX_HI = 5, 6, 7, 8, 9, 10, 11, 12
 J_SIDE, J_VMAX, J_LOWER, J_UPPER, J_INFO, J_PROJ, J_DEMAND = 13, 14, 15, 16, 17, 18, 19
+J_SVD = 20  # (MEMORY_SIZE,): the first level's SVD's memory (thin_svd_from)
 # offsets into the rows' float buffer ((m, n), (m, 6) or (m,); (k, 6) twists, (k, 3) values)
-R_A, R_B, R_Y, R_YDOT, R_WY, R_RHS, R_FF, R_ASKED = 20, 21, 22, 23, 24, 25, 26, 27
-R_AW, R_BW, R_WCAND, R_AT, R_RK, R_TWIST, R_SEEN, R_PAR = 28, 29, 30, 31, 32, 33, 34, 35
+R_A, R_B, R_Y, R_YDOT, R_WY, R_RHS, R_FF, R_ASKED = 21, 22, 23, 24, 25, 26, 27, 28
+R_AW, R_BW, R_WCAND, R_AT, R_RK, R_TWIST, R_SEEN, R_PAR = 29, 30, 31, 32, 33, 34, 35, 36
 # offsets into the flag buffers: the joints' (locked) and the rows' (each (m,))
-F_LOCKED, F_INEQ, F_REDUNDANT, F_SOFT, F_ORIENT = 36, 37, 38, 39, 40
-LEVELS = 41
+F_LOCKED, F_INEQ, F_REDUNDANT, F_SOFT, F_ORIENT = 37, 38, 39, 40, 41
+LEVELS = 42
 """Where the levels' row bounds start in the model ((nlev + 1,)); each constraint's entries
 (:data:`STRIDE` per constraint, in the rows' order of the scene) follow."""
 
@@ -111,7 +113,8 @@ class SceneWorkspace:
         model: (LEVELS + nlev + 1 + 3 k,) int64: sizes, offsets, levels, constraints' rows.
         joints: the joints' float64 buffer: q, wq, qdot, xw, lo, hi, box_lo, box_hi, side,
             vmax, lower, upper (n,) each, info (INFO_SIZE,), proj (n, n), demand
-            (DEMAND_SIZE,).
+            (DEMAND_SIZE,), svd_memory (MEMORY_SIZE,): the first level's SVD's rotation, kept
+            from one solve to the next (:func:`~.small_svd.thin_svd_from`).
         joint_flags: (n,) bool: locked.
         rows: the rows' float64 buffer: a (m, n), b (m, 6), y, ydot, wy, rhs, ff, asked (m,),
             aw (m, n), bw, wcand (m,), at (m, n), rk (m,), twist, seen (k, 6), par
@@ -134,6 +137,8 @@ class SceneWorkspace:
         size += n * n
         offsets[J_DEMAND] = size
         size += DEMAND_SIZE
+        offsets[J_SVD] = size
+        size += MEMORY_SIZE
         self._joint_offsets = offsets
         self.joints = np.zeros(size)
         self.joint_flags = np.zeros(n, dtype=np.bool_)
@@ -147,6 +152,7 @@ class SceneWorkspace:
         self.info = j(J_INFO, INFO_SIZE)
         self.proj = j(J_PROJ, n * n).reshape(n, n)
         self.demand = j(J_DEMAND, DEMAND_SIZE)
+        self.svd_memory = j(J_SVD, MEMORY_SIZE)
         self.locked = self.joint_flags
         self.box_lo[:] = -np.inf
         self.box_hi[:] = np.inf
@@ -413,6 +419,7 @@ def scene_solve(  # pragma: no cover - compiled
     xw, qdot = _vec(joints, model, J_XW, n), _vec(joints, model, J_QDOT, n)
     info = _vec(joints, model, J_INFO, INFO_SIZE)
     proj = _mat(joints, model, J_PROJ, n, n)
+    memory = _vec(joints, model, J_SVD, MEMORY_SIZE)
     locked = _vec(joint_flags, model, F_LOCKED, n)
     levels = model[LEVELS : LEVELS + nlev + 1]
     active_set = model[ACTIVE_SET] != 0
@@ -443,6 +450,7 @@ def scene_solve(  # pragma: no cover - compiled
             ineq,
             side,
             redundant,
+            memory,
         )
         if not active_set or not update_active_set(
             a, rhs, wy, wcand, soft, qdot, max(info[INFO_SCALE], 1e-12), INEQUALITY_TOLERANCE

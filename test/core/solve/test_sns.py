@@ -303,7 +303,9 @@ def test_the_least_motion_shortcut_equals_the_saturating_level() -> None:
         proj = np.zeros((n, n))
         _projector(sv, vt, 0.0, lam[1], proj)
         expected, held = x.copy(), np.zeros(n, dtype=np.bool_)
-        _sns_level(np.eye(n), -x, proj, False, lo, hi, 0, lam, expected, held, cw, cl, side)
+        _sns_level(
+            np.eye(n), -x, proj, False, lo, hi, 0, lam, expected, held, cw, cl, side, np.zeros(0)
+        )
         for sv1, vt1 in ((np.zeros(0), np.zeros((0, n))), (sv, vt)):
             got, work = x.copy(), np.zeros((n, n))
             S._least_motion(aw, m, lo, hi, lam, got, held, work, cw, cl, side, sv1, vt1)
