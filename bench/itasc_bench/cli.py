@@ -8,7 +8,9 @@ Subcommands (``--json`` prints one JSON object on the last line):
 * ``tick``: one full control tick (FK, Jacobian, 6-D CopyPose, damping, limits) of the Panda
   beside KDL's ``ChainFkSolverPos`` + ``ChainIkSolverVel_wdls`` for the same step; key
   ``tick_ratio_vs_pykdl``; with a new target pose set every tick (checked, as KDL's tick takes
-  one), ``tick_with_target_ratio_vs_pykdl``; beside PlaCo and Drake's differential IK, which
+  one), ``tick_with_target_ratio_vs_pykdl``; the node's tick and KDL's on a moving arm (the
+  target circling, the joints following each command: every Jacobian new),
+  ``node_tick_moving_ratio_vs_pykdl``; beside PlaCo and Drake's differential IK, which
   put the same joint and velocity limits inside their solve (``tick_ratio_vs_placo``,
   ``tick_ratio_vs_drake``). Also a Talos tick with four constraints, and the Panda with a pose
   and a posture at one priority level vs two (``priorities``) (:mod:`itasc_bench.tick`).

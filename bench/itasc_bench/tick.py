@@ -6,7 +6,8 @@ with a new target pose set every tick (checked, as KDL's tick takes one),
 ``tick_with_target_ratio_vs_pykdl``. Beside the peers that put the same joint and velocity
 limits inside their solve, for the same step: PlaCo (``tick_ratio_vs_placo``) and Drake's
 differential IK (``tick_ratio_vs_drake``). Also the controller's tick (with a journal, with
-motion limits), a Talos tick with four constraints, and the Panda with a pose and a posture at
+motion limits; on a moving arm: ``node_tick_moving_ratio_vs_pykdl``), a Talos tick with four
+constraints, and the Panda with a pose and a posture at
 one priority level vs two (``priorities``).
 """
 
@@ -34,7 +35,6 @@ from itasc_ros.core import (
     KinematicTree,
     Scene,
 )
-from itasc_ros.core.control import controller as controller_module
 from itasc_ros.core.control import fused_tick as fused_tick_module
 from itasc_ros.core.control.journal import Journal
 from itasc_ros.core.kinematics.home_poses import HOME_POSES
@@ -69,8 +69,10 @@ def _controller_ticks(
     node does while ``~/journal`` is subscribed at 1 kHz; ``controller_limited`` applies
     Franka's acceleration and jerk limits (config/panda.yaml's ``joint_limits``);
     ``controller_node_tick`` has both, the tick the node runs (config/panda.yaml with
-    ``~/journal`` subscribed); ``live_gain_change`` is a live change of the pose task's gain
-    on that controller (set on the running scene, nothing rebuilt).
+    ``~/journal`` subscribed), and ``controller_node_tick_moving`` the same on a moving arm
+    (its target circling, its joints following each command); ``live_gain_change`` is a live
+    change of the pose task's gain on that controller (set on the running scene, nothing
+    rebuilt).
     """
     config, limited = _node_tick_configs()
     funcs: dict[str, Callable[[], Any]] = {}
@@ -81,6 +83,9 @@ def _controller_ticks(
         ("controller_node_tick", Journal(), limited),
     ):
         funcs[name] = _controller_tick(tree, cfg, journal, q, target)
+    funcs["controller_node_tick_moving"] = _controller_tick(
+        tree, limited, Journal(), q, target, moving=True
+    )
     live = Controller(tree, limited)
     gains = [20.0, 21.0]
 
@@ -92,29 +97,47 @@ def _controller_ticks(
     return funcs
 
 
+MOVING_RADIUS = 0.05
+"""[m] The moving ticks' target circles this far around the target pose (0.5 Hz: 0.16 m/s)."""
+
+
+def _circling(target: np.ndarray, tick: int) -> np.ndarray:
+    """(3,) The moving ticks' target position at ``tick`` (1 kHz): a circle in x, y [m]."""
+    w = 2.0 * np.pi * 0.5 * tick * 0.001
+    return target[:3, 3] + MOVING_RADIUS * np.array([np.cos(w) - 1.0, np.sin(w), 0.0])
+
+
 def _controller_tick(
     tree: KinematicTree,
     cfg: ControllerConfig,
     journal: Journal | None,
     q: np.ndarray,
     target: np.ndarray,
+    moving: bool = False,
 ) -> Callable[[], Any]:
     """A new controller's tick (joint state, target pose, step); its journal emptied as read.
 
     The journal (when one) is emptied every 2000 values, as the node's subscriber reads it.
+    ``moving``: the target circles (:func:`_circling`) and the joints follow each command
+    over the period (a robot that tracks it exactly), so that every tick's Jacobian is new;
+    else the same joint state and target every tick.
     """
     ctrl = Controller(tree, cfg)
     ctrl.attach_journal(journal)
     p, quat = target[:3, 3].copy(), matrix_to_quat(target)
     names = tree.joint_names
     clock = [1000.0]
+    joints, ticks = [q.copy()], [0]
 
     def tick() -> Any:
         clock[0] += 0.001
         now = clock[0]
-        ctrl.set_joint_state(names, q, now, now)
-        ctrl.set_target("ee", "", p, quat, now, now)
+        ctrl.set_joint_state(names, joints[0] if moving else q, now, now)
+        ctrl.set_target("ee", "", _circling(target, ticks[0]) if moving else p, quat, now, now)
         out = ctrl.step(now)
+        if moving:
+            joints[0] = joints[0] + out.qdot * 0.001
+            ticks[0] += 1
         j = ctrl.journal
         if j is not None and j.size > 2000:
             j.take()
@@ -131,7 +154,7 @@ def bench_node_tick_parts(
     The tick of ``controller_node_tick`` (Franka's motion limits, a journal), each part timed
     by ``perf_counter_ns`` around its call; the scene's solve inside the step through wrappers
     of what makes it, the scene's ``prepare`` and the compiled command that solves
-    (``solve_command``: the solve, the limits' take of its command, the send, the record; in
+    (``plan_command``: the solve, the limits' take of its command, the send, the record; in
     the common tick ``tick_command``, which makes the tick's look and its target's twist
     first); its time counts in ``step_us`` too. Then the same ticks again with every compiled
     call of the package timed (its dispatch included): the time the tick spends in compiled
@@ -161,9 +184,9 @@ def bench_node_tick_parts(
         ctrl.attach_journal(Journal())
         return ctrl
 
-    kernel, fused = controller_module.solve_command, fused_tick_module.tick_command
+    kernel, fused = fused_tick_module.plan_command, fused_tick_module.tick_command
     solving = [0]
-    controller_module.solve_command = _timed(kernel, solving)  # type: ignore[assignment]
+    fused_tick_module.plan_command = _timed(kernel, solving)  # type: ignore[assignment]
     fused_tick_module.tick_command = _timed(fused, solving)  # type: ignore[assignment]
     try:
         ctrl = node_controller()
@@ -171,7 +194,7 @@ def bench_node_tick_parts(
         scene.prepare = _timed(scene.prepare, solving)  # type: ignore[method-assign]
         parts = _timed_parts(ctrl, tree, q, target, number, repeats, solving)
     finally:
-        controller_module.solve_command = kernel
+        fused_tick_module.plan_command = kernel
         fused_tick_module.tick_command = fused
     compiled = [0]
 
@@ -315,11 +338,27 @@ def _panda_ticks(
     try:
         kdl = KdlPeer(xml, "panda_link0", "panda_link8", lam=0.1)
         funcs["pykdl"] = lambda: kdl.tick(q, target, 20.0)
+        funcs["pykdl_moving"] = _kdl_moving(kdl, q, target)
     except (PeerUnavailable, TypeError) as exc:
         out["pykdl_unavailable"] = str(exc)
     funcs.update(_controller_ticks(tree, q, target))
     funcs.update(_limits_peer_ticks(tree, scene, q, out, stack))
     return funcs, target
+
+
+def _kdl_moving(kdl: KdlPeer, q: np.ndarray, target: np.ndarray) -> Callable[[], Any]:
+    """KDL's tick on the moving ticks' path: the circling target, joints that follow it."""
+    joints, ticks = [q.copy()], [0]
+    pose = target.copy()
+
+    def tick() -> Any:
+        pose[:3, 3] = _circling(target, ticks[0])
+        qdot = kdl.tick(joints[0], pose, 20.0)
+        joints[0] = joints[0] + qdot * 0.001
+        ticks[0] += 1
+        return qdot
+
+    return tick
 
 
 def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
@@ -338,6 +377,10 @@ def _panda_row(t: dict[str, float], out: dict[str, Any]) -> dict[str, Any]:
         row["with_target_ratio_vs_pykdl"] = t["itasc_ros_with_target"] / t["pykdl"]
         out["tick_ratio_vs_pykdl"] = row["ratio_vs_pykdl"]
         out["tick_with_target_ratio_vs_pykdl"] = row["with_target_ratio_vs_pykdl"]
+        row["node_tick_moving_ratio_vs_pykdl"] = (
+            t["controller_node_tick_moving"] / t["pykdl_moving"]
+        )
+        out["node_tick_moving_ratio_vs_pykdl"] = row["node_tick_moving_ratio_vs_pykdl"]
     for peer in ("placo", "drake"):
         if peer in t:
             row[f"ratio_vs_{peer}"] = t["itasc_ros"] / t[peer]
@@ -517,6 +560,7 @@ def tick_command(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"tick": r}
     for key in (
         "node_tick_ratio_vs_pykdl",
+        "node_tick_moving_ratio_vs_pykdl",
         "node_tick_compiled_ratio_vs_pykdl",
         "tick_ratio_vs_pykdl",
         "tick_ratio_vs_placo",

@@ -361,6 +361,27 @@ def tick_command(plan, now, odom_stamp, buf, at, revision):  # pragma: no cover 
     )  # fmt: skip
 
 
+@njit(cache=True)
+def plan_command(plan, buf, at, revision):  # pragma: no cover - compiled
+    """:func:`solve_command` with the arrays and settings of ``plan`` (:class:`TickPlan`).
+
+    The solve and command of an active tick whose look, references and aim the controller's
+    parts made (the scene readied at the prediction's positions): the same call as
+    :func:`tick_command`'s after its look. ``buf``, ``at``, ``revision``: its.
+
+    Returns:
+        :func:`solve_command`'s.
+    """
+    p = plan
+    return solve_command(
+        p.fk, p.ints, p.floats, p.poses, p.full, p.sel, p.q_full, p.model, p.joints, p.rows,
+        p.joint_flags, p.row_flags, p.motion, p.motion_box, p.held, p.lim_par, p.u, p.dt, p.clamp,
+        p.limit, p.boxed, p.method, p.lam_max, p.eps, p.gamma_max, p.values, p.capped, p.vmax,
+        p.out, p.v, p.a, p.active, p.state[SENT_ROW], p.tasks, p.clock, buf, at, p.status,
+        revision, p.streams, p.arrays, p.joint_state, p.measured,
+    )  # fmt: skip
+
+
 @njit(cache=True, nogil=True)
 def _moving(s, twist, estimate):  # pragma: no cover - compiled
     """Whether a stream's twist at this tick is not zero (:func:`take_stream_twist`'s source)."""

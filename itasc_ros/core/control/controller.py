@@ -55,7 +55,6 @@ from ._command_kernels import (
     NOT_SOLVED,
     OUTSIDE,
     SENT,
-    solve_command,
     take_solved,
 )
 from ._target_kernels import cap_twist
@@ -571,7 +570,8 @@ class Controller:
         fresh one while a joint state is late, clipped to the hard velocity limits, taken by
         the limiter (the limiter makes it when it is outside the box: the box and the collision
         rows could not both be kept), sent, and the tasks' fractions of it measured and judged.
-        A scene whose tick is compiled makes the solve inside that call (:func:`solve_command`).
+        A scene whose tick is compiled makes the solve inside that call, on the tick's plan
+        (:meth:`~.fused_tick.FusedTick.command`).
 
         Returns:
             The output, and once its command was sent, what the judgement of its fractions
@@ -581,22 +581,17 @@ class Controller:
         lim, following = model.limiter, self.following
         if following.source is not scene.result.constraint_names:  # the scene's tasks changed
             following = self._following_of(scene.result)
-        js = self._inputs.joints
         try:
-            args = scene.prepare(pred.q, model.dt)
-            take = (
-                pred.values, self._capped, model.vmax_hard, self._qdot, lim.v, lim.a,
-                lim.active, pred.sent, following.tasks, self._clock,
-            )  # fmt: skip
-            if scene.compiled_tick:  # the tick's record too, once its command is sent
-                room = self._recorder.tick_room()
-                code, worst, longest = solve_command(  # type: ignore[call-arg]
-                    *args, *take, *room, js.s, js.q
-                )
-                self._recorded = self._recorder.settle(code == SENT)
+            if scene.compiled_tick:  # in one call on the tick's plan, its record too
+                scene.ready(pred.q, model.dt)
+                code, worst, longest, self._recorded = self._fused.command(following)
             else:
-                scene.run(args)
-                code, worst, longest = take_solved(*scene.solve_buffers, model.dt, *take)
+                scene.run(scene.prepare(pred.q, model.dt))
+                code, worst, longest = take_solved(
+                    *scene.solve_buffers, model.dt, pred.values, self._capped, model.vmax_hard,
+                    self._qdot, lim.v, lim.a, lim.active, pred.sent, following.tasks,
+                    self._clock,
+                )  # fmt: skip
         except Exception as exc:  # whatever broke, the robot gets a zero, not a crash
             self._recorder.settle(False)
             return self._fault(f"solve failed: {_why(exc)}", None), None

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from ..compiled_call import entry_point
 from ..constraints.base import HOLDER_EPOCH
-from ._command_kernels import SENT, TickPlan, new_tick_plan, tick_command
+from ._command_kernels import SENT, TickPlan, new_tick_plan, plan_command, tick_command
 from ._tick_kernels import look
 from .following import Following
 from .inputs import Inputs
@@ -69,8 +69,10 @@ class FusedTick:
         self._streams = list(inputs.targets.items())
         self._plan: TickPlan | None = None  # the compiled call's arrays and settings
         self._plan_key: tuple[Any, ...] = ()  # what they were gathered from (_planned)
-        # tick_command's variant for the plan's type, called without numba's dispatch
+        # tick_command's and plan_command's variants for the plan's type, called without
+        # numba's dispatch
         self._call: Callable[..., tuple[int, int, float]] = tick_command
+        self._command_call: Callable[..., tuple[int, int, float]] = plan_command
 
     def look(self, now: float) -> None:
         """The tick's one look at its time and its inputs at ``now`` [s], then its positions.
@@ -138,6 +140,31 @@ class FusedTick:
             raise
         return code, worst, longest, self._recorder.settle(code == SENT)
 
+    def command(self, following: Following) -> tuple[int, int, float, bool]:
+        """The solve and command of an active tick the controller's parts made, in one call.
+
+        :func:`~._command_kernels.plan_command` on the tick's plan: the same call as
+        :meth:`run`'s after its look, for a tick that is not the common one (a moving target
+        aimed ahead, a reference, several robots) whose scene
+        :attr:`~itasc_ros.core.solve.Scene.compiled_tick` and is readied at the prediction's
+        positions; its tasks judged by ``following``.
+
+        Returns:
+            :func:`~._command_kernels.solve_command`'s result and whether the tick's TICK
+            record was written.
+
+        Raises:
+            Exception: what the compiled call raised.
+        """
+        plan = self._planned(following)
+        buf, at, revision = self._recorder.reserve_tick()
+        try:
+            code, worst, longest = self._command_call(plan, buf, at, revision)
+        except Exception:
+            self._recorder.settle(False)
+            raise
+        return code, worst, longest, self._recorder.settle(code == SENT)
+
     def _planned(self, following: Following) -> TickPlan:
         """The tick's :class:`~._command_kernels.TickPlan`: the last one, or a new one.
 
@@ -165,6 +192,7 @@ class FusedTick:
         # the other arguments' types are fixed: floats, an int, the journal's buffer (float64,
         # C-contiguous, the recorder's own)
         self._call = entry_point(tick_command, (plan, 0.0, 0.0, NO_ROOM, -1, 0.0))
+        self._command_call = entry_point(plan_command, (plan, NO_ROOM, -1, 0.0))
         self._plan_key = (
             model.config, scene, scene.revision, model.limiter, following, HOLDER_EPOCH[0]
         )  # fmt: skip
@@ -209,6 +237,7 @@ class FusedTick:
             np.zeros((3, k)), ACTIVE_CODE, inputs.stream_arrays.copy(),
         )  # fmt: skip
         tick_command(plan, 0.0, -math.inf, NO_ROOM, -1, 0.0)
+        plan_command(plan, NO_ROOM, -1, 0.0)
 
 
 __all__ = ["FusedTick"]

@@ -2,7 +2,8 @@
 
 ``solve_command`` (``_command_kernels``) makes an active tick's solve, its cap while a joint
 state is late, the motion limits' clip and take, the send and the tasks' fractions in one
-compiled call. Two controllers fed the same inputs, one through that call and one through the
+compiled call (``plan_command`` on the tick's plan, once the controller's parts made the rest
+of a tick with a moving target). Two controllers fed the same inputs, one through that call and one through the
 Python path (the scene's ``run`` then the limiter's ``take_clipped``, the prediction's
 ``publish``, the scene's ``following``), send the same commands bit for bit, keep the same
 limiter and prediction state and report the same following, with and without motion limits,
@@ -19,7 +20,7 @@ import pytest
 from twin_controllers import RATE, REPO, panda_controller, tick_state
 
 from itasc_ros.core import KinematicTree
-from itasc_ros.core.control import controller as controller_module
+from itasc_ros.core.control import fused_tick as fused_module
 from itasc_ros.core.control._command_kernels import NOT_SOLVED, SENT
 from itasc_ros.core.control.status import Status
 from itasc_ros.core.kinematics import spatial
@@ -40,14 +41,14 @@ def test_the_compiled_command_sends_what_the_python_path_sends(
 ) -> None:
     fused, plain = panda_controller(tree, limited), panda_controller(tree, limited)
     codes: list[int] = []
-    kernel = controller_module.solve_command
+    kernel = fused_module.plan_command  # the call on the tick's plan (resolved at its first)
 
     def spy(*args: Any) -> Any:
         out = kernel(*args)
         codes.append(int(out[0]))
         return out
 
-    monkeypatch.setattr(controller_module, "solve_command", spy)
+    monkeypatch.setattr(fused_module, "plan_command", spy)
     rng = np.random.default_rng(7)
     start = tree.forward_kinematics(HOME, "panda_hand")
     names = tree.joint_names
