@@ -3,12 +3,12 @@
 ``solve_command`` (``_command_kernels``) makes an active tick's solve, its cap while a joint
 state is late, the motion limits' clip and take, the send and the tasks' fractions in one
 compiled call (``plan_command`` on the tick's plan, once the controller's parts made the rest
-of a tick with a moving target). Two controllers fed the same inputs, one through that call and one through the
-Python path (the scene's ``run`` then the limiter's ``take_clipped``, the prediction's
-``publish``, the scene's ``following``), send the same commands bit for bit, keep the same
-limiter and prediction state and report the same following, with and without motion limits,
-through late joint states (the cap), a moving target, a disabled output and a new target far
-away.
+of a tick with a moving target). Two controllers fed the same inputs, one through that call
+and one through the Python path (the scene's ``run`` then the limiter's ``take_clipped``, the
+prediction's ``publish``, the scene's ``following``), send the same commands bit for bit, keep
+the same limiter and prediction state and report the same following, with and without motion
+limits, through late joint states (the cap), a moving target, a disabled output and a new
+target far away.
 """
 
 from __future__ import annotations
