@@ -22,11 +22,20 @@ from ..solve.shortfall import task_fractions
 from ..solve.solver import INFO_FINITE
 from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_Q, J_QDOT, N, scene_tick
 from ._journal_kernels import write_tick
-from ._packed import T_JOG_FRESH, T_POSE_FRESH, T_TWIST_FRESH
-from ._target_kernels import TWIST_ZEROED, take_stream_twist
+from ._packed import (
+    JS_HEADER,
+    JS_STAMP,
+    T_HAS_POSE,
+    T_HEADER,
+    T_JOG_FRESH,
+    T_POSE_FRESH,
+    T_STAMP,
+    T_TWIST_FRESH,
+)
+from ._target_kernels import TWIST_ZEROED, extrapolate_pose, take_stream_twist
 from ._tick_kernels import ELAPSED, JOINTS_FRESH, LAST_STEP, ODOM_FRESH, look
 from .following import judge_tasks
-from .prediction import FRESH_NORM, LATE, Q, cap_into, take_sent
+from .prediction import FRESH_NORM, INSTANT, LATE, Q, cap_into, take_sent
 from .prediction import SENT as SENT_ROW
 
 #: Results of :func:`solve_command`: nothing solved (a value of q NaN, Inf or huge), the solve
@@ -247,7 +256,8 @@ def take_solved(  # pragma: no cover - compiled
 #: arguments that stay the same from one tick to the next (each described there).
 PLAN_FIELDS = (
     "clock", "period", "timeout", "joint_state", "streams", "measured", "stamps", "state",
-    "values", "lag", "late", "need_odom", "aim", "twist", "estimate", "applied", "given", "fk",
+    "values", "lag", "late", "need_odom", "aim", "twist", "estimate", "applied", "given",
+    "aim_here", "pose", "aimed", "dest", "aiming", "fk",
     "ints", "floats", "poses", "full", "sel", "q_full", "model", "joints", "rows", "joint_flags",
     "row_flags", "motion", "motion_box", "held", "lim_par", "u", "dt", "clamp", "limit", "boxed",
     "method", "lam_max", "eps", "gamma_max", "capped", "vmax", "out", "v", "a", "active",
@@ -266,7 +276,7 @@ class TickPlanType(types.StructRef):
 class TickPlan(structref.StructRefProxy):
     """The arrays and settings of a controller's common tick, held for its compiled call.
 
-    One object where :func:`tick_command` took its 51 fields as arguments every tick: a
+    One object where :func:`tick_command` took its 56 fields as arguments every tick: a
     compiled call's dispatch checks each argument's type, and the Python that gathered them
     ran every tick. It holds
     the arrays themselves (their buffers, not copies): what the tick's parts write in place,
@@ -281,18 +291,18 @@ structref.define_proxy(TickPlan, TickPlanType, list(PLAN_FIELDS))
 @njit(cache=True)
 def new_tick_plan(  # pragma: no cover - compiled
     clock, period, timeout, joint_state, streams, measured, stamps, state, values, lag, late,
-    need_odom, aim, twist, estimate, applied, given, fk, ints, floats, poses, full, sel, q_full,
-    model, joints, rows, joint_flags, row_flags, motion, motion_box, held, lim_par, u, dt, clamp,
-    limit, boxed, method, lam_max, eps, gamma_max, capped, vmax, out, v, a, active, tasks,
-    status, arrays,
+    need_odom, aim, twist, estimate, applied, given, aim_here, pose, aimed, dest, aiming, fk,
+    ints, floats, poses, full, sel, q_full, model, joints, rows, joint_flags, row_flags, motion,
+    motion_box, held, lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps, gamma_max,
+    capped, vmax, out, v, a, active, tasks, status, arrays,
 ):  # fmt: skip
     """A :class:`TickPlan` of these values (:data:`PLAN_FIELDS`; :func:`tick_command`'s)."""
     return TickPlan(
         clock, period, timeout, joint_state, streams, measured, stamps, state, values, lag, late,
-        need_odom, aim, twist, estimate, applied, given, fk, ints, floats, poses, full, sel,
-        q_full, model, joints, rows, joint_flags, row_flags, motion, motion_box, held, lim_par,
-        u, dt, clamp, limit, boxed, method, lam_max, eps, gamma_max, capped, vmax, out, v, a,
-        active, tasks, status, arrays,
+        need_odom, aim, twist, estimate, applied, given, aim_here, pose, aimed, dest, aiming, fk,
+        ints, floats, poses, full, sel, q_full, model, joints, rows, joint_flags, row_flags,
+        motion, motion_box, held, lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps,
+        gamma_max, capped, vmax, out, v, a, active, tasks, status, arrays,
     )  # fmt: skip
 
 
@@ -302,10 +312,11 @@ def tick_command(plan, now, odom_stamp, buf, at, revision):  # pragma: no cover 
 
     The tick's look at its inputs (:func:`~._tick_kernels.look`); then, when the joint state
     (and the odometry, ``need_odom``) is fresh and the target stream (at most one, the row of
-    ``streams``) neither jogs nor, with ``aim``, moves (a moving target is aimed ahead by the
-    controller), the stream's twist taken (:func:`~._target_kernels.take_stream_twist`) and,
-    when it changed, given to its constraint (``given``); the scene's ``q`` set to the
-    prediction's positions; then :func:`solve_command`. The same calls, in the same order, on
+    ``streams``) neither jogs nor, with ``aim``, moves by an explicit twist (whose aim is the
+    controller's), the stream's twist taken (:func:`~._target_kernels.take_stream_twist`)
+    and, when it changed, given to its constraint (``given``), the target aimed ahead by its
+    estimated twist (:func:`_aim`); the scene's ``q`` set to the prediction's positions;
+    then :func:`solve_command`. The same calls, in the same order, on
     the same arrays as the controller's tick through its parts.
 
     Args:
@@ -317,10 +328,15 @@ def tick_command(plan, now, odom_stamp, buf, at, revision):  # pragma: no cover 
             positions solved at, its command sent; ``values`` the prediction's scalars,
             :func:`take_solved`'s ``predicted``).
             ``need_odom``: the odometry must be fresh (a commanded base).
-            ``aim``: ``aim_ahead``: a moving target leaves the rest to the controller.
+            ``aim``: ``aim_ahead``.
             ``twist``, ``estimate``: (6,) the stream's explicit and estimated twists.
             ``applied``: (6,) in/out: the twist it gave its constraint.
             ``given``: (6,) out: its constraint's target twist.
+            ``aim_here``: the call aims the stream (:func:`_aim`: ``dest`` is its
+            constraint's target pose); else a target to aim leaves the rest to the
+            controller. ``pose``, ``aimed``: (4, 4) the stream's pose and its aimed pose;
+            ``dest``: (4, 4) its constraint's target pose; ``aiming``: (1,) in/out, the
+            constraint's target is ``aimed``.
             The others: :func:`solve_command`'s of the same names (the scene's ``q`` is set in
             ``joints``).
         now: :func:`~._tick_kernels.look`'s [s].
@@ -342,12 +358,22 @@ def tick_command(plan, now, odom_stamp, buf, at, revision):  # pragma: no cover 
         return LOOKED, -1, 0.0
     if streams.shape[0] == 1:
         s, twist, estimate, applied, given = streams[0], p.twist, p.estimate, p.applied, p.given
-        if s[T_JOG_FRESH] != 0.0 or (p.aim and _moving(s, twist, estimate)):
+        if (
+            s[T_JOG_FRESH] != 0.0
+            or (
+                p.aim
+                and (not p.aim_here or s[T_TWIST_FRESH] != 0.0)
+                and _moving(s, twist, estimate)
+            )
+            or (not p.aim_here and p.aiming[0] != 0.0)
+        ):  # a jog, an explicit twist to aim: the controller's parts
             return LOOKED, -1, 0.0
         took = take_stream_twist(s, twist, estimate, applied)
         if took >= 2:  # changed: given to the constraint
             for i in range(6):
                 given[i] = 0.0 if took == TWIST_ZEROED else applied[i]
+        if p.aim_here:
+            _aim(p, s, applied, given, p.aim and took % 2 == 1)
     model, joints = p.model, p.joints
     n, o = model[N], model[J_Q]
     for i in range(n):
@@ -380,6 +406,47 @@ def plan_command(plan, buf, at, revision):  # pragma: no cover - compiled
         p.out, p.v, p.a, p.active, p.state[SENT_ROW], p.tasks, p.clock, buf, at, p.status,
         revision, p.streams, p.arrays, p.joint_state, p.measured,
     )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _aim(p, s, applied, given, moving):  # pragma: no cover - compiled
+    """The stream's target aimed ahead by its estimated twist, or no longer (``plan`` ``p``).
+
+    :class:`~.aim.TargetAim`'s aim of a stream whose twist is its estimate (``moving``: with
+    ``aim_ahead``, not zero): the pose moved on by it to the joint state's instant, and the
+    actuator lag (``pose`` to ``aimed``), given to the constraint (``dest``); once the
+    stream no longer moves (or ``aim_ahead`` is off), its pose and twist as received given
+    again. ``aiming`` (1,): whether the constraint's target is ``aimed``.
+    """
+    aiming, dest = p.aiming, p.dest
+    if moving:
+        js = p.joint_state
+        header, stamp = js[JS_HEADER], js[JS_STAMP]
+        measured = (header if header == header else stamp) + max(p.values[INSTANT] - stamp, 0.0)
+        cap = 0.5 * p.timeout
+        h = s[T_HEADER]
+        lead = min(max(measured - (h if h == h else s[T_STAMP]), -cap), cap)
+        if aiming[0] != 0.0:
+            for i in range(6):
+                given[i] = applied[i]
+        aimed = p.aimed
+        extrapolate_pose(p.pose, applied, lead + p.lag, aimed)
+        for i in range(4):
+            for j in range(4):
+                dest[i, j] = aimed[i, j]
+        aiming[0] = 1.0
+    elif aiming[0] != 0.0:
+        aiming[0] = 0.0
+        if s[T_HAS_POSE] != 0.0:
+            pose = p.pose
+            for i in range(4):
+                for j in range(4):
+                    dest[i, j] = pose[i, j]
+        still = True
+        for i in range(6):
+            still = still and applied[i] == 0.0
+        for i in range(6):
+            given[i] = 0.0 if still else applied[i]
 
 
 @njit(cache=True, nogil=True)

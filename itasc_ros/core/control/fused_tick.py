@@ -8,8 +8,10 @@ machine code of the solve comes back cold from the Python between: more than the
 compiled call (:func:`~._command_kernels.tick_command`) when the tick is the common one: a
 single robot, at most one target stream that neither follows a straight-line reference nor
 is held in the world frame, a scene whose solve reads the joint positions in its compiled
-call only. Whatever the tick's time finds (a stale joint state or odometry, a jog, a moving
-target to aim ahead) stops the call after its look, and the controller's parts do the rest.
+call only; a target that moves by its estimated twist is aimed ahead in the call too.
+Whatever the tick's time finds (a stale joint state or odometry, a jog, a target moving by an
+explicit twist, whose aim is the controller's) stops the call after its look, and the
+controller's parts do the rest.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from .recorder import ACTIVE_CODE, NO_ROOM, Recorder
 Array = NDArray[np.float64]
 
 _NO_TWIST = np.zeros(6)  # the twist arrays of no target stream (unread)
+_NO_POSE = np.eye(4)  # its poses
+_NO_FLAG = np.zeros(1)  # its aim flag
 
 
 class FusedTick:
@@ -103,14 +107,14 @@ class FusedTick:
         """Whether this tick can be the common one, as far as its inputs say before its time.
 
         A single robot with a joint state, at most one target stream that follows no
-        straight-line reference (a step, a jog), is not aimed ahead and is not held in the
-        world frame.
+        straight-line reference (a step, a jog) and is not held in the world frame (one
+        aimed ahead by its estimated twist is aimed in the call).
         """
         inputs = self._inputs
         if len(self._streams) > 1 or inputs.robots.names or not inputs.joints.has_state:
             return False
         for _, st in self._streams:
-            if st.world or st.aiming or st.ref.active or st.ref.jogging:
+            if st.world or st.ref.active or st.ref.jogging:
                 return False
         return True
 
@@ -204,9 +208,16 @@ class FusedTick:
         scene, cfg, lim, js = model.scene, model.config, model.limiter, inputs.joints
         if self._streams:
             name, st = self._streams[0]
-            stream = (st.twist, st.estimate, st.applied, scene.get(name).twist_store)
+            c = scene.get(name)
+            dest = c.target.pose  # type: ignore[attr-defined]
+            here = bool(dest.flags.c_contiguous)  # else its aim is the controller's parts'
+            stream: tuple[Any, ...] = (
+                st.twist, st.estimate, st.applied, c.twist_store, here, st.pose, st.aimed,
+                dest if here else st.new_pose, st.aim_flag,
+            )  # fmt: skip
         else:
-            stream = (_NO_TWIST, _NO_TWIST, _NO_TWIST, _NO_TWIST)
+            stream = (_NO_TWIST, _NO_TWIST, _NO_TWIST, _NO_TWIST, False) + (_NO_POSE,) * 3
+            stream += (_NO_FLAG,)
         states, arrays = self._recorder.watched
         return new_tick_plan(  # type: ignore[call-arg]
             self._clock, model.dt, float(cfg.input_timeout), js.s, states, js.q, js.stamps,
@@ -228,7 +239,8 @@ class FusedTick:
         if not scene.compiled_tick:  # its warm-up's arguments: a compiled tick's
             return
         n, k = js.q.shape[0], len(scene.result.constraint_names)
-        twists = [np.zeros(6) for _ in range(4)]
+        twists: list[Any] = [np.zeros(6) for _ in range(4)]
+        twists += [True, np.eye(4), np.eye(4), np.eye(4), np.zeros(1)]  # and the aim's
         plan = new_tick_plan(  # type: ignore[call-arg]
             self._clock.copy(), model.dt, 0.1, js.s.copy(), inputs.stream_states.copy(),
             js.q.copy(), js.stamps.copy(), pred.state.copy(), pred.values.copy(), 0.0,

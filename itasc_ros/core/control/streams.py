@@ -258,7 +258,8 @@ class TargetStream:
         self.rel = np.zeros((3, 3))  # (3, 3) work array: rotation from the last pose
         self.new_pose = np.eye(4)  # (4, 4) work array: the pose of the message being taken
         self.aimed = np.eye(4)  # (4, 4) the pose moved on to when the command acts (root)
-        self.aiming = False  # the constraint's target is ``aimed``, not ``pose``
+        # (1,) 1 while the constraint's target is ``aimed``, not ``pose`` (a compiled tick aims)
+        self.aim_flag = np.zeros(1)
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
         self.twist_stamp = -math.inf  # [s] its reception time
         self.twist_order = StampOrder()  # header stamps of the twists
@@ -288,6 +289,15 @@ class TargetStream:
         self.jog_start = -math.inf  # [s] reception time of the jog stream's first twist
         self.jog_count = 0  # twists of the jog stream so far
         self.jog_late = 0  # jog twists received after the jog had stopped, stamped in time
+
+    @property
+    def aiming(self) -> bool:
+        """The constraint's target is :attr:`aimed` (aimed ahead), not :attr:`pose`."""
+        return self.aim_flag.item(0) != 0.0
+
+    @aiming.setter
+    def aiming(self, value: bool) -> None:
+        self.aim_flag[0] = 1.0 if value else 0.0
 
     @property
     def stamp(self) -> float:
