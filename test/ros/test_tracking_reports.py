@@ -49,6 +49,7 @@ from itasc_ros.core.control.journal import Code, decode
 from itasc_ros.core.control.prediction import LATE_AFTER, SNAPSHOT_EXTRA, SNAPSHOT_PER_JOINT
 from itasc_ros.core.kinematics import spatial
 from itasc_ros.core.paths import path_point
+from itasc_ros.core.solve.small_svd import MEMORY_SIZE
 
 pytestmark = pytest.mark.dds
 
@@ -286,11 +287,12 @@ def _late_ticks(
     SNAPSHOT holds and each JOINT_STATE record moves on.
     """
     n = len(ARM)
-    tail = SNAPSHOT_PER_JOINT * n + SNAPSHOT_EXTRA  # the prediction's state, after the interval
+    # the prediction's state after the interval, then the solve's memory
+    tail = SNAPSHOT_PER_JOINT * n + SNAPSHOT_EXTRA + MEMORY_SIZE
 
     def snapshot(p: np.ndarray) -> tuple[float, float]:
         """(the states' interval [s], the last fresh command's norm) of a SNAPSHOT."""
-        return float(p[-tail - 1]), float(p[-3])
+        return float(p[-tail - 1]), float(p[-3 - MEMORY_SIZE])
 
     every = [r for m in messages for r in m.records]
     start = next(i for i, r in enumerate(every) if r.code == Code.SNAPSHOT)

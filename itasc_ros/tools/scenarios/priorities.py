@@ -150,6 +150,7 @@ def _runs(
                 set_pose_target(rb.controller, POSE, goal, rb.t)
         t[k] = robots[0].t
         for i, rb in enumerate(robots):
+            start_memory = both.scene.solve_memory.copy()  # where the tick's solve starts
             out = rb.tick()
             res = out.result
             if res is None or out.status != "active":
@@ -160,7 +161,7 @@ def _runs(
                 scaled += res.velocity_scaled
                 locked += bool(res.locked.any())
                 if check:
-                    rate_diff[k] = _isolation(both, out.q, out.qdot)
+                    rate_diff[k] = _isolation(both, out.q, out.qdot, start_memory)
     return {
         "t": t,
         "err": err,
@@ -171,14 +172,26 @@ def _runs(
     }
 
 
-def _isolation(ctrl: Any, q: np.ndarray, qdot: np.ndarray) -> float:
+def _isolation(ctrl: Any, q: np.ndarray, qdot: np.ndarray, start_memory: np.ndarray) -> float:
     """The largest |A_1 (q'_both - q'_alone)| at ``q``: the scene solved without the posture.
 
-    ``q'_both`` is re-solved (and checked equal to the tick's command); the posture is then
-    switched off for one solve and back on.
+    ``q'_both`` is re-solved from the tick's start (``start_memory``: where its SVD started,
+    :attr:`~itasc_ros.core.solve.Scene.solve_memory`) and checked equal to the tick's command;
+    the posture is then switched off for one solve and back on, and the scene's memory left as
+    the tick left it (the run goes on as if it had not been probed).
     """
     scene = ctrl.scene
     dt = ctrl.period
+    after = scene.solve_memory.copy()
+    scene.solve_memory[:] = start_memory
+    try:
+        return _probed(scene, q, dt, qdot)
+    finally:
+        scene.solve_memory[:] = after
+
+
+def _probed(scene: Any, q: np.ndarray, dt: float, qdot: np.ndarray) -> float:
+    """:func:`_isolation`'s solves, the scene's memory at the tick's start."""
     q_both = scene.solve(q, dt).qdot.copy()
     if not np.array_equal(q_both, qdot):
         raise RuntimeError("the re-solve differs from the tick's command")
