@@ -106,15 +106,7 @@ def _remembered(memory, m, n, k, g):
         for t in range(k):
             g[i, t] = memory[2 + i * k + t]
     for i in range(k):  # Gram-Schmidt: the rounding of the ticks before does not add up
-        for p in range(i):
-            d = 0.0
-            for t in range(k):
-                d += g[i, t] * g[p, t]
-            for t in range(k):
-                g[i, t] -= d * g[p, t]
-        nrm = 0.0
-        for t in range(k):
-            nrm += g[i, t] * g[i, t]
+        nrm = _off_rows_before(g, i)
         if not 0.25 < nrm < 4.0:  # not a rotation (or not finite): start from the matrix
             return False
         nrm = 1.0 / math.sqrt(nrm)
@@ -189,6 +181,26 @@ def _jacobi(a, tr, memory):
 
 
 @njit(cache=True, nogil=True)
+def _off_rows_before(w, r):
+    """Row ``r`` of ``w`` less its projections on rows ``0..r-1`` (orthonormal), in place.
+
+    Returns:
+        Its squared norm after.
+    """
+    nn = w.shape[1]
+    for p in range(r):
+        d = 0.0
+        for t in range(nn):
+            d += w[r, t] * w[p, t]
+        for t in range(nn):
+            w[r, t] -= d * w[p, t]
+    nrm = 0.0
+    for t in range(nn):
+        nrm += w[r, t] * w[r, t]
+    return nrm
+
+
+@njit(cache=True, nogil=True)
 def _complete(w, r):
     """Row ``r`` of ``w`` (k, nn): a unit vector orthogonal to its rows ``0..r-1`` (orthonormal).
 
@@ -207,17 +219,8 @@ def _complete(w, r):
             pick = t
     for t in range(nn):
         w[r, t] = 1.0 if t == pick else 0.0
-    for _ in range(2):
-        for p in range(r):
-            d = 0.0
-            for t in range(nn):
-                d += w[r, t] * w[p, t]
-            for t in range(nn):
-                w[r, t] -= d * w[p, t]
-    nrm = 0.0
-    for t in range(nn):
-        nrm += w[r, t] * w[r, t]
-    nrm = math.sqrt(nrm)
+    _off_rows_before(w, r)
+    nrm = math.sqrt(_off_rows_before(w, r))
     for t in range(nn):
         w[r, t] /= nrm
 
