@@ -16,6 +16,7 @@ import numpy as np
 
 from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig, KinematicTree
 from itasc_ros.core.control.journal import Journal
+from itasc_ros.core.kinematics.home_poses import home_of
 from itasc_ros.params import load_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,20 +24,26 @@ REPO = Path(__file__).resolve().parents[1]
 RATE = 500.0
 
 
-def panda_controller(tree: KinematicTree, limited: bool, aim: bool = True) -> Controller:
-    """A pose task on ``panda_hand`` over a joint posture, at :data:`RATE`, with a journal.
+def panda_controller(
+    tree: KinematicTree, limited: bool, aim: bool = True, levels: int = 1
+) -> Controller:
+    """A pose task on ``panda_hand`` and a joint posture, at :data:`RATE`, with a journal.
 
     Args:
         tree: the Panda's kinematic tree.
         limited: with Franka's acceleration and jerk limits (config/panda.yaml's
             ``joint_limits``), else the velocity limits only.
         aim: ``aim_ahead``.
+        levels: 1: the posture (toward zero, weight 0.1) beside the pose in one level; 2: the
+            posture (toward the Panda's home) on a second level, below the pose.
     """
+    rest = (
+        ConstraintConfig("rest", "joint_value", weight=0.1, priority=1)
+        if levels == 1
+        else ConstraintConfig("rest", "joint_value", priority=2, values=list(home_of("panda")))
+    )
     cfg = ControllerConfig(
-        constraints=[
-            ConstraintConfig("ee", "copy_pose", link="panda_hand"),
-            ConstraintConfig("rest", "joint_value", weight=0.1, priority=1),
-        ],
+        constraints=[ConstraintConfig("ee", "copy_pose", link="panda_hand"), rest],
         control_rate=RATE,
         input_timeout=0.1,
         aim_ahead=aim,

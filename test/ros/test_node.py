@@ -43,7 +43,7 @@ from procs import (
 )
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
-from rcl_interfaces.srv import SetParameters
+from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -538,6 +538,7 @@ def test_signals_publish_a_zero_command_before_exit(
         runs.append(
             {
                 "sig": sig,
+                "ns": ns,
                 "cmds": client.collect(Float64MultiArray, f"{ns}/commands"),
                 "node": start_node(ns, "control_rate:=100.0"),
                 "robot": StaticRobot(
@@ -550,9 +551,13 @@ def test_signals_publish_a_zero_command_before_exit(
         for r in runs:
             client.wait_for_subscribers(r["target"], 1, TIMEOUT)
             r["target"].publish(pose_msg(goal_pose(tree, HOME, [0.05, 0, 0], [0, 0, 0])))
-        # SIGUSR1 first: every thread's stack in the log, and the node goes on commanding.
+        # SIGUSR1 first: every thread's stack in the log, and the node goes on commanding. Sent
+        # once its executor answers (the loop ticks from its own thread before the main thread
+        # has come back from starting it and spins: a signal in between dumps no executor).
         first = runs[0]
         client.wait_for(partial(last_command_moves, first["cmds"]), TIMEOUT, "motion commands")
+        request = GetParameters.Request(names=["control_rate"])
+        client.call(GetParameters, f"{first['ns']}/itasc_node/get_parameters", request, TIMEOUT)
         first["node"].send_signal(signal.SIGUSR1)
         # faulthandler writes one thread after another: wait for the executor's (spin_until)
         dumped = partial(lambda p: "spin_until" in read_log(p), first["node"])
@@ -739,7 +744,7 @@ class TestClosedLoop:
         msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = map(float, v)
         clock = client.node.get_clock()
 
-        def jog_once() -> tuple[float, float, float, int]:
+        def jog_once() -> tuple[float, float, float, int, float]:
             """2 s of twists at 100 Hz, as a joystick sends.
 
             Returns:

@@ -9,14 +9,17 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any
 
 import numpy as np
 import pytest
 
+from itasc_ros.tools.demo.bag_data import BagData
 from itasc_ros.tools.demo.health import (
     FEEDFORWARD_ERROR_LIMIT,
     CommandTicks,
     JointStateTimes,
+    health_notes,
     limit_flags,
     phase_flags,
     stale_cause,
@@ -24,12 +27,14 @@ from itasc_ros.tools.demo.health import (
     verdict_line,
 )
 from itasc_ros.tools.demo.json_output import finite_or_none, metrics_line
+from itasc_ros.tools.demo.metrics import STALL_PERIODS, step_overshoots
 from itasc_ros.tools.demo.phases import (
     STEP_HOLD_MIN,
     STEP_OFFSETS,
     TRACKING_MIN,
     UNREACHABLE_MIN,
     WARMUP,
+    Phase,
     min_duration,
     plan_phases,
     step_hold,
@@ -164,3 +169,87 @@ def test_a_stop_is_a_run_of_stale_commands() -> None:
     assert stale_stops(ticks) == [1, 5, 7]
     assert stale_stops(CommandTicks(np.zeros(2), ["stale", "stale"])) == [0]
     assert stale_stops(None) == []
+
+
+def _steps_run(cmd_t: np.ndarray) -> tuple[BagData, Phase, TargetPath]:
+    """Five 1 s steps, each reached along a line and overshot by 3 % of its length at 0.55 s;
+    the node's commands at ``cmd_t`` [s]."""
+    path = TargetPath(np.array([0.3, 0.4, 0.5]), np.array([0.0, 0.0, 0.0, 1.0]), radius=0.1)
+    ph = Phase("steps", "steps", True, 5.0, start_ns=0, end_ns=int(5e9))
+    t = np.arange(0.0, 5.0, 0.002)
+    ee = np.zeros((t.size, 3))
+    start = path.center
+    for i in range(len(STEP_OFFSETS)):
+        sel = (t >= i) & (t < i + 1)
+        f = np.interp(t[sel] - i, [0.0, 0.1, 0.5, 0.55, 0.7, 1.0], [0, 0, 1, 1.03, 1, 1])
+        ee[sel] = start + f[:, None] * (path.step_target(i) - start)
+        start = path.step_target(i)
+    empty = np.zeros((0, 3))
+    data = BagData(
+        t, t, np.zeros((t.size, 7)), np.zeros((t.size, 7)), ee, np.zeros(0), empty, cmd_t,
+        np.zeros((cmd_t.size, 7)), [], [],
+    )  # fmt: skip
+    return data, ph, path
+
+
+def test_a_steps_overshoot_travelled_while_the_node_stalled_is_the_hosts() -> None:
+    """A gap between the node's commands longer than ``STALL_PERIODS`` periods: the robot moved
+    on its last command; that travel along the step, up to the overshoot's peak, is the
+    stall's (at most the overshoot), the rest the controller's, which alone is flagged."""
+    period = 0.004
+    ticks = np.arange(0.0, 5.0, period)
+    quiet = step_overshoots(*_steps_run(ticks), period)
+    assert [round(o.ratio, 6) for o in quiet] == [0.03] * 5
+    assert all(o.stalled_ratio == 0.0 and o.own_ratio == o.ratio for o in quiet)
+    assert max(o.longest_gap_s for o in quiet) < STALL_PERIODS * period
+    stalled = ticks[
+        ~(((ticks > 1.300) & (ticks < 1.340)) | ((ticks > 2.600) & (ticks < 2.640)))
+        & ~((ticks > 3.448) & (ticks < 3.460))
+    ]
+    over = step_overshoots(*_steps_run(stalled), period)
+    # step 2: 36 ms unattended on the ramp (2.5 lengths/s): 9 %, capped at the overshoot
+    assert over[1].ratio == pytest.approx(0.03) and over[1].stalled_ratio == over[1].ratio
+    assert over[1].own_ratio == 0.0 and over[1].longest_gap_s == pytest.approx(0.04)
+    # step 3: the gap came after the peak: all of it the controller's
+    assert over[2].stalled_ratio == 0.0 and over[2].own_ratio == pytest.approx(0.03)
+    # step 4: 12 ms apart (3 periods), 8 ms of it unattended: 2 % of the length
+    assert over[3].stalled_ratio == pytest.approx(0.02) and over[3].own_ratio == pytest.approx(
+        0.01
+    )
+    # the robot's lag moves the window: a command acts that much later
+    lagged = step_overshoots(*_steps_run(stalled), period, lag=0.05)
+    assert lagged[3].stalled_ratio == pytest.approx(0.03 * 8 / 50)  # 8 ms of the overshoot
+    steps = {
+        "step_overshoots": [o.ratio for o in over],
+        "step_overshoots_stalled": [o.stalled_ratio for o in over],
+        "step_command_gap_max_s": [o.longest_gap_s for o in over],
+        "step_overshoot_ratio": max(o.ratio for o in over),
+        "step_overshoot_own_ratio": max(o.own_ratio for o in over),
+    }
+    m: dict[str, Any] = {"phases": {"steps": steps}, "control_rate_hz": 250.0}
+    flags = phase_flags(m, {})
+    assert flags == ["steps: a step overshoots by 3.0 % of its length (at most 2 %)"], (
+        flags
+    )  # step 3's, no stall in it
+    notes = health_notes(m)
+    assert len(notes) == 2 and notes[0].startswith(
+        "steps: step 2 overshoots by 3.0 % of its length, 3.0 % of it while the node's "
+        "commands were up to 40 ms apart (its period: 4 ms;"
+    ), notes
+    assert notes[1].startswith(
+        "steps: step 4 overshoots by 3.0 % of its length, 2.0 % of it while the node's commands "
+        "were up to 12 ms apart"
+    ) and notes[1].endswith("the controller's own 1.0 % (at most 2 %)"), notes
+    # a step that is over the limit on its own: flagged, the stall in it told beside
+    m["phases"]["steps"] = {
+        "step_overshoots": [0.01, 0.03, 0.045],
+        "step_overshoots_stalled": [0.0, 0.03, 0.02],
+        "step_command_gap_max_s": [0.005, 0.04, 0.012],
+        "step_overshoot_ratio": 0.045,
+        "step_overshoot_own_ratio": 0.025,
+    }
+    assert phase_flags(m, {}) == [
+        "steps: a step overshoots by 2.5 % of its length (at most 2 %), besides 2.0 % while its "
+        "commands were 12 ms apart"
+    ]
+    assert len(health_notes(m)) == 1  # step 2's

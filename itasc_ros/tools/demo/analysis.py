@@ -100,6 +100,7 @@ def analyse(d: DemoSetup) -> tuple[dict[str, Any], BagData, SolveTrace | None, l
         d.config.damping_epsilon,
         d.config.control_rate,
         limits,
+        d.physics.lag,
     )
     metrics["commands_recorded"] = int(data.cmd_t.size)
     ph = d.physics

@@ -186,12 +186,61 @@ def phase_flags(m: dict[str, Any], offline: dict[str, dict[str, float]]) -> list
                 flags.append(f"{name}: the arm did not stretch toward the target ({far:.3f} m)")
             if not ph.get("commands_finite", True):
                 flags.append(f"{name}: non-finite commands")
-        if ph.get("step_overshoot_ratio", 0.0) > MAX_STEP_OVERSHOOT:
+        own = ph.get("step_overshoot_own_ratio", ph.get("step_overshoot_ratio", 0.0))
+        if own > MAX_STEP_OVERSHOOT:
             flags.append(
-                f"{name}: a step overshoots by {100 * ph['step_overshoot_ratio']:.1f} % of its "
-                f"length (at most {100 * MAX_STEP_OVERSHOOT:g} %)"
+                f"{name}: a step overshoots by {100 * own:.1f} % of its length (at most "
+                f"{100 * MAX_STEP_OVERSHOOT:g} %){_stall_part(ph)}"
             )
     return flags
+
+
+def _steps(ph: dict[str, Any]) -> list[tuple[float, float, float]]:
+    """Per step: its overshoot and the part of it during stalls, the longest command gap.
+
+    The demo's metrics of the steps phase: fractions of the step's length, the gap in [s].
+    """
+    return list(
+        zip(
+            ph.get("step_overshoots", []),
+            ph.get("step_overshoots_stalled", []),
+            ph.get("step_command_gap_max_s", []),
+            strict=False,
+        )
+    )
+
+
+def _stall_part(ph: dict[str, Any]) -> str:
+    """``, besides ...``: what the step of the largest own overshoot travelled during stalls."""
+    steps = _steps(ph)
+    if not steps:
+        return ""
+    _, stalled, gap = max(steps, key=lambda r: r[0] - r[1])
+    if stalled <= 0.0:
+        return ""
+    return f", besides {100 * stalled:.1f} % while its commands were {1e3 * gap:.0f} ms apart"
+
+
+def stall_notes(m: dict[str, Any]) -> list[str]:
+    """A step that overshot past the limit only while the node's commands stalled.
+
+    The robot moves on the node's last command while the node does not run (a busy host held
+    it up): that travel is the host's, not the controller's, and is left out of the verdict.
+    """
+    ph = m.get("phases", {}).get("steps", {})
+    period_ms = 1e3 / float(m.get("control_rate_hz", math.nan))
+    notes = []
+    for k, (ratio, stalled, gap) in enumerate(_steps(ph)):
+        if ratio > MAX_STEP_OVERSHOOT and ratio - stalled <= MAX_STEP_OVERSHOOT:
+            notes.append(
+                f"steps: step {k + 1} overshoots by {100 * ratio:.1f} % of its length, "
+                f"{100 * stalled:.1f} % of it while the node's commands were up to "
+                f"{1e3 * gap:.0f} ms apart (its period: {period_ms:.0f} ms; the robot moved on "
+                "the last one while the node did not run, a busy host held it up): the "
+                f"controller's own {100 * (ratio - stalled):.1f} % (at most "
+                f"{100 * MAX_STEP_OVERSHOOT:g} %)"
+            )
+    return notes
 
 
 def limit_flags(
@@ -245,11 +294,12 @@ def limit_flags(
 def health_notes(m: dict[str, Any]) -> list[str]:
     """What the run showed that is worth a look but does not make it unhealthy.
 
-    A joint whose velocity changes sign more than :data:`MAX_SIGN_CHANGES_PER_S` times a second
+    A step that overshot only while the node's commands stalled (:func:`stall_notes`); a joint
+    whose velocity changes sign more than :data:`MAX_SIGN_CHANGES_PER_S` times a second
     after 1 s at the unreachable target: a short chatter at the acceleration limits of a
     heavily saturated 6-D task (every command still within the limits; doc/safety.md, open items).
     """
-    notes = []
+    notes = stall_notes(m)
     far = m.get("phases", {}).get("unreachable", {})
     chatter = far.get("max_velocity_sign_changes_per_s", 0.0)
     if chatter > MAX_SIGN_CHANGES_PER_S:
@@ -276,5 +326,6 @@ __all__ = [
     "phase_flags",
     "stale_cause",
     "stale_stops",
+    "stall_notes",
     "verdict_line",
 ]

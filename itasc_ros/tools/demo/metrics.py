@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,9 @@ SETTLE_BAND = 0.02  # step response: within 2 % of the step (at least SETTLE_FLO
 SETTLE_FLOOR = 0.001  # [m]
 SIGN_CHANGES_AFTER = 1.0  # [s] into the unreachable phase: chattering is counted from here
 SIGN_DEADBAND = 1e-3  # [rad/s] a commanded speed at or below this has no sign
+#: Two commands further apart than this many control periods: a stall, the robot moving on the
+#: last one while the node did not run (a busy host held it up).
+STALL_PERIODS = 2.0
 
 
 def _interp_positions(t: Array, ts: Array, ps: Array) -> Array:
@@ -85,6 +89,7 @@ def compute_metrics(
     damping_epsilon: float,
     control_rate: float,
     limits: Sequence[JointLimits] = (),
+    actuator_lag: float = 0.0,
 ) -> dict[str, Any]:
     """Every number of the summary, from the recorded bag (and its offline replay).
 
@@ -99,6 +104,7 @@ def compute_metrics(
         damping_epsilon: the node's singularity threshold.
         control_rate: the node's rate [Hz].
         limits: per commanded joint, its acceleration and jerk limits.
+        actuator_lag: the robot's actuator lag [s] (0: it follows each command at once).
 
     Returns:
         The figures by name ('phases': per phase), JSON-able but for NaN.
@@ -107,7 +113,10 @@ def compute_metrics(
     if limits and data.cmd_t.size > 2:  # over the whole run, at the nominal period
         m.update(_limit_ratio_figures(data, limits, 1.0 / control_rate))
     err_all = position_errors(data, phases)
-    per_phase = {ph.name: _phase_entry(data, ph, err_all, path, vlim, trace) for ph in phases}
+    timing = (1.0 / control_rate, actuator_lag)
+    per_phase = {
+        ph.name: _phase_entry(data, ph, err_all, path, vlim, trace, timing) for ph in phases
+    }
     m["phases"] = per_phase
     m["tracking_error_feedforward_m"] = per_phase["circle_ff"]["rms_error_m"]
     m["tracking_error_feedback_only_m"] = per_phase["circle_fb"]["rms_error_m"]
@@ -121,6 +130,7 @@ def compute_metrics(
         m.update(_trace_figures(trace, t_first, t_last, damping_epsilon))
     m["damping_epsilon"] = damping_epsilon
     m["step_overshoot_ratio"] = per_phase["steps"].get("step_overshoot_ratio", math.nan)
+    m["step_overshoot_own_ratio"] = per_phase["steps"].get("step_overshoot_own_ratio", math.nan)
     m["max_velocity_sign_changes_per_s"] = per_phase["unreachable"].get(
         "max_velocity_sign_changes_per_s", math.nan
     )
@@ -151,8 +161,13 @@ def _phase_entry(
     path: TargetPath,
     vlim: Array,
     trace: SolveTrace | None,
+    timing: tuple[float, float],
 ) -> dict[str, Any]:
-    """The figures of one phase (``err_all``: :func:`position_errors`)."""
+    """The figures of one phase.
+
+    ``err_all``: :func:`position_errors`; ``timing``: the control period and the robot's
+    actuator lag [s].
+    """
     t0, t1 = ph.start_ns * 1e-9, ph.end_ns * 1e-9
     sel = (data.js_t >= t0) & (data.js_t < t1) & np.isfinite(err_all)
     entry: dict[str, Any] = {"duration_s": ph.duration, "feedforward": ph.feedforward}
@@ -167,7 +182,7 @@ def _phase_entry(
         entry["max_error_m"] = float(np.max(err_all[ss])) if ss.any() else math.nan
         entry["samples"] = int(np.count_nonzero(ss))
     elif ph.kind == "steps":
-        entry.update(_steps_entry(data, ph, path))
+        entry.update(_steps_entry(data, ph, path, *timing))
     else:
         last = sel & (data.js_t >= t1 - 0.2)
         entry["final_distance_m"] = float(np.mean(err_all[last])) if last.any() else math.nan
@@ -217,12 +232,24 @@ def sign_changes_per_s(cmds: Array, seconds: float, deadband: float = SIGN_DEADB
     return worst / seconds
 
 
-def _steps_entry(data: BagData, ph: Phase, path: TargetPath) -> dict[str, Any]:
-    """The step phase's figures: hold time, settle time of each step, mean and max, overshoot."""
+def _steps_entry(
+    data: BagData, ph: Phase, path: TargetPath, period: float, lag: float
+) -> dict[str, Any]:
+    """The step phase's figures: hold time, settle time of each step, mean and max, overshoot.
+
+    The overshoot: the largest of the steps', that largest less what was travelled while the
+    node's commands stalled (the controller's own), and per step both and the longest gap
+    between commands (:func:`step_overshoots`).
+    """
     settle = _settle_times(data, ph, path)
     st = [s for s in settle if s is not None]
+    over = step_overshoots(data, ph, path, period, lag)
     return {
-        "step_overshoot_ratio": _overshoot(data, ph, path),
+        "step_overshoot_ratio": max((o.ratio for o in over), default=0.0),
+        "step_overshoot_own_ratio": max((o.own_ratio for o in over), default=0.0),
+        "step_overshoots": [o.ratio for o in over],
+        "step_overshoots_stalled": [o.stalled_ratio for o in over],
+        "step_command_gap_max_s": [o.longest_gap_s for o in over],
         "step_hold_s": step_hold(ph),
         "settle_times_s": settle,
         "settle_time_mean_s": float(np.mean(st)) if st else math.nan,
@@ -295,26 +322,96 @@ def _runs(mask: NDArray[np.bool_]) -> int:
     return int(x[0] + np.count_nonzero(np.diff(x) == 1))
 
 
-def _overshoot(data: BagData, ph: Phase, path: TargetPath) -> float:
-    """The largest overshoot of a step, as a fraction of the step's length (0: none).
+@dataclass
+class StepOvershoot:
+    """How far the effector went past one step's target, and how much of it the node missed.
 
-    How far past its target the effector went along the step's direction.
+    Attributes:
+        ratio: the largest distance past the target along the step's direction, as a fraction
+            of the step's length (0: none).
+        stalled_ratio: the part of it travelled while the node sent no command for more than
+            :data:`STALL_PERIODS` control periods (the robot moving on its last command while
+            the node did not run: the host held it up), same unit, at most ``ratio``.
+        longest_gap_s: the longest time between two commands up to the overshoot's peak [s].
+    """
+
+    ratio: float
+    stalled_ratio: float
+    longest_gap_s: float
+
+    @property
+    def own_ratio(self) -> float:
+        """The overshoot the controller made: ``ratio`` less ``stalled_ratio``."""
+        return self.ratio - self.stalled_ratio
+
+
+def step_overshoots(
+    data: BagData, ph: Phase, path: TargetPath, period: float, lag: float = 0.0
+) -> list[StepOvershoot]:
+    """Each step's overshoot, and the part of it travelled while the node's commands stalled.
+
+    A command acts on the robot ``lag`` after it is sent and, in a loop that runs, until the next
+    one a ``period`` later; when the next one comes later than :data:`STALL_PERIODS` periods,
+    the robot moves on the last one from ``period`` after it (plus the lag) until the next one
+    acts. Its travel along the step within those windows, up to the overshoot's peak, is
+    ``stalled_ratio`` (at most the overshoot): a stall of the node, not of the controller's
+    law, carried the robot that far (a bound: a robot the stall left ahead of the node's plan
+    overshoots by at most that much more).
+
+    Args:
+        data: the bag's signals (``cmd_t``: the commands' times, the node's ticks where its
+            journal gives them).
+        ph: the steps phase, run.
+        path: the targets.
+        period: the node's control period [s].
+        lag: the robot's actuator lag [s] (0: it follows each command at once).
+
+    Returns:
+        One per step long enough to judge (a step shorter than 1 mm, or with fewer than two
+        joint states, has none).
     """
     hold = step_hold(ph)
     t0 = ph.start_ns * 1e-9
-    worst = 0.0
+    out = []
     for i in range(len(STEP_OFFSETS)):
         sel = (data.js_t >= t0 + i * hold) & (data.js_t < t0 + (i + 1) * hold)
-        if not sel.any():
+        if np.count_nonzero(sel) < 2:
             continue
-        ee = data.ee[sel]
-        step = path.step_target(i) - ee[0]
+        ee, t = data.ee[sel], data.js_t[sel]
+        target = path.step_target(i)
+        step = target - ee[0]
         length = float(np.linalg.norm(step))
         if length < 1e-3:
             continue
-        past = (ee - path.step_target(i)) @ (step / length)
-        worst = max(worst, float(np.max(past)) / length)
-    return worst
+        past = (ee - target) @ (step / length)
+        peak = int(np.argmax(past))
+        over = max(float(past[peak]), 0.0)
+        stalled, gap = _stalled_travel(data.cmd_t, t, past, float(t[peak]), period, lag)
+        out.append(StepOvershoot(over / length, min(stalled, over) / length, gap))
+    return out
+
+
+def _stalled_travel(
+    cmd_t: Array, t: Array, past: Array, t_peak: float, period: float, lag: float
+) -> tuple[float, float]:
+    """The travel toward the target [m] while the commands stalled, and the longest gap [s].
+
+    ``t``, ``past``: the step's joint states' times [s] and signed distances past the target
+    [m]; counted up to ``t_peak`` [s]. Travel the node did not command, before the target or
+    past it: what it brings the robot ahead of the node's plan the node has to brake away, at
+    most by overshooting that much.
+    """
+    ct = cmd_t[(cmd_t >= t[0] - lag - STALL_PERIODS * period) & (cmd_t <= t_peak)]
+    if ct.size < 2:
+        return 0.0, 0.0
+    gaps = np.diff(ct)
+    travel = 0.0
+    for k in np.flatnonzero(gaps > STALL_PERIODS * period):
+        a, b = ct[k] + period + lag, min(ct[k + 1] + lag, t_peak)
+        if b > a:
+            pa, pb = np.interp([a, b], t, past)
+            travel += max(float(pb - pa), 0.0)
+    return travel, float(np.max(gaps))
 
 
 def _settle_times(data: BagData, ph: Phase, path: TargetPath) -> list[float | None]:
@@ -343,8 +440,11 @@ def _settle_times(data: BagData, ph: Phase, path: TargetPath) -> list[float | No
 __all__ = [
     "SETTLE_BAND",
     "SETTLE_FLOOR",
+    "STALL_PERIODS",
     "STEADY_FRACTION",
+    "StepOvershoot",
     "compute_metrics",
     "position_errors",
     "sign_changes_per_s",
+    "step_overshoots",
 ]

@@ -8,8 +8,10 @@ same statuses and following: through a target held still, a moving target with a
 ``aim_ahead`` (aimed ahead by its estimated twist in the call; by an explicit twist, the call
 stops after its look), a target stream that pauses (its aim given up in the call), a step
 followed along a straight line (the parts), late and stale joint states (stale: the call
-stops after its look), a disabled output, with and without motion limits. The call is loaded
-when the controller is built.
+stops after its look), a disabled output, with and without motion limits, the posture beside
+the pose or on a level below it. The call is loaded when the controller is built. A scene with
+collision rows (updated in Python first) takes the parts: those ticks are checked with an
+aimed target, a second level and motion limits at once.
 """
 
 from __future__ import annotations
@@ -44,12 +46,14 @@ def tree() -> KinematicTree:
     return KinematicTree.from_urdf_file(REPO / "urdf" / "panda.urdf")
 
 
+@pytest.mark.parametrize("levels", [1, 2], ids=["one_level", "two_levels"])
 @pytest.mark.parametrize("aim", [True, False], ids=["aim_ahead", "no_aim"])
 @pytest.mark.parametrize("limited", [True, False], ids=["motion_limits", "velocity_only"])
 def test_the_fused_tick_does_what_the_parts_do(
-    tree: KinematicTree, limited: bool, aim: bool, monkeypatch: pytest.MonkeyPatch
+    tree: KinematicTree, limited: bool, aim: bool, levels: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fused, parts = panda_controller(tree, limited, aim), panda_controller(tree, limited, aim)
+    fused = panda_controller(tree, limited, aim, levels)
+    parts = panda_controller(tree, limited, aim, levels)
     codes: list[int] = []
     kernel = fused_tick_module.tick_command
 
@@ -203,3 +207,105 @@ def test_the_plans_fields_are_its_constructors_arguments_in_order() -> None:
     """A plan's fields are named by PLAN_FIELDS and filled by new_tick_plan's arguments in
     order: a field out of place would hold another field's array, unseen by the types."""
     assert tuple(inspect.signature(new_tick_plan.py_func).parameters) == PLAN_FIELDS
+
+
+def test_an_aimed_target_beside_an_obstacle_and_a_lower_level_is_the_parts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """All at once: a target moving by its estimated twist (aimed ahead) whose circle draws the
+    hand toward an obstacle (the collision rows active), a posture on a second level, motion
+    limits, late joint states. A scene whose collision rows are updated in Python first is not
+    solved in one call: such ticks take the parts whether the fused call is allowed or not,
+    the same commands bit for bit; the hand stays off the obstacle at its margin and follows
+    the target where the obstacle lets it, every command within the velocity limits."""
+    from robots import erd_urdf_path
+
+    from itasc_ros.core import ConstraintConfig, Controller, ControllerConfig
+    from itasc_ros.params import load_config
+
+    MARGIN = 0.02  # [m] noqa: N806
+    arm = [f"panda_joint{i}" for i in range(1, 8)]
+    tree = KinematicTree.from_urdf_file(erd_urdf_path("panda")).select_joints(arm)
+    start = tree.forward_kinematics(HOME, "panda_hand")
+    ball = start[:3, 3] + np.array([0.15, 0.0, 0.0])  # 15 cm ahead of the hand, 4 cm radius
+
+    def controller() -> Controller:
+        cfg = ControllerConfig(
+            constraints=[
+                ConstraintConfig("ee", "copy_pose", link="panda_hand"),
+                ConstraintConfig(
+                    "obs",
+                    "collision",
+                    self_collision=False,
+                    obstacles=[f"sphere {ball[0]} {ball[1]} {ball[2]} 0.04"],
+                    activation_distance=0.05,
+                    margin=MARGIN,
+                ),
+                ConstraintConfig("rest", "joint_value", priority=2, values=list(HOME)),
+            ],
+            control_rate=RATE,
+            input_timeout=0.1,
+            aim_ahead=True,
+        )
+        cfg.joint_limits = load_config(REPO / "config" / "panda.yaml").joint_limits
+        c = Controller(tree, cfg)
+        c.attach_journal(Journal())
+        return c
+
+    fused, parts = controller(), controller()
+    sent: list[int] = []
+    kernel = fused_tick_module.tick_command
+
+    def spy(*args: Any) -> Any:
+        out = kernel(*args)
+        sent.append(int(out[0]) == SENT)
+        return out
+
+    monkeypatch.setattr(fused_tick_module, "tick_command", spy)
+    obs = fused.constraint("obs")
+    names = tree.joint_names
+    q, now, nearest, near_ticks, max_ratio = HOME.copy(), 20.0, np.inf, 0, 0.0
+    err: list[float] = []
+    vmax = tree.velocity_limits
+    for k in range(1500):
+        now += 1.0 / RATE
+        pose = start.copy()  # a circle of 6 cm about the start, its near side in the ball
+        s = 2.0 * np.pi * k / 1000.0  # 2 s a turn: 0.19 m/s
+        pose[:3, 3] += 0.06 * np.array([np.sin(s), 1.0 - np.cos(s), 0.0])
+        quat = spatial.matrix_to_quat(pose)
+        late = 700 <= k < 720  # late joint states (within input_timeout)
+        for c in (fused, parts):
+            if not late:
+                c.set_joint_state(names, q, now, now)
+            c.set_target("ee", "", pose[:3, 3].copy(), quat, now, now)
+        a = fused.step(now)
+        with monkeypatch.context() as m:
+            m.setattr(FusedTick, "possible", lambda self: False)
+            b = parts.step(now)
+        assert a.status == b.status and a.reason == b.reason and a.status is Status.ACTIVE, k
+        assert a.qdot.tobytes() == b.qdot.tobytes(), k
+        assert a.shortfall == b.shortfall, k
+        for x, y in zip(tick_state(fused), tick_state(parts), strict=True):
+            assert x.tobytes() == y.tobytes(), k
+        if k % 25 == 0:
+            ja, jb = fused.journal, parts.journal
+            assert ja is not None and jb is not None
+            assert ja.take().tobytes() == jb.take().tobytes(), k
+        d = min(obs.distances().values())
+        nearest = min(nearest, d)
+        near_ticks += d < 0.05
+        max_ratio = max(max_ratio, float(np.max(np.abs(a.qdot) / vmax)))
+        q = q + a.qdot / RATE
+        if k % 500 == 0:  # the target on the circle's side away from the obstacle
+            err.append(
+                float(
+                    np.linalg.norm(tree.forward_kinematics(q, "panda_hand")[:3, 3] - pose[:3, 3])
+                )
+            )
+    print(
+        f"\nfused calls that sent: {sum(sent)}; nearest {1e3 * nearest:.2f} mm, "
+        f"{near_ticks} ticks within 5 cm, fastest {max_ratio:.3f} of a velocity limit"
+    )
+    assert near_ticks > 100 and nearest > 0.9 * MARGIN, (near_ticks, nearest)  # at the margin
+    assert max_ratio <= 1.0 + 1e-12
+    assert max(err) < 0.005, err
