@@ -89,11 +89,13 @@ def test_healthy_verdict_and_the_users_domain(demo: dict[str, Any]) -> None:
     assert "shared memory only" in lines[0]
     assert not re.search(r"\bnan\b", demo["stdout"], re.IGNORECASE)
     verdict = demo["metrics"]["verdict"]
-    # Healthy, or flagged only for stale-input stops, each with its cause: on a loaded machine
-    # a starved simulated robot (or a DDS delivery pause) makes the node stop as it promises,
-    # and the demo says so rather than call the run healthy. Any other flag fails.
-    stale_only = all("stale-input stop" in f for f in verdict["flags"])
-    assert verdict["healthy"] == (verdict["flags"] == []) and stale_only, verdict
+    # Healthy, or flagged only for what a loaded machine does, each with its cause: a starved
+    # simulated robot (or a DDS delivery pause) makes the node stop as it promises (stale-input
+    # stops), a node held up misses ticks (the loop rate: a wall-clock figure, the benchmarks'
+    # to judge); the demo says so rather than call the run healthy. Any other flag fails.
+    machine = ("stale-input stop", "loop rate ")
+    assert all(any(m in f for m in machine) for f in verdict["flags"]), verdict
+    assert verdict["healthy"] == (verdict["flags"] == []), verdict
     if verdict["healthy"]:
         assert lines[-2] == "itasc-demo: verdict: healthy", lines[-6:]  # before the JSON line
         assert "FLAG" not in demo["stdout"]

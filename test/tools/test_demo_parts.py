@@ -253,3 +253,16 @@ def test_a_steps_overshoot_travelled_while_the_node_stalled_is_the_hosts() -> No
         "commands were 12 ms apart"
     ]
     assert len(health_notes(m)) == 1  # step 2's
+
+
+def test_a_low_loop_rate_names_whether_the_ticks_or_the_machine_took_the_time() -> None:
+    phases = plan_phases(40.0)
+    js = JointStateTimes(np.zeros(0), np.zeros(0))
+    m = {**_metrics(0.0, 0.0), "max_joint_acceleration_ratio": 0.5, "loop_rate_hz": 150.0}
+    m["solve_time_mean_ms"] = 0.3
+    assert limit_flags(m, None, phases, js, 0.1) == [
+        "loop rate 150.0 Hz < 80 % of 250 Hz: a tick took 0.30 ms on average (period 4.0 ms): "
+        "the node was held up between them (a busy machine)"
+    ]
+    m["solve_time_mean_ms"] = 3.5
+    assert limit_flags(m, None, phases, js, 0.1)[0].endswith("its ticks fill the period")

@@ -279,6 +279,7 @@ def limit_flags(
     if not rate >= LOOP_RATE_FRACTION * control:
         flags.append(
             f"loop rate {rate:.1f} Hz < {100 * LOOP_RATE_FRACTION:.0f} % of {control:g} Hz"
+            f"{_loop_cause(m, control)}"
         )
     rc = m.get("replay_compare")
     if rc is None:
@@ -289,6 +290,20 @@ def limit_flags(
             f"mismatches, {rc['compared']}/{rc['commands']} compared)"
         )
     return flags
+
+
+def _loop_cause(m: dict[str, Any], control: float) -> str:
+    """``: ...``: whether the node's own ticks fill its period or the machine held it up."""
+    mean = float(m.get("solve_time_mean_ms", math.nan))
+    if not math.isfinite(mean):
+        return ""
+    period = 1e3 / control
+    why = (
+        "its ticks fill the period"
+        if mean > 0.5 * period
+        else "the node was held up between them (a busy machine)"
+    )
+    return f": a tick took {mean:.2f} ms on average (period {period:.1f} ms): {why}"
 
 
 def health_notes(m: dict[str, Any]) -> list[str]:
