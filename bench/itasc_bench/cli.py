@@ -10,7 +10,9 @@ Subcommands (``--json`` prints one JSON object on the last line):
   ``tick_ratio_vs_pykdl``; with a new target pose set every tick (checked, as KDL's tick takes
   one), ``tick_with_target_ratio_vs_pykdl``; the node's tick and KDL's on a moving arm (the
   target circling, the joints following each command: every Jacobian new),
-  ``node_tick_moving_ratio_vs_pykdl``; beside PlaCo and Drake's differential IK, which
+  ``node_tick_moving_ratio_vs_pykdl``, and the same ticks made once per period of a 250 Hz
+  node (a sleep before each: what a node pays, its caches no longer warm),
+  ``node_tick_paced_ratio_vs_pykdl``; beside PlaCo and Drake's differential IK, which
   put the same joint and velocity limits inside their solve (``tick_ratio_vs_placo``,
   ``tick_ratio_vs_drake``). Also a Talos tick with four constraints, and the Panda with a pose
   and a posture at one priority level vs two (``priorities``) (:mod:`itasc_bench.tick`).

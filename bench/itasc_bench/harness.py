@@ -72,4 +72,34 @@ def time_interleaved(
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-__all__ = ["TALOS_URDF", "TimedElsewhere", "erd_urdf", "time_interleaved"]
+def time_paced(
+    funcs: Mapping[str, Callable[[], Any]], period: float, calls: int
+) -> dict[str, float]:
+    """Median seconds of one call of each function, each call made after a sleep of ``period``.
+
+    A tick as a node makes it, once per control period: its code and data are no longer where
+    back-to-back calls keep them (the caches, the branch predictors; on a shared machine other
+    processes have run in between). The functions take turns, one call each per round.
+
+    Args:
+        funcs: Name -> the call to time (no arguments).
+        period: The sleep before each call [s].
+        calls: Calls per function (after a warm-up of ``min(calls, 50)`` back-to-back calls).
+
+    Returns:
+        Name -> the median time of one call [s].
+    """
+    samples: dict[str, list[float]] = {k: [] for k in funcs}
+    for f in funcs.values():
+        for _ in range(min(calls, 50)):
+            f()
+    for _ in range(calls):
+        for name, f in funcs.items():
+            time.sleep(period)
+            t0 = time.perf_counter()
+            f()
+            samples[name].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+__all__ = ["TALOS_URDF", "TimedElsewhere", "erd_urdf", "time_interleaved", "time_paced"]

@@ -42,7 +42,7 @@ from itasc_ros.core.kinematics.spatial import matrix_to_quat
 from itasc_ros.params import load_config
 from itasc_ros.tools.resources import robot_urdf, share_file
 
-from .harness import TALOS_URDF, TimedElsewhere, erd_urdf, time_interleaved
+from .harness import TALOS_URDF, TimedElsewhere, erd_urdf, time_interleaved, time_paced
 from .peers import DrakePeer, KdlPeer, PeerUnavailable, PlacoPeer
 from .report import print_table
 
@@ -346,6 +346,33 @@ def _panda_ticks(
     return funcs, target
 
 
+PACED_PERIOD = 0.004
+"""[s] The paced ticks' period: config/panda.yaml's control rate, 250 Hz."""
+
+
+def _paced(
+    funcs: dict[str, Callable[[], Any] | TimedElsewhere], hot: dict[str, float], number: int
+) -> dict[str, Any]:
+    """The moving ticks, the node's and KDL's, each after a sleep of :data:`PACED_PERIOD`.
+
+    As a node ticks at its control rate (:func:`~itasc_bench.harness.time_paced`), beside
+    their times back to back (``hot``, [s]): ``*_us`` [us], ``ratio_vs_pykdl``, and each
+    one's ``*_vs_back_to_back`` (how much slower a tick is at that pace).
+    """
+    node, kdl = funcs["controller_node_tick_moving"], funcs["pykdl_moving"]
+    if isinstance(node, TimedElsewhere) or isinstance(kdl, TimedElsewhere):
+        raise TypeError("the moving ticks are timed in this process")
+    paced = time_paced({"node": node, "kdl": kdl}, PACED_PERIOD, max(20, min(300, number)))
+    return {
+        "period_ms": 1e3 * PACED_PERIOD,
+        "node_tick_moving_us": 1e6 * paced["node"],
+        "pykdl_moving_us": 1e6 * paced["kdl"],
+        "ratio_vs_pykdl": paced["node"] / paced["kdl"],
+        "node_tick_moving_vs_back_to_back": paced["node"] / hot["controller_node_tick_moving"],
+        "pykdl_moving_vs_back_to_back": paced["kdl"] / hot["pykdl_moving"],
+    }
+
+
 def _kdl_moving(kdl: KdlPeer, q: np.ndarray, target: np.ndarray) -> Callable[[], Any]:
     """KDL's tick on the moving ticks' path: the circling target, joints that follow it."""
     joints, ticks = [q.copy()], [0]
@@ -473,7 +500,9 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
         compiled and Python calls per tick (``node_tick_calls``) and where its time goes
         (``node_tick_parts``: :func:`bench_node_tick_parts`); with PyKDL,
         ``node_tick_compiled_ratio_vs_pykdl``: the node's tick's ratio to PyKDL's times the
-        share of it in compiled calls (what the ratio would be with no Python in the tick).
+        share of it in compiled calls (what the ratio would be with no Python in the tick);
+        and ``paced``: the moving ticks, the node's and KDL's, made once per period of a
+        250 Hz node (:func:`_paced`), ``node_tick_paced_ratio_vs_pykdl``.
     """
     out: dict[str, Any] = {}
     xml = robot_urdf("panda").read_text()
@@ -483,6 +512,9 @@ def bench_tick(number: int, repeats: int) -> dict[str, Any]:
         funcs, target = _panda_ticks(xml, tree, q, out, stack)
         t = time_interleaved(funcs, number, repeats)
     out["panda"] = _panda_row(t, out)
+    if "pykdl_moving" in funcs:
+        out["paced"] = _paced(funcs, t, number)
+        out["node_tick_paced_ratio_vs_pykdl"] = out["paced"]["ratio_vs_pykdl"]
     limited = _node_tick_configs()[1]
     out["node_tick_calls"] = calls_per_call(
         lambda: _controller_tick(tree, limited, Journal(), q, target), "itasc_ros"
@@ -561,6 +593,7 @@ def tick_command(args: argparse.Namespace) -> dict[str, Any]:
     for key in (
         "node_tick_ratio_vs_pykdl",
         "node_tick_moving_ratio_vs_pykdl",
+        "node_tick_paced_ratio_vs_pykdl",
         "node_tick_compiled_ratio_vs_pykdl",
         "tick_ratio_vs_pykdl",
         "tick_ratio_vs_placo",

@@ -100,3 +100,25 @@ def test_tick_json_says_where_the_node_tick_goes(tick_json) -> None:
             parts["compiled_share"] * tick_json["node_tick_ratio_vs_pykdl"],
             rel_tol=1e-12,
         )
+
+
+def test_tick_json_paces_the_moving_ticks_as_a_node(tick_json) -> None:
+    """The node's and KDL's moving ticks made once per period of a 250 Hz node, beside their
+    times back to back: each ratio is of the figures it names."""
+    tick = tick_json["tick"]
+    if "pykdl_moving_us" not in tick["panda"]:
+        assert "paced" not in tick
+        return
+    paced = tick["paced"]
+    assert paced["period_ms"] == 4.0
+    node, kdl = paced["node_tick_moving_us"], paced["pykdl_moving_us"]
+    assert 0.0 < node < 1e5 and 0.0 < kdl < 1e5
+    assert math.isclose(paced["ratio_vs_pykdl"], node / kdl, rel_tol=1e-12)
+    assert tick_json["node_tick_paced_ratio_vs_pykdl"] == paced["ratio_vs_pykdl"]
+    panda = tick["panda"]
+    for key, hot in (
+        ("node_tick_moving", panda["controller_node_tick_moving_us"]),
+        ("pykdl_moving", panda["pykdl_moving_us"]),
+    ):
+        ratio = paced[f"{key}_us"] / hot
+        assert math.isclose(paced[f"{key}_vs_back_to_back"], ratio, rel_tol=1e-9)
