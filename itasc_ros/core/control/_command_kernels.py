@@ -12,6 +12,7 @@ stays the path of a scene whose tick is not compiled.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from numba import njit, types
@@ -24,17 +25,29 @@ from ..solve.workspace import J_BOX_HI, J_BOX_LO, J_INFO, J_Q, J_QDOT, N, scene_
 from ._journal_kernels import write_tick
 from ._packed import (
     JS_HEADER,
+    JS_ORDER,
     JS_STAMP,
+    ORDER_OFFSET,
+    ORDER_RECEIVED,
+    ORDER_SOURCE,
     T_HAS_POSE,
     T_HEADER,
     T_JOG_FRESH,
     T_POSE_FRESH,
+    T_SOURCE,
     T_STAMP,
     T_TWIST_FRESH,
 )
-from ._target_kernels import TWIST_ZEROED, extrapolate_pose, take_stream_twist
+from ._target_kernels import (
+    TWIST_ZEROED,
+    aim_twist,
+    cap_twist,
+    extrapolate_pose,
+    take_stream_twist,
+)
 from ._tick_kernels import ELAPSED, JOINTS_FRESH, LAST_STEP, ODOM_FRESH, look
 from .following import judge_tasks
+from .journal import TwistSource
 from .prediction import FRESH_NORM, INSTANT, LATE, Q, cap_into, take_sent
 from .prediction import SENT as SENT_ROW
 
@@ -45,6 +58,7 @@ NOT_SOLVED, NOT_FINITE, OUTSIDE, SENT = -2, -1, 0, 1
 #: :func:`tick_command` stopped after the tick's look: the rest of the tick is the
 #: controller's (a stale joint state or odometry, a jog, a moving target to aim ahead).
 LOOKED = -3
+_EXPLICIT = float(TwistSource.EXPLICIT)  # a stream's packed twist source: its twist topic
 
 
 @njit(cache=True)
@@ -257,7 +271,8 @@ def take_solved(  # pragma: no cover - compiled
 PLAN_FIELDS = (
     "clock", "period", "timeout", "joint_state", "streams", "measured", "stamps", "state",
     "values", "lag", "late", "need_odom", "aim", "twist", "estimate", "applied", "given",
-    "aim_here", "pose", "aimed", "dest", "aiming", "fk",
+    "aim_here", "pose", "aimed", "dest", "aiming", "twist_clock", "accel", "mean_twist",
+    "aimed_twist", "latency", "max_speed", "max_angular_speed", "fk",
     "ints", "floats", "poses", "full", "sel", "q_full", "model", "joints", "rows", "joint_flags",
     "row_flags", "motion", "motion_box", "held", "lim_par", "u", "dt", "clamp", "limit", "boxed",
     "method", "lam_max", "eps", "gamma_max", "capped", "vmax", "out", "v", "a", "active",
@@ -291,7 +306,8 @@ structref.define_proxy(TickPlan, TickPlanType, list(PLAN_FIELDS))
 @njit(cache=True)
 def new_tick_plan(  # pragma: no cover - compiled
     clock, period, timeout, joint_state, streams, measured, stamps, state, values, lag, late,
-    need_odom, aim, twist, estimate, applied, given, aim_here, pose, aimed, dest, aiming, fk,
+    need_odom, aim, twist, estimate, applied, given, aim_here, pose, aimed, dest, aiming,
+    twist_clock, accel, mean_twist, aimed_twist, latency, max_speed, max_angular_speed, fk,
     ints, floats, poses, full, sel, q_full, model, joints, rows, joint_flags, row_flags, motion,
     motion_box, held, lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps, gamma_max,
     capped, vmax, out, v, a, active, tasks, status, arrays,
@@ -299,7 +315,8 @@ def new_tick_plan(  # pragma: no cover - compiled
     """A :class:`TickPlan` of these values (:data:`PLAN_FIELDS`; :func:`tick_command`'s)."""
     return TickPlan(
         clock, period, timeout, joint_state, streams, measured, stamps, state, values, lag, late,
-        need_odom, aim, twist, estimate, applied, given, aim_here, pose, aimed, dest, aiming, fk,
+        need_odom, aim, twist, estimate, applied, given, aim_here, pose, aimed, dest, aiming,
+        twist_clock, accel, mean_twist, aimed_twist, latency, max_speed, max_angular_speed, fk,
         ints, floats, poses, full, sel, q_full, model, joints, rows, joint_flags, row_flags,
         motion, motion_box, held, lim_par, u, dt, clamp, limit, boxed, method, lam_max, eps,
         gamma_max, capped, vmax, out, v, a, active, tasks, status, arrays,
@@ -312,10 +329,10 @@ def tick_command(plan, now, odom_stamp, buf, at, revision):  # pragma: no cover 
 
     The tick's look at its inputs (:func:`~._tick_kernels.look`); then, when the joint state
     (and the odometry, ``need_odom``) is fresh and the target stream (at most one, the row of
-    ``streams``) neither jogs nor, with ``aim``, moves by an explicit twist (whose aim is the
-    controller's), the stream's twist taken (:func:`~._target_kernels.take_stream_twist`)
+    ``streams``) does not jog (nor, with ``aim``, moves while the call cannot aim it), the
+    stream's twist taken (:func:`~._target_kernels.take_stream_twist`)
     and, when it changed, given to its constraint (``given``), the target aimed ahead by its
-    estimated twist (:func:`_aim`); the scene's ``q`` set to the prediction's positions;
+    twist (:func:`_aim`); the scene's ``q`` set to the prediction's positions;
     then :func:`solve_command`. The same calls, in the same order, on
     the same arrays as the controller's tick through its parts.
 
@@ -336,7 +353,11 @@ def tick_command(plan, now, odom_stamp, buf, at, revision):  # pragma: no cover 
             constraint's target pose); else a target to aim leaves the rest to the
             controller. ``pose``, ``aimed``: (4, 4) the stream's pose and its aimed pose;
             ``dest``: (4, 4) its constraint's target pose; ``aiming``: (1,) in/out, the
-            constraint's target is ``aimed``.
+            constraint's target is ``aimed``. An explicit twist's aim: ``twist_clock`` (1,)
+            its time [s], ``accel`` (6,) its filtered change rate, ``mean_twist`` (6,) work,
+            ``aimed_twist`` (6,) out: the twist when the command acts; ``latency`` the
+            command's delivery [s] (``command_latency``; < 0: the joint states' most
+            punctual), ``max_speed`` [m/s], ``max_angular_speed`` [rad/s] the target speeds.
             The others: :func:`solve_command`'s of the same names (the scene's ``q`` is set in
             ``joints``).
         now: :func:`~._tick_kernels.look`'s [s].
@@ -360,20 +381,16 @@ def tick_command(plan, now, odom_stamp, buf, at, revision):  # pragma: no cover 
         s, twist, estimate, applied, given = streams[0], p.twist, p.estimate, p.applied, p.given
         if (
             s[T_JOG_FRESH] != 0.0
-            or (
-                p.aim
-                and (not p.aim_here or s[T_TWIST_FRESH] != 0.0)
-                and _moving(s, twist, estimate)
-            )
+            or (p.aim and not p.aim_here and _moving(s, twist, estimate))
             or (not p.aim_here and p.aiming[0] != 0.0)
-        ):  # a jog, an explicit twist to aim: the controller's parts
+        ):  # a jog, a target to aim that the call cannot: the controller's parts
             return LOOKED, -1, 0.0
         took = take_stream_twist(s, twist, estimate, applied)
         if took >= 2:  # changed: given to the constraint
             for i in range(6):
                 given[i] = 0.0 if took == TWIST_ZEROED else applied[i]
         if p.aim_here:
-            _aim(p, s, applied, given, p.aim and took % 2 == 1)
+            _aim(p, s, applied, given, p.aim and took % 2 == 1, now)
     model, joints = p.model, p.joints
     n, o = model[N], model[J_Q]
     for i in range(n):
@@ -409,14 +426,15 @@ def plan_command(plan, buf, at, revision):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _aim(p, s, applied, given, moving):  # pragma: no cover - compiled
-    """The stream's target aimed ahead by its estimated twist, or no longer (``plan`` ``p``).
+def _aim(p, s, applied, given, moving, now):  # pragma: no cover - compiled
+    """The stream's target aimed ahead by its twist, or no longer (``plan`` ``p``).
 
-    :class:`~.aim.TargetAim`'s aim of a stream whose twist is its estimate (``moving``: with
-    ``aim_ahead``, not zero): the pose moved on by it to the joint state's instant, and the
-    actuator lag (``pose`` to ``aimed``), given to the constraint (``dest``); once the
-    stream no longer moves (or ``aim_ahead`` is off), its pose and twist as received given
-    again. ``aiming`` (1,): whether the constraint's target is ``aimed``.
+    :class:`~.aim.TargetAim`'s aim (``moving``: with ``aim_ahead``, its twist not zero): the
+    pose moved on to the joint state's instant, and the actuator lag (``pose`` to ``aimed``),
+    given to the constraint (``dest``); by an explicit twist, that twist moved on by its
+    change rate (:func:`_aim_explicit`); once the stream no longer moves (or ``aim_ahead`` is
+    off), its pose and twist as received given again. ``aiming`` (1,): whether the
+    constraint's target is ``aimed``. ``now``: the tick's time [s].
     """
     aiming, dest = p.aiming, p.dest
     if moving:
@@ -425,12 +443,16 @@ def _aim(p, s, applied, given, moving):  # pragma: no cover - compiled
         measured = (header if header == header else stamp) + max(p.values[INSTANT] - stamp, 0.0)
         cap = 0.5 * p.timeout
         h = s[T_HEADER]
-        lead = min(max(measured - (h if h == h else s[T_STAMP]), -cap), cap)
-        if aiming[0] != 0.0:
-            for i in range(6):
-                given[i] = applied[i]
+        at = h if h == h else s[T_STAMP]
+        lead = min(max(measured - at, -cap), cap)
         aimed = p.aimed
-        extrapolate_pose(p.pose, applied, lead + p.lag, aimed)
+        if s[T_SOURCE] == _EXPLICIT:
+            _aim_explicit(p, applied, given, now + _delivery(p.latency, js) + p.lag, at, lead)
+        else:
+            if aiming[0] != 0.0:
+                for i in range(6):
+                    given[i] = applied[i]
+            extrapolate_pose(p.pose, applied, lead + p.lag, aimed)
         for i in range(4):
             for j in range(4):
                 dest[i, j] = aimed[i, j]
@@ -447,6 +469,49 @@ def _aim(p, s, applied, given, moving):  # pragma: no cover - compiled
             still = still and applied[i] == 0.0
         for i in range(6):
             given[i] = 0.0 if still else applied[i]
+
+
+@njit(cache=True, nogil=True)
+def _aim_explicit(p, applied, given, acts, at, lead):  # pragma: no cover - compiled
+    """An explicit twist's aim: :class:`~.aim.TargetAim`'s, second order.
+
+    The twist moved on by its change rate to ``acts`` (when the command acts [s]: given to
+    the constraint) and to the middle of the pose's lead (its mean over it), each lead from
+    the twist's time and within +-``input_timeout / 2``, each twist within the target speeds;
+    the pose (stamped ``at`` [s]) moved on by the mean twist for ``lead`` [s], then straight
+    on for the actuator lag (into ``aimed``).
+    """
+    cap = 0.5 * p.timeout
+    t0 = p.twist_clock[0]
+    mean, aimed_twist, aimed = p.mean_twist, p.aimed_twist, p.aimed
+    aim_twist(
+        applied, p.accel, min(max(acts - t0, -cap), cap),
+        min(max(at + 0.5 * lead - t0, -cap), cap), mean, aimed_twist,
+    )  # fmt: skip
+    cap_twist(aimed_twist, p.max_speed, p.max_angular_speed)
+    cap_twist(mean, p.max_speed, p.max_angular_speed)
+    extrapolate_pose(p.pose, mean, lead, aimed)
+    if p.lag > 0.0:  # where the joints head for: the target lag ahead, straight
+        extrapolate_pose(aimed, mean, p.lag, aimed)
+    for i in range(6):
+        given[i] = aimed_twist[i]
+
+
+@njit(cache=True, nogil=True)
+def _delivery(latency, js):  # pragma: no cover - compiled
+    """How long [s] from a tick until the robot applies its command.
+
+    ``latency`` (``command_latency``), or when it is negative the joint states' most punctual
+    delivery (their stamp order's offset, in the packed joint state ``js``; 0 while unknown):
+    :meth:`~.aim.TargetAim._command_delivery`.
+    """
+    if latency >= 0.0:
+        return latency
+    kept, source = js[JS_ORDER + ORDER_OFFSET], js[JS_ORDER + ORDER_SOURCE]
+    offset = kept
+    if kept == math.inf and source == source:  # the anchor alone: its own
+        offset = js[JS_ORDER + ORDER_RECEIVED] - source
+    return offset if 0.0 <= offset < math.inf else 0.0
 
 
 @njit(cache=True, nogil=True)

@@ -8,10 +8,9 @@ machine code of the solve comes back cold from the Python between: more than the
 compiled call (:func:`~._command_kernels.tick_command`) when the tick is the common one: a
 single robot, at most one target stream that neither follows a straight-line reference nor
 is held in the world frame, a scene whose solve reads the joint positions in its compiled
-call only; a target that moves by its estimated twist is aimed ahead in the call too.
-Whatever the tick's time finds (a stale joint state or odometry, a jog, a target moving by an
-explicit twist, whose aim is the controller's) stops the call after its look, and the
-controller's parts do the rest.
+call only; a target that moves, by its estimated twist or by an explicit one, is aimed ahead in
+the call too. Whatever the tick's time finds (a stale joint state or odometry, a jog) stops the
+call after its look, and the controller's parts do the rest.
 """
 
 from __future__ import annotations
@@ -70,6 +69,7 @@ class FusedTick:
         self._clock = clock
         self._capped = capped
         self._command = command
+        self._mean_twist = np.zeros(6)  # (6,) work of an explicit twist's aim in the call
         self._streams = list(inputs.targets.items())
         self._plan: TickPlan | None = None  # the compiled call's arrays and settings
         self._plan_key: tuple[Any, ...] = ()  # what they were gathered from (_planned)
@@ -108,7 +108,7 @@ class FusedTick:
 
         A single robot with a joint state, at most one target stream that follows no
         straight-line reference (a step, a jog) and is not held in the world frame (one
-        aimed ahead by its estimated twist is aimed in the call).
+        aimed ahead by its twist is aimed in the call).
         """
         inputs = self._inputs
         if len(self._streams) > 1 or inputs.robots.names or not inputs.joints.has_state:
@@ -213,16 +213,21 @@ class FusedTick:
             here = bool(dest.flags.c_contiguous)  # else its aim is the controller's parts'
             stream: tuple[Any, ...] = (
                 st.twist, st.estimate, st.applied, c.twist_store, here, st.pose, st.aimed,
-                dest if here else st.new_pose, st.aim_flag,
+                dest if here else st.new_pose, st.aim_flag, st.twist_clock, st.accel,
+                self._mean_twist, st.aimed_twist,
             )  # fmt: skip
         else:
             stream = (_NO_TWIST, _NO_TWIST, _NO_TWIST, _NO_TWIST, False) + (_NO_POSE,) * 3
-            stream += (_NO_FLAG,)
+            stream += (_NO_FLAG, _NO_FLAG, _NO_TWIST, _NO_TWIST, _NO_TWIST)
         states, arrays = self._recorder.watched
+        speeds = (
+            float(cfg.command_latency), float(cfg.max_target_speed),
+            float(cfg.max_target_angular_speed),
+        )  # fmt: skip
         return new_tick_plan(  # type: ignore[call-arg]
             self._clock, model.dt, float(cfg.input_timeout), js.s, states, js.q, js.stamps,
             pred.state, pred.values, float(cfg.actuator_lag), pred.period,
-            bool(model.base_joints), bool(cfg.aim_ahead), *stream, *args, self._capped,
+            bool(model.base_joints), bool(cfg.aim_ahead), *stream, *speeds, *args, self._capped,
             model.vmax_hard, self._command, lim.v, lim.a, lim.active, following.tasks,
             ACTIVE_CODE, arrays,
         )  # fmt: skip
@@ -241,6 +246,7 @@ class FusedTick:
         n, k = js.q.shape[0], len(scene.result.constraint_names)
         twists: list[Any] = [np.zeros(6) for _ in range(4)]
         twists += [True, np.eye(4), np.eye(4), np.eye(4), np.zeros(1)]  # and the aim's
+        twists += [np.zeros(1), np.zeros(6), np.zeros(6), np.zeros(6), 0.0, 1.0, 1.0]
         plan = new_tick_plan(  # type: ignore[call-arg]
             self._clock.copy(), model.dt, 0.1, js.s.copy(), inputs.stream_states.copy(),
             js.q.copy(), js.stamps.copy(), pred.state.copy(), pred.values.copy(), 0.0,

@@ -263,7 +263,7 @@ class TargetStream:
         self.twist = np.zeros(6)  # (6,) last explicit twist (root frame)
         self.twist_stamp = -math.inf  # [s] its reception time
         self.twist_order = StampOrder()  # header stamps of the twists
-        self.twist_time = -math.inf  # [s] the last explicit twist's stamp (else reception)
+        self.twist_clock = np.full(1, -math.inf)  # (1,) where twist_time is kept
         self.accel = np.zeros(6)  # (6,) the explicit twists' filtered change rate [/s]
         self.aimed_twist = np.zeros(6)  # (6,) work array: the twist when the command acts
         self.given_twist = np.zeros(6)  # (6,) the twist the constraint had at the last solve
@@ -298,6 +298,18 @@ class TargetStream:
     @aiming.setter
     def aiming(self, value: bool) -> None:
         self.aim_flag[0] = 1.0 if value else 0.0
+
+    @property
+    def twist_time(self) -> float:
+        """[s] the last explicit twist's header stamp (else its reception; -inf: none).
+
+        Kept in :attr:`twist_clock` (1,), which a compiled tick reads.
+        """
+        return self.twist_clock.item(0)
+
+    @twist_time.setter
+    def twist_time(self, value: float) -> None:
+        self.twist_clock[0] = value
 
     @property
     def stamp(self) -> float:

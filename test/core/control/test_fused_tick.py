@@ -5,8 +5,8 @@ the tick's record in one compiled call (``tick_command``) when the tick is the c
 Two controllers fed the same inputs, one allowed that call and one made to take the tick's
 parts, send the same commands bit for bit, write the same journal bit for bit and report the
 same statuses and following: through a target held still, a moving target with and without
-``aim_ahead`` (aimed ahead by its estimated twist in the call; by an explicit twist, the call
-stops after its look), a target stream that pauses (its aim given up in the call), a step
+``aim_ahead`` (aimed ahead in the call by its estimated twist, and by an explicit one: to
+second order, its change rate), a target stream that pauses (its aim given up in the call), a step
 followed along a straight line (the parts), late and stale joint states (stale: the call
 stops after its look), a disabled output, with and without motion limits, the posture beside
 the pose or on a level below it. The call is loaded when the controller is built. A scene with
@@ -67,7 +67,7 @@ def test_the_fused_tick_does_what_the_parts_do(
     start = tree.forward_kinematics(HOME, "panda_hand")
     names = tree.joint_names
     q = HOME.copy()
-    now, seen, gave_up = 100.0, set(), 0
+    now, seen, gave_up, explicit_sent = 100.0, set(), 0, 0
     stream = fused._inputs.targets["ee"]
     for k in range(900):
         now += 1.0 / RATE
@@ -79,19 +79,26 @@ def test_the_fused_tick_does_what_the_parts_do(
             for c in (fused, parts):
                 c.set_joint_state(names, q, now, now)
         pose = start.copy()
+        twist = None
         if 150 <= k % 300 < 250:  # the target moves and comes back (its twist estimated)
             s = 2.0 * np.pi * (k % 300 - 150) / 100.0
             pose[:3, 3] += 0.005 * (1.0 - np.cos(s)) * np.array([1.0, 0.5, 0.0])
+            if k >= 300:  # then with its explicit twist too (aimed by it, second order)
+                speed = 0.005 * np.sin(s) * 2.0 * np.pi / 100.0 * RATE
+                twist = np.array([speed, 0.5 * speed, 0.0, 0.0, 0.0, 0.02])
         quat = spatial.matrix_to_quat(pose)
         paused = 785 <= k < 845  # no pose: the stream goes stale, its aim is given up
         for c in (fused, parts):
             if not paused:
                 c.set_target("ee", "", pose[:3, 3].copy(), quat, now, now)
+                if twist is not None:
+                    c.set_target_twist("ee", "", twist, now, now - 0.001)
             c.set_enabled(not 600 <= k < 620)  # the output off for a while, then on again
         aiming, calls = stream.aiming, len(codes)
         a = fused.step(now)
         seen.add(a.status)
         gave_up += aiming and not stream.aiming and codes[calls:] == [SENT]
+        explicit_sent += twist is not None and codes[calls:] == [SENT]
         with monkeypatch.context() as m:
             m.setattr(FusedTick, "possible", lambda self: False)
             b = parts.step(now)
@@ -111,6 +118,7 @@ def test_the_fused_tick_does_what_the_parts_do(
     # its look when the tick was not the common one (a stale state)
     assert codes.count(SENT) > 500, codes
     assert gave_up == (1 if aim else 0)
+    assert explicit_sent > 100, explicit_sent  # a target moving by its explicit twist: aimed
     assert LOOKED in codes
     assert {Status.ACTIVE, Status.STALE} <= seen and seen & {Status.DISABLED, Status.STOPPING}
 
@@ -146,19 +154,22 @@ CHANGES: dict[int, Any] = {
     330: lambda c: c.update_parameters(velocity_scale=0.5, joint_limit_margin=0.05),
     360: lambda c: c.update_parameters(actuator_lag=0.01),
     375: lambda c: c.update_parameters(input_timeout=0.2),
+    380: lambda c: c.update_parameters(command_latency=0.003),
+    385: lambda c: c.update_parameters(max_target_speed=0.6, max_target_angular_speed=0.01),
     390: lambda c: c.update_parameters(constraints={"ee": {"feedforward": False}}),
 }
 
 
+@pytest.mark.parametrize("aim", [True, False], ids=["aim_ahead", "no_aim"])
 @pytest.mark.parametrize("limited", [True, False], ids=["motion_limits", "velocity_only"])
 def test_the_fused_tick_follows_every_live_change_as_the_parts_do(
-    tree: KinematicTree, limited: bool, monkeypatch: pytest.MonkeyPatch
+    tree: KinematicTree, limited: bool, aim: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The fused call keeps the tick's arrays and settings between ticks (its plan): after each
     live change (a setting in place or a new scene, a constraint disabled and enabled again,
     the journal detached and attached) it commands what the parts command, bit for bit, on a
     target that moves all along; and it made those ticks itself."""
-    fused, parts = panda_controller(tree, limited, False), panda_controller(tree, limited, False)
+    fused, parts = panda_controller(tree, limited, aim), panda_controller(tree, limited, aim)
     sent: list[int] = []
     kernel = fused_tick_module.tick_command
     k = 0
@@ -182,9 +193,13 @@ def test_the_fused_tick_follows_every_live_change_as_the_parts_do(
         s = 2.0 * np.pi * k / 200.0
         pose[:3, 3] += 0.02 * np.array([np.sin(s), 1.0 - np.cos(s), 0.5 * np.sin(2.0 * s)])
         quat = spatial.matrix_to_quat(pose)
+        w = 2.0 * np.pi / 200.0 * RATE  # [rad/s] ds/dt
+        v = 0.02 * w * np.array([np.cos(s), np.sin(s), np.cos(2.0 * s)])
         for c in (fused, parts):
             c.set_joint_state(names, q, now, now)
             c.set_target("ee", "", pose[:3, 3].copy(), quat, now, now)
+            if k >= 100:  # from here on with its explicit twist too
+                c.set_target_twist("ee", "", [*v, 0.0, 0.0, 0.05], now, now)
         a = fused.step(now)
         with monkeypatch.context() as m:
             m.setattr(FusedTick, "possible", lambda self: False)
