@@ -200,15 +200,7 @@ def test_the_fused_tick_follows_every_live_change_as_the_parts_do(
             c.set_target("ee", "", pose[:3, 3].copy(), quat, now, now)
             if k >= 100:  # from here on with its explicit twist too
                 c.set_target_twist("ee", "", [*v, 0.0, 0.0, 0.05], now, now)
-        a = fused.step(now)
-        with monkeypatch.context() as m:
-            m.setattr(FusedTick, "possible", lambda self: False)
-            b = parts.step(now)
-        assert a.status == b.status and a.reason == b.reason and a.status is Status.ACTIVE, k
-        assert a.qdot.tobytes() == b.qdot.tobytes(), k
-        assert a.shortfall == b.shortfall, k
-        for x, y in zip(tick_state(fused), tick_state(parts), strict=True):
-            assert x.tobytes() == y.tobytes(), k
+        a = _active_twins(fused, parts, now, monkeypatch, k)
         ja, jb = fused.journal, parts.journal
         if ja is not None and jb is not None and k % 10 == 0:
             assert ja.take().tobytes() == jb.take().tobytes(), k
@@ -293,15 +285,7 @@ def test_an_aimed_target_beside_an_obstacle_and_a_lower_level_is_the_parts(
             if not late:
                 c.set_joint_state(names, q, now, now)
             c.set_target("ee", "", pose[:3, 3].copy(), quat, now, now)
-        a = fused.step(now)
-        with monkeypatch.context() as m:
-            m.setattr(FusedTick, "possible", lambda self: False)
-            b = parts.step(now)
-        assert a.status == b.status and a.reason == b.reason and a.status is Status.ACTIVE, k
-        assert a.qdot.tobytes() == b.qdot.tobytes(), k
-        assert a.shortfall == b.shortfall, k
-        for x, y in zip(tick_state(fused), tick_state(parts), strict=True):
-            assert x.tobytes() == y.tobytes(), k
+        a = _active_twins(fused, parts, now, monkeypatch, k)
         if k % 25 == 0:
             ja, jb = fused.journal, parts.journal
             assert ja is not None and jb is not None
@@ -324,3 +308,20 @@ def test_an_aimed_target_beside_an_obstacle_and_a_lower_level_is_the_parts(
     assert near_ticks > 100 and nearest > 0.9 * MARGIN, (near_ticks, nearest)  # at the margin
     assert max_ratio <= 1.0 + 1e-12
     assert max(err) < 0.005, err
+
+
+def _active_twins(
+    fused: Any, parts: Any, now: float, monkeypatch: pytest.MonkeyPatch, k: int
+) -> Any:
+    """One tick of both twins at ``now`` (``parts`` denied the fused call): both active, the
+    same status, command, shortfall and tick state bit for bit; the fused twin's output."""
+    a = fused.step(now)
+    with monkeypatch.context() as m:
+        m.setattr(FusedTick, "possible", lambda self: False)
+        b = parts.step(now)
+    assert a.status == b.status and a.reason == b.reason and a.status is Status.ACTIVE, k
+    assert a.qdot.tobytes() == b.qdot.tobytes(), k
+    assert a.shortfall == b.shortfall, k
+    for x, y in zip(tick_state(fused), tick_state(parts), strict=True):
+        assert x.tobytes() == y.tobytes(), k
+    return a
