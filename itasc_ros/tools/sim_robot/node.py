@@ -110,6 +110,35 @@ class WallStamps:
         return self._last
 
 
+class CommandTimeout:
+    """When the command in force runs out: ``timeout`` [s] after it took effect.
+
+    Args:
+        timeout: [s] how long a command holds without a new one; 0 = for ever.
+        since: [s] ``time.monotonic()`` when the command in force took effect.
+    """
+
+    def __init__(self, timeout: float, since: float) -> None:
+        self.timeout = timeout
+        self.since = since
+        self.expired = True  # the zero initial command counts as already run out
+
+    def renew(self, since: float) -> None:
+        """A command took effect at ``since`` [s]."""
+        self.since, self.expired = since, False
+
+    def expiry(self, now: float) -> float | None:
+        """The instant [s] the command runs out when that is before ``now`` [s], once.
+
+        A step that a starved thread took late stops the joints from that instant, not from the
+        step's end: None while the command holds, has no timeout or ran out before.
+        """
+        if self.expired or self.timeout <= 0.0 or now - self.since <= self.timeout:
+            return None
+        self.expired = True
+        return self.since + self.timeout
+
+
 class SimRobotNode(Node):
     """The ``itasc_sim_robot`` node: a :class:`SimulatedJoints` behind ROS topics.
 
@@ -156,7 +185,9 @@ class SimRobotNode(Node):
         self.latency = float(self.get_parameter("latency").value)
         self.noise = float(self.get_parameter("noise").value)
         self.publish_states = bool(self.get_parameter("publish_states").value)
-        self.command_timeout = float(self.get_parameter("command_timeout").value)
+        self._timeout = CommandTimeout(
+            float(self.get_parameter("command_timeout").value), time.monotonic()
+        )
         self.command_gap = float(self.get_parameter("command_gap").value)
         self._rng = np.random.default_rng(int(self.get_parameter("seed").value))
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -167,11 +198,9 @@ class SimRobotNode(Node):
         self._base_pending: collections.deque[tuple[float, tuple[float, float, float]]] = (
             collections.deque()
         )
-        self._last_command_time = time.monotonic()  # when the command in force took effect
         self._commanded = False  # a command took effect since the start
         # [[start, end], ...] stamps [s] of the command gaps over command_gap in the window
         self._gaps: list[list[float]] = []
-        self._timed_out = True  # the zero initial command counts as already timed out
         self._overruns = 0  # ticks started more than MAX_LAG_PERIODS late
         self.gc = SlackCollector()  # garbage collections after a publish once main() starts it
         self._dt_max = 0.0  # [s] largest measured step
@@ -304,7 +333,7 @@ class SimRobotNode(Node):
             elif prm.name == "noise":
                 self.noise = float(prm.value)
             elif prm.name == "command_timeout":
-                self.command_timeout = float(prm.value)
+                self._timeout.timeout = float(prm.value)
             elif prm.name == "command_gap":
                 self.command_gap = float(prm.value)
             elif prm.name == "publish_states":
@@ -386,20 +415,18 @@ class SimRobotNode(Node):
                 self._delay_min = min(self._delay_min, t - arrived)
                 self._delay_max = max(self._delay_max, t - arrived)
                 due = True
-            dt_rest = now - t
             if due:
                 self._note_gap(now)
-                self._last_command_time = now
-                self._timed_out = False
-            elif (
-                self.command_timeout > 0.0
-                and not self._timed_out
-                and now - self._last_command_time > self.command_timeout
-            ):
-                sim.stop()
-                sim.stats.command_timeouts += 1
-                self._timed_out = True
-            q = sim.step(dt_rest)
+                self._timeout.renew(now)
+            else:
+                expiry = self._timeout.expiry(now)
+                if expiry is not None:  # the joints stop from then, however late this step
+                    if expiry > t:
+                        sim.advance(expiry - t)
+                        t = expiry
+                    sim.stop()
+                    sim.stats.command_timeouts += 1
+            q = sim.step(now - t)
             velocity = sim.velocity
             effort = sim.effort if isinstance(sim, PhysicsJoints) else None
             touching = self._contacts_of(sim)
@@ -431,7 +458,7 @@ class SimRobotNode(Node):
         Its start and end as the stamps of the states integrated then (the system clock's,
         :class:`WallStamps`), kept for ``~/stats`` (under the lock; at most 100 a window).
         """
-        gap, last = self.command_gap, self._last_command_time
+        gap, last = self.command_gap, self._timeout.since
         if self._commanded and gap > 0.0 and now - last > gap and len(self._gaps) < 100:
             offset = self._wall.offset
             self._gaps.append([round(last + offset, 6), round(now + offset, 6)])
@@ -519,4 +546,4 @@ class SimRobotNode(Node):
             self._thread.join(timeout=2.0)
 
 
-__all__ = ["MAX_LAG_PERIODS", "WARN_PERIOD", "SimRobotNode"]
+__all__ = ["MAX_LAG_PERIODS", "WARN_PERIOD", "CommandTimeout", "SimRobotNode"]
