@@ -181,7 +181,7 @@ def test_a_command_runs_out_at_its_instant_however_late_the_step() -> None:
     assert timeout.expiry(12.45) == pytest.approx(12.3)  # a step 150 ms late: from 12.3 s
     assert timeout.expiry(12.5) is None  # once
     timeout.renew(13.0)
-    timeout.timeout = 0.0  # held for ever
+    timeout.hold_for(0.0)  # held for ever
     assert timeout.expiry(100.0) is None
 
 

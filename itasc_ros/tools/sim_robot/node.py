@@ -123,6 +123,10 @@ class CommandTimeout:
         self.since = since
         self.expired = True  # the zero initial command counts as already run out
 
+    def hold_for(self, timeout: float) -> None:
+        """A command holds ``timeout`` [s] from now on (0 = for ever)."""
+        self.timeout = timeout
+
     def renew(self, since: float) -> None:
         """A command took effect at ``since`` [s]."""
         self.since, self.expired = since, False
@@ -333,7 +337,7 @@ class SimRobotNode(Node):
             elif prm.name == "noise":
                 self.noise = float(prm.value)
             elif prm.name == "command_timeout":
-                self._timeout.timeout = float(prm.value)
+                self._timeout.hold_for(float(prm.value))
             elif prm.name == "command_gap":
                 self.command_gap = float(prm.value)
             elif prm.name == "publish_states":
